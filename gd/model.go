@@ -1,0 +1,553 @@
+package gd
+
+import (
+	"fmt"
+	"math"
+
+	"github.com/gdattn/gdattn/graph"
+	"github.com/gdattn/gdattn/layers"
+	G "gorgonia.org/gorgonia"
+	"gorgonia.org/tensor"
+)
+
+// Form selects which of the paper's GD constructions a Model builds.
+type Form int
+
+const (
+	// Interleaved is the K-block model of Section 3 / Appendix D: tokens
+	// (x, w_{e,y}, E(w_e|f), f); each block is a self-attention layer with an
+	// update head and an erase head, then cross-attention against W_e.
+	Interleaved Form = iota
+	// OneStep is the single-step model of Appendix C: tokens
+	// (x, w_{e,y} − w̄_e, 0) and one update head; it performs exactly one GD
+	// step from f = 0 (Blocks must be 1).
+	OneStep
+)
+
+func (f Form) String() string {
+	switch f {
+	case Interleaved:
+		return "interleaved"
+	case OneStep:
+		return "onestep"
+	}
+	return fmt.Sprintf("Form(%d)", int(f))
+}
+
+// Erase selects how the erase head of each block removes E(w_e|f_k).
+type Erase int
+
+const (
+	// EraseExact uses the Kronecker-delta kernel: every position subtracts
+	// exactly its own E. This is the λ → ∞ limit of the paper's head.
+	EraseExact Erase = iota
+	// EraseLambda is the paper's head: W_Q = W_K = λ·(select x), with the
+	// kernel named by Config.EraseKernel, so that κ(λx_j, λx_i) ≈ δ_ij for
+	// large λ. Its error falls as λ grows for "rbf"; see the README table.
+	EraseLambda
+)
+
+func (e Erase) String() string {
+	switch e {
+	case EraseExact:
+		return "exact"
+	case EraseLambda:
+		return "lambda"
+	}
+	return fmt.Sprintf("Erase(%d)", int(e))
+}
+
+// Config describes a GD model. Zero fields take the documented defaults.
+type Config struct {
+	D      int // covariate dimension d (required)
+	DPrime int // latent/embedding dimension d' (required)
+	C      int // number of categories (required)
+	N      int // context size; every sequence has T = N+1 positions (required)
+
+	Form   Form // Interleaved (default) or OneStep
+	Blocks int  // number of blocks K = GD steps; default 1
+
+	// Kernel is the update heads' kernel: linear, rbf, exp, laplacian or
+	// softmax (default softmax). Gamma is its initial parameter g (default
+	// 1) and FixedGamma keeps g fixed instead of learning it.
+	Kernel     string
+	Gamma      float64
+	FixedGamma bool
+
+	// Alpha is the initial GD step α (default N for the normalised softmax
+	// kernel, 1 otherwise, so that the first step α/N·Σκ is O(1)). α is
+	// learned as log_alpha (α = exp(log_alpha)) unless FixedAlpha.
+	Alpha      float64
+	FixedAlpha bool
+
+	// Bias adds the bias update of Appendix B (the kernel becomes κ+1).
+	Bias bool
+
+	// Heads is the number M of update heads (Appendix G; default 1). With
+	// M > 1 head m uses κ(Λ_m x_i, Λ_m x_j) with a learned diagonal Λ_m
+	// ("lambda", init 1 + U(-0.25, 0.25)) and merges through a learned
+	// P_m ∈ R^{d'×d'} ("p", init I/M).
+	Heads int
+
+	// Erase selects the erase head (default EraseExact); with EraseLambda,
+	// Lambda is λ (default 100) and EraseKernel is "rbf" (default) or
+	// "softmax" (the plain dot-product softmax, as printed in the paper).
+	Erase       Erase
+	Lambda      float64
+	EraseKernel string
+
+	// ZeroColumn fixes the first column of W_e at zero, as the authors do
+	// (W_e then has C−1 free columns).
+	ZeroColumn bool
+	// WeInit initialises W_e; nil means N(0, 1), like the data's W_e.
+	WeInit graph.Initializer
+}
+
+// Validate fills defaults and checks cfg, returning the completed config.
+func (cfg Config) Validate() (Config, error) {
+	fail := func(format string, a ...any) (Config, error) {
+		return cfg, fmt.Errorf("gd: config: %s", fmt.Sprintf(format, a...))
+	}
+	if cfg.D <= 0 {
+		return fail("D = %d, want > 0", cfg.D)
+	}
+	if cfg.DPrime <= 0 {
+		return fail("DPrime = %d, want > 0", cfg.DPrime)
+	}
+	if cfg.C < 2 {
+		return fail("C = %d, want at least 2 categories", cfg.C)
+	}
+	if cfg.N <= 0 {
+		return fail("N = %d, want at least one context example", cfg.N)
+	}
+	if cfg.Form != Interleaved && cfg.Form != OneStep {
+		return fail("unknown Form %d", int(cfg.Form))
+	}
+	if cfg.Blocks == 0 {
+		cfg.Blocks = 1
+	}
+	if cfg.Blocks < 0 {
+		return fail("Blocks = %d, want > 0", cfg.Blocks)
+	}
+	if cfg.Form == OneStep && cfg.Blocks != 1 {
+		return fail("the OneStep form performs one GD step; Blocks = %d", cfg.Blocks)
+	}
+	if cfg.Kernel == "" {
+		cfg.Kernel = layers.KernelSoftmax
+	}
+	known := false
+	for _, k := range layers.KernelNames() {
+		known = known || k == cfg.Kernel
+	}
+	if !known {
+		return fail("unknown kernel %q (known: %v)", cfg.Kernel, layers.KernelNames())
+	}
+	if cfg.Gamma == 0 {
+		cfg.Gamma = 1
+	}
+	if !(cfg.Gamma > 0) || math.IsInf(cfg.Gamma, 0) {
+		return fail("Gamma = %v, want a finite positive value", cfg.Gamma)
+	}
+	if cfg.Alpha == 0 {
+		cfg.Alpha = 1
+		if layers.Normalised(cfg.Kernel) {
+			cfg.Alpha = float64(cfg.N)
+		}
+	}
+	if !(cfg.Alpha > 0) || math.IsInf(cfg.Alpha, 0) {
+		return fail("Alpha = %v, want a finite positive value", cfg.Alpha)
+	}
+	if cfg.Heads == 0 {
+		cfg.Heads = 1
+	}
+	if cfg.Heads < 0 {
+		return fail("Heads = %d, want > 0", cfg.Heads)
+	}
+	if cfg.Erase != EraseExact && cfg.Erase != EraseLambda {
+		return fail("unknown Erase %d", int(cfg.Erase))
+	}
+	if cfg.Lambda == 0 {
+		cfg.Lambda = 100
+	}
+	if !(cfg.Lambda > 0) || math.IsInf(cfg.Lambda, 0) {
+		return fail("Lambda = %v, want a finite positive value", cfg.Lambda)
+	}
+	if cfg.EraseKernel == "" {
+		cfg.EraseKernel = layers.KernelRBF
+	}
+	if cfg.EraseKernel != layers.KernelRBF && cfg.EraseKernel != layers.KernelSoftmax {
+		return fail("EraseKernel %q, want rbf or softmax", cfg.EraseKernel)
+	}
+	if cfg.WeInit == nil {
+		cfg.WeInit = graph.Normal(1)
+	}
+	return cfg, nil
+}
+
+// TokenDim is the width D of a token: d + 3d' (Interleaved) or d + 2d' (OneStep).
+func (cfg Config) TokenDim() int {
+	if cfg.Form == OneStep {
+		return cfg.D + 2*cfg.DPrime
+	}
+	return cfg.D + 3*cfg.DPrime
+}
+
+// Model is a GD-structured attention model built for minibatches of a fixed
+// size. Its forward pass performs cfg.Blocks steps of functional GD on each
+// context exactly (with EraseExact) and returns the logits of the query.
+//
+// Trainable parameters (all under the model's scope): "we" (W_e), "log_alpha"
+// (α, unless FixedAlpha), "kernel/log_gamma" (g, unless FixedGamma or the
+// linear kernel) and, with Heads > 1, "head<m>/lambda" and "head<m>/p". α and
+// g are shared by all blocks, as K steps of one GD run share them. Everything
+// else (the selection matrices of Appendices C and D) is fixed.
+type Model struct {
+	Cfg   Config
+	Batch int
+
+	s *graph.Scope
+
+	// X (B, T, d), Labels (B·T, C) one-hot of the context labels with the
+	// query row zero, and Target (B, C) one-hot of the query label are the
+	// inputs; Feed fills them.
+	X, Labels, Target *G.Node
+
+	// We is W_e (d', C) as used by the model (with the zero column if any).
+	We *G.Node
+	// Alpha is α as a scalar node.
+	Alpha *G.Node
+	// Tokens[k] is the token matrix (B, T, D) entering block k+1;
+	// Tokens[K] is the output of the last block.
+	Tokens []*G.Node
+	// F[k] is f_k at every position (B, T, d'), k = 0..K.
+	F []*G.Node
+	// FQuery is f_K at the query (B, d'); Logits = FQuery·W_e (B, C).
+	FQuery, Logits *G.Node
+
+	params G.Nodes
+}
+
+// NewModel builds the model's graph in s for minibatches of batch contexts.
+func NewModel(s *graph.Scope, cfg Config, batch int) (m *Model, err error) {
+	if cfg, err = cfg.Validate(); err != nil {
+		return nil, err
+	}
+	if batch <= 0 {
+		return nil, fmt.Errorf("gd: batch = %d, want > 0", batch)
+	}
+	defer graph.Recover(&err)
+	m = &Model{Cfg: cfg, Batch: batch, s: s}
+	if err := m.build(); err != nil {
+		return nil, fmt.Errorf("gd: model %q: %w", s.Path(), err)
+	}
+	return m, nil
+}
+
+// Scope is the scope holding the model's parameters.
+func (m *Model) Scope() *graph.Scope { return m.s }
+
+// Params lists the model's trainable parameters in creation order.
+func (m *Model) Params() G.Nodes { return m.s.Params() }
+
+// T is the number of positions per sequence, N+1.
+func (m *Model) T() int { return m.Cfg.N + 1 }
+
+func (m *Model) build() error {
+	cfg, s := m.Cfg, m.s
+	B, T, d, dp, C := m.Batch, cfg.N+1, cfg.D, cfg.DPrime, cfg.C
+	D := cfg.TokenDim()
+	var err error
+	if m.X, err = s.Input("x", tensor.Shape{B, T, d}); err != nil {
+		return err
+	}
+	if m.Labels, err = s.Input("labels", tensor.Shape{B * T, C}); err != nil {
+		return err
+	}
+	if m.Target, err = s.Input("target", tensor.Shape{B, C}); err != nil {
+		return err
+	}
+	// W_e, optionally with a zero first column.
+	if cfg.ZeroColumn {
+		free, err := s.Param("we", tensor.Shape{dp, C - 1}, cfg.WeInit)
+		if err != nil {
+			return err
+		}
+		zc, err := s.Const("we_zero_column", tensor.Shape{dp, 1}, make([]float64, dp))
+		if err != nil {
+			return err
+		}
+		m.We = G.Must(G.Concat(1, zc, free))
+	} else if m.We, err = s.Param("we", tensor.Shape{dp, C}, cfg.WeInit); err != nil {
+		return err
+	}
+	// α (scalar) and α/N.
+	if cfg.FixedAlpha {
+		m.Alpha = scalarConst(s, cfg.Alpha)
+	} else {
+		la, err := s.Param("log_alpha", tensor.Shape{}, graph.Constant(math.Log(cfg.Alpha)))
+		if err != nil {
+			return err
+		}
+		m.Alpha = G.Must(G.Exp(la))
+	}
+	step := G.Must(G.Mul(m.Alpha, scalarConst(s, 1/float64(cfg.N))))
+	kern, err := layers.NewKernel(s.Sub("kernel"), cfg.Kernel, layers.KernelConfig{Gamma: cfg.Gamma, Learnable: !cfg.FixedGamma})
+	if err != nil {
+		return err
+	}
+	if cfg.Bias {
+		kern = layers.WithBias(kern)
+	}
+
+	// Initial tokens.
+	x2 := G.Must(G.Reshape(m.X, tensor.Shape{B * T, d}))     // (B*T, d)
+	wy := G.Must(G.Mul(m.Labels, G.Must(G.Transpose(m.We)))) // (B*T, d'): w_{e,y_i}, 0 at the query
+	meanCol, err := s.Const("mean_weights", tensor.Shape{C, 1}, fill(C, 1/float64(C)))
+	if err != nil {
+		return err
+	}
+	wbar := G.Must(G.Mul(m.We, meanCol)) // (d', 1): w̄_e = E(w_e | f = 0)
+	rows := fill(B*T, 1)
+	if cfg.Form == OneStep {
+		for b := 0; b < B; b++ {
+			rows[b*T+T-1] = 0 // the query token is (x, 0, 0)
+		}
+	}
+	rowCol, err := s.Const("token_rows", tensor.Shape{B * T, 1}, rows)
+	if err != nil {
+		return err
+	}
+	wbarRows := G.Must(G.Mul(rowCol, G.Must(G.Transpose(wbar)))) // (B*T, d')
+	f0, err := s.Const("f0", tensor.Shape{B * T, dp}, make([]float64, B*T*dp))
+	if err != nil {
+		return err
+	}
+	var z0 *G.Node
+	if cfg.Form == OneStep {
+		z0 = G.Must(G.Concat(1, x2, G.Must(G.Sub(wy, wbarRows)), f0)) // (B*T, d+2d')
+	} else {
+		z0 = G.Must(G.Concat(1, x2, wy, wbarRows, f0)) // (B*T, d+3d')
+	}
+	z := G.Must(G.Reshape(z0, tensor.Shape{B, T, D})) // (B, T, D)
+	m.Tokens = append(m.Tokens, z)
+	m.F = append(m.F, m.fSlot(z))
+
+	sel := newSelector(cfg)
+	for k := 0; k < cfg.Blocks; k++ {
+		bs := s.Sub(fmt.Sprintf("block%d", k))
+		upd, err := m.updateHeads(bs, sel, kern, step, z)
+		if err != nil {
+			return err
+		}
+		if cfg.Form == Interleaved {
+			// Both heads of the self-attention layer read the block input.
+			er, err := m.eraseHead(bs, sel, z)
+			if err != nil {
+				return err
+			}
+			z = G.Must(G.Add(z, G.Must(G.Add(upd, er))))
+			cross, err := layers.NewCrossAttention(bs.Sub("cross"), layers.CrossAttentionConfig{
+				DIn: D, DPrime: dp, We: m.We,
+				WQ: sel.constNode(bs, "cross_wq", D, dp, sel.fromSlot(sel.offF)),
+				P:  sel.constNode(bs, "cross_p", dp, D, sel.toSlot(sel.offE)),
+			})
+			if err != nil {
+				return err
+			}
+			c, err := cross.Forward(z)
+			if err != nil {
+				return err
+			}
+			z = G.Must(G.Add(z, c))
+		} else {
+			z = G.Must(G.Add(z, upd))
+		}
+		m.Tokens = append(m.Tokens, z)
+		m.F = append(m.F, m.fSlot(z))
+	}
+	m.FQuery = G.Must(G.Reshape(G.Must(G.Slice(m.F[len(m.F)-1], nil, G.S(T-1, T), nil)), tensor.Shape{B, dp})) // (B, d')
+	head, err := layers.NewSoftmaxHead(m.We)
+	if err != nil {
+		return err
+	}
+	m.Logits, err = head.Forward(m.FQuery)
+	return err
+}
+
+// fSlot slices f (B, T, d') out of tokens z.
+func (m *Model) fSlot(z *G.Node) *G.Node {
+	off := m.Cfg.D + m.Cfg.DPrime
+	if m.Cfg.Form == Interleaved {
+		off += m.Cfg.DPrime
+	}
+	return G.Must(G.Slice(z, nil, nil, G.S(off, off+m.Cfg.DPrime)))
+}
+
+// updateHeads returns the summed output of the update head(s): Δf placed in
+// the f slot.
+func (m *Model) updateHeads(bs *graph.Scope, sel selector, kern layers.Kernel, step, z *G.Node) (*G.Node, error) {
+	cfg := m.Cfg
+	D, d, dp := cfg.TokenDim(), cfg.D, cfg.DPrime
+	// W_V·(α/N): value = (α/N)(w_{e,y} − E) (Interleaved) or (α/N)(w_{e,y} − w̄) (OneStep).
+	wvVals := make([]float64, D*dp)
+	for r := 0; r < dp; r++ {
+		wvVals[(d+r)*dp+r] = 1
+		if cfg.Form == Interleaved {
+			wvVals[(sel.offE+r)*dp+r] = -1
+		}
+	}
+	wv := G.Must(G.Mul(step, sel.constNode(bs, "update_wv_sel", D, dp, wvVals)))
+	wx := sel.constNode(bs, "update_wq_sel", D, d, sel.fromSlot(0))      // (D, d): select x
+	pF := sel.constNode(bs, "update_p_sel", dp, D, sel.toSlot(sel.offF)) // (d', D)
+	var total *G.Node
+	for h := 0; h < cfg.Heads; h++ {
+		hs := bs.Sub("update")
+		wq, p := wx, pF
+		if cfg.Heads > 1 {
+			hs = bs.Sub(fmt.Sprintf("head%d", h))
+			// Λ_m and P_m are tied across blocks: they define the m-th kernel
+			// and merge of one GD run.
+			shared := m.s.Sub(fmt.Sprintf("head%d", h)).Shared()
+			lam, err := shared.Param("lambda", tensor.Shape{1, d}, jitter(0.25))
+			if err != nil {
+				return nil, err
+			}
+			wq = G.Must(G.BroadcastHadamardProd(wx, lam, nil, []byte{0})) // (D, d): select x then scale by Λ_m
+			pm, err := shared.Param("p", tensor.Shape{dp, dp}, graph.FromValues(eye(dp, 1/float64(cfg.Heads))))
+			if err != nil {
+				return nil, err
+			}
+			p = G.Must(G.Mul(pm, pF)) // (d', D)
+		}
+		att, err := layers.NewAttention(hs, layers.AttentionConfig{
+			DIn: D, DK: d, DV: dp, DOut: D,
+			Kernel: kern, Keys: layers.ContextKeys,
+			WQ: wq, TieQK: true, WV: wv, P: p,
+		})
+		if err != nil {
+			return nil, err
+		}
+		o, err := att.Forward(z)
+		if err != nil {
+			return nil, err
+		}
+		if total == nil {
+			total = o
+		} else {
+			total = G.Must(G.Add(total, o))
+		}
+	}
+	return total, nil
+}
+
+// eraseHead returns −E placed in the E slot (exactly, or ≈ with λ).
+func (m *Model) eraseHead(bs *graph.Scope, sel selector, z *G.Node) (*G.Node, error) {
+	cfg := m.Cfg
+	D, d, dp := cfg.TokenDim(), cfg.D, cfg.DPrime
+	var kern layers.Kernel
+	scale := 1.0
+	switch cfg.Erase {
+	case EraseExact:
+		kern = layers.DeltaKernel()
+	case EraseLambda:
+		var err error
+		kern, err = layers.NewKernel(bs.Sub("erase").Sub("kernel"), cfg.EraseKernel, layers.KernelConfig{Gamma: 1})
+		if err != nil {
+			return nil, err
+		}
+		scale = cfg.Lambda
+	}
+	wq := make([]float64, D*d)
+	for r := 0; r < d; r++ {
+		wq[r*d+r] = scale
+	}
+	neg := sel.toSlot(sel.offE)
+	for i := range neg {
+		neg[i] = -neg[i]
+	}
+	att, err := layers.NewAttention(bs.Sub("erase"), layers.AttentionConfig{
+		DIn: D, DK: d, DV: dp, DOut: D,
+		Kernel: kern, Keys: layers.AllKeys,
+		WQ: sel.constNode(bs, "erase_wq", D, d, wq), TieQK: true,
+		WV: sel.constNode(bs, "erase_wv", D, dp, sel.fromSlot(sel.offE)),
+		P:  sel.constNode(bs, "erase_p", dp, D, neg),
+	})
+	if err != nil {
+		return nil, err
+	}
+	return att.Forward(z)
+}
+
+// selector builds the fixed selection matrices of the construction.
+type selector struct {
+	D, d, dp   int
+	offE, offF int
+}
+
+func newSelector(cfg Config) selector {
+	s := selector{D: cfg.TokenDim(), d: cfg.D, dp: cfg.DPrime}
+	if cfg.Form == OneStep {
+		s.offF = cfg.D + cfg.DPrime
+	} else {
+		s.offE = cfg.D + cfg.DPrime
+		s.offF = cfg.D + 2*cfg.DPrime
+	}
+	return s
+}
+
+// fromSlot is the (D, d') matrix reading the d'-wide slot at off (the x slot
+// reads d columns: callers slice).
+func (s selector) fromSlot(off int) []float64 {
+	w := s.dp
+	if off == 0 {
+		w = s.d
+	}
+	out := make([]float64, s.D*w)
+	for r := 0; r < w; r++ {
+		out[(off+r)*w+r] = 1
+	}
+	return out
+}
+
+// toSlot is the (d', D) matrix writing into the d'-wide slot at off.
+func (s selector) toSlot(off int) []float64 {
+	out := make([]float64, s.dp*s.D)
+	for r := 0; r < s.dp; r++ {
+		out[r*s.D+off+r] = 1
+	}
+	return out
+}
+
+func (s selector) constNode(bs *graph.Scope, name string, rows, cols int, vals []float64) *G.Node {
+	n, err := bs.Const(name, tensor.Shape{rows, cols}, vals)
+	if err != nil {
+		panic(err) // names are unique per block scope: a failure is a bug
+	}
+	return n
+}
+
+func scalarConst(s *graph.Scope, v float64) *G.Node {
+	if s.Dtype() == tensor.Float32 {
+		return G.NewConstant(float32(v))
+	}
+	return G.NewConstant(v)
+}
+
+func fill(n int, v float64) []float64 {
+	out := make([]float64, n)
+	for i := range out {
+		out[i] = v
+	}
+	return out
+}
+
+func eye(n int, v float64) []float64 {
+	out := make([]float64, n*n)
+	for i := 0; i < n; i++ {
+		out[i*n+i] = v
+	}
+	return out
+}
+
+// jitter initialises around 1: 1 + U(-a, a).
+func jitter(a float64) graph.Initializer { return graph.Uniform(1-a, 1+a) }

@@ -1,0 +1,205 @@
+package graph
+
+import (
+	"fmt"
+	"hash"
+	"hash/fnv"
+	"math"
+
+	"github.com/chewxy/hm"
+	G "gorgonia.org/gorgonia"
+	"gorgonia.org/tensor"
+)
+
+// SoftMax returns softmax over the last axis of x, computed stably (the
+// maximum of each row is subtracted before exponentiating).
+//
+// gdattn uses it instead of G.SoftMax: in gorgonia.org/tensor v0.9.24 the
+// softmax kernels start every row's running maximum at the first element of
+// the whole tensor rather than of the row, so rows whose values lie far below
+// that element underflow to 0/0 = NaN (measured: a softmax attention with
+// scores of order 1e4 returns NaN).
+func SoftMax(x *G.Node) (*G.Node, error) { return applySoftmax(x, false) }
+
+// LogSoftMax returns log(softmax(x)) over the last axis, computed stably as
+// x − max − log Σ exp(x − max). Use it for cross-entropies; never take the Log
+// of a SoftMax node.
+func LogSoftMax(x *G.Node) (*G.Node, error) { return applySoftmax(x, true) }
+
+func applySoftmax(x *G.Node, log bool) (*G.Node, error) {
+	if x == nil {
+		return nil, fmt.Errorf("graph: softmax of a nil node")
+	}
+	if len(x.Shape()) == 0 {
+		return nil, fmt.Errorf("graph: softmax of scalar node %q: need rank >= 1", x.Name())
+	}
+	if err := CheckDtype(x.Dtype()); err != nil {
+		return nil, fmt.Errorf("graph: softmax of %q: %w", x.Name(), err)
+	}
+	return G.ApplyOp(&softmaxOp{log: log}, x)
+}
+
+// softmaxOp is softmax (or log-softmax) over the last axis.
+type softmaxOp struct{ log bool }
+
+func (op *softmaxOp) Arity() int { return 1 }
+func (op *softmaxOp) Type() hm.Type {
+	a := hm.TypeVariable('a')
+	return hm.NewFnType(a, a)
+}
+func (op *softmaxOp) InferShape(in ...G.DimSizer) (tensor.Shape, error) {
+	s, ok := in[0].(tensor.Shape)
+	if !ok {
+		return nil, fmt.Errorf("graph: softmax: cannot infer shape from %T", in[0])
+	}
+	return s.Clone(), nil
+}
+func (op *softmaxOp) ReturnsPtr() bool      { return false }
+func (op *softmaxOp) CallsExtern() bool     { return false }
+func (op *softmaxOp) OverwritesInput() int  { return -1 }
+func (op *softmaxOp) WriteHash(h hash.Hash) { fmt.Fprintf(h, "gdattn.softmax{log=%v}", op.log) }
+func (op *softmaxOp) Hashcode() uint32      { return hashOf(op) }
+func (op *softmaxOp) String() string {
+	if op.log {
+		return "LogSoftMaxLast"
+	}
+	return "SoftMaxLast"
+}
+
+func (op *softmaxOp) Do(vals ...G.Value) (G.Value, error) {
+	if len(vals) != 1 {
+		return nil, fmt.Errorf("graph: softmax: %d inputs, want 1", len(vals))
+	}
+	shape := vals[0].Shape()
+	n := shape[len(shape)-1]
+	switch x := vals[0].Data().(type) {
+	case []float64:
+		out := make([]float64, len(x))
+		softmaxRows(x, out, n, op.log)
+		return tensor.New(tensor.WithShape(shape.Clone()...), tensor.WithBacking(out)), nil
+	case []float32:
+		out := make([]float32, len(x))
+		softmaxRows(x, out, n, op.log)
+		return tensor.New(tensor.WithShape(shape.Clone()...), tensor.WithBacking(out)), nil
+	}
+	return nil, fmt.Errorf("graph: softmax: unsupported data %T", vals[0].Data())
+}
+
+func (op *softmaxOp) DiffWRT(inputs int) []bool { return []bool{true} }
+
+func (op *softmaxOp) SymDiff(inputs G.Nodes, output, grad *G.Node) (G.Nodes, error) {
+	dx, err := G.ApplyOp(&softmaxGradOp{log: op.log}, output, grad)
+	if err != nil {
+		return nil, err
+	}
+	return G.Nodes{dx}, nil
+}
+
+// softmaxGradOp maps (y, dy) to dx: y⊙(dy − Σ dy⊙y) for softmax, and
+// dy − exp(y) Σ dy for log-softmax (rows along the last axis).
+type softmaxGradOp struct{ log bool }
+
+func (op *softmaxGradOp) Arity() int { return 2 }
+func (op *softmaxGradOp) Type() hm.Type {
+	a := hm.TypeVariable('a')
+	return hm.NewFnType(a, a, a)
+}
+func (op *softmaxGradOp) InferShape(in ...G.DimSizer) (tensor.Shape, error) {
+	s, ok := in[0].(tensor.Shape)
+	if !ok {
+		return nil, fmt.Errorf("graph: softmax gradient: cannot infer shape from %T", in[0])
+	}
+	return s.Clone(), nil
+}
+func (op *softmaxGradOp) ReturnsPtr() bool      { return false }
+func (op *softmaxGradOp) CallsExtern() bool     { return false }
+func (op *softmaxGradOp) OverwritesInput() int  { return -1 }
+func (op *softmaxGradOp) WriteHash(h hash.Hash) { fmt.Fprintf(h, "gdattn.softmaxgrad{log=%v}", op.log) }
+func (op *softmaxGradOp) Hashcode() uint32      { return hashOf(op) }
+func (op *softmaxGradOp) String() string        { return "SoftMaxLastGrad" }
+
+func (op *softmaxGradOp) Do(vals ...G.Value) (G.Value, error) {
+	if len(vals) != 2 {
+		return nil, fmt.Errorf("graph: softmax gradient: %d inputs, want 2", len(vals))
+	}
+	shape := vals[0].Shape()
+	n := shape[len(shape)-1]
+	switch y := vals[0].Data().(type) {
+	case []float64:
+		dy, ok := vals[1].Data().([]float64)
+		if !ok || len(dy) != len(y) {
+			return nil, fmt.Errorf("graph: softmax gradient: mismatched gradient %T", vals[1].Data())
+		}
+		out := make([]float64, len(y))
+		softmaxGradRows(y, dy, out, n, op.log)
+		return tensor.New(tensor.WithShape(shape.Clone()...), tensor.WithBacking(out)), nil
+	case []float32:
+		dy, ok := vals[1].Data().([]float32)
+		if !ok || len(dy) != len(y) {
+			return nil, fmt.Errorf("graph: softmax gradient: mismatched gradient %T", vals[1].Data())
+		}
+		out := make([]float32, len(y))
+		softmaxGradRows(y, dy, out, n, op.log)
+		return tensor.New(tensor.WithShape(shape.Clone()...), tensor.WithBacking(out)), nil
+	}
+	return nil, fmt.Errorf("graph: softmax gradient: unsupported data %T", vals[0].Data())
+}
+
+func softmaxRows[F float32 | float64](x, out []F, n int, log bool) {
+	for r := 0; r+n <= len(x); r += n {
+		row, o := x[r:r+n], out[r:r+n]
+		mx := row[0]
+		for _, v := range row[1:] {
+			if v > mx {
+				mx = v
+			}
+		}
+		var sum float64
+		for i, v := range row {
+			e := math.Exp(float64(v - mx))
+			sum += e
+			if !log {
+				o[i] = F(e)
+			}
+		}
+		if log {
+			ls := math.Log(sum)
+			for i, v := range row {
+				o[i] = F(float64(v-mx) - ls)
+			}
+			continue
+		}
+		inv := 1 / sum
+		for i := range o {
+			o[i] = F(float64(o[i]) * inv)
+		}
+	}
+}
+
+func softmaxGradRows[F float32 | float64](y, dy, out []F, n int, log bool) {
+	for r := 0; r+n <= len(y); r += n {
+		yr, dr, o := y[r:r+n], dy[r:r+n], out[r:r+n]
+		var s float64
+		if log {
+			for _, g := range dr {
+				s += float64(g)
+			}
+			for i := range o {
+				o[i] = F(float64(dr[i]) - math.Exp(float64(yr[i]))*s)
+			}
+			continue
+		}
+		for i := range yr {
+			s += float64(dr[i]) * float64(yr[i])
+		}
+		for i := range o {
+			o[i] = F(float64(yr[i]) * (float64(dr[i]) - s))
+		}
+	}
+}
+
+func hashOf(op interface{ WriteHash(hash.Hash) }) uint32 {
+	h := fnv.New32a()
+	op.WriteHash(h)
+	return h.Sum32()
+}

@@ -1,0 +1,183 @@
+package layers
+
+import (
+	"fmt"
+
+	"github.com/gdattn/gdattn/graph"
+	G "gorgonia.org/gorgonia"
+	"gorgonia.org/tensor"
+)
+
+// KeyMode says which positions act as keys (and values) for which queries.
+type KeyMode int
+
+const (
+	// ContextKeys: keys and values are the context positions 1..N (the first
+	// T-1 of T = N+1 positions); every position 1..N+1 is a query. The query
+	// position N+1 is never a key. This is the paper's update head.
+	ContextKeys KeyMode = iota
+	// AllKeys: every position is a key for every query (used by the erase
+	// head, where each position must see itself).
+	AllKeys
+	// CausalKeys: position j sees the keys at positions i < j (strictly
+	// earlier), as in next-token prediction where position j+1 queries p_1..p_j.
+	// The first position sees no key and gets a zero output.
+	CausalKeys
+)
+
+func (m KeyMode) String() string {
+	switch m {
+	case ContextKeys:
+		return "context"
+	case AllKeys:
+		return "all"
+	case CausalKeys:
+		return "causal"
+	}
+	return fmt.Sprintf("KeyMode(%d)", int(m))
+}
+
+// AttentionConfig configures one kernel attention head
+//
+//	out_j = ( Σ_{i ∈ keys(j)} κ(z_j W_Q, z_i W_K) z_i W_V ) P,
+//
+// on tokens z (B, T, DIn). Any of W_Q (DIn×DK), W_K (DIn×DK), W_V (DIn×DV)
+// and P (DV×DOut) may be given as nodes (fixed constructions, or expressions
+// of other parameters as in the GD models); a nil one becomes a trainable
+// parameter "wq", "wk", "wv" or "wo" initialised by WInit. The head adds no
+// skip connection: callers add its output to the residual stream.
+type AttentionConfig struct {
+	DIn, DK, DV, DOut int // DK, DV, DOut default to DIn
+	Kernel            Kernel
+	Keys              KeyMode
+	WQ, WK, WV, P     *G.Node
+	// TieQK makes W_K the same node as W_Q (the GD constructions have
+	// W_Q = W_K); with WQ nil a single parameter "wq" is created.
+	TieQK bool
+	// WInit initialises created matrices; nil means graph.GlorotUniform().
+	WInit graph.Initializer
+}
+
+// Attention is a kernel attention head; see AttentionConfig.
+type Attention struct {
+	cfg            AttentionConfig
+	s              *graph.Scope
+	wq, wk, wv, wo *G.Node
+	params         G.Nodes
+}
+
+var _ Layer = (*Attention)(nil)
+
+// NewAttention validates cfg and creates the head's parameters in s.
+func NewAttention(s *graph.Scope, cfg AttentionConfig) (*Attention, error) {
+	fail := func(format string, a ...any) (*Attention, error) {
+		return nil, fmt.Errorf("layers: attention %q: %s", s.Path(), fmt.Sprintf(format, a...))
+	}
+	if cfg.DIn <= 0 {
+		return fail("DIn = %d, want > 0", cfg.DIn)
+	}
+	if cfg.DK == 0 {
+		cfg.DK = cfg.DIn
+	}
+	if cfg.DV == 0 {
+		cfg.DV = cfg.DIn
+	}
+	if cfg.DOut == 0 {
+		cfg.DOut = cfg.DIn
+	}
+	if cfg.DK < 0 || cfg.DV < 0 || cfg.DOut < 0 {
+		return fail("negative dimension in DK=%d DV=%d DOut=%d", cfg.DK, cfg.DV, cfg.DOut)
+	}
+	if cfg.Kernel == nil {
+		return fail("Kernel is nil")
+	}
+	if cfg.Keys < ContextKeys || cfg.Keys > CausalKeys {
+		return fail("unknown key mode %d", int(cfg.Keys))
+	}
+	if cfg.WInit == nil {
+		cfg.WInit = graph.GlorotUniform()
+	}
+	a := &Attention{cfg: cfg, s: s}
+	var err error
+	mk := func(given *G.Node, name string, r, c int) (*G.Node, error) {
+		if given != nil {
+			if err := checkMatrix(name, given, r, c); err != nil {
+				return nil, err
+			}
+			return given, nil
+		}
+		p, err := s.Param(name, tensor.Shape{r, c}, cfg.WInit)
+		if err != nil {
+			return nil, err
+		}
+		a.params = append(a.params, p)
+		return p, nil
+	}
+	if a.wq, err = mk(cfg.WQ, "wq", cfg.DIn, cfg.DK); err != nil {
+		return fail("%v", err)
+	}
+	if cfg.TieQK {
+		if cfg.WK != nil && cfg.WK != a.wq {
+			return fail("TieQK with a WK different from WQ")
+		}
+		a.wk = a.wq
+	} else if a.wk, err = mk(cfg.WK, "wk", cfg.DIn, cfg.DK); err != nil {
+		return fail("%v", err)
+	}
+	if a.wv, err = mk(cfg.WV, "wv", cfg.DIn, cfg.DV); err != nil {
+		return fail("%v", err)
+	}
+	if a.wo, err = mk(cfg.P, "wo", cfg.DV, cfg.DOut); err != nil {
+		return fail("%v", err)
+	}
+	return a, nil
+}
+
+// Params lists the parameters the head created (not the given matrices).
+func (a *Attention) Params() G.Nodes { return a.params }
+
+// Matrices returns the nodes used as W_Q, W_K, W_V and P.
+func (a *Attention) Matrices() (wq, wk, wv, p *G.Node) { return a.wq, a.wk, a.wv, a.wo }
+
+// Forward maps tokens z (B, T, DIn) to the head output (B, T, DOut). With
+// ContextKeys, T must be at least 2 (one context position and the query).
+func (a *Attention) Forward(z *G.Node) (out *G.Node, err error) {
+	defer graph.Recover(&err)
+	defer func() {
+		if err != nil {
+			err = fmt.Errorf("layers: attention %q: %w", a.s.Path(), err)
+		}
+	}()
+	b, t, _, err := checkRank3("tokens", z, a.cfg.DIn)
+	if err != nil {
+		return nil, err
+	}
+	if a.cfg.Keys == ContextKeys && t < 2 {
+		return nil, fmt.Errorf("tokens have T = %d positions; need at least one context position and the query", t)
+	}
+	z2 := G.Must(G.Reshape(z, tensor.Shape{b * t, a.cfg.DIn}))                    // (B*T, DIn)
+	q := G.Must(G.Reshape(G.Must(G.Mul(z2, a.wq)), tensor.Shape{b, t, a.cfg.DK})) // (B, T, DK)
+	k := q
+	if a.wk != a.wq {
+		k = G.Must(G.Reshape(G.Must(G.Mul(z2, a.wk)), tensor.Shape{b, t, a.cfg.DK})) // (B, T, DK)
+	}
+	v := G.Must(G.Reshape(G.Must(G.Mul(z2, a.wv)), tensor.Shape{b, t, a.cfg.DV})) // (B, T, DV)
+	var mask *Mask
+	switch a.cfg.Keys {
+	case ContextKeys:
+		k = G.Must(G.Slice(k, nil, G.S(0, t-1), nil)) // (B, N, DK)
+		v = G.Must(G.Slice(v, nil, G.S(0, t-1), nil)) // (B, N, DV)
+	case CausalKeys:
+		if mask, err = NewMask(a.s, "causal_mask", b, t, t, func(j, i int) bool { return i < j }); err != nil {
+			return nil, err
+		}
+	}
+	w, err := a.cfg.Kernel(q, k, mask) // (B, T, Tk)
+	if err != nil {
+		return nil, err
+	}
+	h := G.Must(G.BatchedMatMul(w, v, false, false))                 // (B, T, DV)
+	h2 := G.Must(G.Reshape(h, tensor.Shape{b * t, a.cfg.DV}))        // (B*T, DV)
+	o := G.Must(G.Mul(h2, a.wo))                                     // (B*T, DOut)
+	return G.Must(G.Reshape(o, tensor.Shape{b, t, a.cfg.DOut})), nil // (B, T, DOut)
+}
