@@ -300,7 +300,7 @@ func (m *Model) build() error {
 	}
 
 	// Initial tokens.
-	x2 := G.Must(G.Reshape(m.X, tensor.Shape{B * T, d}))     // (B*T, d)
+	x2 := G.Must(graph.Reshape(m.X, tensor.Shape{B * T, d})) // (B*T, d)
 	wy := G.Must(G.Mul(m.Labels, G.Must(G.Transpose(m.We)))) // (B*T, d'): w_{e,y_i}, 0 at the query
 	meanCol, err := s.Const("mean_weights", tensor.Shape{C, 1}, fill(C, 1/float64(C)))
 	if err != nil {
@@ -328,7 +328,7 @@ func (m *Model) build() error {
 	} else {
 		z0 = G.Must(G.Concat(1, x2, wy, wbarRows, f0)) // (B*T, d+3d')
 	}
-	z := G.Must(G.Reshape(z0, tensor.Shape{B, T, D})) // (B, T, D)
+	z := G.Must(graph.Reshape(z0, tensor.Shape{B, T, D})) // (B, T, D)
 	m.Tokens = append(m.Tokens, z)
 	m.F = append(m.F, m.fSlot(z))
 
@@ -365,7 +365,7 @@ func (m *Model) build() error {
 		m.Tokens = append(m.Tokens, z)
 		m.F = append(m.F, m.fSlot(z))
 	}
-	m.FQuery = G.Must(G.Reshape(G.Must(G.Slice(m.F[len(m.F)-1], nil, G.S(T-1, T), nil)), tensor.Shape{B, dp})) // (B, d')
+	m.FQuery = G.Must(graph.Reshape(G.Must(graph.Slice(m.F[len(m.F)-1], 1, T-1, T)), tensor.Shape{B, dp})) // (B, d')
 	head, err := layers.NewSoftmaxHead(m.We)
 	if err != nil {
 		return err
@@ -380,7 +380,7 @@ func (m *Model) fSlot(z *G.Node) *G.Node {
 	if m.Cfg.Form == Interleaved {
 		off += m.Cfg.DPrime
 	}
-	return G.Must(G.Slice(z, nil, nil, G.S(off, off+m.Cfg.DPrime)))
+	return G.Must(graph.Slice(z, 2, off, off+m.Cfg.DPrime))
 }
 
 // updateHeads returns the summed output of the update head(s): Δf placed in

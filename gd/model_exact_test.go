@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"strings"
 	"testing"
 
 	"github.com/gdattn/gdattn/graph"
@@ -165,3 +166,7 @@ func TestModelFloat32(t *testing.T) {
 		})
 	}
 }
+
+func nan() float64 { return math.NaN() }
+
+func contains(s, sub string) bool { return strings.Contains(s, sub) }

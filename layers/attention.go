@@ -155,18 +155,18 @@ func (a *Attention) Forward(z *G.Node) (out *G.Node, err error) {
 	if a.cfg.Keys == ContextKeys && t < 2 {
 		return nil, fmt.Errorf("tokens have T = %d positions; need at least one context position and the query", t)
 	}
-	z2 := G.Must(G.Reshape(z, tensor.Shape{b * t, a.cfg.DIn}))                    // (B*T, DIn)
-	q := G.Must(G.Reshape(G.Must(G.Mul(z2, a.wq)), tensor.Shape{b, t, a.cfg.DK})) // (B, T, DK)
+	z2 := G.Must(graph.Reshape(z, tensor.Shape{b * t, a.cfg.DIn}))                    // (B*T, DIn)
+	q := G.Must(graph.Reshape(G.Must(G.Mul(z2, a.wq)), tensor.Shape{b, t, a.cfg.DK})) // (B, T, DK)
 	k := q
 	if a.wk != a.wq {
-		k = G.Must(G.Reshape(G.Must(G.Mul(z2, a.wk)), tensor.Shape{b, t, a.cfg.DK})) // (B, T, DK)
+		k = G.Must(graph.Reshape(G.Must(G.Mul(z2, a.wk)), tensor.Shape{b, t, a.cfg.DK})) // (B, T, DK)
 	}
-	v := G.Must(G.Reshape(G.Must(G.Mul(z2, a.wv)), tensor.Shape{b, t, a.cfg.DV})) // (B, T, DV)
+	v := G.Must(graph.Reshape(G.Must(G.Mul(z2, a.wv)), tensor.Shape{b, t, a.cfg.DV})) // (B, T, DV)
 	var mask *Mask
 	switch a.cfg.Keys {
 	case ContextKeys:
-		k = G.Must(G.Slice(k, nil, G.S(0, t-1), nil)) // (B, N, DK)
-		v = G.Must(G.Slice(v, nil, G.S(0, t-1), nil)) // (B, N, DV)
+		k = G.Must(graph.Slice(k, 1, 0, t-1)) // (B, N, DK)
+		v = G.Must(graph.Slice(v, 1, 0, t-1)) // (B, N, DV)
 	case CausalKeys:
 		if mask, err = NewMask(a.s, "causal_mask", b, t, t, func(j, i int) bool { return i < j }); err != nil {
 			return nil, err
@@ -176,8 +176,8 @@ func (a *Attention) Forward(z *G.Node) (out *G.Node, err error) {
 	if err != nil {
 		return nil, err
 	}
-	h := G.Must(G.BatchedMatMul(w, v, false, false))                 // (B, T, DV)
-	h2 := G.Must(G.Reshape(h, tensor.Shape{b * t, a.cfg.DV}))        // (B*T, DV)
-	o := G.Must(G.Mul(h2, a.wo))                                     // (B*T, DOut)
-	return G.Must(G.Reshape(o, tensor.Shape{b, t, a.cfg.DOut})), nil // (B, T, DOut)
+	h := G.Must(G.BatchedMatMul(w, v, false, false))                     // (B, T, DV)
+	h2 := G.Must(graph.Reshape(h, tensor.Shape{b * t, a.cfg.DV}))        // (B*T, DV)
+	o := G.Must(G.Mul(h2, a.wo))                                         // (B*T, DOut)
+	return G.Must(graph.Reshape(o, tensor.Shape{b, t, a.cfg.DOut})), nil // (B, T, DOut)
 }

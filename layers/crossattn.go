@@ -115,14 +115,14 @@ func (l *CrossAttention) Forward(z *G.Node) (out *G.Node, err error) {
 	if err != nil {
 		return nil, err
 	}
-	z2 := G.Must(G.Reshape(z, tensor.Shape{b * t, l.cfg.DIn})) // (B*T, DIn)
-	f := G.Must(G.Mul(z2, l.wq))                               // (B*T, d')
+	z2 := G.Must(graph.Reshape(z, tensor.Shape{b * t, l.cfg.DIn})) // (B*T, DIn)
+	f := G.Must(G.Mul(z2, l.wq))                                   // (B*T, d')
 	e, err := Expectation(f, l.cfg.We, l.wk, l.wv)
 	if err != nil {
 		return nil, err
 	}
-	o := G.Must(G.Mul(e, l.wo))                                      // (B*T, DOut)
-	return G.Must(G.Reshape(o, tensor.Shape{b, t, l.cfg.DOut})), nil // (B, T, DOut)
+	o := G.Must(G.Mul(e, l.wo))                                          // (B*T, DOut)
+	return G.Must(graph.Reshape(o, tensor.Shape{b, t, l.cfg.DOut})), nil // (B, T, DOut)
 }
 
 // Expectation returns E(w_e|f) = softmax(f W_K^T W_e) W_e^T W_V for f (M, d')
@@ -136,9 +136,9 @@ func Expectation(f, we, wk, wv *G.Node) (out *G.Node, err error) {
 	if wk != nil {
 		keys = G.Must(G.Mul(G.Must(G.Transpose(wk)), we)) // (d', C)
 	}
-	logits := G.Must(G.Mul(f, keys))  // (M, C)
+	logits := G.Must(G.Mul(f, keys))   // (M, C)
 	p := G.Must(graph.SoftMax(logits)) // (M, C)
-	vals := we                        // (d', C)
+	vals := we                         // (d', C)
 	if wv != nil {
 		vals = G.Must(G.Mul(G.Must(G.Transpose(wv)), we))
 	}

@@ -260,8 +260,8 @@ func applyMask(w *G.Node, mask *Mask) *G.Node {
 func sqDist(q, k *G.Node) *G.Node {
 	b, tq, d := q.Shape()[0], q.Shape()[1], q.Shape()[2]
 	tk := k.Shape()[1]
-	q4 := G.Must(G.Reshape(q, tensor.Shape{b, tq, 1, d}))        // (B, Tq, 1, D)
-	k4 := G.Must(G.Reshape(k, tensor.Shape{b, 1, tk, d}))        // (B, 1, Tk, D)
+	q4 := G.Must(graph.Reshape(q, tensor.Shape{b, tq, 1, d}))    // (B, Tq, 1, D)
+	k4 := G.Must(graph.Reshape(k, tensor.Shape{b, 1, tk, d}))    // (B, 1, Tk, D)
 	diff := G.Must(G.BroadcastSub(q4, k4, []byte{2}, []byte{1})) // (B, Tq, Tk, D)
 	return G.Must(G.Sum(G.Must(G.Square(diff)), 3))              // (B, Tq, Tk)
 }

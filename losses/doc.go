@@ -1,0 +1,46 @@
+// Package losses holds the stateless loss and evaluation functions of gdattn:
+// cross-entropy from logits on a Gorgonia graph (the training loss of the
+// paper's softmax-likelihood models, p(y=c|x) = softmax_c(w_{e,c}ᵀ f(x))), and
+// plain-Go metrics for evaluation — negative log-likelihood, top-k accuracy and
+// the mean squared error between the predicted and the true probability of the
+// target class.
+//
+// Models return logits, never probabilities; the choice of loss stays here.
+//
+// # Shapes
+//
+// Graph functions take logits of shape (B, C): one row of C class scores per
+// example. Sequence models producing (B, T, C) reshape to (B*T, C) first (the
+// caller's job, so that the loss never guesses which positions count).
+// Targets are (B, C) rows of the same dtype, normally one-hot (see [OneHot]).
+//
+// Plain-Go functions take row-major flat slices: probs[i*C+c] is the
+// probability of class c for example i, labels[i] in 0..C-1 its label.
+//
+// # Errors
+//
+// Every function validates its arguments (nil nodes, shapes, dtypes, lengths,
+// label and k ranges, values that are not probabilities) and returns an error
+// naming the offending argument; none panics on bad input.
+//
+// # Gorgonia caveat: SoftMax and LogSoftMax collide
+//
+// In gorgonia v0.9.18 the softmax op's hash ignores whether it is the log
+// variant, and graphs hash-cons nodes, so G.SoftMax(x, a) and G.LogSoftMax(x, a)
+// of the same node x and axis a are one and the same node — whichever was
+// built first. [CrossEntropy] detects the case and returns an error instead of
+// silently using probabilities as log-probabilities. To get probabilities next
+// to a loss, use G.Exp(G.LogSoftMax(logits, 1)), as [ProbMSENode] does.
+//
+// # Usage
+//
+//	logits, _ := head.Forward(feats)                      // (B, C)
+//	targets, _ := s.Input("targets", tensor.Shape{B, C}) // (B, C) one-hot
+//	loss, _ := losses.CrossEntropy(logits, targets)       // scalar
+//	...
+//	oh, _ := losses.OneHot(labels, C)
+//	graph.SetValue(targets, oh)
+//	// evaluation, from probabilities read back from the graph:
+//	nll, _ := losses.NLL(probs, labels, C)
+//	acc, _ := losses.Top1(probs, labels, C)
+package losses
