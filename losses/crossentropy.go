@@ -25,10 +25,9 @@ import (
 // with graph.SetValue. Their values are not checked here (they may be fed
 // later): rows should be non-negative and sum to 1.
 //
-// log softmax is computed by G.LogSoftMax along axis 1, which is stable for
-// large logits. If SoftMax(logits, 1) already exists in the graph, Gorgonia
-// would return it for LogSoftMax (see the package documentation) and
-// CrossEntropy returns an error.
+// log softmax is computed by graph.LogSoftMax, which is stable for large
+// logits and never merges with a softmax of the same logits (see the package
+// documentation).
 func CrossEntropy(logits, targets *G.Node) (loss *G.Node, err error) {
 	const fn = "losses: CrossEntropy"
 	if err := checkLogitsTargets(fn, logits, targets); err != nil {
@@ -47,20 +46,8 @@ func CrossEntropy(logits, targets *G.Node) (loss *G.Node, err error) {
 	return G.Mul(total, scalar(logits.Dtype(), -1/float64(b)))
 }
 
-// logSoftmax returns G.LogSoftMax(x, 1) and checks that Gorgonia did not hand
-// back an existing SoftMax(x, 1) node instead.
-func logSoftmax(x *G.Node) (*G.Node, error) {
-	lsm, err := G.LogSoftMax(x, 1)
-	if err != nil {
-		return nil, err
-	}
-	if got, want := fmt.Sprint(lsm.Op()), "Softmax{1, true}()"; got != want {
-		return nil, fmt.Errorf("logits %q already feed a SoftMax along axis 1 in this graph, and gorgonia v0.9.18 "+
-			"merges SoftMax and LogSoftMax of one node (op %s); compute probabilities as G.Exp(G.LogSoftMax(logits, 1)) instead",
-			x.Name(), got)
-	}
-	return lsm, nil
-}
+// logSoftmax returns the stable log-softmax of x along its last axis.
+func logSoftmax(x *G.Node) (*G.Node, error) { return graph.LogSoftMax(x) }
 
 // scalar is a scalar constant of dtype dt.
 func scalar(dt tensor.Dtype, v float64) *G.Node {
