@@ -100,7 +100,7 @@ type Config struct {
 	// (W_e then has C−1 free columns).
 	ZeroColumn bool
 	// WeInit initialises W_e; nil means N(0, 1), like the data's W_e.
-	WeInit graph.Initializer
+	WeInit graph.Initializer `json:"-"`
 }
 
 // Validate fills defaults and checks cfg, returning the completed config.

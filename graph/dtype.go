@@ -60,7 +60,6 @@ func NewTensor(dt tensor.Dtype, shape tensor.Shape, vals []float64) (*tensor.Den
 	return tensor.New(tensor.WithShape(shape...), tensor.WithBacking(backing)), nil
 }
 
-
 // Values returns a copy of the node's current value as float64s (row-major).
 func Values(n *G.Node) ([]float64, error) {
 	v := n.Value()

@@ -24,7 +24,7 @@ func Reshape(x *G.Node, shape tensor.Shape) (*G.Node, error) {
 	if shape.TotalSize() != x.Shape().TotalSize() || len(shape) == 0 {
 		return nil, fmt.Errorf("graph: cannot reshape %q from %v to %v", x.Name(), x.Shape(), shape)
 	}
-	if x.Shape().Eq(shape) {
+	if x.Shape().Eq(shape) && x.Shape().Dims() == shape.Dims() {
 		return x, nil
 	}
 	return G.ApplyOp(&reshapeOp{from: x.Shape().Clone(), to: shape.Clone()}, x)

@@ -1,0 +1,112 @@
+package main
+
+import (
+	"fmt"
+
+	"github.com/gdattn/gdattn/data"
+	"github.com/gdattn/gdattn/examples/internal/icl"
+	"github.com/gdattn/gdattn/gd"
+	"github.com/gdattn/gdattn/graph"
+	"github.com/gdattn/gdattn/graph/npy"
+)
+
+// evalCheckpoint loads a checkpoint written by train and writes the query
+// probabilities of the contexts in -x/-y to -probs.
+func evalCheckpoint(o options) error {
+	if o.xPath == "" || o.yPath == "" {
+		return fmt.Errorf("-eval needs -x and -y")
+	}
+	ck, err := graph.ReadCheckpoint(o.evalDir)
+	if err != nil {
+		return err
+	}
+	var sc savedConfig
+	if err := ck.DecodeConfig(&sc); err != nil {
+		return err
+	}
+	b, err := readContexts(o.xPath, o.yPath, sc.Model)
+	if err != nil {
+		return err
+	}
+	dt, err := graph.ParseDtype(sc.Dtype)
+	if err != nil {
+		return fmt.Errorf("checkpoint %s: %w", o.evalDir, err)
+	}
+	scope, err := graph.NewScope(dt, 0)
+	if err != nil {
+		return err
+	}
+	batch := min(b.B, 256)
+	m, err := gd.NewModel(scope, sc.Model, batch)
+	if err != nil {
+		return fmt.Errorf("checkpoint %s: %w", o.evalDir, err)
+	}
+	if err := ck.Apply(scope, graph.LoadOptions{}); err != nil {
+		return err
+	}
+	r, err := icl.NewRunner(icl.Model{Scope: scope, Batch: batch, Feed: m.Feed, Logits: m.Logits, Target: m.Target},
+		icl.TrainConfig{LR: 1}, 1)
+	if err != nil {
+		return err
+	}
+	defer r.Close()
+	probs, err := r.Predict(b)
+	if err != nil {
+		return err
+	}
+	out := &npy.Array{Shape: []int{b.B, sc.Model.C}, Dtype: npy.Float64, F64: probs}
+	if err := npy.WriteFile(o.probsPath, out); err != nil {
+		return err
+	}
+	fmt.Printf("wrote query probabilities (%d, %d) to %s\n", b.B, sc.Model.C, o.probsPath)
+	// Score the queries when every label is known.
+	for i := 0; i < b.B; i++ {
+		if b.Y[i*b.T+b.T-1] < 0 {
+			return nil
+		}
+	}
+	met, err := r.Evaluate(b)
+	if err != nil {
+		return err
+	}
+	fmt.Println(met)
+	return nil
+}
+
+// readContexts reads x (B, N+1, d) float64 and y (B, N+1) int64 .npy files
+// and checks them against the model's sizes.
+func readContexts(xPath, yPath string, mc gd.Config) (*data.Batch, error) {
+	xa, err := npy.ReadFile(xPath)
+	if err != nil {
+		return nil, err
+	}
+	ya, err := npy.ReadFile(yPath)
+	if err != nil {
+		return nil, err
+	}
+	T := mc.N + 1
+	if len(xa.Shape) != 3 || xa.Shape[1] != T || xa.Shape[2] != mc.D {
+		return nil, fmt.Errorf("-x %s: shape %v, want (B, %d, %d) for this checkpoint", xPath, xa.Shape, T, mc.D)
+	}
+	if xa.Dtype != npy.Float64 && xa.Dtype != npy.Float32 {
+		return nil, fmt.Errorf("-x %s: dtype %s, want float64", xPath, xa.Dtype)
+	}
+	if ya.Dtype != npy.Int64 {
+		return nil, fmt.Errorf("-y %s: dtype %s, want int64", yPath, ya.Dtype)
+	}
+	if len(ya.Shape) != 2 || ya.Shape[0] != xa.Shape[0] || ya.Shape[1] != T {
+		return nil, fmt.Errorf("-y %s: shape %v, want (%d, %d) to match -x", yPath, ya.Shape, xa.Shape[0], T)
+	}
+	if xa.Shape[0] == 0 {
+		return nil, fmt.Errorf("-x %s: no contexts", xPath)
+	}
+	y := make([]int, len(ya.I64))
+	for i, v := range ya.I64 {
+		y[i] = int(v)
+	}
+	b := &data.Batch{B: xa.Shape[0], T: T, D: mc.D, C: mc.C, X: xa.Float64s(), Y: y}
+	if err := b.Validate(); err != nil {
+		return nil, fmt.Errorf("-x/-y: %w", err)
+	}
+	return b, nil
+}

@@ -1,0 +1,118 @@
+package main
+
+import (
+	"math"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/gdattn/gdattn/data"
+	"github.com/gdattn/gdattn/graph/npy"
+)
+
+func writeContexts(t *testing.T, dir string, b *data.Batch) (string, string) {
+	t.Helper()
+	y := make([]int64, len(b.Y))
+	for i, v := range b.Y {
+		y[i] = int64(v)
+	}
+	xp, yp := filepath.Join(dir, "x.npy"), filepath.Join(dir, "y.npy")
+	if err := npy.WriteFile(xp, &npy.Array{Shape: []int{b.B, b.T, b.D}, Dtype: npy.Float64, F64: b.X}); err != nil {
+		t.Fatal(err)
+	}
+	if err := npy.WriteFile(yp, &npy.Array{Shape: []int{b.B, b.T}, Dtype: npy.Int64, I64: y}); err != nil {
+		t.Fatal(err)
+	}
+	return xp, yp
+}
+
+// TestTrainSaveEvaluate trains a small model, saves it, and evaluates the
+// checkpoint on .npy contexts; then checks the errors for a corrupt
+// checkpoint and mismatched inputs.
+func TestTrainSaveEvaluate(t *testing.T) {
+	if testing.Short() {
+		t.Skip("trains a model")
+	}
+	dir := t.TempDir()
+	o := options{blocks: "2", kernel: "rbf", dtype: "float64", out: filepath.Join(dir, "ck"),
+		L: 128, M: 64, N: 10, epochs: 2, batch: 32, seeds: 1, lr: 1e-2, seed: 3, dataSeed: 4, quiet: true}
+	if err := train(o); err != nil {
+		t.Fatal(err)
+	}
+	ck := filepath.Join(dir, "ck", "blocks2-seed3")
+	task, _ := data.NewSynthetic(data.DefaultSyntheticConfig(), 4)
+	b, _ := task.Sample(50, rand.New(rand.NewPCG(9, 9)))
+	xp, yp := writeContexts(t, dir, b)
+	o.evalDir, o.xPath, o.yPath, o.probsPath = ck, xp, yp, filepath.Join(dir, "p.npy")
+	if err := evalCheckpoint(o); err != nil {
+		t.Fatal(err)
+	}
+	p, err := npy.ReadFile(o.probsPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(p.Shape) != 2 || p.Shape[0] != 50 || p.Shape[1] != 25 {
+		t.Fatalf("probs shape %v, want (50, 25)", p.Shape)
+	}
+	for i := 0; i < 50; i++ {
+		s := 0.0
+		for _, v := range p.F64[i*25 : (i+1)*25] {
+			s += v
+		}
+		if math.Abs(s-1) > 1e-9 {
+			t.Fatalf("probabilities of context %d sum to %v", i, s)
+		}
+	}
+
+	// Mismatched inputs: x with the wrong d.
+	bad := *b
+	bad.D = 9
+	bad.X = b.X[:b.B*b.T*9]
+	badDir := t.TempDir()
+	bxp, _ := writeContexts(t, badDir, &bad)
+	o2 := o
+	o2.xPath = bxp
+	if err := evalCheckpoint(o2); err == nil || !strings.Contains(err.Error(), "-x") {
+		t.Errorf("wrong x shape: error = %v, want one naming -x", err)
+	}
+	// A label out of range.
+	yb := append([]int(nil), b.Y...)
+	yb[3] = 99
+	b3 := *b
+	b3.Y = yb
+	d3 := t.TempDir()
+	_, byp := writeContexts(t, d3, &b3)
+	o3 := o
+	o3.yPath = byp
+	if err := evalCheckpoint(o3); err == nil || !strings.Contains(err.Error(), "99") {
+		t.Errorf("label out of range: error = %v, want one naming the label", err)
+	}
+	// A truncated parameter file.
+	wp := filepath.Join(ck, "we.npy")
+	raw, _ := os.ReadFile(wp)
+	if err := os.WriteFile(wp, raw[:len(raw)-8], 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := evalCheckpoint(o); err == nil || !strings.Contains(err.Error(), "we.npy") {
+		t.Errorf("truncated checkpoint: error = %v, want one naming we.npy", err)
+	}
+	// A missing checkpoint.
+	o.evalDir = filepath.Join(dir, "nope")
+	if err := evalCheckpoint(o); err == nil {
+		t.Error("missing checkpoint: no error")
+	}
+}
+
+func TestParseInts(t *testing.T) {
+	for _, s := range []string{"", "0", "1,x", "-1"} {
+		if _, err := parseInts(s); err == nil {
+			t.Errorf("parseInts(%q): no error", s)
+		}
+	}
+	got, err := parseInts("1, 2,3")
+	if err != nil || len(got) != 3 || got[2] != 3 {
+		t.Errorf("parseInts = %v, %v", got, err)
+	}
+}

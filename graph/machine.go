@@ -1,0 +1,304 @@
+package graph
+
+import (
+	"errors"
+	"fmt"
+	"runtime"
+	"strings"
+
+	G "gorgonia.org/gorgonia"
+	"gorgonia.org/tensor"
+)
+
+// MachineOptions configures [NewMachine]. The zero value means the
+// documented defaults.
+type MachineOptions struct {
+	// Params are the parameters the loss is differentiated with respect to;
+	// their gradients are kept after each Run (read them with
+	// [GradValues] or n.Grad()). Nil means s.Params(). Every one must be a
+	// parameter of the scope's graph that the loss depends on.
+	Params G.Nodes
+	// NoGrad compiles a forward-only machine: no gradient nodes are added
+	// to the graph and none are computed.
+	NoGrad bool
+	// Outputs, when non-empty on a NoGrad machine, restricts the compiled
+	// program to what the loss (if any) and Outputs depend on, so an
+	// evaluation machine on a graph that already holds gradient nodes does
+	// not compute them. Ignored on a gradient machine, which always runs the
+	// whole graph.
+	Outputs G.Nodes
+}
+
+// Machine is a compiled Gorgonia TapeMachine for one graph, reused across
+// minibatches: feed inputs with [SetValue], call Run, read node values (with
+// [Values], [Scalar], [GradValues]) until the next Run. It is the only way
+// gdattn runs graphs (Gorgonia's LispMachine and solvers are not used).
+//
+// A gradient machine adds the gradient nodes of loss with respect to its
+// parameters to the graph once, when it is created, and binds dual values so
+// n.Grad() of each parameter holds d loss / d param after Run. Gradients do
+// not accumulate across runs: Run zeroes them first.
+//
+// A Machine is not safe for concurrent use, and two machines on the same
+// graph must not run at the same time (they share node values).
+type Machine struct {
+	s      *Scope
+	vm     G.VM
+	loss   *G.Node
+	params G.Nodes
+	grads  G.Nodes // gradient nodes, aligned with params; nil if forward only
+	ran    bool
+	closed bool
+}
+
+// NewMachine compiles the scope's graph into a TapeMachine. If loss is
+// non-nil, opts.NoGrad is false and there are parameters, it first adds the
+// gradient nodes of loss with respect to the parameters (G.Grad, called once
+// per graph: a second gradient machine for the same loss reuses them). loss
+// must then be a scalar node of s's graph.
+//
+// Errors: a non-scalar loss, a parameter the loss does not depend on, a
+// parameter from another graph, gradients already built on this graph for a
+// different loss, and Gorgonia failures while differentiating or compiling
+// (Gorgonia reports those by panicking; they are returned as errors).
+func NewMachine(s *Scope, loss *G.Node, opts MachineOptions) (*Machine, error) {
+	if s == nil {
+		return nil, errors.New("graph: machine: scope is nil")
+	}
+	g := s.Graph()
+	m := &Machine{s: s, loss: loss}
+	if loss != nil && loss.Graph() != g {
+		return nil, fmt.Errorf("graph: machine: loss %q belongs to another graph", loss.Name())
+	}
+	for _, n := range opts.Outputs {
+		if n == nil || n.Graph() != g {
+			return nil, fmt.Errorf("graph: machine: output %v is nil or belongs to another graph", n)
+		}
+	}
+	params := opts.Params
+	if params == nil {
+		params = s.Params()
+	}
+	if loss != nil && !opts.NoGrad && len(params) > 0 {
+		grads, err := gradients(s, loss, params)
+		if err != nil {
+			return nil, err
+		}
+		m.grads = grads
+		m.params = append(G.Nodes(nil), params...)
+	}
+
+	prog := g
+	if m.grads == nil && len(opts.Outputs) > 0 {
+		roots := append(G.Nodes(nil), opts.Outputs...)
+		if loss != nil {
+			roots = append(roots, loss)
+		}
+		prog = g.ExactSubgraphRoots(roots...)
+	}
+	var vmOpts []G.VMOpt
+	if m.grads != nil {
+		vmOpts = append(vmOpts, G.BindDualValues(m.params...))
+	}
+	if err := gorgoniaCall("compile", func() { m.vm = G.NewTapeMachine(prog, vmOpts...) }); err != nil {
+		return nil, fmt.Errorf("graph: machine: %w", err)
+	}
+	return m, nil
+}
+
+// gradients returns the gradient nodes of loss with respect to params,
+// adding them to the graph unless an earlier machine already did.
+func gradients(s *Scope, loss *G.Node, params G.Nodes) (G.Nodes, error) {
+	if !loss.IsScalar() {
+		return nil, fmt.Errorf("graph: machine: loss %q has shape %v, want a scalar", loss.Name(), loss.Shape())
+	}
+	g := s.Graph()
+	reach := g.ExactSubgraphRoots(loss)
+	var unused []string
+	for i, p := range params {
+		if p == nil || p.Graph() != g {
+			return nil, fmt.Errorf("graph: machine: parameter %d (%v) is nil or belongs to another graph", i, p)
+		}
+		if !p.IsVar() {
+			return nil, fmt.Errorf("graph: machine: %q is not a parameter (it is computed by %v)", p.Name(), p.Op())
+		}
+		if !reach.Has(p.ID()) {
+			unused = append(unused, p.Name())
+		}
+	}
+	if len(unused) > 0 {
+		return nil, fmt.Errorf("graph: machine: loss %q does not depend on parameter(s) %q (set MachineOptions.Params to train a subset)", loss.Name(), unused)
+	}
+	if loss.Deriv() != nil {
+		// An earlier machine differentiated this loss: reuse its gradient
+		// nodes rather than differentiating the graph a second time.
+		grads := make(G.Nodes, len(params))
+		for i, p := range params {
+			if grads[i] = p.Deriv(); grads[i] == nil {
+				return nil, fmt.Errorf("graph: machine: the graph's gradients of %q were built without parameter %q; build a new graph", loss.Name(), p.Name())
+			}
+		}
+		return grads, nil
+	}
+	// G.Grad skips nodes that already have a gradient node, so a parameter
+	// differentiated for another loss would silently keep that loss's
+	// gradient.
+	for _, p := range params {
+		if p.Deriv() != nil {
+			return nil, fmt.Errorf("graph: machine: parameter %q already has a gradient for another loss; one graph supports one differentiated loss", p.Name())
+		}
+	}
+	var grads G.Nodes
+	err := gorgoniaCall("gradient", func() {
+		var err error
+		if grads, err = G.Grad(loss, params...); err != nil {
+			panic(err)
+		}
+	})
+	if err != nil {
+		return nil, fmt.Errorf("graph: machine: gradient of %q: %w", loss.Name(), err)
+	}
+	if len(grads) != len(params) {
+		return nil, fmt.Errorf("graph: machine: gradient of %q: got %d gradient nodes for %d parameters", loss.Name(), len(grads), len(params))
+	}
+	return grads, nil
+}
+
+// gorgoniaCall runs f, turning a Gorgonia panic into an error: Gorgonia
+// reports bad graphs (and failed compilations) by panicking with an error or
+// a string. Runtime errors (nil dereferences, index out of range) are bugs
+// and are re-panicked, as in [Recover].
+func gorgoniaCall(what string, f func()) (err error) {
+	defer func() {
+		r := recover()
+		if r == nil {
+			return
+		}
+		switch v := r.(type) {
+		case runtime.Error:
+			panic(v)
+		case error:
+			err = fmt.Errorf("%s: %w", what, v)
+		default:
+			err = fmt.Errorf("%s: gorgonia panicked: %v", what, v)
+		}
+	}()
+	f()
+	return nil
+}
+
+// Run executes the compiled program once: it resets the previous run, zeroes
+// the parameter gradients and runs every instruction. Afterwards the values of
+// the graph's nodes (and the parameters' gradients) stay readable until the
+// next Run. If an op fails the error names it, e.g.
+//
+//	graph: run: op A × B (node "A × B(%0, %1)"): ... Shape mismatch ...
+//
+// Panics raised by Gorgonia on the calling goroutine are returned as errors;
+// a panic inside an op itself happens on Gorgonia's worker goroutine and
+// cannot be recovered.
+func (m *Machine) Run() error {
+	if m.closed {
+		return errors.New("graph: run: machine is closed")
+	}
+	if m.ran {
+		m.vm.Reset()
+	}
+	if err := m.zeroGrads(); err != nil {
+		return err
+	}
+	var runErr error
+	if err := gorgoniaCall("run", func() { runErr = m.vm.RunAll() }); err != nil {
+		return fmt.Errorf("graph: %w", err)
+	}
+	m.ran = true
+	if runErr != nil {
+		var ce interface{ Node() *G.Node }
+		if errors.As(runErr, &ce) && ce.Node() != nil {
+			n := ce.Node()
+			return fmt.Errorf("graph: run: op %v (node %q): %w", n.Op(), n.Name(), runErr)
+		}
+		return fmt.Errorf("graph: run: %w", runErr)
+	}
+	return nil
+}
+
+// zeroGrads clears the gradients held by the parameters' dual values, which
+// Gorgonia's tape machine otherwise accumulates across runs.
+func (m *Machine) zeroGrads() error {
+	for _, p := range m.params {
+		gv, err := p.Grad()
+		if err != nil || gv == nil {
+			continue // no gradient bound yet: the first run allocates zeros
+		}
+		if d := p.Deriv(); d != nil && d.Value() == gv {
+			// Not a dual value yet (p.Grad fell back to the gradient node's
+			// own value, which may alias other data): nothing accumulates.
+			continue
+		}
+		if err := zeroValue(gv); err != nil {
+			return fmt.Errorf("graph: run: gradient of %q: %w", p.Name(), err)
+		}
+	}
+	return nil
+}
+
+// zeroValue sets every element of v to zero in place.
+func zeroValue(v G.Value) error {
+	switch x := v.(type) {
+	case *G.F64:
+		*x = 0
+	case *G.F32:
+		*x = 0
+	case tensor.Tensor:
+		x.Zero()
+	default:
+		return fmt.Errorf("unsupported value type %T", v)
+	}
+	return nil
+}
+
+// Close releases the machine. Run fails afterwards; node values stay
+// readable. Close is idempotent.
+func (m *Machine) Close() error {
+	if m.closed {
+		return nil
+	}
+	m.closed = true
+	return m.vm.Close()
+}
+
+// Params returns the parameters whose gradients the machine computes, nil
+// for a forward-only machine.
+func (m *Machine) Params() G.Nodes { return append(G.Nodes(nil), m.params...) }
+
+// Grads returns the gradient nodes, aligned with Params (nil for a
+// forward-only machine). Read gradients with [GradValues] on the parameter
+// rather than from these nodes: the parameter's bound dual value is what the
+// machine fills.
+func (m *Machine) Grads() G.Nodes { return append(G.Nodes(nil), m.grads...) }
+
+// HasGrad reports whether the machine computes gradients.
+func (m *Machine) HasGrad() bool { return m.grads != nil }
+
+// Loss returns the loss node the machine was built with (possibly nil).
+func (m *Machine) Loss() *G.Node { return m.loss }
+
+// Scope returns the scope the machine was built on.
+func (m *Machine) Scope() *Scope { return m.s }
+
+// String describes the machine for logs: loss, parameter count and mode.
+func (m *Machine) String() string {
+	var b strings.Builder
+	b.WriteString("graph.Machine{")
+	if m.loss != nil {
+		fmt.Fprintf(&b, "loss %q, ", m.loss.Name())
+	}
+	if m.grads != nil {
+		fmt.Fprintf(&b, "%d params with gradients", len(m.params))
+	} else {
+		b.WriteString("forward only")
+	}
+	b.WriteString("}")
+	return b.String()
+}

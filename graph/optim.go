@@ -1,0 +1,196 @@
+package graph
+
+import (
+	"fmt"
+	"math"
+	"unsafe"
+
+	G "gorgonia.org/gorgonia"
+	"gorgonia.org/tensor"
+)
+
+// Schedule gives the absolute learning rate for an update, given the number
+// of updates already made (0 for the first). Schedules are plain values: any
+// func(int) float64 works. The constructors below return a schedule that
+// always yields NaN when their arguments are invalid, which [NewTrainer]
+// rejects with an error.
+type Schedule func(step int) float64
+
+// ConstantLR returns lr at every step. lr must be finite and >= 0.
+func ConstantLR(lr float64) Schedule {
+	if !(lr >= 0) || math.IsInf(lr, 0) {
+		return nanSchedule
+	}
+	return func(int) float64 { return lr }
+}
+
+// StepDecay returns lr * factor^floor(step/every): the rate is multiplied by
+// factor after every `every` updates. lr must be finite and >= 0, every > 0,
+// factor finite and >= 0.
+func StepDecay(lr float64, every int, factor float64) Schedule {
+	if !(lr >= 0) || math.IsInf(lr, 0) || every <= 0 || !(factor >= 0) || math.IsInf(factor, 0) {
+		return nanSchedule
+	}
+	return func(step int) float64 {
+		return lr * math.Pow(factor, float64(step/every))
+	}
+}
+
+// WarmupCosine is nanoGPT's schedule (get_lr in train.py): a linear warmup
+// lr*(step+1)/(warmup+1) for step < warmup, then a cosine decay from lr down
+// to minLR at step == total, and minLR after. It needs 0 <= warmup < total
+// and 0 <= minLR <= lr, all finite.
+func WarmupCosine(lr float64, warmup, total int, minLR float64) Schedule {
+	if !(lr >= 0) || math.IsInf(lr, 0) || !(minLR >= 0) || minLR > lr || warmup < 0 || total <= warmup {
+		return nanSchedule
+	}
+	return func(step int) float64 {
+		switch {
+		case step < warmup:
+			return lr * float64(step+1) / float64(warmup+1)
+		case step > total:
+			return minLR
+		}
+		ratio := float64(step-warmup) / float64(total-warmup)
+		return minLR + 0.5*(1+math.Cos(math.Pi*ratio))*(lr-minLR)
+	}
+}
+
+func nanSchedule(int) float64 { return math.NaN() }
+
+// GlobalNorm returns the L2 norm of all gradients taken together,
+// sqrt(sum_i sum_j g_i[j]^2).
+func GlobalNorm(grads [][]float64) float64 {
+	// Scaled sum of squares (as in BLAS dnrm2) so huge gradients do not
+	// overflow to +Inf.
+	scale, ssq := 0.0, 1.0
+	for _, g := range grads {
+		for _, v := range g {
+			if v == 0 {
+				continue
+			}
+			a := math.Abs(v)
+			if scale < a {
+				ssq = 1 + ssq*(scale/a)*(scale/a)
+				scale = a
+			} else {
+				ssq += (a / scale) * (a / scale)
+			}
+		}
+	}
+	if scale == 0 {
+		return 0
+	}
+	return scale * math.Sqrt(ssq)
+}
+
+// ClipGlobalNorm scales all gradients in place by maxNorm/norm when their
+// global L2 norm exceeds maxNorm (as torch.nn.utils.clip_grad_norm_), and
+// returns the norm before clipping. maxNorm <= 0 disables clipping.
+func ClipGlobalNorm(grads [][]float64, maxNorm float64) float64 {
+	norm := GlobalNorm(grads)
+	if maxNorm <= 0 || norm <= maxNorm {
+		return norm
+	}
+	f := maxNorm / norm
+	for _, g := range grads {
+		for j := range g {
+			g[j] *= f
+		}
+	}
+	return norm
+}
+
+// adamHyper are the per-update constants of Adam/AdamW.
+type adamHyper struct {
+	lr, beta1, beta2, eps float64
+	bc1, bc2              float64 // bias corrections 1-beta^t
+	wd                    float64 // weight decay for this parameter (0: none)
+	decoupled             bool    // AdamW: decay the weights, not the gradient
+}
+
+// adamUpdate applies one Adam (or AdamW) update to w in place, with gradient
+// g and moments m, v (updated in place), computing in float64:
+//
+//	g' = g + wd*w                      (Adam with weight decay: L2 penalty)
+//	m  = beta1*m + (1-beta1)*g'
+//	v  = beta2*v + (1-beta2)*g'^2
+//	w  = w - lr*wd*w                   (AdamW: decoupled decay)
+//	w  = w - lr * (m/bc1) / (sqrt(v/bc2) + eps)
+//
+// which is torch.optim.Adam / AdamW.
+func adamUpdate[T float32 | float64](w []T, g, m, v []float64, h adamHyper) {
+	for i := range w {
+		p := float64(w[i])
+		gi := g[i]
+		if h.wd != 0 && !h.decoupled {
+			gi += h.wd * p
+		}
+		m[i] = h.beta1*m[i] + (1-h.beta1)*gi
+		v[i] = h.beta2*v[i] + (1-h.beta2)*gi*gi
+		if h.wd != 0 && h.decoupled {
+			p -= h.lr * h.wd * p
+		}
+		p -= h.lr * (m[i] / h.bc1) / (math.Sqrt(v[i]/h.bc2) + h.eps)
+		w[i] = T(p)
+	}
+}
+
+// valueView returns the backing store of a Gorgonia value without copying:
+// a float32 or a float64 slice (one of them nil). Scalars (*G.F32, *G.F64)
+// are viewed as 1-element slices over the value itself.
+func valueView(v G.Value) ([]float32, []float64, error) {
+	switch x := v.(type) {
+	case *G.F64:
+		return nil, unsafe.Slice((*float64)(x), 1), nil
+	case *G.F32:
+		return unsafe.Slice((*float32)(x), 1), nil, nil
+	case tensor.Tensor:
+		switch d := x.Data().(type) {
+		case []float64:
+			return nil, d, nil
+		case []float32:
+			return d, nil, nil
+		case float64, float32:
+			return nil, nil, fmt.Errorf("0-d tensor values are not supported (use a scalar node)")
+		}
+		return nil, nil, fmt.Errorf("unsupported tensor data %T", x.Data())
+	case nil:
+		return nil, nil, fmt.Errorf("no value")
+	}
+	return nil, nil, fmt.Errorf("unsupported value type %T", v)
+}
+
+// readInto copies a value's elements into dst (converted to float64); the
+// sizes must match.
+func readInto(dst []float64, v G.Value) error {
+	f32, f64, err := valueView(v)
+	if err != nil {
+		return err
+	}
+	switch {
+	case f64 != nil:
+		if len(f64) != len(dst) {
+			return fmt.Errorf("has %d elements, want %d", len(f64), len(dst))
+		}
+		copy(dst, f64)
+	default:
+		if len(f32) != len(dst) {
+			return fmt.Errorf("has %d elements, want %d", len(f32), len(dst))
+		}
+		for i, x := range f32 {
+			dst[i] = float64(x)
+		}
+	}
+	return nil
+}
+
+// firstNonFinite returns the index of the first NaN or ±Inf in vs, or -1.
+func firstNonFinite(vs []float64) int {
+	for i, v := range vs {
+		if math.IsNaN(v) || math.IsInf(v, 0) {
+			return i
+		}
+	}
+	return -1
+}

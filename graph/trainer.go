@@ -1,0 +1,389 @@
+package graph
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/schollz/progressbar/v3"
+	"golang.org/x/term"
+	G "gorgonia.org/gorgonia"
+	"gorgonia.org/tensor"
+)
+
+// TrainConfig configures a [Trainer]. Zero fields mean the documented
+// defaults; [DefaultTrainConfig] returns them filled in.
+type TrainConfig struct {
+	// Optimizer is "adam" (default) or "adamw".
+	Optimizer string
+	// LR is the constant learning rate used when Schedule is nil; it must
+	// then be > 0.
+	LR float64
+	// Schedule, if non-nil, gives the absolute learning rate of every update
+	// and LR is ignored.
+	Schedule Schedule
+	// Beta1, Beta2 and Eps are Adam's constants (defaults 0.9, 0.999, 1e-8).
+	Beta1, Beta2, Eps float64
+	// WeightDecay is AdamW's decoupled decay (w -= lr*WeightDecay*w per
+	// update) for "adamw", and an L2 penalty added to the gradient
+	// (g += WeightDecay*w, as torch.optim.Adam) for "adam". Default 0.
+	WeightDecay float64
+	// Decay, if non-nil, reports whether the parameter with this name and
+	// shape is decayed (nanoGPT decays only matrices: shape.Dims() >= 2).
+	// Nil decays every parameter.
+	Decay func(name string, shape tensor.Shape) bool
+	// ClipNorm clips the gradients by their global L2 norm over all
+	// parameters before the update; 0 disables clipping.
+	ClipNorm float64
+	// Progress receives progress output; nil is silent. A terminal gets a
+	// progress bar, any other writer a plain line every ProgressEvery steps:
+	//	label step 120/2000 loss 1.2345 lr 0.001 12.3 step/s eta 2m31s
+	Progress io.Writer
+	// ProgressEvery is the number of steps between plain progress lines
+	// (default 100). The last step (Total) is always reported.
+	ProgressEvery int
+	// Total is the planned number of steps, for the bar and the ETA (0:
+	// unknown).
+	Total int
+	// Label prefixes progress output.
+	Label string
+}
+
+// DefaultTrainConfig returns the defaults: Adam, LR 1e-3, betas (0.9,
+// 0.999), eps 1e-8, no decay, no clipping, silent.
+func DefaultTrainConfig() TrainConfig {
+	return TrainConfig{Optimizer: "adam", LR: 1e-3, Beta1: 0.9, Beta2: 0.999, Eps: 1e-8, ProgressEvery: 100}
+}
+
+// TrainerState is the resumable state of a [Trainer]: the number of updates
+// made and Adam's first and second moments, keyed by parameter name (each
+// slice has the parameter's size, row-major).
+type TrainerState struct {
+	Step int
+	M, V map[string][]float64
+}
+
+// Trainer runs a gradient [Machine] and updates its parameters in place
+// with Adam or AdamW, after a NaN/Inf guard and optional gradient clipping.
+//
+// Usage, per minibatch: feed the inputs with [SetValue], then call Step.
+// Step numbers are 1-based in errors and progress output: "step 3" is the
+// third update. The update is computed in float64 (moments are float64 for
+// either dtype) and written back rounded to the parameter's dtype, in place
+// in the parameter's value, so the compiled machine sees it on its next run.
+// A Trainer is not safe for concurrent use.
+type Trainer struct {
+	m        *Machine
+	cfg      TrainConfig
+	sched    Schedule
+	decouple bool
+	params   G.Nodes
+	names    []string
+	decay    []bool
+	mom, vel [][]float64
+	grads    [][]float64
+	step     int
+	prog     *progress
+}
+
+// NewTrainer returns a trainer for m, which must compute gradients, after
+// validating cfg.
+func NewTrainer(m *Machine, cfg TrainConfig) (*Trainer, error) {
+	if m == nil || !m.HasGrad() {
+		return nil, errors.New("graph: trainer: machine is nil or computes no gradients (give NewMachine a loss and parameters)")
+	}
+	def := DefaultTrainConfig()
+	if cfg.Optimizer == "" {
+		cfg.Optimizer = def.Optimizer
+	}
+	if cfg.Beta1 == 0 {
+		cfg.Beta1 = def.Beta1
+	}
+	if cfg.Beta2 == 0 {
+		cfg.Beta2 = def.Beta2
+	}
+	if cfg.Eps == 0 {
+		cfg.Eps = def.Eps
+	}
+	if cfg.ProgressEvery == 0 {
+		cfg.ProgressEvery = def.ProgressEvery
+	}
+	t := &Trainer{m: m, cfg: cfg, params: m.Params()}
+	switch cfg.Optimizer {
+	case "adam":
+	case "adamw":
+		t.decouple = true
+	default:
+		return nil, fmt.Errorf("graph: trainer: Optimizer %q: want \"adam\" or \"adamw\"", cfg.Optimizer)
+	}
+	for _, c := range []struct {
+		name string
+		v    float64
+	}{{"Beta1", cfg.Beta1}, {"Beta2", cfg.Beta2}} {
+		if !(c.v > 0 && c.v < 1) {
+			return nil, fmt.Errorf("graph: trainer: %s %v: want 0 < %s < 1", c.name, c.v, c.name)
+		}
+	}
+	if !(cfg.Eps > 0) || math.IsInf(cfg.Eps, 0) {
+		return nil, fmt.Errorf("graph: trainer: Eps %v: want a finite value > 0", cfg.Eps)
+	}
+	if !(cfg.WeightDecay >= 0) || math.IsInf(cfg.WeightDecay, 0) {
+		return nil, fmt.Errorf("graph: trainer: WeightDecay %v: want a finite value >= 0", cfg.WeightDecay)
+	}
+	if !(cfg.ClipNorm >= 0) || math.IsInf(cfg.ClipNorm, 0) {
+		return nil, fmt.Errorf("graph: trainer: ClipNorm %v: want a finite value >= 0 (0 disables clipping)", cfg.ClipNorm)
+	}
+	if cfg.ProgressEvery < 0 || cfg.Total < 0 {
+		return nil, fmt.Errorf("graph: trainer: ProgressEvery %d, Total %d: want values >= 0", cfg.ProgressEvery, cfg.Total)
+	}
+	t.sched = cfg.Schedule
+	if t.sched == nil {
+		if !(cfg.LR > 0) || math.IsInf(cfg.LR, 0) {
+			return nil, fmt.Errorf("graph: trainer: LR %v: want a finite value > 0 (or set Schedule)", cfg.LR)
+		}
+		t.sched = ConstantLR(cfg.LR)
+	}
+	if lr := t.sched(0); !(lr >= 0) || math.IsInf(lr, 0) {
+		return nil, fmt.Errorf("graph: trainer: Schedule gives learning rate %v at step 0: check its arguments", lr)
+	}
+	for _, p := range t.params {
+		n := p.Shape().TotalSize()
+		t.names = append(t.names, p.Name())
+		t.decay = append(t.decay, cfg.WeightDecay > 0 && (cfg.Decay == nil || cfg.Decay(p.Name(), p.Shape())))
+		t.mom = append(t.mom, make([]float64, n))
+		t.vel = append(t.vel, make([]float64, n))
+		t.grads = append(t.grads, make([]float64, n))
+	}
+	if cfg.Progress != nil {
+		t.prog = newProgress(cfg, isTerminal(cfg.Progress))
+	}
+	return t, nil
+}
+
+// Machine returns the trainer's machine.
+func (t *Trainer) Machine() *Machine { return t.m }
+
+// StepCount returns the number of updates made so far.
+func (t *Trainer) StepCount() int { return t.step }
+
+// LR returns the learning rate the next update will use.
+func (t *Trainer) LR() float64 { return t.sched(t.step) }
+
+// Step makes one update on the minibatch already fed to the machine's
+// inputs: it runs the machine, reads the loss and every gradient, and
+// returns an error without touching the parameters if any of them is NaN or
+// ±Inf (naming the step and "loss" or the parameter); otherwise it clips the
+// gradients, updates the parameters in place and returns the loss.
+func (t *Trainer) Step() (float64, error) {
+	n := t.step + 1
+	if t.prog != nil {
+		t.prog.begin(t.step)
+	}
+	if err := t.m.Run(); err != nil {
+		return math.NaN(), fmt.Errorf("graph: trainer: step %d: %w", n, err)
+	}
+	loss, err := Scalar(t.m.Loss())
+	if err != nil {
+		return math.NaN(), fmt.Errorf("graph: trainer: step %d: loss: %w", n, err)
+	}
+	if math.IsNaN(loss) || math.IsInf(loss, 0) {
+		return loss, fmt.Errorf("graph: trainer: step %d: loss is %v; parameters not updated", n, loss)
+	}
+	for i, p := range t.params {
+		gv, err := p.Grad()
+		if err != nil {
+			return loss, fmt.Errorf("graph: trainer: step %d: gradient of %q: %w", n, p.Name(), err)
+		}
+		if err := readInto(t.grads[i], gv); err != nil {
+			return loss, fmt.Errorf("graph: trainer: step %d: gradient of %q: %w", n, p.Name(), err)
+		}
+		if j := firstNonFinite(t.grads[i]); j >= 0 {
+			return loss, fmt.Errorf("graph: trainer: step %d: gradient of %q is %v at element %d; parameters not updated", n, p.Name(), t.grads[i][j], j)
+		}
+	}
+	lr := t.sched(t.step)
+	if !(lr >= 0) || math.IsInf(lr, 0) {
+		return loss, fmt.Errorf("graph: trainer: step %d: schedule gives learning rate %v; parameters not updated", n, lr)
+	}
+	// Fetch every view before writing any, so a failure leaves all
+	// parameters untouched. Views are fetched anew each step: SetValue on a
+	// scalar parameter rebinds its value.
+	f32s := make([][]float32, len(t.params))
+	f64s := make([][]float64, len(t.params))
+	for i, p := range t.params {
+		f32, f64, err := valueView(p.Value())
+		if err == nil && len(f32)+len(f64) != len(t.grads[i]) {
+			err = fmt.Errorf("has %d elements, gradient has %d", len(f32)+len(f64), len(t.grads[i]))
+		}
+		if err != nil {
+			return loss, fmt.Errorf("graph: trainer: step %d: parameter %q: %w", n, p.Name(), err)
+		}
+		f32s[i], f64s[i] = f32, f64
+	}
+	ClipGlobalNorm(t.grads, t.cfg.ClipNorm)
+	h := adamHyper{
+		lr: lr, beta1: t.cfg.Beta1, beta2: t.cfg.Beta2, eps: t.cfg.Eps,
+		bc1:       1 - math.Pow(t.cfg.Beta1, float64(n)),
+		bc2:       1 - math.Pow(t.cfg.Beta2, float64(n)),
+		decoupled: t.decouple,
+	}
+	for i := range t.params {
+		h.wd = 0
+		if t.decay[i] {
+			h.wd = t.cfg.WeightDecay
+		}
+		if f64s[i] != nil {
+			adamUpdate(f64s[i], t.grads[i], t.mom[i], t.vel[i], h)
+		} else {
+			adamUpdate(f32s[i], t.grads[i], t.mom[i], t.vel[i], h)
+		}
+	}
+	t.step = n
+	if t.prog != nil {
+		t.prog.report(n, loss, lr)
+	}
+	return loss, nil
+}
+
+// State returns a deep copy of the optimiser state.
+func (t *Trainer) State() TrainerState {
+	st := TrainerState{Step: t.step, M: map[string][]float64{}, V: map[string][]float64{}}
+	for i, name := range t.names {
+		st.M[name] = append([]float64(nil), t.mom[i]...)
+		st.V[name] = append([]float64(nil), t.vel[i]...)
+	}
+	return st
+}
+
+// SetState restores a state saved by State (or loaded from a checkpoint):
+// it must hold exactly the trainer's parameters, with matching sizes. The
+// state is copied; on error the trainer is unchanged.
+func (t *Trainer) SetState(st TrainerState) error {
+	if st.Step < 0 {
+		return fmt.Errorf("graph: trainer: SetState: Step %d < 0", st.Step)
+	}
+	for _, kv := range []struct {
+		what string
+		m    map[string][]float64
+	}{{"M", st.M}, {"V", st.V}} {
+		if len(kv.m) != len(t.names) {
+			var extra []string
+			for name := range kv.m {
+				if !contains(t.names, name) {
+					extra = append(extra, name)
+				}
+			}
+			if len(extra) > 0 {
+				return fmt.Errorf("graph: trainer: SetState: %s has unknown parameter(s) %q", kv.what, extra)
+			}
+		}
+		for i, name := range t.names {
+			vs, ok := kv.m[name]
+			if !ok {
+				return fmt.Errorf("graph: trainer: SetState: %s lacks parameter %q", kv.what, name)
+			}
+			if len(vs) != len(t.mom[i]) {
+				return fmt.Errorf("graph: trainer: SetState: %s[%q] has %d values, want %d", kv.what, name, len(vs), len(t.mom[i]))
+			}
+		}
+	}
+	for i, name := range t.names {
+		copy(t.mom[i], st.M[name])
+		copy(t.vel[i], st.V[name])
+	}
+	t.step = st.Step
+	return nil
+}
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+// progress prints training progress: a bar on a terminal, plain lines
+// otherwise.
+type progress struct {
+	w        io.Writer
+	every    int
+	total    int
+	label    string
+	bar      *progressbar.ProgressBar
+	now      func() time.Time
+	last     time.Time // time of the last line (or of the first step's start)
+	lastStep int       // step count at last
+}
+
+func newProgress(cfg TrainConfig, terminal bool) *progress {
+	p := &progress{w: cfg.Progress, every: cfg.ProgressEvery, total: cfg.Total, label: cfg.Label, now: time.Now}
+	if terminal {
+		max := int64(cfg.Total)
+		if max == 0 {
+			max = -1 // spinner
+		}
+		p.bar = progressbar.NewOptions64(max,
+			progressbar.OptionSetWriter(cfg.Progress),
+			progressbar.OptionSetDescription(cfg.Label),
+			progressbar.OptionSetWidth(20),
+			progressbar.OptionShowCount(),
+			progressbar.OptionShowIts(),
+			progressbar.OptionSetItsString("step"),
+			progressbar.OptionThrottle(100*time.Millisecond),
+			progressbar.OptionOnCompletion(func() { fmt.Fprintln(cfg.Progress) }),
+		)
+	}
+	return p
+}
+
+// isTerminal reports whether w is a terminal.
+func isTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	return ok && term.IsTerminal(int(f.Fd()))
+}
+
+// begin starts the rate clock at the first step a progress meets.
+func (p *progress) begin(step int) {
+	if p.last.IsZero() {
+		p.last, p.lastStep = p.now(), step
+	}
+}
+
+func (p *progress) report(step int, loss, lr float64) {
+	t := p.now()
+	if p.bar != nil {
+		p.bar.Describe(fmt.Sprintf("%s loss %.4f lr %.3g", p.label, loss, lr))
+		p.bar.Add(1)
+		return
+	}
+	if step%p.every != 0 && step != p.total {
+		return
+	}
+	var b strings.Builder
+	if p.label != "" {
+		b.WriteString(p.label)
+		b.WriteByte(' ')
+	}
+	fmt.Fprintf(&b, "step %d", step)
+	if p.total > 0 {
+		fmt.Fprintf(&b, "/%d", p.total)
+	}
+	fmt.Fprintf(&b, " loss %.4f lr %.3g", loss, lr)
+	if dt := t.Sub(p.last).Seconds(); dt > 0 && step > p.lastStep {
+		rate := float64(step-p.lastStep) / dt
+		fmt.Fprintf(&b, " %.1f step/s", rate)
+		if p.total > step {
+			eta := time.Duration(float64(p.total-step) / rate * float64(time.Second))
+			fmt.Fprintf(&b, " eta %v", eta.Round(time.Second))
+		}
+	}
+	b.WriteByte('\n')
+	io.WriteString(p.w, b.String())
+	p.last, p.lastStep = t, step
+}
