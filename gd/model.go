@@ -205,7 +205,8 @@ type Model struct {
 	Cfg   Config
 	Batch int
 
-	s *graph.Scope
+	s   *graph.Scope
+	enc *Encoder
 
 	// X (B, T, d), Labels (B·T, C) one-hot of the context labels with the
 	// query row zero, and Target (B, C) one-hot of the query label are the
@@ -254,32 +255,14 @@ func (m *Model) T() int { return m.Cfg.N + 1 }
 
 func (m *Model) build() error {
 	cfg, s := m.Cfg, m.s
-	B, T, d, dp, C := m.Batch, cfg.N+1, cfg.D, cfg.DPrime, cfg.C
+	B, T, dp := m.Batch, cfg.N+1, cfg.DPrime
 	D := cfg.TokenDim()
-	var err error
-	if m.X, err = s.Input("x", tensor.Shape{B, T, d}); err != nil {
+	enc, err := NewEncoder(s, cfg, B)
+	if err != nil {
 		return err
 	}
-	if m.Labels, err = s.Input("labels", tensor.Shape{B * T, C}); err != nil {
-		return err
-	}
-	if m.Target, err = s.Input("target", tensor.Shape{B, C}); err != nil {
-		return err
-	}
-	// W_e, optionally with a zero first column.
-	if cfg.ZeroColumn {
-		free, err := s.Param("we", tensor.Shape{dp, C - 1}, cfg.WeInit)
-		if err != nil {
-			return err
-		}
-		zc, err := s.Const("we_zero_column", tensor.Shape{dp, 1}, make([]float64, dp))
-		if err != nil {
-			return err
-		}
-		m.We = G.Must(G.Concat(1, zc, free))
-	} else if m.We, err = s.Param("we", tensor.Shape{dp, C}, cfg.WeInit); err != nil {
-		return err
-	}
+	m.enc = enc
+	m.X, m.Labels, m.Target, m.We = enc.X, enc.Labels, enc.Target, enc.We
 	// α (scalar) and α/N.
 	if cfg.FixedAlpha {
 		m.Alpha = scalarConst(s, cfg.Alpha)
@@ -298,37 +281,7 @@ func (m *Model) build() error {
 	if cfg.Bias {
 		kern = layers.WithBias(kern)
 	}
-
-	// Initial tokens.
-	x2 := G.Must(graph.Reshape(m.X, tensor.Shape{B * T, d})) // (B*T, d)
-	wy := G.Must(G.Mul(m.Labels, G.Must(G.Transpose(m.We)))) // (B*T, d'): w_{e,y_i}, 0 at the query
-	meanCol, err := s.Const("mean_weights", tensor.Shape{C, 1}, fill(C, 1/float64(C)))
-	if err != nil {
-		return err
-	}
-	wbar := G.Must(G.Mul(m.We, meanCol)) // (d', 1): w̄_e = E(w_e | f = 0)
-	rows := fill(B*T, 1)
-	if cfg.Form == OneStep {
-		for b := 0; b < B; b++ {
-			rows[b*T+T-1] = 0 // the query token is (x, 0, 0)
-		}
-	}
-	rowCol, err := s.Const("token_rows", tensor.Shape{B * T, 1}, rows)
-	if err != nil {
-		return err
-	}
-	wbarRows := G.Must(G.Mul(rowCol, G.Must(G.Transpose(wbar)))) // (B*T, d')
-	f0, err := s.Const("f0", tensor.Shape{B * T, dp}, make([]float64, B*T*dp))
-	if err != nil {
-		return err
-	}
-	var z0 *G.Node
-	if cfg.Form == OneStep {
-		z0 = G.Must(G.Concat(1, x2, G.Must(G.Sub(wy, wbarRows)), f0)) // (B*T, d+2d')
-	} else {
-		z0 = G.Must(G.Concat(1, x2, wy, wbarRows, f0)) // (B*T, d+3d')
-	}
-	z := G.Must(graph.Reshape(z0, tensor.Shape{B, T, D})) // (B, T, D)
+	z := enc.Tokens // (B, T, D)
 	m.Tokens = append(m.Tokens, z)
 	m.F = append(m.F, m.fSlot(z))
 

@@ -1,0 +1,160 @@
+package gd
+
+import (
+	"fmt"
+	"math"
+
+	"github.com/gdattn/gdattn/graph"
+	G "gorgonia.org/gorgonia"
+	"gorgonia.org/tensor"
+)
+
+// Encoder builds the input tokens of the GD constructions from a minibatch
+// of contexts, and owns the embedding matrix W_e ("we") they share with the
+// softmax head:
+//
+//	Interleaved: e_{i,0} = (x_i, w_{e,y_i}, w̄_e, 0)    D = d + 3d'
+//	OneStep:     e_{i,0} = (x_i, w_{e,y_i} − w̄_e, 0)   D = d + 2d'
+//
+// with w_{e,y} = 0 at the query (its label is never shown) and
+// w̄_e = E(w_e | f = 0) the mean column of W_e; the OneStep query token is
+// (x, 0, 0) as in Appendix C. Unconstrained models (package tf) use the same
+// encoder so that GD and Trained TF see the same tokens.
+type Encoder struct {
+	Form            Form
+	D, DPrime, C, N int
+	Batch           int
+	// X (B, T, d), Labels (B·T, C) one-hot of the context labels (query
+	// row zero) and Target (B, C) one-hot of the query label are inputs.
+	X, Labels, Target *G.Node
+	// We is W_e (d', C), with its first column fixed at zero if
+	// cfg.ZeroColumn.
+	We *G.Node
+	// Tokens is the initial token tensor (B, T, D).
+	Tokens *G.Node
+}
+
+// NewEncoder creates the inputs, the parameter "we" and the token tensor in
+// s, from cfg's Form, D, DPrime, C, N, ZeroColumn and WeInit.
+func NewEncoder(s *graph.Scope, cfg Config, batch int) (e *Encoder, err error) {
+	if cfg, err = cfg.Validate(); err != nil {
+		return nil, err
+	}
+	if batch <= 0 {
+		return nil, fmt.Errorf("gd: batch = %d, want > 0", batch)
+	}
+	defer graph.Recover(&err)
+	B, T, d, dp, C := batch, cfg.N+1, cfg.D, cfg.DPrime, cfg.C
+	e = &Encoder{Form: cfg.Form, D: d, DPrime: dp, C: C, N: cfg.N, Batch: batch}
+	if e.X, err = s.Input("x", tensor.Shape{B, T, d}); err != nil {
+		return nil, err
+	}
+	if e.Labels, err = s.Input("labels", tensor.Shape{B * T, C}); err != nil {
+		return nil, err
+	}
+	if e.Target, err = s.Input("target", tensor.Shape{B, C}); err != nil {
+		return nil, err
+	}
+	// W_e, optionally with a zero first column.
+	if cfg.ZeroColumn {
+		free, err := s.Param("we", tensor.Shape{dp, C - 1}, cfg.WeInit)
+		if err != nil {
+			return nil, err
+		}
+		zc, err := s.Const("we_zero_column", tensor.Shape{dp, 1}, make([]float64, dp))
+		if err != nil {
+			return nil, err
+		}
+		e.We = G.Must(G.Concat(1, zc, free))
+	} else if e.We, err = s.Param("we", tensor.Shape{dp, C}, cfg.WeInit); err != nil {
+		return nil, err
+	}
+	// Initial tokens.
+	x2 := G.Must(graph.Reshape(e.X, tensor.Shape{B * T, d})) // (B*T, d)
+	wy := G.Must(G.Mul(e.Labels, G.Must(G.Transpose(e.We)))) // (B*T, d'): w_{e,y_i}, 0 at the query
+	meanCol, err := s.Const("mean_weights", tensor.Shape{C, 1}, fill(C, 1/float64(C)))
+	if err != nil {
+		return nil, err
+	}
+	wbar := G.Must(G.Mul(e.We, meanCol)) // (d', 1): w̄_e = E(w_e | f = 0)
+	rows := fill(B*T, 1)
+	if cfg.Form == OneStep {
+		for b := 0; b < B; b++ {
+			rows[b*T+T-1] = 0 // the query token is (x, 0, 0)
+		}
+	}
+	rowCol, err := s.Const("token_rows", tensor.Shape{B * T, 1}, rows)
+	if err != nil {
+		return nil, err
+	}
+	wbarRows := G.Must(G.Mul(rowCol, G.Must(G.Transpose(wbar)))) // (B*T, d')
+	f0, err := s.Const("f0", tensor.Shape{B * T, dp}, make([]float64, B*T*dp))
+	if err != nil {
+		return nil, err
+	}
+	var z0 *G.Node
+	if cfg.Form == OneStep {
+		z0 = G.Must(G.Concat(1, x2, G.Must(G.Sub(wy, wbarRows)), f0)) // (B*T, d+2d')
+	} else {
+		z0 = G.Must(G.Concat(1, x2, wy, wbarRows, f0)) // (B*T, d+3d')
+	}
+	e.Tokens = G.Must(graph.Reshape(z0, tensor.Shape{B, T, cfg.TokenDim()})) // (B, T, D)
+	return e, nil
+}
+
+// TokenDim is the width D of a token.
+func (e *Encoder) TokenDim() int {
+	if e.Form == OneStep {
+		return e.D + 2*e.DPrime
+	}
+	return e.D + 3*e.DPrime
+}
+
+// Feed copies one minibatch into the model's inputs: x is (B, T, d) and y is
+// (B, T) with context labels in 0..C-1; the query label y[b*T+N] is the
+// training target and may be -1 when unknown (that context then adds 0 to
+// the loss). The model never sees the query label in its tokens.
+//
+// Feed returns an error naming the argument on a length mismatch, a NaN or
+// ±Inf in x, or a label out of range; the inputs are left unchanged then.
+func (e *Encoder) Feed(x []float64, y []int) error {
+	B, T, d, C := e.Batch, e.N+1, e.D, e.C
+	if len(x) != B*T*d {
+		return fmt.Errorf("gd: Feed: x has %d values, want B*T*d = %d*%d*%d = %d", len(x), B, T, d, B*T*d)
+	}
+	if len(y) != B*T {
+		return fmt.Errorf("gd: Feed: y has %d labels, want B*T = %d*%d = %d", len(y), B, T, B*T)
+	}
+	for i, v := range x {
+		if math.IsNaN(v) || math.IsInf(v, 0) {
+			return fmt.Errorf("gd: Feed: x[%d] (context %d, position %d) is %v", i, i/(T*d), (i/d)%T, v)
+		}
+	}
+	labels := make([]float64, B*T*C)
+	target := make([]float64, B*C)
+	for b := 0; b < B; b++ {
+		for t := 0; t < T; t++ {
+			c := y[b*T+t]
+			query := t == T-1
+			if c < 0 || c >= C {
+				if query && c == -1 {
+					continue
+				}
+				return fmt.Errorf("gd: Feed: y[%d] (context %d, position %d) = %d, want 0..%d%s",
+					b*T+t, b, t, c, C-1, map[bool]string{true: " or -1 at the query"}[query])
+			}
+			if query {
+				target[b*C+c] = 1
+			} else {
+				labels[(b*T+t)*C+c] = 1
+			}
+		}
+	}
+	if err := graph.SetValue(e.X, x); err != nil {
+		return err
+	}
+	if err := graph.SetValue(e.Labels, labels); err != nil {
+		return err
+	}
+	return graph.SetValue(e.Target, target)
+}
