@@ -64,6 +64,7 @@ type Attention struct {
 	s              *graph.Scope
 	wq, wk, wv, wo *G.Node
 	params         G.Nodes
+	masks          map[[2]int]*Mask // causal masks by (B, T), built once each
 }
 
 var _ Layer = (*Attention)(nil)
@@ -168,7 +169,7 @@ func (a *Attention) Forward(z *G.Node) (out *G.Node, err error) {
 		k = G.Must(graph.Slice(k, 1, 0, t-1)) // (B, N, DK)
 		v = G.Must(graph.Slice(v, 1, 0, t-1)) // (B, N, DV)
 	case CausalKeys:
-		if mask, err = NewMask(a.s, "causal_mask", b, t, t, func(j, i int) bool { return i < j }); err != nil {
+		if mask, err = a.causalMask(b, t); err != nil {
 			return nil, err
 		}
 	}
@@ -180,4 +181,24 @@ func (a *Attention) Forward(z *G.Node) (out *G.Node, err error) {
 	h2 := G.Must(graph.Reshape(h, tensor.Shape{b * t, a.cfg.DV}))        // (B*T, DV)
 	o := G.Must(G.Mul(h2, a.wo))                                         // (B*T, DOut)
 	return G.Must(graph.Reshape(o, tensor.Shape{b, t, a.cfg.DOut})), nil // (B, T, DOut)
+}
+
+// causalMask returns the (B, T, T) mask of CausalKeys, created in the head's
+// scope on first use for each (B, T), so that Forward may run more than once
+// (a second NewMask with the same name would fail).
+func (a *Attention) causalMask(b, t int) (*Mask, error) {
+	key := [2]int{b, t}
+	if m, ok := a.masks[key]; ok {
+		return m, nil
+	}
+	name := fmt.Sprintf("causal_mask_%dx%d", b, t)
+	m, err := NewMask(a.s, name, b, t, t, func(j, i int) bool { return i < j })
+	if err != nil {
+		return nil, err
+	}
+	if a.masks == nil {
+		a.masks = map[[2]int]*Mask{}
+	}
+	a.masks[key] = m
+	return m, nil
 }

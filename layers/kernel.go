@@ -91,8 +91,14 @@ func Normalised(name string) bool { return name == KernelSoftmax }
 // NewKernel returns the named kernel; its parameter g (unused by "linear")
 // lives in s as "log_gamma" when cfg.Learnable.
 func NewKernel(s *graph.Scope, name string, cfg KernelConfig) (Kernel, error) {
-	if name == KernelLinear {
+	switch name {
+	case KernelLinear:
 		return LinearKernel(), nil
+	case KernelRBF, KernelExp, KernelLaplacian, KernelSoftmax:
+	default:
+		// Checked before anything is created in s, so that a failed call
+		// leaves no stray log_gamma behind.
+		return nil, fmt.Errorf("layers: unknown kernel %q (known: %v)", name, KernelNames())
 	}
 	if cfg.Gamma == 0 {
 		cfg.Gamma = 1
@@ -257,11 +263,31 @@ func applyMask(w *G.Node, mask *Mask) *G.Node {
 
 // sqDist returns ||q_j - k_i||^2 as (B, Tq, Tk), computed from the differences
 // (not from ||q||^2 + ||k||^2 - 2 q·k, which cancels catastrophically at q ≈ k).
+//
+// The copies of q and k are made by batched outer products with ones, and the
+// sum over D by a product with ones, rather than by a rank-4 BroadcastSub:
+// in gorgonia v0.9.18 the gradient of that broadcast (a repeat along axis 2
+// of (B, Tq, 1, D)) is wrong for every query but the first of each sequence
+// (layers/kernel_test.go TestKernelGrad). Products with ones are exact, so
+// the values are unchanged.
 func sqDist(q, k *G.Node) *G.Node {
 	b, tq, d := q.Shape()[0], q.Shape()[1], q.Shape()[2]
 	tk := k.Shape()[1]
-	q4 := G.Must(graph.Reshape(q, tensor.Shape{b, tq, 1, d}))    // (B, Tq, 1, D)
-	k4 := G.Must(graph.Reshape(k, tensor.Shape{b, 1, tk, d}))    // (B, 1, Tk, D)
-	diff := G.Must(G.BroadcastSub(q4, k4, []byte{2}, []byte{1})) // (B, Tq, Tk, D)
-	return G.Must(G.Sum(G.Must(G.Square(diff)), 3))              // (B, Tq, Tk)
+	q3 := G.Must(graph.Reshape(q, tensor.Shape{b * tq, 1, d}))                // (B*Tq, 1, D)
+	qe := G.Must(G.BatchedMatMul(onesLike(q, b*tq, tk, 1), q3, false, false)) // (B*Tq, Tk, D): q_j for every i
+	k3 := G.Must(graph.Reshape(k, tensor.Shape{b, 1, tk * d}))                // (B, 1, Tk*D)
+	ke := G.Must(G.BatchedMatMul(onesLike(k, b, tq, 1), k3, false, false))    // (B, Tq, Tk*D): k_i for every j
+	ke = G.Must(graph.Reshape(ke, tensor.Shape{b * tq, tk, d}))               // (B*Tq, Tk, D)
+	sq := G.Must(G.Square(G.Must(G.Sub(qe, ke))))                             // (B*Tq, Tk, D)
+	d2 := G.Must(G.BatchedMatMul(sq, onesLike(q, b*tq, d, 1), false, false))  // (B*Tq, Tk, 1)
+	return G.Must(graph.Reshape(d2, tensor.Shape{b, tq, tk}))                 // (B, Tq, Tk)
+}
+
+// onesLike is a constant tensor of ones of the given shape, with x's dtype.
+func onesLike(x *G.Node, shape ...int) *G.Node {
+	vals := make([]float64, tensor.Shape(shape).TotalSize())
+	for i := range vals {
+		vals[i] = 1
+	}
+	return constLike(x, tensor.Shape(shape), vals, "ones")
 }

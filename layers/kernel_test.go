@@ -29,8 +29,12 @@ var testDtypes = []struct {
 	{"float32", tensor.Float32, 1e-5},
 }
 
-// newTestRand is the generator all test data is drawn from.
-func newTestRand() *rand.Rand { return rand.New(rand.NewPCG(1, 1)) }
+// newTestRand is the generator test data is drawn from.
+func newTestRand() *rand.Rand { return newTestRandSeed(1) }
+
+// newTestRandSeed is a PCG generator seeded (seed, 1), for a second,
+// independent stream of test data.
+func newTestRandSeed(seed uint64) *rand.Rand { return rand.New(rand.NewPCG(seed, 1)) }
 
 // randn returns n draws of scale·N(0, 1).
 func randn(rng *rand.Rand, n int, scale float64) []float64 {
