@@ -33,7 +33,7 @@ const (
 )
 
 // Manifest describes the arrays of a checkpoint. It is stored, with the
-// caller's model config, in the checkpoint's config.json (see CHECKPOINT.md).
+// caller's model config, in the checkpoint's config.json (see "Checkpoint format" in README.md).
 type Manifest struct {
 	Format  string          `json:"format"`  // CheckpointFormat
 	Version int             `json:"version"` // CheckpointVersion
@@ -113,7 +113,7 @@ type plannedFile struct {
 // SaveCheckpoint writes the parameters of s (s.Params(), with their current
 // values), config (marshalled with encoding/json; may be nil) and the
 // optional optimiser state and extra arrays of opts to the directory dir,
-// replacing any checkpoint already there. See CHECKPOINT.md for the layout.
+// replacing any checkpoint already there. See "Checkpoint format" in README.md for the layout.
 //
 // The save is atomic in this sense: everything is written and fsynced in a
 // new sibling directory dir+".tmp-*"; then, if dir exists, it is renamed
