@@ -83,7 +83,7 @@
 //
 //	func polyKernel(q, k *G.Node, mask *layers.Mask) (w *G.Node, err error) {
 //		defer graph.Recover(&err)
-//		dot := G.Must(G.BatchedMatMul(q, k, false, true))            // (B, Tq, Tk)
+//		dot := G.Must(graph.BatchedMatMul(q, k, false, true))        // (B, Tq, Tk)
 //		w = G.Must(G.Square(G.Must(G.Add(dot, G.NewConstant(1.0))))) // (B, Tq, Tk)
 //		if mask != nil {
 //			w = G.Must(G.HadamardProd(w, mask.Keep)) // hidden pairs get 0

@@ -106,103 +106,33 @@ func NewKernel(s *graph.Scope, name string, cfg KernelConfig) (Kernel, error) {
 	if !(cfg.Gamma > 0) || math.IsInf(cfg.Gamma, 0) {
 		return nil, fmt.Errorf("layers: kernel %q: Gamma = %v, want a finite positive value", name, cfg.Gamma)
 	}
+	// A learnable g is the node exp(log_gamma); a fixed one is held by the op.
 	var g *G.Node
-	var err error
 	if cfg.Learnable {
-		g, err = s.Param("log_gamma", tensor.Shape{}, graph.Constant(math.Log(cfg.Gamma)))
+		lg, err := s.Param("log_gamma", tensor.Shape{}, graph.Constant(math.Log(cfg.Gamma)))
 		if err == nil {
-			g, err = G.Exp(g)
+			g, err = G.Exp(lg)
 		}
-	} else {
-		g, err = gammaConst(s, cfg.Gamma)
+		if err != nil {
+			return nil, fmt.Errorf("layers: kernel %q: %w", name, err)
+		}
 	}
-	if err != nil {
-		return nil, fmt.Errorf("layers: kernel %q: %w", name, err)
-	}
-	switch name {
-	case KernelRBF:
-		return rbfKernel(g), nil
-	case KernelExp:
-		return expKernel(g), nil
-	case KernelLaplacian:
-		return laplacianKernel(g), nil
-	case KernelSoftmax:
-		return softmaxKernel(g), nil
-	}
-	return nil, fmt.Errorf("layers: unknown kernel %q (known: %v)", name, KernelNames())
+	kind := map[string]kernelKind{KernelRBF: kindRBF, KernelExp: kindExp, KernelLaplacian: kindLaplacian, KernelSoftmax: kindSoftmax}[name]
+	return opKernel(kind, g, cfg.Gamma), nil
 }
 
-func gammaConst(s *graph.Scope, v float64) (*G.Node, error) {
-	if s.Dtype() == tensor.Float32 {
-		return G.NewConstant(float32(v), G.WithName(s.Name("gamma"))), nil
+// opKernel is a built-in kernel computed by one kernelOp.
+func opKernel(kind kernelKind, g *G.Node, gFixed float64) Kernel {
+	return func(q, k *G.Node, mask *Mask) (*G.Node, error) {
+		if err := checkQK(q, k); err != nil {
+			return nil, err
+		}
+		return applyKernelOp(kind, q, k, g, gFixed, mask)
 	}
-	return G.NewConstant(v, G.WithName(s.Name("gamma"))), nil
 }
 
 // LinearKernel is κ(q, k) = q·k.
-func LinearKernel() Kernel {
-	return func(q, k *G.Node, mask *Mask) (out *G.Node, err error) {
-		defer graph.Recover(&err)
-		if err := checkQK(q, k); err != nil {
-			return nil, err
-		}
-		return applyMask(G.Must(G.BatchedMatMul(q, k, false, true)), mask), nil
-	}
-}
-
-func rbfKernel(g *G.Node) Kernel {
-	return func(q, k *G.Node, mask *Mask) (out *G.Node, err error) {
-		defer graph.Recover(&err)
-		if err := checkQK(q, k); err != nil {
-			return nil, err
-		}
-		d2 := sqDist(q, k)
-		return applyMask(G.Must(G.Exp(G.Must(G.Neg(G.Must(G.Mul(g, d2)))))), mask), nil
-	}
-}
-
-func laplacianKernel(g *G.Node) Kernel {
-	return func(q, k *G.Node, mask *Mask) (out *G.Node, err error) {
-		defer graph.Recover(&err)
-		if err := checkQK(q, k); err != nil {
-			return nil, err
-		}
-		// sqrt(d2 + tiny): the tiny floor keeps the gradient finite at q == k
-		// (where the kernel has its kink) and changes the value by < 1e-150.
-		tiny := 1e-300
-		if q.Dtype() == tensor.Float32 {
-			tiny = 1e-30
-		}
-		d2 := G.Must(G.Add(sqDist(q, k), scalarLike(q, tiny)))
-		d := G.Must(G.Sqrt(d2))
-		return applyMask(G.Must(G.Exp(G.Must(G.Neg(G.Must(G.Mul(g, d)))))), mask), nil
-	}
-}
-
-func expKernel(g *G.Node) Kernel {
-	return func(q, k *G.Node, mask *Mask) (out *G.Node, err error) {
-		defer graph.Recover(&err)
-		if err := checkQK(q, k); err != nil {
-			return nil, err
-		}
-		dot := G.Must(G.BatchedMatMul(q, k, false, true))
-		return applyMask(G.Must(G.Exp(G.Must(G.Mul(g, dot)))), mask), nil
-	}
-}
-
-func softmaxKernel(g *G.Node) Kernel {
-	return func(q, k *G.Node, mask *Mask) (out *G.Node, err error) {
-		defer graph.Recover(&err)
-		if err := checkQK(q, k); err != nil {
-			return nil, err
-		}
-		s := G.Must(G.Mul(g, G.Must(G.BatchedMatMul(q, k, false, true)))) // (B, Tq, Tk)
-		if mask != nil {
-			s = G.Must(G.Add(s, mask.Bias))
-		}
-		return applyMask(G.Must(graph.SoftMax(s)), mask), nil
-	}
-}
+func LinearKernel() Kernel { return opKernel(kindLinear, nil, 1) }
 
 // DeltaKernel is the exact erase kernel: κ(q_j, k_i) = 1 if i == j (the same
 // position) and 0 otherwise, whatever q and k hold. It is the λ → ∞ limit of
@@ -259,35 +189,4 @@ func applyMask(w *G.Node, mask *Mask) *G.Node {
 		return w
 	}
 	return G.Must(G.HadamardProd(w, mask.Keep))
-}
-
-// sqDist returns ||q_j - k_i||^2 as (B, Tq, Tk), computed from the differences
-// (not from ||q||^2 + ||k||^2 - 2 q·k, which cancels catastrophically at q ≈ k).
-//
-// The copies of q and k are made by batched outer products with ones, and the
-// sum over D by a product with ones, rather than by a rank-4 BroadcastSub:
-// in gorgonia v0.9.18 the gradient of that broadcast (a repeat along axis 2
-// of (B, Tq, 1, D)) is wrong for every query but the first of each sequence
-// (layers/kernel_test.go TestKernelGrad). Products with ones are exact, so
-// the values are unchanged.
-func sqDist(q, k *G.Node) *G.Node {
-	b, tq, d := q.Shape()[0], q.Shape()[1], q.Shape()[2]
-	tk := k.Shape()[1]
-	q3 := G.Must(graph.Reshape(q, tensor.Shape{b * tq, 1, d}))                // (B*Tq, 1, D)
-	qe := G.Must(G.BatchedMatMul(onesLike(q, b*tq, tk, 1), q3, false, false)) // (B*Tq, Tk, D): q_j for every i
-	k3 := G.Must(graph.Reshape(k, tensor.Shape{b, 1, tk * d}))                // (B, 1, Tk*D)
-	ke := G.Must(G.BatchedMatMul(onesLike(k, b, tq, 1), k3, false, false))    // (B, Tq, Tk*D): k_i for every j
-	ke = G.Must(graph.Reshape(ke, tensor.Shape{b * tq, tk, d}))               // (B*Tq, Tk, D)
-	sq := G.Must(G.Square(G.Must(G.Sub(qe, ke))))                             // (B*Tq, Tk, D)
-	d2 := G.Must(G.BatchedMatMul(sq, onesLike(q, b*tq, d, 1), false, false))  // (B*Tq, Tk, 1)
-	return G.Must(graph.Reshape(d2, tensor.Shape{b, tq, tk}))                 // (B, Tq, Tk)
-}
-
-// onesLike is a constant tensor of ones of the given shape, with x's dtype.
-func onesLike(x *G.Node, shape ...int) *G.Node {
-	vals := make([]float64, tensor.Shape(shape).TotalSize())
-	for i := range vals {
-		vals[i] = 1
-	}
-	return constLike(x, tensor.Shape(shape), vals, "ones")
 }

@@ -1,0 +1,439 @@
+package layers
+
+import (
+	"fmt"
+	"hash"
+	"hash/fnv"
+	"math"
+
+	"github.com/chewxy/hm"
+	G "gorgonia.org/gorgonia"
+	"gorgonia.org/tensor"
+)
+
+// kernelKind enumerates the built-in kernels computed by kernelOp.
+type kernelKind int
+
+const (
+	kindLinear kernelKind = iota
+	kindRBF
+	kindExp
+	kindLaplacian
+	kindSoftmax
+)
+
+var kindNames = [...]string{"linear", "rbf", "exp", "laplacian", "softmax"}
+
+// kernelOp computes the weights W (B, Tq, Tk) of a built-in kernel in one
+// Gorgonia op, with a hand-written backward pass (kernelGradOp). Inputs:
+// q (B, Tq, D), k (B, Tk, D), then g (a scalar node) if learnG, then the
+// 0/1 keep mask (B, Tq, Tk) if masked. A fixed g is held in the op.
+//
+// One op instead of a chain of generic ones: the kernels are the hot loop of
+// every attention layer, Gorgonia runs a batched product of tiny matrices
+// one Sgemm call per batch element, and the distance kernels need the
+// differences q_j − k_i, which generic broadcasts compute only through
+// rank-4 tensors (whose broadcast gradient is wrong in Gorgonia v0.9.18).
+type kernelOp struct {
+	kind   kernelKind
+	g      float64 // fixed g when !learnG
+	learnG bool
+	masked bool
+}
+
+// applyKernelOp builds W = κ(q, k) for kind with g given either as a node
+// (learnable) or as a value.
+func applyKernelOp(kind kernelKind, q, k, g *G.Node, gFixed float64, mask *Mask) (*G.Node, error) {
+	op := &kernelOp{kind: kind, g: gFixed, learnG: g != nil, masked: mask != nil}
+	in := []*G.Node{q, k}
+	if g != nil {
+		in = append(in, g)
+	}
+	if mask != nil {
+		if !mask.Keep.Shape().Eq(tensor.Shape{q.Shape()[0], q.Shape()[1], k.Shape()[1]}) {
+			return nil, fmt.Errorf("layers: kernel: mask shape %v, want (%d, %d, %d)", mask.Keep.Shape(), q.Shape()[0], q.Shape()[1], k.Shape()[1])
+		}
+		in = append(in, mask.Keep)
+	}
+	return G.ApplyOp(op, in...)
+}
+
+func (op *kernelOp) Arity() int {
+	n := 2
+	if op.learnG {
+		n++
+	}
+	if op.masked {
+		n++
+	}
+	return n
+}
+
+func (op *kernelOp) Type() hm.Type {
+	a := hm.TypeVariable('a')
+	t3 := &G.TensorType{Dims: 3, Of: a}
+	ts := []hm.Type{t3, t3}
+	if op.learnG {
+		ts = append(ts, a)
+	}
+	if op.masked {
+		ts = append(ts, t3)
+	}
+	return hm.NewFnType(append(ts, t3)...)
+}
+
+func (op *kernelOp) InferShape(in ...G.DimSizer) (tensor.Shape, error) {
+	qs, ok1 := in[0].(tensor.Shape)
+	ks, ok2 := in[1].(tensor.Shape)
+	if !ok1 || !ok2 || len(qs) != 3 || len(ks) != 3 {
+		return nil, fmt.Errorf("layers: kernel op: cannot infer shape from %v, %v", in[0], in[1])
+	}
+	return tensor.Shape{qs[0], qs[1], ks[1]}, nil
+}
+func (op *kernelOp) ReturnsPtr() bool     { return false }
+func (op *kernelOp) CallsExtern() bool    { return false }
+func (op *kernelOp) OverwritesInput() int { return -1 }
+func (op *kernelOp) WriteHash(h hash.Hash) {
+	fmt.Fprintf(h, "gdattn.kernel %d g=%v learn=%v masked=%v", op.kind, op.g, op.learnG, op.masked)
+}
+func (op *kernelOp) Hashcode() uint32 { return hashOp(op) }
+func (op *kernelOp) String() string   { return "Kernel{" + kindNames[op.kind] + "}" }
+
+func (op *kernelOp) Do(vals ...G.Value) (G.Value, error) {
+	a, err := op.unpack(vals)
+	if err != nil {
+		return nil, err
+	}
+	shape := tensor.Shape{a.b, a.tq, a.tk}
+	switch q := vals[0].Data().(type) {
+	case []float64:
+		w := make([]float64, a.b*a.tq*a.tk)
+		kernelForward(op.kind, a, q, vals[1].Data().([]float64), maskOf[float64](op, vals), w)
+		return tensor.New(tensor.WithShape(shape...), tensor.WithBacking(w)), nil
+	case []float32:
+		w := make([]float32, a.b*a.tq*a.tk)
+		kernelForward(op.kind, a, q, vals[1].Data().([]float32), maskOf[float32](op, vals), w)
+		return tensor.New(tensor.WithShape(shape...), tensor.WithBacking(w)), nil
+	}
+	return nil, fmt.Errorf("layers: kernel op: unsupported data %T", vals[0].Data())
+}
+
+func (op *kernelOp) DiffWRT(n int) []bool {
+	d := make([]bool, n)
+	d[0], d[1] = true, true
+	if op.learnG {
+		d[2] = true
+	}
+	return d
+}
+
+func (op *kernelOp) SymDiff(inputs G.Nodes, output, grad *G.Node) (G.Nodes, error) {
+	out := make(G.Nodes, len(inputs))
+	gradIn := append(append(G.Nodes{}, inputs...), output, grad)
+	wrt := []int{0, 1}
+	if op.learnG {
+		wrt = append(wrt, 2)
+	}
+	for _, w := range wrt {
+		n, err := G.ApplyOp(&kernelGradOp{kernelOp: *op, wrt: w}, gradIn...)
+		if err != nil {
+			return nil, err
+		}
+		out[w] = n
+	}
+	return out, nil
+}
+
+// kernelArgs are the sizes and g of one evaluation.
+type kernelArgs struct {
+	b, tq, tk, d int
+	g            float64
+}
+
+func (op *kernelOp) unpack(vals []G.Value) (kernelArgs, error) {
+	if len(vals) < op.Arity() {
+		return kernelArgs{}, fmt.Errorf("layers: kernel op: %d inputs, want %d", len(vals), op.Arity())
+	}
+	qs, ks := vals[0].Shape(), vals[1].Shape()
+	if len(qs) != 3 || len(ks) != 3 || qs[0] != ks[0] || qs[2] != ks[2] {
+		return kernelArgs{}, fmt.Errorf("layers: kernel op: query %v and key %v shapes", qs, ks)
+	}
+	a := kernelArgs{b: qs[0], tq: qs[1], tk: ks[1], d: qs[2], g: op.g}
+	if op.learnG {
+		switch v := vals[2].Data().(type) {
+		case float64:
+			a.g = v
+		case float32:
+			a.g = float64(v)
+		default:
+			return kernelArgs{}, fmt.Errorf("layers: kernel op: g has type %T", vals[2].Data())
+		}
+	}
+	return a, nil
+}
+
+// maskOf returns the keep mask, the last forward input when present.
+func maskOf[F float32 | float64](op *kernelOp, vals []G.Value) []F {
+	if !op.masked {
+		return nil
+	}
+	m, _ := vals[op.Arity()-1].Data().([]F)
+	return m
+}
+
+// kernelForward writes W into w.
+func kernelForward[F float32 | float64](kind kernelKind, a kernelArgs, q, k, keep, w []F) {
+	d := a.d
+	for b := 0; b < a.b; b++ {
+		for j := 0; j < a.tq; j++ {
+			qj := q[(b*a.tq+j)*d : (b*a.tq+j+1)*d]
+			row := w[(b*a.tq+j)*a.tk : (b*a.tq+j+1)*a.tk]
+			var keepRow []F
+			if keep != nil {
+				keepRow = keep[(b*a.tq+j)*a.tk : (b*a.tq+j+1)*a.tk]
+			}
+			mx := math.Inf(-1)
+			for i := range row {
+				if keepRow != nil && keepRow[i] == 0 {
+					row[i] = 0
+					continue
+				}
+				ki := k[(b*a.tk+i)*d : (b*a.tk+i+1)*d]
+				var v float64
+				switch kind {
+				case kindLinear:
+					v = dot(qj, ki)
+				case kindExp:
+					v = math.Exp(a.g * dot(qj, ki))
+				case kindRBF:
+					v = math.Exp(-a.g * sqdist(qj, ki))
+				case kindLaplacian:
+					v = math.Exp(-a.g * math.Sqrt(sqdist(qj, ki)))
+				case kindSoftmax:
+					v = a.g * dot(qj, ki)
+					mx = math.Max(mx, v)
+				}
+				row[i] = F(v)
+			}
+			if kind != kindSoftmax || math.IsInf(mx, -1) {
+				continue
+			}
+			var sum float64
+			for i := range row {
+				if keepRow != nil && keepRow[i] == 0 {
+					continue
+				}
+				e := math.Exp(float64(row[i]) - mx)
+				row[i] = F(e)
+				sum += e
+			}
+			for i := range row {
+				row[i] = F(float64(row[i]) / sum)
+			}
+		}
+	}
+}
+
+// kernelBackward accumulates the gradients of a loss L with respect to q, k
+// and g, given W and dW = dL/dW. Masked pairs have W = 0 and contribute
+// nothing. Only the slices that are non-nil are written.
+func kernelBackward[F float32 | float64](kind kernelKind, a kernelArgs, q, k, keep, w, dw, dq, dk []F) float64 {
+	d := a.d
+	var dg float64
+	diff := make([]float64, d)
+	for b := 0; b < a.b; b++ {
+		for j := 0; j < a.tq; j++ {
+			qj := q[(b*a.tq+j)*d : (b*a.tq+j+1)*d]
+			o := (b*a.tq + j) * a.tk
+			var rowSum float64 // softmax: Σ_i W dW over the row
+			if kind == kindSoftmax {
+				for i := 0; i < a.tk; i++ {
+					rowSum += float64(w[o+i]) * float64(dw[o+i])
+				}
+			}
+			for i := 0; i < a.tk; i++ {
+				if keep != nil && keep[o+i] == 0 {
+					continue
+				}
+				ki := k[(b*a.tk+i)*d : (b*a.tk+i+1)*d]
+				wi, dwi := float64(w[o+i]), float64(dw[o+i])
+				// cq and ck are the coefficients of k_i in dq_j and of q_j in
+				// dk_i for the dot-product kernels; cd those of (q_j − k_i)
+				// in dq_j (and −cd in dk_i) for the distance kernels.
+				var cq, cd float64
+				switch kind {
+				case kindLinear:
+					cq = dwi
+				case kindExp:
+					e := dwi * wi
+					cq = a.g * e
+					dg += e * dot(qj, ki)
+				case kindSoftmax:
+					e := wi * (dwi - rowSum)
+					cq = a.g * e
+					dg += e * dot(qj, ki)
+				case kindRBF:
+					e := dwi * wi
+					cd = -2 * a.g * e
+					dg -= e * sqdist(qj, ki)
+				case kindLaplacian:
+					e := dwi * wi
+					r := math.Sqrt(sqdist(qj, ki))
+					dg -= e * r
+					if r > 0 {
+						cd = -a.g * e / r
+					}
+				}
+				if cq != 0 {
+					if dq != nil {
+						dqj := dq[(b*a.tq+j)*d : (b*a.tq+j+1)*d]
+						for c := range dqj {
+							dqj[c] += F(cq * float64(ki[c]))
+						}
+					}
+					if dk != nil {
+						dki := dk[(b*a.tk+i)*d : (b*a.tk+i+1)*d]
+						for c := range dki {
+							dki[c] += F(cq * float64(qj[c]))
+						}
+					}
+				}
+				if cd != 0 {
+					for c := range diff {
+						diff[c] = float64(qj[c]) - float64(ki[c])
+					}
+					if dq != nil {
+						dqj := dq[(b*a.tq+j)*d : (b*a.tq+j+1)*d]
+						for c := range dqj {
+							dqj[c] += F(cd * diff[c])
+						}
+					}
+					if dk != nil {
+						dki := dk[(b*a.tk+i)*d : (b*a.tk+i+1)*d]
+						for c := range dki {
+							dki[c] -= F(cd * diff[c])
+						}
+					}
+				}
+			}
+		}
+	}
+	return dg
+}
+
+func dot[F float32 | float64](a, b []F) float64 {
+	var s float64
+	for i, v := range a {
+		s += float64(v) * float64(b[i])
+	}
+	return s
+}
+
+func sqdist[F float32 | float64](a, b []F) float64 {
+	var s float64
+	for i, v := range a {
+		t := float64(v) - float64(b[i])
+		s += t * t
+	}
+	return s
+}
+
+// kernelGradOp returns dL/d(input wrt) of a kernelOp. Inputs: the forward
+// inputs, then W and dW.
+type kernelGradOp struct {
+	kernelOp
+	wrt int // 0: q, 1: k, 2: g
+}
+
+func (op *kernelGradOp) Arity() int { return op.kernelOp.Arity() + 2 }
+func (op *kernelGradOp) Type() hm.Type {
+	a := hm.TypeVariable('a')
+	t3 := &G.TensorType{Dims: 3, Of: a}
+	ts := []hm.Type{t3, t3}
+	if op.learnG {
+		ts = append(ts, a)
+	}
+	if op.masked {
+		ts = append(ts, t3)
+	}
+	ts = append(ts, t3, t3)
+	if op.wrt == 2 {
+		return hm.NewFnType(append(ts, a)...)
+	}
+	return hm.NewFnType(append(ts, t3)...)
+}
+func (op *kernelGradOp) InferShape(in ...G.DimSizer) (tensor.Shape, error) {
+	if op.wrt == 2 {
+		return tensor.ScalarShape(), nil
+	}
+	s, ok := in[op.wrt].(tensor.Shape)
+	if !ok {
+		return nil, fmt.Errorf("layers: kernel gradient: cannot infer shape from %v", in[op.wrt])
+	}
+	return s.Clone(), nil
+}
+func (op *kernelGradOp) WriteHash(h hash.Hash) {
+	op.kernelOp.WriteHash(h)
+	fmt.Fprintf(h, " grad wrt %d", op.wrt)
+}
+func (op *kernelGradOp) Hashcode() uint32 { return hashOp(op) }
+func (op *kernelGradOp) String() string {
+	return fmt.Sprintf("KernelGrad{%s,%d}", kindNames[op.kind], op.wrt)
+}
+func (op *kernelGradOp) DiffWRT(n int) []bool { return make([]bool, n) }
+func (op *kernelGradOp) SymDiff(G.Nodes, *G.Node, *G.Node) (G.Nodes, error) {
+	return nil, fmt.Errorf("layers: kernel gradients are not differentiable")
+}
+
+func (op *kernelGradOp) Do(vals ...G.Value) (G.Value, error) {
+	nf := op.kernelOp.Arity()
+	if len(vals) != nf+2 {
+		return nil, fmt.Errorf("layers: kernel gradient: %d inputs, want %d", len(vals), nf+2)
+	}
+	a, err := op.unpack(vals[:nf])
+	if err != nil {
+		return nil, err
+	}
+	switch q := vals[0].Data().(type) {
+	case []float64:
+		return kernelGradDo(op, a, vals, q, nf)
+	case []float32:
+		return kernelGradDo(op, a, vals, q, nf)
+	}
+	return nil, fmt.Errorf("layers: kernel gradient: unsupported data %T", vals[0].Data())
+}
+
+func kernelGradDo[F float32 | float64](op *kernelGradOp, a kernelArgs, vals []G.Value, q []F, nf int) (G.Value, error) {
+	k, ok1 := vals[1].Data().([]F)
+	w, ok2 := vals[nf].Data().([]F)
+	dw, ok3 := vals[nf+1].Data().([]F)
+	if !ok1 || !ok2 || !ok3 {
+		return nil, fmt.Errorf("layers: kernel gradient: mixed dtypes")
+	}
+	var keep []F
+	if op.masked {
+		keep, _ = vals[nf-1].Data().([]F)
+	}
+	switch op.wrt {
+	case 0:
+		dq := make([]F, len(q))
+		kernelBackward(op.kind, a, q, k, keep, w, dw, dq, nil)
+		return tensor.New(tensor.WithShape(vals[0].Shape().Clone()...), tensor.WithBacking(dq)), nil
+	case 1:
+		dk := make([]F, len(k))
+		kernelBackward(op.kind, a, q, k, keep, w, dw, nil, dk)
+		return tensor.New(tensor.WithShape(vals[1].Shape().Clone()...), tensor.WithBacking(dk)), nil
+	}
+	dg := kernelBackward(op.kind, a, q, k, keep, w, dw, nil, nil)
+	var zero F
+	if _, ok := any(zero).(float32); ok {
+		return G.NewF32(float32(dg)), nil
+	}
+	return G.NewF64(dg), nil
+}
+
+func hashOp(op interface{ WriteHash(hash.Hash) }) uint32 {
+	h := fnv.New32a()
+	op.WriteHash(h)
+	return h.Sum32()
+}
