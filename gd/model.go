@@ -265,7 +265,11 @@ func (m *Model) build() error {
 	m.X, m.Labels, m.Target, m.We = enc.X, enc.Labels, enc.Target, enc.We
 	// α (scalar) and α/N.
 	if cfg.FixedAlpha {
-		m.Alpha = scalarConst(s, cfg.Alpha)
+		// A graph node, not a free constant: α·(1/N) of two free constants
+		// fails in Gorgonia ("No Graph Supplied").
+		if m.Alpha, err = s.Const("alpha", tensor.Shape{}, []float64{cfg.Alpha}); err != nil {
+			return err
+		}
 	} else {
 		la, err := s.Param("log_alpha", tensor.Shape{}, graph.Constant(math.Log(cfg.Alpha)))
 		if err != nil {

@@ -5,9 +5,9 @@ import (
 	"hash"
 
 	"github.com/chewxy/hm"
-	G "gorgonia.org/gorgonia"
 	"gonum.org/v1/gonum/blas"
 	"gonum.org/v1/gonum/blas/gonum"
+	G "gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
 )
 

@@ -177,7 +177,7 @@ func (a *Attention) Forward(z *G.Node) (out *G.Node, err error) {
 	if err != nil {
 		return nil, err
 	}
-	h := G.Must(graph.BatchedMatMul(w, v, false, false))                     // (B, T, DV)
+	h := G.Must(graph.BatchedMatMul(w, v, false, false))                 // (B, T, DV)
 	h2 := G.Must(graph.Reshape(h, tensor.Shape{b * t, a.cfg.DV}))        // (B*T, DV)
 	o := G.Must(G.Mul(h2, a.wo))                                         // (B*T, DOut)
 	return G.Must(graph.Reshape(o, tensor.Shape{b, t, a.cfg.DOut})), nil // (B, T, DOut)
