@@ -2,6 +2,8 @@ package gd
 
 import (
 	"fmt"
+	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
 	"math"
 	"math/rand/v2"
 	"strings"
@@ -48,6 +50,9 @@ func runForward(t *testing.T, cfg Config, B int, seed uint64, x []float64, y []i
 	return m
 }
 
+// approx is the comparison used by the exactness tests: absolute 1e-10.
+var approx = cmpopts.EquateApprox(0, 1e-10)
+
 func maxAbsDiff(a, b []float64) float64 {
 	m := 0.0
 	for i := range a {
@@ -76,8 +81,11 @@ func TestModelMatchesReference(t *testing.T) {
 					worst = math.Max(worst, maxAbsDiff(got, ref.F[k]))
 				}
 				t.Logf("max abs error %.3g", worst)
-				if worst > 1e-10 {
-					t.Errorf("max |f_model - f_ref| = %.3g over all blocks, want <= 1e-10", worst)
+				for k := 0; k <= K; k++ {
+					got, _ := graph.Values(m.F[k])
+					if diff := cmp.Diff(ref.F[k], got, approx); diff != "" {
+						t.Errorf("f after %d steps differs from the reference (max %.3g; -ref +model):\n%s", k, worst, diff)
+					}
 				}
 			})
 		}

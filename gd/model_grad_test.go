@@ -1,7 +1,8 @@
 package gd
 
 import (
-	"fmt"
+
+	"github.com/google/go-cmp/cmp"
 	"testing"
 
 	"github.com/gdattn/gdattn/graph"
@@ -78,10 +79,9 @@ func TestModelParamNames(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	got := fmt.Sprint(s.ParamNames())
-	want := "[gd/we gd/log_alpha gd/kernel/log_gamma gd/head0/lambda gd/head0/p gd/head1/lambda gd/head1/p]"
-	if got != want {
-		t.Errorf("params = %s, want %s", got, want)
+	want := []string{"gd/we", "gd/log_alpha", "gd/kernel/log_gamma", "gd/head0/lambda", "gd/head0/p", "gd/head1/lambda", "gd/head1/p"}
+	if diff := cmp.Diff(want, s.ParamNames()); diff != "" {
+		t.Errorf("parameter names (-want +got):\n%s", diff)
 	}
 	if len(m.Params()) != 7 {
 		t.Errorf("Params() has %d nodes, want 7", len(m.Params()))
