@@ -1,0 +1,104 @@
+// Package tf holds the unconstrained baseline of "On Understanding
+// Attention-Based In-Context Learning for Categorical Data": the Trained TF
+// of Section 4, a transformer on the same tokens as the GD models whose
+// parameters are all learned, from a random start or from the GD
+// construction, and the parameter analysis of Appendix E (Figures 8 and 9)
+// that asks whether a trained TF has learned to do gradient descent.
+//
+// # Model
+//
+// [NewModel] builds, on tokens from gd.NewEncoder (the same encoder, and so
+// the same encodings, as package gd):
+//
+//	z_0 = tokens (B, T, D)                         T = N+1, the query last
+//	for l = 0..L-1:
+//	    z ← z + Σ_h head_{l,h}(z)                   self-attention, H heads
+//	    z ← z + cross_l(z)                          only with Cfg.Cross
+//	f   = z[:, T-1, :] · R                          (B, d')
+//	logits = f · W_e                                (B, C), eq. (1)
+//
+// Each head is a layers.Attention with ContextKeys (keys and values are the
+// N context positions, every position is a query):
+//
+//	head(z)_j = ( Σ_{i<N} κ(z_j W_Q, z_i W_K) z_i W_V ) P
+//
+// with W_Q, W_K (D×DK), W_V, P (D×D) and any kernel of package layers
+// (linear, rbf, exp, laplacian, softmax) with its own parameter g. The
+// cross-attention layer is layers.CrossAttention against W_e with learned
+// W_Q (D×d'), W_K, W_V (d'×d') and P (d'×D). Without Cross, tokens use the
+// gd.OneStep layout (x, w_{e,y} − w̄_e, 0), D = d + 2d'; with Cross, the
+// gd.Interleaved layout (x, w_{e,y}, w̄_e, 0), D = d + 3d'. Matrices act on
+// the right of row vectors (z·W), as everywhere in gdattn.
+//
+// # What each model trains
+//
+// GD (package gd) trains W_e, the step α and the kernel parameter g (and,
+// with several heads, each head's diagonal Λ_m and merge P_m); every
+// attention matrix is a fixed selection matrix of the construction.
+//
+// TF (this package) trains everything: W_Q, W_K, W_V and P of every head of
+// every layer ("layer<l>/head<h>/wq", "wk", "wv", "wo"), each head's kernel
+// parameter ("layer<l>/head<h>/log_gamma", g = exp(log_gamma), unless
+// FixedGamma or the linear kernel), the cross-attention matrices
+// ("layer<l>/cross/wq", "wk", "wv", "wo"), the readout R ("readout/r") and
+// W_e ("we"). The only tied parameter is W_e, used by the token encoder, the
+// cross-attention keys and values and the likelihood head. [Model.NumParams]
+// splits the count into attention parameters and the rest (W_e, R).
+//
+// # Initialisation
+//
+// By default every matrix, R included, is drawn by Config.WInit
+// (GlorotUniform from the scope's seeded generator, as the paper's
+// initialisation of the Trained TF), g starts at Gamma and W_e is N(0, 1).
+//
+// With InitFromGD the model starts at the GD construction instead, and
+// computes exactly what gd.Model computes with the same Kernel, Gamma and
+// Alpha (the tests measure ≤ 2e-14 on the logits and f):
+//
+//   - without Cross (one layer): head 0 gets gd.OneStepMatrices(α), the
+//     single-step construction of Appendix C;
+//   - with Cross: in every layer head 0 gets the update head of
+//     gd.InterleavedMatrices(α, λ) and head 1 its erase head,
+//     W_Q = W_K = λ·(select x), W_V selecting E and P = −I on the E block;
+//     head 1 uses the RBF kernel (g = 1) whatever Kernel is, since
+//     exp(−λ²‖x_j − x_i‖²) → δ_ij as λ grows (not so the dot-product
+//     kernels). The cross-attention layer gets W_Q reading f, W_K = W_V = I
+//     and P writing into the E block. The erase is exact up to
+//     exp(−λ² min_{i≠j} ‖x_i − x_j‖²): on x ~ U(−1, 1)^10 the logits of a
+//     2-layer TF differ from exact 2-step GD by up to 0.75 at λ = 1, 5e-7 at
+//     λ = 3 and rounding (≤ 2e-14) from λ = 10 on (default λ = 100). The erase head uses ContextKeys like every head, so the
+//     query never sees itself and keeps its E entry; no later step reads it.
+//   - heads beyond those start with P = 0 (silent, but trainable);
+//   - R selects the f block.
+//
+// The GD start sets W_Q = W_K (as the construction does) but keeps them two
+// parameters, free to move apart in training.
+//
+// # Parameter analysis
+//
+// [Analyze] (single layer, single head, no Cross) extracts from W_Q, W_K
+// the rows acting on x (A, B: d×DK) and from W_V, P the parts moving the
+// label block into the f block (D, E), and returns the paper's Q = AᵀB
+// (= A·Bᵀ in row convention, d×d) and E·D (d'×d'), whose diagonal form
+// with equal diagonal entries is the GD signature, with [Diagonality]
+// (off-diagonal share of the energy) and [DiagonalSpread] (spread of the
+// diagonal). The GD start gives exactly 0 for both.
+//
+// # Usage
+//
+//	s, _ := graph.NewScope(graph.Float64, 1)
+//	m, err := tf.NewModel(s, tf.Config{D: 2, DPrime: 5, C: 20, N: 100, Kernel: "softmax"}, 64)
+//	loss, err := losses.CrossEntropy(m.Logits, m.Target)
+//	vm, err := graph.NewMachine(s, loss, graph.MachineOptions{})
+//	tr, err := graph.NewTrainer(vm, graph.TrainConfig{LR: 1e-3})
+//	for each minibatch (x, y) {
+//		err = m.Feed(x, y) // x (64, 101, 2), y (64, 101), query label last
+//		l, err := tr.Step()
+//	}
+//	a, err := tf.Analyze(m)
+//	fmt.Println(a.QDiagonality, a.EDDiagonality) // near 0 if the TF learned GD
+//
+// Node values are readable after a run for the inputs, W_e, the last entry
+// of Tokens, FQuery and Logits; Gorgonia reuses the memory of intermediate
+// nodes (earlier Tokens) during a run.
+package tf

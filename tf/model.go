@@ -1,0 +1,514 @@
+package tf
+
+import (
+	"fmt"
+	"math"
+
+	"github.com/gdattn/gdattn/gd"
+	"github.com/gdattn/gdattn/graph"
+	"github.com/gdattn/gdattn/layers"
+	G "gorgonia.org/gorgonia"
+	"gorgonia.org/tensor"
+)
+
+// Config describes a Trained TF (Section 4). Zero fields take the documented
+// defaults; [Config.Validate] fills them in.
+type Config struct {
+	D      int // covariate dimension d (required)
+	DPrime int // latent/embedding dimension d' (required)
+	C      int // number of categories (required)
+	N      int // context size; every sequence has T = N+1 positions (required)
+
+	// Layers is the number of attention layers (default 1).
+	Layers int
+	// Heads is the number of self-attention heads per layer (default 1, or
+	// 2 with InitFromGD and Cross: the update and the erase head).
+	Heads int
+
+	// Kernel is the heads' kernel: linear, rbf, exp, laplacian or softmax
+	// (default softmax). Gamma is the initial kernel parameter g of every
+	// head (default 1); each head owns its g ("layer<l>/head<h>/log_gamma"),
+	// learned unless FixedGamma.
+	Kernel     string
+	Gamma      float64
+	FixedGamma bool
+
+	// Cross adds, after each self-attention layer, a cross-attention layer
+	// against W_e (Section 3.3) with a skip connection, as in the blocks of
+	// the interleaved GD model. Tokens then use the gd.Interleaved layout
+	// (x, w_{e,y}, w̄_e, 0) of width d + 3d'; otherwise the gd.OneStep
+	// layout (x, w_{e,y} − w̄_e, 0) of width d + 2d'.
+	Cross bool
+
+	// DK is the query/key width of every self-attention head (default the
+	// token width, as the paper's square matrices). Values and head outputs
+	// are always token-wide.
+	DK int
+
+	// InitFromGD starts the model at the GD construction instead of at a
+	// random point (see the package documentation): it then computes
+	// exactly what gd.Model computes with the same Kernel, Gamma and Alpha.
+	// Alpha is the GD step α of that construction (default N for the
+	// normalised softmax kernel, 1 otherwise, as in gd.Config) and Lambda
+	// the erase head's scale λ (default 100). Both are ignored unless
+	// InitFromGD.
+	InitFromGD bool
+	Alpha      float64
+	Lambda     float64
+
+	// ZeroColumn fixes the first column of W_e at zero (W_e then has C−1
+	// free columns), as in gd.Config.
+	ZeroColumn bool
+
+	// WInit initialises every attention matrix and the readout R (unless
+	// InitFromGD overwrites them); nil means graph.GlorotUniform(), drawn
+	// from the scope's seeded generator (the paper's Glorot initialisation).
+	WInit graph.Initializer `json:"-"`
+	// WeInit initialises W_e; nil means N(0, 1), as in gd.Config.
+	WeInit graph.Initializer `json:"-"`
+}
+
+// Validate fills defaults and checks cfg, returning the completed config.
+// Errors name the offending field.
+func (cfg Config) Validate() (Config, error) {
+	fail := func(format string, a ...any) (Config, error) {
+		return cfg, fmt.Errorf("tf: config: %s", fmt.Sprintf(format, a...))
+	}
+	switch {
+	case cfg.D <= 0:
+		return fail("D = %d, want > 0", cfg.D)
+	case cfg.DPrime <= 0:
+		return fail("DPrime = %d, want > 0", cfg.DPrime)
+	case cfg.C < 2:
+		return fail("C = %d, want at least 2 categories", cfg.C)
+	case cfg.N <= 0:
+		return fail("N = %d, want at least one context example", cfg.N)
+	}
+	if cfg.Layers == 0 {
+		cfg.Layers = 1
+	}
+	if cfg.Layers < 0 {
+		return fail("Layers = %d, want > 0", cfg.Layers)
+	}
+	if cfg.Heads == 0 {
+		cfg.Heads = 1
+		if cfg.InitFromGD && cfg.Cross {
+			cfg.Heads = 2
+		}
+	}
+	if cfg.Heads < 0 {
+		return fail("Heads = %d, want > 0", cfg.Heads)
+	}
+	if cfg.Kernel == "" {
+		cfg.Kernel = layers.KernelSoftmax
+	}
+	known := false
+	for _, k := range layers.KernelNames() {
+		known = known || k == cfg.Kernel
+	}
+	if !known {
+		return fail("Kernel %q unknown (known: %v)", cfg.Kernel, layers.KernelNames())
+	}
+	if cfg.Gamma == 0 {
+		cfg.Gamma = 1
+	}
+	if !(cfg.Gamma > 0) || math.IsInf(cfg.Gamma, 0) {
+		return fail("Gamma = %v, want a finite positive value", cfg.Gamma)
+	}
+	if cfg.DK == 0 {
+		cfg.DK = cfg.TokenDim()
+	}
+	if cfg.DK < 0 {
+		return fail("DK = %d, want > 0", cfg.DK)
+	}
+	if cfg.Alpha == 0 {
+		cfg.Alpha = 1
+		if layers.Normalised(cfg.Kernel) {
+			cfg.Alpha = float64(cfg.N)
+		}
+	}
+	if !(cfg.Alpha > 0) || math.IsInf(cfg.Alpha, 0) {
+		return fail("Alpha = %v, want a finite positive value", cfg.Alpha)
+	}
+	if cfg.Lambda == 0 {
+		cfg.Lambda = 100
+	}
+	if !(cfg.Lambda > 0) || math.IsInf(cfg.Lambda, 0) {
+		return fail("Lambda = %v, want a finite positive value", cfg.Lambda)
+	}
+	if cfg.InitFromGD {
+		if cfg.DK < cfg.D {
+			return fail("DK = %d with InitFromGD: the GD construction needs DK >= D = %d", cfg.DK, cfg.D)
+		}
+		if cfg.Cross && cfg.Heads < 2 {
+			return fail("Heads = %d with InitFromGD and Cross: the interleaved construction needs 2 heads (update and erase)", cfg.Heads)
+		}
+		if !cfg.Cross && cfg.Layers != 1 {
+			return fail("Layers = %d with InitFromGD and no Cross: the single-step construction is one layer (set Cross for multi-step GD)", cfg.Layers)
+		}
+	}
+	if cfg.WInit == nil {
+		cfg.WInit = graph.GlorotUniform()
+	}
+	if cfg.WeInit == nil {
+		cfg.WeInit = graph.Normal(1)
+	}
+	return cfg, nil
+}
+
+// TokenDim is the token width: d + 3d' with Cross (gd.Interleaved layout),
+// d + 2d' without (gd.OneStep layout).
+func (cfg Config) TokenDim() int {
+	if cfg.Cross {
+		return cfg.D + 3*cfg.DPrime
+	}
+	return cfg.D + 2*cfg.DPrime
+}
+
+// Form is the gd token layout the model uses.
+func (cfg Config) Form() gd.Form {
+	if cfg.Cross {
+		return gd.Interleaved
+	}
+	return gd.OneStep
+}
+
+// offF is the offset of the f block in a token.
+func (cfg Config) offF() int {
+	if cfg.Cross {
+		return cfg.D + 2*cfg.DPrime
+	}
+	return cfg.D + cfg.DPrime
+}
+
+// encoderConfig is the gd.Config that makes gd.NewEncoder build this
+// model's tokens and W_e.
+func (cfg Config) encoderConfig() gd.Config {
+	return gd.Config{
+		D: cfg.D, DPrime: cfg.DPrime, C: cfg.C, N: cfg.N, Form: cfg.Form(),
+		Kernel: cfg.Kernel, Gamma: cfg.Gamma, Alpha: cfg.Alpha, Lambda: cfg.Lambda,
+		ZeroColumn: cfg.ZeroColumn, WeInit: cfg.WeInit,
+	}
+}
+
+// Block is one layer of the Trained TF on tokens z (B, T, D):
+//
+//	z ← z + Σ_h head_h(z)        (self-attention, ContextKeys)
+//	z ← z + cross(z)             (cross-attention against W_e, if Cross)
+//
+// Every matrix is a trainable parameter.
+type Block struct {
+	// Heads are the self-attention heads (ContextKeys), each with its own
+	// kernel parameter.
+	Heads []*layers.Attention
+	// Cross is the cross-attention layer, nil without Cross.
+	Cross *layers.CrossAttention
+
+	s *graph.Scope
+}
+
+var _ layers.Layer = (*Block)(nil)
+
+// Forward maps tokens (B, T, D) to the block's output tokens (B, T, D).
+func (b *Block) Forward(z *G.Node) (out *G.Node, err error) {
+	defer graph.Recover(&err)
+	var sum *G.Node
+	for _, h := range b.Heads {
+		o, err := h.Forward(z) // (B, T, D)
+		if err != nil {
+			return nil, err
+		}
+		if sum == nil {
+			sum = o
+		} else {
+			sum = G.Must(G.Add(sum, o))
+		}
+	}
+	z = G.Must(G.Add(z, sum)) // (B, T, D)
+	if b.Cross != nil {
+		c, err := b.Cross.Forward(z) // (B, T, D)
+		if err != nil {
+			return nil, err
+		}
+		z = G.Must(G.Add(z, c))
+	}
+	return z, nil
+}
+
+// Params lists the block's parameters: every head's kernel parameter and
+// matrices, then the cross-attention matrices.
+func (b *Block) Params() G.Nodes { return b.s.Params() }
+
+// Model is a Trained TF built for minibatches of a fixed size: the GD
+// models' token encoder, Layers blocks, a learned readout R and the softmax
+// likelihood head with W_e.
+//
+// Trainable parameters (under the model's scope): "we" (W_e, shared by the
+// encoder and the head), for each layer l and head h "layer<l>/head<h>/wq",
+// "wk", "wv", "wo" (W_Q, W_K, W_V, P) and "layer<l>/head<h>/log_gamma"
+// (the kernel parameter, unless FixedGamma or the linear kernel), with Cross
+// "layer<l>/cross/wq", "wk", "wv", "wo", and "readout/r" (R). Nothing is tied
+// except W_e, which the tokens, the cross-attention keys and values, and the
+// likelihood head all use.
+type Model struct {
+	Cfg   Config
+	Batch int
+
+	// X (B, T, d), Labels (B·T, C) one-hot of the context labels with the
+	// query row zero, and Target (B, C) one-hot of the query label are the
+	// inputs; Feed fills them.
+	X, Labels, Target *G.Node
+	// We is W_e (d', C) as used by the model (with the zero column if any).
+	We *G.Node
+	// Blocks are the model's layers.
+	Blocks []*Block
+	// Tokens[0] is the encoder's token tensor (B, T, D) and Tokens[l+1] the
+	// output of block l. After a run only the last one holds its value:
+	// Gorgonia reuses the memory of the earlier ones.
+	Tokens []*G.Node
+	// R is the readout (D, d'): FQuery = (last token of Tokens[L])·R.
+	R *G.Node
+	// FQuery is f at the query (B, d'); Logits = FQuery·W_e (B, C).
+	FQuery, Logits *G.Node
+
+	s   *graph.Scope
+	enc *gd.Encoder
+}
+
+// NewModel builds the model's graph in s for minibatches of batch contexts.
+func NewModel(s *graph.Scope, cfg Config, batch int) (m *Model, err error) {
+	if cfg, err = cfg.Validate(); err != nil {
+		return nil, err
+	}
+	if batch <= 0 {
+		return nil, fmt.Errorf("tf: batch = %d, want > 0", batch)
+	}
+	m = &Model{Cfg: cfg, Batch: batch, s: s}
+	if err := m.build(); err != nil {
+		return nil, fmt.Errorf("tf: model %q: %w", s.Path(), err)
+	}
+	return m, nil
+}
+
+func (m *Model) build() (err error) {
+	defer graph.Recover(&err)
+	cfg, s := m.Cfg, m.s
+	B, T, D, dp := m.Batch, cfg.N+1, cfg.TokenDim(), cfg.DPrime
+	enc, err := gd.NewEncoder(s, cfg.encoderConfig(), B)
+	if err != nil {
+		return err
+	}
+	m.enc = enc
+	m.X, m.Labels, m.Target, m.We = enc.X, enc.Labels, enc.Target, enc.We
+	z := enc.Tokens // (B, T, D)
+	m.Tokens = append(m.Tokens, z)
+	for l := 0; l < cfg.Layers; l++ {
+		b, err := m.newBlock(s.Sub(fmt.Sprintf("layer%d", l)))
+		if err != nil {
+			return err
+		}
+		m.Blocks = append(m.Blocks, b)
+		if z, err = b.Forward(z); err != nil {
+			return err
+		}
+		m.Tokens = append(m.Tokens, z)
+	}
+	if m.R, err = s.Sub("readout").Param("r", tensor.Shape{D, dp}, cfg.WInit); err != nil {
+		return err
+	}
+	q := G.Must(graph.Reshape(G.Must(graph.Slice(z, 1, T-1, T)), tensor.Shape{B, D})) // (B, D): query tokens
+	m.FQuery = G.Must(G.Mul(q, m.R))                                                  // (B, d')
+	head, err := layers.NewSoftmaxHead(m.We)
+	if err != nil {
+		return err
+	}
+	if m.Logits, err = head.Forward(m.FQuery); err != nil { // (B, C)
+		return err
+	}
+	if cfg.InitFromGD {
+		return m.initFromGD()
+	}
+	return nil
+}
+
+// eraseHead is the index of the head that InitFromGD with Cross starts as
+// the erase head of the interleaved construction.
+const eraseHead = 1
+
+func (m *Model) newBlock(bs *graph.Scope) (*Block, error) {
+	cfg := m.Cfg
+	D := cfg.TokenDim()
+	b := &Block{s: bs}
+	for h := 0; h < cfg.Heads; h++ {
+		hs := bs.Sub(fmt.Sprintf("head%d", h))
+		kname, gamma := cfg.Kernel, cfg.Gamma
+		if cfg.InitFromGD && cfg.Cross && h == eraseHead {
+			kname, gamma = layers.KernelRBF, 1
+		}
+		kern, err := layers.NewKernel(hs, kname, layers.KernelConfig{Gamma: gamma, Learnable: !cfg.FixedGamma})
+		if err != nil {
+			return nil, err
+		}
+		att, err := layers.NewAttention(hs, layers.AttentionConfig{
+			DIn: D, DK: cfg.DK, DV: D, DOut: D,
+			Kernel: kern, Keys: layers.ContextKeys, WInit: cfg.WInit,
+		})
+		if err != nil {
+			return nil, err
+		}
+		b.Heads = append(b.Heads, att)
+	}
+	if cfg.Cross {
+		c, err := layers.NewCrossAttention(bs.Sub("cross"), layers.CrossAttentionConfig{
+			DIn: D, DPrime: cfg.DPrime, We: m.We, LearnKV: true, WInit: cfg.WInit,
+		})
+		if err != nil {
+			return nil, err
+		}
+		b.Cross = c
+	}
+	return b, nil
+}
+
+// initFromGD overwrites the random initial values with the GD construction
+// (see the package documentation).
+func (m *Model) initFromGD() error {
+	cfg := m.Cfg
+	D, dp := cfg.TokenDim(), cfg.DPrime
+	set := func(n *G.Node, mat gd.Matrix) error {
+		// n is (mat.Rows, c). A narrower n (a D×DK query/key parameter with
+		// DK < D) takes mat's first c columns, and mat must be zero beyond
+		// them (the construction's W_Q, W_K only use the first d); a wider
+		// one is zero-filled.
+		r, c := n.Shape()[0], n.Shape()[1]
+		if mat.Rows != r {
+			return fmt.Errorf("tf: InitFromGD: %q has shape %v, construction is %dx%d", n.Name(), n.Shape(), mat.Rows, mat.Cols)
+		}
+		vals := make([]float64, r*c)
+		for i := 0; i < r; i++ {
+			for j := 0; j < mat.Cols; j++ {
+				switch {
+				case j < c:
+					vals[i*c+j] = mat.At(i, j)
+				case mat.At(i, j) != 0:
+					return fmt.Errorf("tf: InitFromGD: %q: the construction does not fit in %d columns", n.Name(), c)
+				}
+			}
+		}
+		return graph.SetValue(n, vals)
+	}
+	setHead := func(a *layers.Attention, h gd.HeadMatrices) error {
+		wq, wk, wv, p := a.Matrices()
+		for _, x := range []struct {
+			n   *G.Node
+			mat gd.Matrix
+		}{{wq, h.WQ}, {wk, h.WK}, {wv, h.WV}, {p, h.P}} {
+			if err := set(x.n, x.mat); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	silence := func(a *layers.Attention) error {
+		_, _, _, p := a.Matrices()
+		return graph.SetValue(p, make([]float64, D*D))
+	}
+	for _, b := range m.Blocks {
+		if !cfg.Cross {
+			h, err := gd.OneStepMatrices(cfg.D, dp, cfg.N, cfg.Alpha)
+			if err != nil {
+				return err
+			}
+			if err := setHead(b.Heads[0], h); err != nil {
+				return err
+			}
+			for _, a := range b.Heads[1:] {
+				if err := silence(a); err != nil {
+					return err
+				}
+			}
+			continue
+		}
+		bm, err := gd.InterleavedMatrices(cfg.D, dp, cfg.N, cfg.Alpha, cfg.Lambda)
+		if err != nil {
+			return err
+		}
+		if err := setHead(b.Heads[0], bm.Update); err != nil {
+			return err
+		}
+		if err := setHead(b.Heads[eraseHead], bm.Erase); err != nil {
+			return err
+		}
+		for _, a := range b.Heads[eraseHead+1:] {
+			if err := silence(a); err != nil {
+				return err
+			}
+		}
+		cp := b.Cross.Params() // wq, wk, wv, wo in creation order
+		for i, mat := range []gd.Matrix{bm.CrossWQ, bm.CrossWK, bm.CrossWV, bm.CrossP} {
+			if err := set(cp[i], mat); err != nil {
+				return err
+			}
+		}
+	}
+	r := make([]float64, D*dp)
+	for i := 0; i < dp; i++ {
+		r[(cfg.offF()+i)*dp+i] = 1
+	}
+	return graph.SetValue(m.R, r)
+}
+
+// Scope is the scope holding the model's parameters.
+func (m *Model) Scope() *graph.Scope { return m.s }
+
+// Encoder is the token encoder (shared with the GD models).
+func (m *Model) Encoder() *gd.Encoder { return m.enc }
+
+// T is the number of positions per sequence, N+1.
+func (m *Model) T() int { return m.Cfg.N + 1 }
+
+// Feed copies one minibatch into the model's inputs: x is (B, T, d) and y is
+// (B, T) with context labels in 0..C-1 and the query label last (the
+// training target, -1 when unknown). Errors are gd.Encoder.Feed's.
+func (m *Model) Feed(x []float64, y []int) error { return m.enc.Feed(x, y) }
+
+// Params lists the model's trainable parameters in creation order: W_e,
+// then each layer's heads (log_gamma, wq, wk, wv, wo) and cross-attention
+// (wq, wk, wv, wo), then the readout R.
+func (m *Model) Params() G.Nodes { return m.s.Params() }
+
+// ParamCount splits a model's trainable scalars.
+type ParamCount struct {
+	// Attention counts the attention parameters: every head's W_Q, W_K,
+	// W_V, P and kernel parameter, and the cross-attention matrices.
+	Attention int
+	// Other counts the rest: W_e (its free columns) and the readout R.
+	Other int
+}
+
+// Total is Attention + Other.
+func (c ParamCount) Total() int { return c.Attention + c.Other }
+
+// NumParams counts the model's trainable scalars, split into attention
+// parameters and the rest.
+func (m *Model) NumParams() ParamCount {
+	var c ParamCount
+	att := map[*G.Node]bool{}
+	for _, b := range m.Blocks {
+		for _, p := range b.Params() {
+			att[p] = true
+		}
+	}
+	for _, p := range m.Params() {
+		n := p.Shape().TotalSize()
+		if len(p.Shape()) == 0 {
+			n = 1
+		}
+		if att[p] {
+			c.Attention += n
+		} else {
+			c.Other += n
+		}
+	}
+	return c
+}
