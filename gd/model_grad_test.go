@@ -1,7 +1,6 @@
 package gd
 
 import (
-
 	"github.com/google/go-cmp/cmp"
 	"testing"
 
