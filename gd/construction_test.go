@@ -69,7 +69,7 @@ func TestConstructionMatricesInGeneralHeads(t *testing.T) {
 				z = G.Must(G.Add(z, G.Must(cr.Forward(z))))
 				fs = append(fs, G.Must(G.Slice(z, nil, nil, G.S(d+2*dp, D))))
 			}
-			vm := G.NewTapeMachine(s.Graph())
+			vm := G.NewTapeMachine(s.Graph(), G.TraceExec())
 			defer vm.Close()
 			if err := vm.RunAll(); err != nil {
 				t.Fatal(err)
@@ -122,7 +122,7 @@ func TestOneStepMatricesInGeneralHead(t *testing.T) {
 	}
 	z := G.Must(G.Add(m.Tokens[0], G.Must(att.Forward(m.Tokens[0]))))
 	f := G.Must(G.Slice(z, nil, nil, G.S(d+dp, D)))
-	vm := G.NewTapeMachine(s.Graph())
+	vm := G.NewTapeMachine(s.Graph(), G.TraceExec())
 	defer vm.Close()
 	if err := vm.RunAll(); err != nil {
 		t.Fatal(err)

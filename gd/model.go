@@ -96,6 +96,15 @@ type Config struct {
 	Lambda      float64
 	EraseKernel string
 
+	// Literal builds the construction token by token: the tokens
+	// e = (x, w_{e,y}, E, f) pass through general attention heads with the
+	// construction's W_Q, W_K, W_V, P and a cross-attention layer, exactly as
+	// in Section 3. The default (false) computes the same numbers from the
+	// token blocks directly — the selections those matrices perform — which
+	// is several times faster; see buildStructured. EraseLambda always builds
+	// the literal model.
+	Literal bool
+
 	// ZeroColumn fixes the first column of W_e at zero, as the authors do
 	// (W_e then has C−1 free columns).
 	ZeroColumn bool
@@ -218,9 +227,13 @@ type Model struct {
 	// Alpha is α as a scalar node.
 	Alpha *G.Node
 	// Tokens[k] is the token matrix (B, T, D) entering block k+1;
-	// Tokens[K] is the output of the last block.
+	// Tokens[K] is the output of the last block. Without Literal only
+	// Tokens[0], the encoder's initial tokens, exists.
 	Tokens []*G.Node
-	// F[k] is f_k at every position (B, T, d'), k = 0..K.
+	// F[k] is f_k at every position (B, T, d'), k = 0..K. Gorgonia reuses
+	// the memory of intermediate nodes, so read F[k] for k < K after a run
+	// on a machine compiled with graph.MachineOptions{Trace: true} (or
+	// G.TraceExec()).
 	F []*G.Node
 	// FQuery is f_K at the query (B, d'); Logits = FQuery·W_e (B, C).
 	FQuery, Logits *G.Node
@@ -255,7 +268,7 @@ func (m *Model) T() int { return m.Cfg.N + 1 }
 
 func (m *Model) build() error {
 	cfg, s := m.Cfg, m.s
-	B, T, dp := m.Batch, cfg.N+1, cfg.DPrime
+	B, dp := m.Batch, cfg.DPrime
 	D := cfg.TokenDim()
 	enc, err := NewEncoder(s, cfg, B)
 	if err != nil {
@@ -287,6 +300,12 @@ func (m *Model) build() error {
 	}
 	z := enc.Tokens // (B, T, D)
 	m.Tokens = append(m.Tokens, z)
+	if !cfg.Literal && cfg.Erase == EraseExact {
+		if err := m.buildStructured(step, kern); err != nil {
+			return err
+		}
+		return m.head()
+	}
 	m.F = append(m.F, m.fSlot(z))
 
 	sel := newSelector(cfg)
@@ -322,6 +341,12 @@ func (m *Model) build() error {
 		m.Tokens = append(m.Tokens, z)
 		m.F = append(m.F, m.fSlot(z))
 	}
+	return m.head()
+}
+
+// head reads f at the query and applies the softmax-likelihood head.
+func (m *Model) head() (err error) {
+	B, T, dp := m.Batch, m.Cfg.N+1, m.Cfg.DPrime
 	m.FQuery = G.Must(graph.Reshape(G.Must(graph.Slice(m.F[len(m.F)-1], 1, T-1, T)), tensor.Shape{B, dp})) // (B, d')
 	head, err := layers.NewSoftmaxHead(m.We)
 	if err != nil {

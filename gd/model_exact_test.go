@@ -42,7 +42,7 @@ func runForward(t *testing.T, cfg Config, B int, seed uint64, x []float64, y []i
 	if err := m.Feed(x, y); err != nil {
 		t.Fatal(err)
 	}
-	vm := G.NewTapeMachine(s.Graph())
+	vm := G.NewTapeMachine(s.Graph(), G.TraceExec())
 	defer vm.Close()
 	if err := vm.RunAll(); err != nil {
 		t.Fatal(err)
@@ -64,30 +64,32 @@ func maxAbsDiff(a, b []float64) float64 {
 func TestModelMatchesReference(t *testing.T) {
 	const B, N, d, dp, C = 4, 10, 10, 5, 25
 	T := N + 1
-	for _, kern := range layers.KernelNames() {
-		for K := 1; K <= 6; K++ {
-			t.Run(fmt.Sprintf("%s/K=%d", kern, K), func(t *testing.T) {
-				x, y := randomBatch(uint64(K), B, T, d, C)
-				cfg := Config{D: d, DPrime: dp, C: C, N: N, Blocks: K, Kernel: kern, Gamma: 0.7, Alpha: 2}
-				m := runForward(t, cfg, B, 3, x, y)
-				we, _ := graph.Values(m.We)
-				ref, err := Reference(x, y, B, T, d, we, dp, C, ReferenceConfig{Steps: K, Alpha: 2, Kernel: kern, Gamma: 0.7})
-				if err != nil {
-					t.Fatal(err)
-				}
-				worst := 0.0
-				for k := 0; k <= K; k++ {
-					got, _ := graph.Values(m.F[k])
-					worst = math.Max(worst, maxAbsDiff(got, ref.F[k]))
-				}
-				t.Logf("max abs error %.3g", worst)
-				for k := 0; k <= K; k++ {
-					got, _ := graph.Values(m.F[k])
-					if diff := cmp.Diff(ref.F[k], got, approx); diff != "" {
-						t.Errorf("f after %d steps differs from the reference (max %.3g; -ref +model):\n%s", k, worst, diff)
+	for _, literal := range []bool{false, true} {
+		for _, kern := range layers.KernelNames() {
+			for K := 1; K <= 6; K++ {
+				t.Run(fmt.Sprintf("literal=%v/%s/K=%d", literal, kern, K), func(t *testing.T) {
+					x, y := randomBatch(uint64(K), B, T, d, C)
+					cfg := Config{D: d, DPrime: dp, C: C, N: N, Blocks: K, Kernel: kern, Gamma: 0.7, Alpha: 2, Literal: literal}
+					m := runForward(t, cfg, B, 3, x, y)
+					we, _ := graph.Values(m.We)
+					ref, err := Reference(x, y, B, T, d, we, dp, C, ReferenceConfig{Steps: K, Alpha: 2, Kernel: kern, Gamma: 0.7})
+					if err != nil {
+						t.Fatal(err)
 					}
-				}
-			})
+					worst := 0.0
+					for k := 0; k <= K; k++ {
+						got, _ := graph.Values(m.F[k])
+						worst = math.Max(worst, maxAbsDiff(got, ref.F[k]))
+					}
+					t.Logf("max abs error %.3g", worst)
+					for k := 0; k <= K; k++ {
+						got, _ := graph.Values(m.F[k])
+						if diff := cmp.Diff(ref.F[k], got, approx); diff != "" {
+							t.Errorf("f after %d steps differs from the reference (max %.3g; -ref +model):\n%s", k, worst, diff)
+						}
+					}
+				})
+			}
 		}
 	}
 }
@@ -107,6 +109,9 @@ func TestModelVariantsMatchReference(t *testing.T) {
 			{"bias/K=3", Config{Blocks: 3, Bias: true}, ReferenceConfig{Steps: 3, Bias: true}},
 			{"zerocolumn/K=2", Config{Blocks: 2, ZeroColumn: true}, ReferenceConfig{Steps: 2}},
 			{"heads=3/K=2", Config{Blocks: 2, Heads: 3}, ReferenceConfig{Steps: 2}},
+			{"literal/onestep", Config{Form: OneStep, Literal: true}, ReferenceConfig{Steps: 1}},
+			{"literal/bias/K=3", Config{Blocks: 3, Bias: true, Literal: true}, ReferenceConfig{Steps: 3, Bias: true}},
+			{"literal/heads=3/K=2", Config{Blocks: 2, Heads: 3, Literal: true}, ReferenceConfig{Steps: 2}},
 		}
 		for _, tc := range cases {
 			t.Run(kern+"/"+tc.name, func(t *testing.T) {
@@ -157,7 +162,7 @@ func TestModelFloat32(t *testing.T) {
 			if err := m.Feed(x, y); err != nil {
 				t.Fatal(err)
 			}
-			vm := G.NewTapeMachine(s.Graph())
+			vm := G.NewTapeMachine(s.Graph(), G.TraceExec())
 			defer vm.Close()
 			if err := vm.RunAll(); err != nil {
 				t.Fatal(err)

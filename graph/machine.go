@@ -27,6 +27,12 @@ type MachineOptions struct {
 	// not compute them. Ignored on a gradient machine, which always runs the
 	// whole graph.
 	Outputs G.Nodes
+	// Trace keeps a copy of every node's value after Run (Gorgonia's
+	// TraceExec). Without it the register allocator reuses the memory of
+	// intermediate nodes once nothing later reads them, so only inputs,
+	// parameters, the loss, Outputs and nodes still needed at the end hold
+	// meaningful values after Run. Slower; meant for tests and inspection.
+	Trace bool
 }
 
 // Machine is a compiled Gorgonia TapeMachine for one graph, reused across
@@ -97,6 +103,9 @@ func NewMachine(s *Scope, loss *G.Node, opts MachineOptions) (*Machine, error) {
 		prog = g.ExactSubgraphRoots(roots...)
 	}
 	var vmOpts []G.VMOpt
+	if opts.Trace {
+		vmOpts = append(vmOpts, G.TraceExec())
+	}
 	if m.grads != nil {
 		vmOpts = append(vmOpts, G.BindDualValues(m.params...))
 	}

@@ -1,0 +1,101 @@
+package gd
+
+import (
+	"fmt"
+
+	"github.com/gdattn/gdattn/graph"
+	"github.com/gdattn/gdattn/layers"
+	G "gorgonia.org/gorgonia"
+	"gorgonia.org/tensor"
+)
+
+// buildStructured builds the GD model without materialising the token
+// matrix: the construction's W_Q, W_K, W_V and P are fixed selections of
+// the blocks of e = (x, w_{e,y}, E, f), so the graph applies them as what
+// they are. The kernel weights κ(x_i, x_j) depend on x only and are computed
+// once for all blocks; each block then computes
+//
+//	f ← f + Σ_m [(α/N) Σ_i κ_m(x_i, x_j) (w_{e,y_i} − E_i)] P_m
+//	E ← E(w_e | f)                       (context positions; cross-attention)
+//
+// which is exactly what the literal token-level construction (Config.Literal)
+// computes — the tests check both against the reference — with a fraction of
+// the work.
+func (m *Model) buildStructured(step *G.Node, kern layers.Kernel) error {
+	cfg, s := m.Cfg, m.s
+	B, T, N, d, dp, C := m.Batch, cfg.N+1, cfg.N, cfg.D, cfg.DPrime, cfg.C
+	x := m.X                                                                             // (B, T, d)
+	wy := G.Must(G.Mul(m.Labels, G.Must(G.Transpose(m.We))))                             // (B*T, d')
+	wy = G.Must(graph.Slice(G.Must(graph.Reshape(wy, tensor.Shape{B, T, dp})), 1, 0, N)) // (B, N, d')
+	meanCol, err := s.Const("structured_mean_weights", tensor.Shape{C, 1}, fill(C, 1/float64(C)))
+	if err != nil {
+		return err
+	}
+	ones, err := s.Const("structured_context_rows", tensor.Shape{B * N, 1}, fill(B*N, 1))
+	if err != nil {
+		return err
+	}
+	wbar := G.Must(G.Mul(m.We, meanCol))                                                               // (d', 1)
+	e := G.Must(graph.Reshape(G.Must(G.Mul(ones, G.Must(G.Transpose(wbar)))), tensor.Shape{B, N, dp})) // (B, N, d'): E(w_e|0) = w̄_e
+	f0, err := s.Const("structured_f0", tensor.Shape{B, T, dp}, make([]float64, B*T*dp))
+	if err != nil {
+		return err
+	}
+	f := f0
+	m.F = append(m.F, f)
+
+	// Kernel weights (B, T, N) and merge matrices of every head.
+	type head struct{ w, p *G.Node }
+	heads := make([]head, cfg.Heads)
+	for h := range heads {
+		xh := x
+		if cfg.Heads > 1 {
+			hs := s.Sub(fmt.Sprintf("head%d", h))
+			lam, err := hs.Param("lambda", tensor.Shape{1, d}, jitter(0.25))
+			if err != nil {
+				return err
+			}
+			pm, err := hs.Param("p", tensor.Shape{dp, dp}, graph.FromValues(eye(dp, 1/float64(cfg.Heads))))
+			if err != nil {
+				return err
+			}
+			x2 := G.Must(graph.Reshape(x, tensor.Shape{B * T, d}))        // (B*T, d)
+			xh = G.Must(G.BroadcastHadamardProd(x2, lam, nil, []byte{0})) // (B*T, d): Λ_m x
+			xh = G.Must(graph.Reshape(xh, tensor.Shape{B, T, d}))         // (B, T, d)
+			heads[h].p = pm
+		}
+		keys := G.Must(graph.Slice(xh, 1, 0, N)) // (B, N, d): the context only
+		w, err := kern(xh, keys, nil)            // (B, T, N)
+		if err != nil {
+			return err
+		}
+		heads[h].w = w
+	}
+	for k := 0; k < cfg.Blocks; k++ {
+		r := G.Must(G.Mul(step, G.Must(G.Sub(wy, e)))) // (B, N, d'): (α/N)(w_{e,y_i} − E_i)
+		var df *G.Node
+		for _, h := range heads {
+			o := G.Must(graph.BatchedMatMul(h.w, r, false, false)) // (B, T, d')
+			if h.p != nil {
+				o2 := G.Must(G.Mul(G.Must(graph.Reshape(o, tensor.Shape{B * T, dp})), h.p)) // (B*T, d')
+				o = G.Must(graph.Reshape(o2, tensor.Shape{B, T, dp}))
+			}
+			if df == nil {
+				df = o
+			} else {
+				df = G.Must(G.Add(df, o))
+			}
+		}
+		f = G.Must(G.Add(f, df)) // (B, T, d')
+		m.F = append(m.F, f)
+		if cfg.Form == Interleaved && k+1 < cfg.Blocks {
+			fc := G.Must(graph.Reshape(G.Must(graph.Slice(f, 1, 0, N)), tensor.Shape{B * N, dp})) // (B*N, d')
+			ec, err := layers.Expectation(fc, m.We, nil, nil)                                     // (B*N, d')
+			if err != nil {
+				return err
+			}
+			e = G.Must(graph.Reshape(ec, tensor.Shape{B, N, dp}))
+		}
+	}
+	return nil
+}

@@ -1,0 +1,454 @@
+package gd
+
+import (
+	"fmt"
+
+	"github.com/gdattn/gdattn/graph"
+	"github.com/gdattn/gdattn/layers"
+	G "gorgonia.org/gorgonia"
+	"gorgonia.org/tensor"
+)
+
+// LMConfig describes a GD language model (Sections 3.6 and 5.3, Appendix G).
+// Zero fields take the documented defaults; see [LM].
+type LMConfig struct {
+	Vocab   int `json:"vocab"`   // C, the number of token ids (required)
+	DPrime  int `json:"d_prime"` // d', the embedding width (required)
+	Context int `json:"context"` // T, the context window (required)
+
+	// Heads is the number M of update heads (default 8, as the paper).
+	Heads int `json:"heads"`
+	// Kernel is the heads' kernel κ: softmax (default, as the paper's main
+	// results), linear, rbf, exp or laplacian. Its parameter g is fixed at 1:
+	// the learned Λ_m set the scale.
+	Kernel string `json:"kernel"`
+	// Steps is the number K of GD steps (default 1, the paper's language
+	// models). Steps after the first need E(w_e|f_k), computed over the whole
+	// vocabulary with an exact softmax (the cross-attention of Section 3.3)
+	// unless MeanE.
+	Steps int `json:"steps"`
+	// MeanE uses the mean embedding w̄_e = E(w_e|f=0) as the expectation at
+	// every step (the one-step simplification of Section 3.5; with Steps = 1
+	// it changes nothing, since f_0 = 0).
+	MeanE bool `json:"mean_e,omitempty"`
+	// FullP makes each head's output matrix P_m a full d'×d' matrix; by
+	// default P_m is diagonal, which gives the paper's count of about 8K
+	// attention parameters at d' = 512 and 8 heads (Λ_m and P_m, 2·M·d').
+	FullP bool `json:"full_p,omitempty"`
+	// FF appends a pre-norm feed-forward block with a skip connection after
+	// the attention ("GD + FF" of Section 5.3): h = f + FF(LN(f)).
+	FF bool `json:"ff,omitempty"`
+	// FFHidden is the feed-forward hidden width (default 4·d').
+	FFHidden int `json:"ff_hidden,omitempty"`
+	// EmbedInit initialises the token and positional embeddings; nil means
+	// N(0, 0.02²) (nanoGPT).
+	EmbedInit graph.Initializer `json:"-"`
+}
+
+// Validate fills defaults and checks cfg, returning the completed config.
+func (cfg LMConfig) Validate() (LMConfig, error) {
+	fail := func(format string, a ...any) (LMConfig, error) {
+		return cfg, fmt.Errorf("gd: lm config: %s", fmt.Sprintf(format, a...))
+	}
+	if cfg.Vocab < 2 {
+		return fail("Vocab = %d, want at least 2 tokens", cfg.Vocab)
+	}
+	if cfg.DPrime <= 0 {
+		return fail("DPrime = %d, want > 0", cfg.DPrime)
+	}
+	if cfg.Context <= 0 {
+		return fail("Context = %d, want > 0", cfg.Context)
+	}
+	if cfg.Heads == 0 {
+		cfg.Heads = 8
+	}
+	if cfg.Heads < 0 {
+		return fail("Heads = %d, want > 0", cfg.Heads)
+	}
+	if cfg.Kernel == "" {
+		cfg.Kernel = layers.KernelSoftmax
+	}
+	known := false
+	for _, k := range layers.KernelNames() {
+		known = known || k == cfg.Kernel
+	}
+	if !known {
+		return fail("unknown kernel %q (known: %v)", cfg.Kernel, layers.KernelNames())
+	}
+	if cfg.Steps == 0 {
+		cfg.Steps = 1
+	}
+	if cfg.Steps < 0 {
+		return fail("Steps = %d, want > 0", cfg.Steps)
+	}
+	if cfg.FFHidden == 0 {
+		cfg.FFHidden = 4 * cfg.DPrime
+	}
+	if cfg.FFHidden < 0 {
+		return fail("FFHidden = %d, want > 0", cfg.FFHidden)
+	}
+	if cfg.EmbedInit == nil {
+		cfg.EmbedInit = graph.Normal(0.02)
+	}
+	return cfg, nil
+}
+
+// LMOptions says what graph [NewLM] builds.
+type LMOptions struct {
+	// Batch is the number B of sequences per run (required).
+	Batch int
+	// Next builds the generation graph: instead of every position's logits
+	// and the loss, the logits of one position per sequence (chosen by
+	// FeedNext), (B, C).
+	Next bool
+}
+
+// LM is a GD language model: one pass of attention performing K steps of
+// functional GD on a window of T tokens predicts every next token.
+//
+// Covariates are learned positional embeddings p_0..p_T (one more position
+// than the context, for the last query); values are the token embeddings
+// w_{e,t_i} minus the expectation E(w_e|f_{i,k}) (w̄_e at the first step);
+// position j queries the keys p_0..p_{j-1}, so one pass predicts every
+// token from the tokens before it. M heads use the kernels κ(Λ_m p_j, Λ_m p_i)
+// with learned diagonal Λ_m (W_Q = W_K, Appendix G) and merge through P_m:
+//
+//	f_{j,k+1} = f_{j,k} + Σ_m P_m Σ_{i<j} a^m_{ji} [w_{e,t_i} − E(w_e|f_{i,k})],   f_{j,0} = 0,
+//
+// with a^m_{ji} = softmax_i(Λ_m p_j · Λ_m p_i) for the softmax kernel and
+// κ(Λ_m p_j, Λ_m p_i)/j (the 1/N of eq. (3)) for the others. The GD step α
+// is absorbed into P_m, the kernel's scale into Λ_m. The logits of the token
+// after t_{j-1} are LN(h_j) W_e with h_j = f_{j,K} (or f + FF(LN(f)) with FF),
+// W_e being the token embedding matrix (the softmax model of eq. (1) shares
+// W_e with the input encoding).
+//
+// The heads' keys and queries are positional only, so the kernel matrix of a
+// head is the same for every sequence: it is computed once per run and
+// applied to the batch of values, which is what an [layers.Attention] head on
+// tokens z_i = (p_i, w_{e,t_i} − E) with W_Q = W_K = [Λ_m; 0], W_V = [0; I],
+// P = P_m and CausalKeys computes (TestLMMatchesAttention), without the
+// per-sequence projections.
+//
+// Trainable parameters, under the model's scope: "wte/w" (C, d') token
+// embeddings, "wpe" (T+1, d') positional embeddings, "head<m>/lambda" (d')
+// and "head<m>/p" ((d') or (d', d')) per head, "ff/ln/…" and "ff/mlp/…"
+// with FF, and "ln_f/scale", "ln_f/bias".
+type LM struct {
+	Cfg   LMConfig
+	Batch int
+	Next  bool
+
+	// IDs (B, T) are the input tokens t_0..t_{T-1}.
+	IDs *G.Node
+	// Targets (B·T) are the training targets t_1..t_T (-1: not scored);
+	// nil with Next.
+	Targets *G.Node
+	// Select (B, T) is a one-hot row per sequence choosing the position
+	// whose next token FeedNext asks for; nil without Next.
+	Select *G.Node
+	// F is f_K at the query positions 1..T, (B, T, d').
+	F *G.Node
+	// Logits (B·T, C): row b·T+j holds the logits of token j+1 of sequence
+	// b given tokens 0..j. Loss is their mean cross-entropy against Targets.
+	// Both nil with Next.
+	Logits, Loss *G.Node
+	// NextLogits (B, C) are the logits at the selected positions (Next only).
+	NextLogits *G.Node
+
+	s          *graph.Scope
+	emb        *layers.SparseEmbedding
+	attnParams G.Nodes
+}
+
+// NewLM builds the model's graph in s.
+func NewLM(s *graph.Scope, cfg LMConfig, opts LMOptions) (m *LM, err error) {
+	if cfg, err = cfg.Validate(); err != nil {
+		return nil, err
+	}
+	if opts.Batch <= 0 {
+		return nil, fmt.Errorf("gd: lm: batch = %d, want > 0", opts.Batch)
+	}
+	m = &LM{Cfg: cfg, Batch: opts.Batch, Next: opts.Next, s: s}
+	if err := m.build(); err != nil {
+		return nil, fmt.Errorf("gd: lm %q: %w", s.Path(), err)
+	}
+	return m, nil
+}
+
+// Scope is the scope holding the model's parameters.
+func (m *LM) Scope() *graph.Scope { return m.s }
+
+// Params lists the model's trainable parameters in creation order.
+func (m *LM) Params() G.Nodes { return m.s.Params() }
+
+// NumParams returns the number of trainable parameters in the attention
+// (Λ_m and P_m) and in the rest of the model (embeddings, layer norms,
+// feed-forward).
+func (m *LM) NumParams() (attention, rest int) {
+	return countSplit(m.s.Params(), m.attnParams)
+}
+
+func countSplit(all, attn G.Nodes) (int, int) {
+	in := map[*G.Node]bool{}
+	a, r := 0, 0
+	for _, p := range attn {
+		in[p] = true
+	}
+	for _, p := range all {
+		if in[p] {
+			a += p.Shape().TotalSize()
+		} else {
+			r += p.Shape().TotalSize()
+		}
+	}
+	return a, r
+}
+
+func (m *LM) build() (err error) {
+	defer graph.Recover(&err)
+	cfg, s := m.Cfg, m.s
+	B, T, d, V := m.Batch, cfg.Context, cfg.DPrime, cfg.Vocab
+	if m.IDs, err = layers.NewIDs(s, "ids", B, T); err != nil {
+		return err
+	}
+	if m.emb, err = layers.NewSparseEmbedding(s.Sub("wte"), layers.EmbeddingConfig{Vocab: V, Dim: d, WInit: cfg.EmbedInit}); err != nil {
+		return err
+	}
+	we, err := m.emb.We() // (d', C)
+	if err != nil {
+		return err
+	}
+	wpe, err := s.Param("wpe", tensor.Shape{T + 1, d}, cfg.EmbedInit) // (T+1, d')
+	if err != nil {
+		return err
+	}
+	emb, err := m.emb.Lookup(m.IDs) // (B, T, d')
+	if err != nil {
+		return err
+	}
+	// w̄_e = E(w_e | f = 0), the mean embedding, as (1, d').
+	meanRow, err := s.Const("mean_row", tensor.Shape{1, V}, fill(V, 1/float64(V)))
+	if err != nil {
+		return err
+	}
+	wbar := G.Must(G.Mul(meanRow, m.emb.Weight()))                               // (1, d')
+	negWbar := G.Must(graph.Reshape(G.Must(G.Neg(wbar)), tensor.Shape{1, 1, d})) // (1, 1, d')
+	values0 := G.Must(G.BroadcastAdd(emb, negWbar, nil, []byte{0, 1}))           // (B, T, d'): w_{e,t_i} − w̄_e
+	kernels, err := m.headKernels(wpe)                                           // per head (B, T+1, T)
+	if err != nil {
+		return err
+	}
+	heads, err := m.headOutputs()
+	if err != nil {
+		return err
+	}
+	var f *G.Node // (B, T+1, d'); f_0 = 0
+	values := values0
+	for k := 0; k < cfg.Steps; k++ {
+		if k > 0 && !cfg.MeanE {
+			// E(w_e | f_{i,k}) at the key positions 0..T-1, exact softmax over the vocabulary.
+			fk := G.Must(graph.Reshape(G.Must(graph.Slice(f, 1, 0, T)), tensor.Shape{B * T, d})) // (B*T, d')
+			e, err := layers.Expectation(fk, we, nil, nil)                                       // (B*T, d')
+			if err != nil {
+				return err
+			}
+			e3 := G.Must(graph.Reshape(e, tensor.Shape{B, T, d}))
+			values = G.Must(G.Sub(emb, e3)) // (B, T, d')
+		}
+		var delta *G.Node
+		for h, kern := range kernels {
+			o := G.Must(G.BatchedMatMul(kern, values, false, false)) // (B, T+1, d')
+			o = heads[h](o)                                          // (B, T+1, d'): P_m
+			if delta == nil {
+				delta = o
+			} else {
+				delta = G.Must(G.Add(delta, o))
+			}
+		}
+		if f == nil {
+			f = delta
+		} else {
+			f = G.Must(G.Add(f, delta))
+		}
+	}
+	m.F = G.Must(graph.Slice(f, 1, 1, T+1)) // (B, T, d'): queries at positions 1..T
+	var h *G.Node
+	if m.Next {
+		if m.Select, err = s.Input("select", tensor.Shape{B, T}); err != nil {
+			return err
+		}
+		sel := G.Must(graph.Reshape(m.Select, tensor.Shape{B, 1, T})) // (B, 1, T)
+		h = G.Must(G.BatchedMatMul(sel, m.F, false, false))           // (B, 1, d')
+		h = G.Must(graph.Reshape(h, tensor.Shape{B, d}))              // (B, d')
+	} else {
+		h = G.Must(graph.Reshape(m.F, tensor.Shape{B * T, d})) // (B*T, d')
+	}
+	if cfg.FF {
+		ln, err := layers.NewLayerNorm(s.Sub("ff").Sub("ln"), layers.LayerNormConfig{Dim: d})
+		if err != nil {
+			return err
+		}
+		ffn, err := layers.NewFeedForward(s.Sub("ff").Sub("mlp"), layers.FeedForwardConfig{
+			DIn: d, Hidden: cfg.FFHidden, WInit: graph.Normal(0.02), Activation: layers.ActivationGELU,
+		})
+		if err != nil {
+			return err
+		}
+		u := G.Must(ffn.Forward(G.Must(ln.Forward(h))))
+		h = G.Must(G.Add(h, u)) // f + FF(LN(f))
+	}
+	lnf, err := layers.NewLayerNorm(s.Sub("ln_f"), layers.LayerNormConfig{Dim: d})
+	if err != nil {
+		return err
+	}
+	h = G.Must(lnf.Forward(h))
+	logits := G.Must(G.Mul(h, we)) // (rows, C)
+	if m.Next {
+		m.NextLogits = logits
+		return nil
+	}
+	m.Logits = logits
+	if m.Targets, err = layers.NewIDs(s, "targets", B*T); err != nil {
+		return err
+	}
+	m.Loss, err = layers.SparseSoftmaxCrossEntropy(m.Logits, m.Targets)
+	return err
+}
+
+// headKernels returns, per head, the masked kernel matrix between the
+// queries p_0..p_T and the keys p_0..p_{T-1}, repeated over the batch:
+// (B, T+1, T), zero where the key is not strictly earlier.
+func (m *LM) headKernels(wpe *G.Node) ([]*G.Node, error) {
+	cfg, s := m.Cfg, m.s
+	B, T, d := m.Batch, cfg.Context, cfg.DPrime
+	kern, err := layers.NewKernel(s.Sub("kernel"), cfg.Kernel, layers.KernelConfig{Gamma: 1})
+	if err != nil {
+		return nil, err
+	}
+	mask, err := layers.NewMask(s, "causal_mask", 1, T+1, T, func(j, i int) bool { return i < j })
+	if err != nil {
+		return nil, err
+	}
+	var norm *G.Node // 1/j for the unnormalised kernels (the 1/N of eq. (3))
+	if !layers.Normalised(cfg.Kernel) {
+		vals := make([]float64, (T+1)*T)
+		for j := 1; j <= T; j++ {
+			for i := 0; i < j; i++ {
+				vals[j*T+i] = 1 / float64(j)
+			}
+		}
+		if norm, err = s.Const("causal_norm", tensor.Shape{1, T + 1, T}, vals); err != nil {
+			return nil, err
+		}
+	}
+	ones, err := s.Const("batch_ones", tensor.Shape{B, 1}, fill(B, 1))
+	if err != nil {
+		return nil, err
+	}
+	var out []*G.Node
+	for h := 0; h < cfg.Heads; h++ {
+		lam, err := s.Sub(fmt.Sprintf("head%d", h)).Param("lambda", tensor.Shape{d}, jitter(0.25))
+		if err != nil {
+			return nil, err
+		}
+		m.attnParams = append(m.attnParams, lam)
+		lam2 := G.Must(graph.Reshape(lam, tensor.Shape{1, d}))
+		q := G.Must(G.BroadcastHadamardProd(wpe, lam2, nil, []byte{0})) // (T+1, d'): Λ_m p_j
+		q3 := G.Must(graph.Reshape(q, tensor.Shape{1, T + 1, d}))       // (1, T+1, d')
+		k3 := G.Must(graph.Slice(q3, 1, 0, T))                          // (1, T, d'): Λ_m p_i
+		w, err := kern(q3, k3, mask)                                    // (1, T+1, T)
+		if err != nil {
+			return nil, err
+		}
+		if norm != nil {
+			w = G.Must(G.HadamardProd(w, norm))
+		}
+		flat := G.Must(graph.Reshape(w, tensor.Shape{1, (T + 1) * T}))           // (1, (T+1)T)
+		rep := G.Must(G.Mul(ones, flat))                                         // (B, (T+1)T): the same for every sequence
+		out = append(out, G.Must(graph.Reshape(rep, tensor.Shape{B, T + 1, T}))) // (B, T+1, T)
+	}
+	return out, nil
+}
+
+// headOutputs creates each head's P_m and returns the maps o ↦ o P_m on
+// (B, T+1, d') tensors.
+func (m *LM) headOutputs() ([]func(*G.Node) *G.Node, error) {
+	cfg, s := m.Cfg, m.s
+	B, T, d, M := m.Batch, cfg.Context, cfg.DPrime, cfg.Heads
+	var out []func(*G.Node) *G.Node
+	for h := 0; h < M; h++ {
+		hs := s.Sub(fmt.Sprintf("head%d", h))
+		if cfg.FullP {
+			p, err := hs.Param("p", tensor.Shape{d, d}, graph.FromValues(eye(d, 1/float64(M))))
+			if err != nil {
+				return nil, err
+			}
+			m.attnParams = append(m.attnParams, p)
+			out = append(out, func(o *G.Node) *G.Node {
+				o2 := G.Must(graph.Reshape(o, tensor.Shape{B * (T + 1), d}))                  // (B*(T+1), d')
+				return G.Must(graph.Reshape(G.Must(G.Mul(o2, p)), tensor.Shape{B, T + 1, d})) // (B, T+1, d')
+			})
+			continue
+		}
+		p, err := hs.Param("p", tensor.Shape{d}, graph.Constant(1/float64(M)))
+		if err != nil {
+			return nil, err
+		}
+		m.attnParams = append(m.attnParams, p)
+		p3 := G.Must(graph.Reshape(p, tensor.Shape{1, 1, d}))
+		out = append(out, func(o *G.Node) *G.Node {
+			return G.Must(G.BroadcastHadamardProd(o, p3, nil, []byte{0, 1})) // (B, T+1, d')
+		})
+	}
+	return out, nil
+}
+
+// Feed writes one training minibatch: ids (B·T, row-major (B, T)) are the
+// inputs t_0..t_{T-1} of each sequence and targets (B·T) the ids to predict,
+// t_1..t_T, with -1 where nothing is scored. Ids must lie in [0, C) and
+// targets in [-1, C); on error nothing is written.
+func (m *LM) Feed(ids, targets []int) error {
+	if m.Next {
+		return fmt.Errorf("gd: lm: Feed on a generation graph (use FeedNext)")
+	}
+	if err := layers.SetLabels(m.Targets, targets, m.Cfg.Vocab); err != nil {
+		return fmt.Errorf("gd: lm: targets: %w", err)
+	}
+	if err := m.emb.SetIDs(m.IDs, ids); err != nil {
+		return fmt.Errorf("gd: lm: ids: %w", err)
+	}
+	return nil
+}
+
+// FeedNext writes a generation minibatch: ids (B·T) hold each sequence's
+// context, left-aligned and padded with any valid id, and lengths (B) the
+// context lengths in [1, T]; NextLogits then holds the logits of the token
+// after each context.
+func (m *LM) FeedNext(ids, lengths []int) error {
+	if !m.Next {
+		return fmt.Errorf("gd: lm: FeedNext on a training graph (build with LMOptions.Next)")
+	}
+	sel, err := selectRows(lengths, m.Batch, m.Cfg.Context)
+	if err != nil {
+		return fmt.Errorf("gd: lm: %w", err)
+	}
+	if err := m.emb.SetIDs(m.IDs, ids); err != nil {
+		return fmt.Errorf("gd: lm: ids: %w", err)
+	}
+	return graph.SetValue(m.Select, sel)
+}
+
+// selectRows returns the (B, T) one-hot rows picking position lengths[b]-1.
+func selectRows(lengths []int, B, T int) ([]float64, error) {
+	if len(lengths) != B {
+		return nil, fmt.Errorf("%d lengths for a batch of %d", len(lengths), B)
+	}
+	sel := make([]float64, B*T)
+	for b, l := range lengths {
+		if l < 1 || l > T {
+			return nil, fmt.Errorf("length %d of sequence %d is outside [1, %d]", l, b, T)
+		}
+		sel[b*T+l-1] = 1
+	}
+	return sel, nil
+}
