@@ -3,6 +3,7 @@ module github.com/gdattn/gdattn
 go 1.26.8
 
 require (
+	github.com/tiktoken-go/tokenizer v0.10.0
 	go4.org/unsafe/assume-no-moving-gc v0.0.0-20231121144256-b99613f794b6
 	gorgonia.org/gorgonia v0.9.18
 	gorgonia.org/tensor v0.9.24
@@ -31,7 +32,6 @@ require (
 	github.com/rivo/uniseg v0.4.7 // indirect
 	github.com/schollz/progressbar/v3 v3.19.1 // indirect
 	github.com/stretchr/testify v1.9.0 // indirect
-	github.com/tiktoken-go/tokenizer v0.10.0 // indirect
 	github.com/xtgo/set v1.0.0 // indirect
 	golang.org/x/image v0.30.0 // indirect
 	golang.org/x/sys v0.46.0 // indirect

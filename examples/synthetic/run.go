@@ -6,11 +6,13 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"time"
 
 	"github.com/gdattn/gdattn/data"
 	"github.com/gdattn/gdattn/examples/internal/icl"
 	"github.com/gdattn/gdattn/gd"
 	"github.com/gdattn/gdattn/graph"
+	"github.com/gdattn/gdattn/tf"
 )
 
 type options struct {
@@ -19,6 +21,11 @@ type options struct {
 	lr                                                           float64
 	seed, dataSeed                                               uint64
 	quiet                                                        bool
+
+	// Sweeps (sweep.go).
+	sweep, ls, results, figures, shard string
+	quick, plan, plotOnly              bool
+	set                                map[string]bool // flags given on the command line
 }
 
 // savedConfig is what config.json of a checkpoint holds.
@@ -30,29 +37,180 @@ type savedConfig struct {
 	} `json:"task"`
 }
 
+// runSpec is one training run: a model, its training and the data. Its JSON
+// is the run's key in a sweep's results journal, so every field that
+// changes the result belongs here (new fields must be omitempty so that
+// old keys stay valid).
+type runSpec struct {
+	Model    string  `json:"model"`           // "gd" or "tf"
+	Form     string  `json:"form,omitempty"`  // gd: "onestep" or "interleaved"
+	Depth    int     `json:"depth"`           // gd: blocks (GD steps); tf: layers
+	Heads    int     `json:"heads,omitempty"` // tf: self-attention heads per layer
+	Cross    bool    `json:"cross,omitempty"` // tf: cross-attention against W_e after each layer
+	Kernel   string  `json:"kernel"`
+	N        int     `json:"N"`
+	L        int     `json:"L"` // training contexts
+	M        int     `json:"M"` // test contexts
+	Epochs   int     `json:"epochs"`
+	Batch    int     `json:"batch"`
+	LR       float64 `json:"lr"`
+	Dtype    string  `json:"dtype"`
+	Seed     uint64  `json:"seed"`      // model initialisation and minibatch order
+	DataSeed uint64  `json:"data_seed"` // W_e of the task, training and test contexts
+	Curve    bool    `json:"curve,omitempty"`
+}
+
+// name is a short description of the run's model, e.g. "gd-interleaved K=2
+// softmax" or "tf L=2 H=2 cross softmax".
+func (r runSpec) name() string {
+	if r.Model == "gd" {
+		return fmt.Sprintf("gd-%s K=%d %s", r.Form, r.Depth, r.Kernel)
+	}
+	s := fmt.Sprintf("tf layers=%d heads=%d", r.Depth, r.Heads)
+	if r.Cross {
+		s += " cross"
+	}
+	return s + " " + r.Kernel
+}
+
+// arch is the run with everything that does not change the cost of a
+// training step cleared: runs of equal arch have equal step times.
+func (r runSpec) arch() runSpec {
+	return runSpec{Model: r.Model, Form: r.Form, Depth: r.Depth, Heads: r.Heads, Cross: r.Cross,
+		Kernel: r.Kernel, N: r.N, Batch: r.Batch, Dtype: r.Dtype}
+}
+
+// build makes the run's model in a new scope seeded with r.Seed. The
+// returned config is the model's completed gd.Config or tf.Config.
+func (r runSpec) build() (icl.Model, any, error) {
+	dt, err := graph.ParseDtype(r.Dtype)
+	if err != nil {
+		return icl.Model{}, nil, err
+	}
+	scope, err := graph.NewScope(dt, r.Seed)
+	if err != nil {
+		return icl.Model{}, nil, err
+	}
+	task := data.DefaultSyntheticConfig()
+	switch r.Model {
+	case "gd":
+		form := gd.Interleaved
+		if r.Form == gd.OneStep.String() {
+			form = gd.OneStep
+		}
+		m, err := gd.NewModel(scope, gd.Config{D: task.D, DPrime: task.DPrime, C: task.C, N: r.N,
+			Form: form, Blocks: r.Depth, Kernel: r.Kernel}, r.Batch)
+		if err != nil {
+			return icl.Model{}, nil, err
+		}
+		return icl.Model{Scope: scope, Batch: r.Batch, Feed: m.Feed, Logits: m.Logits, Target: m.Target}, m.Cfg, nil
+	case "tf":
+		m, err := tf.NewModel(scope, tf.Config{D: task.D, DPrime: task.DPrime, C: task.C, N: r.N,
+			Layers: r.Depth, Heads: r.Heads, Cross: r.Cross, Kernel: r.Kernel}, r.Batch)
+		if err != nil {
+			return icl.Model{}, nil, err
+		}
+		return icl.Model{Scope: scope, Batch: r.Batch, Feed: m.Feed, Logits: m.Logits, Target: m.Target}, m.Cfg, nil
+	}
+	return icl.Model{}, nil, fmt.Errorf("unknown model %q", r.Model)
+}
+
+// dataSets samples the task's training and test contexts, keeping the last
+// ones drawn: the training set of L contexts comes from PCG(dataSeed, 1)
+// and the test set of M from PCG(dataSeed, 2), so every run with the same
+// data seed, N, L and M sees the same contexts.
+type dataSets struct {
+	N        int
+	dataSeed uint64
+	task     *data.Synthetic
+	train    *data.Batch
+	test     *data.Batch
+}
+
+func newDataSets(N int, dataSeed uint64) (*dataSets, error) {
+	cfg := data.DefaultSyntheticConfig()
+	cfg.N = N
+	task, err := data.NewSynthetic(cfg, dataSeed)
+	if err != nil {
+		return nil, err
+	}
+	return &dataSets{N: N, dataSeed: dataSeed, task: task}, nil
+}
+
+func (d *dataSets) get(L, M int) (train, test *data.Batch, err error) {
+	if d.train == nil || d.train.B != L {
+		if d.train, err = d.task.Sample(L, rand.New(rand.NewPCG(d.dataSeed, 1))); err != nil {
+			return nil, nil, err
+		}
+	}
+	if d.test == nil || d.test.B != M {
+		if d.test, err = d.task.Sample(M, rand.New(rand.NewPCG(d.dataSeed, 2))); err != nil {
+			return nil, nil, err
+		}
+	}
+	return d.train, d.test, nil
+}
+
+// trained is a finished run.
+type trained struct {
+	rec   icl.Record
+	scope *graph.Scope
+	cfg   any // gd.Config or tf.Config
+}
+
+// train runs r on the data sets (which must match r's N and data seed),
+// with progress to w (nil: silent) under label.
+func (r runSpec) train(d *dataSets, w io.Writer, label string) (*trained, error) {
+	if d.N != r.N || d.dataSeed != r.DataSeed {
+		return nil, fmt.Errorf("internal error: data sets for N=%d seed %d, run wants N=%d seed %d", d.N, d.dataSeed, r.N, r.DataSeed)
+	}
+	trainSet, testSet, err := d.get(r.L, r.M)
+	if err != nil {
+		return nil, err
+	}
+	start := time.Now()
+	m, cfg, err := r.build()
+	if err != nil {
+		return nil, err
+	}
+	tc := icl.TrainConfig{Epochs: r.Epochs, LR: r.LR, Seed: r.Seed, Progress: w, Label: label}
+	run, err := icl.NewRunner(m, tc, icl.Steps(r.L, r.Batch, r.Epochs))
+	if err != nil {
+		return nil, err
+	}
+	defer run.Close()
+	out := &trained{scope: m.Scope, cfg: cfg}
+	if r.Curve {
+		if out.rec.Curve, err = run.TrainCurve(trainSet, testSet, tc, 1); err != nil {
+			return nil, err
+		}
+		out.rec.Final = out.rec.Curve[len(out.rec.Curve)-1].Metrics
+	} else {
+		if err := run.Train(trainSet, tc); err != nil {
+			return nil, err
+		}
+		if out.rec.Final, err = run.Evaluate(testSet); err != nil {
+			return nil, err
+		}
+	}
+	out.rec.TrainSeconds = time.Since(start).Seconds()
+	return out, nil
+}
+
+// train is the default mode: K-block GD models for every K of -blocks and
+// every seed, with a checkpoint per run in -out.
 func train(o options) error {
 	blocks, err := parseInts(o.blocks)
 	if err != nil {
 		return err
 	}
-	dt, err := graph.ParseDtype(o.dtype)
-	if err != nil {
+	if _, err := graph.ParseDtype(o.dtype); err != nil {
 		return err
 	}
 	if o.L <= 0 || o.M <= 0 || o.N <= 0 || o.epochs <= 0 || o.batch <= 0 || o.seeds <= 0 {
 		return fmt.Errorf("-L, -M, -N, -epochs, -batch and -seeds must be positive")
 	}
-	cfg := data.DefaultSyntheticConfig()
-	cfg.N = o.N
-	task, err := data.NewSynthetic(cfg, o.dataSeed)
-	if err != nil {
-		return err
-	}
-	trainSet, err := task.Sample(o.L, rand.New(rand.NewPCG(o.dataSeed, 1)))
-	if err != nil {
-		return err
-	}
-	testSet, err := task.Sample(o.M, rand.New(rand.NewPCG(o.dataSeed, 2)))
+	d, err := newDataSets(o.N, o.dataSeed)
 	if err != nil {
 		return err
 	}
@@ -60,45 +218,28 @@ func train(o options) error {
 	if o.quiet {
 		progress = nil
 	}
+	cfg := d.task.Config
 	fmt.Printf("synthetic task: C=%d d'=%d d=%d N=%d, L=%d train / M=%d test contexts, kernel %s, %s\n",
-		cfg.C, cfg.DPrime, cfg.D, cfg.N, o.L, o.M, o.kernel, o.dtype)
+		cfg.C, cfg.DPrime, cfg.D, o.N, o.L, o.M, o.kernel, o.dtype)
 	for _, K := range blocks {
 		var top1, nll []float64
 		var oracle float64
 		for s := 0; s < o.seeds; s++ {
 			seed := o.seed + uint64(s)
-			mc := gd.Config{D: cfg.D, DPrime: cfg.DPrime, C: cfg.C, N: cfg.N, Blocks: K, Kernel: o.kernel}
-			scope, err := graph.NewScope(dt, seed)
+			r := runSpec{Model: "gd", Form: gd.Interleaved.String(), Depth: K, Kernel: o.kernel, N: o.N,
+				L: o.L, M: o.M, Epochs: o.epochs, Batch: o.batch, LR: o.lr, Dtype: o.dtype, Seed: seed, DataSeed: o.dataSeed}
+			t, err := r.train(d, progress, fmt.Sprintf("K=%d seed=%d", K, seed))
 			if err != nil {
 				return err
 			}
-			m, err := gd.NewModel(scope, mc, o.batch)
-			if err != nil {
-				return err
-			}
-			tc := icl.TrainConfig{Epochs: o.epochs, LR: o.lr, Seed: seed, Progress: progress,
-				Label: fmt.Sprintf("K=%d seed=%d", K, seed)}
-			r, err := icl.NewRunner(icl.Model{Scope: scope, Batch: o.batch, Feed: m.Feed, Logits: m.Logits, Target: m.Target},
-				tc, icl.Steps(o.L, o.batch, o.epochs))
-			if err != nil {
-				return err
-			}
-			if err := r.Train(trainSet, tc); err != nil {
-				r.Close()
-				return err
-			}
-			met, err := r.Evaluate(testSet)
-			r.Close()
-			if err != nil {
-				return err
-			}
+			met := t.rec.Final
 			fmt.Printf("blocks %d seed %d: %v\n", K, seed, met)
 			top1, nll, oracle = append(top1, met.Top1), append(nll, met.NLL), met.Oracle
 			if o.out != "" {
 				dir := filepath.Join(o.out, fmt.Sprintf("blocks%d-seed%d", K, seed))
-				sc := savedConfig{Model: m.Cfg, Dtype: o.dtype}
+				sc := savedConfig{Model: t.cfg.(gd.Config), Dtype: o.dtype}
 				sc.Task.Seed = o.dataSeed
-				if err := graph.SaveCheckpoint(dir, scope, sc, graph.SaveOptions{}); err != nil {
+				if err := graph.SaveCheckpoint(dir, t.scope, sc, graph.SaveOptions{}); err != nil {
 					return err
 				}
 			}

@@ -3,6 +3,21 @@
 // logits) on a set of contexts, and evaluates top-1 accuracy and NLL of the
 // query against held-out contexts. It lives under examples/internal because
 // it is glue between the library packages, not a library API.
+//
+// Training and evaluation:
+//
+//	r, err := icl.NewRunner(icl.Model{Scope: s, Batch: 64, Feed: m.Feed, Logits: m.Logits, Target: m.Target},
+//		cfg, icl.Steps(train.B, 64, cfg.Epochs))
+//	err = r.Train(train, cfg)                       // or:
+//	curve, err := r.TrainCurve(train, test, cfg, 1) // test metrics after every epoch
+//	met, err := r.Evaluate(test)                    // Metrics{Top1, NLL, Oracle, ...}
+//
+// Sweeps: a [Journal] is an append-only JSON-lines file of finished runs
+// keyed by their configuration ([Key]), so that an interrupted sweep reruns
+// only what is missing; [NewStat] and [Point] aggregate runs over seeds, and
+// [WriteJSON], [WritePointsCSV] and [WriteFile] write the results
+// atomically. Metrics and EpochMetrics encode as JSON with lower-case keys
+// and NaN as null.
 package icl
 
 import (
