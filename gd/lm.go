@@ -31,10 +31,15 @@ type LMConfig struct {
 	// every step (the one-step simplification of Section 3.5; with Steps = 1
 	// it changes nothing, since f_0 = 0).
 	MeanE bool `json:"mean_e,omitempty"`
-	// FullP makes each head's output matrix P_m a full d'×d' matrix; by
-	// default P_m is diagonal, which gives the paper's count of about 8K
-	// attention parameters at d' = 512 and 8 heads (Λ_m and P_m, 2·M·d').
-	FullP bool `json:"full_p,omitempty"`
+	// DiagP makes each head's output matrix P_m diagonal instead of a full
+	// d'×d' matrix (Appendix G). The attention then has 2·M·d' parameters
+	// (Λ_m and P_m), the paper's "8K" at d' = 512 and 8 heads, but the model
+	// becomes symmetric: with one head on the previous token, the score of
+	// token c after token t is Σ_k P_k w_{e,t,k} w_{e,c,k}, the same as that
+	// of t after c, so it cannot learn "the → girl" without "girl → the",
+	// and it generates repetitions (RESULTS.md of examples/language). Full
+	// P_m (the default) make the form w_{e,t}ᵀ P_m w_{e,c} asymmetric.
+	DiagP bool `json:"diag_p,omitempty"`
 	// FF appends a pre-norm feed-forward block with a skip connection after
 	// the attention ("GD + FF" of Section 5.3): h = f + FF(LN(f)).
 	FF bool `json:"ff,omitempty"`
@@ -131,8 +136,8 @@ type LMOptions struct {
 //
 // Trainable parameters, under the model's scope: "wte/w" (C, d') token
 // embeddings, "wpe" (T+1, d') positional embeddings, "head<m>/lambda" (d')
-// and "head<m>/p" ((d') or (d', d')) per head, "ff/ln/…" and "ff/mlp/…"
-// with FF, and "ln_f/scale", "ln_f/bias".
+// and "head<m>/p" ((d', d'), or (d') with DiagP) per head, "ff/ln/…" and
+// "ff/mlp/…" with FF, and "ln_f/scale", "ln_f/bias".
 type LM struct {
 	Cfg   LMConfig
 	Batch int
@@ -182,8 +187,8 @@ func (m *LM) Scope() *graph.Scope { return m.s }
 func (m *LM) Params() G.Nodes { return m.s.Params() }
 
 // NumParams returns the number of trainable parameters in the attention
-// (Λ_m and P_m) and in the rest of the model (embeddings, layer norms,
-// feed-forward).
+// (Λ_m and P_m: M·(d' + d'²), or 2·M·d' with DiagP) and in the rest of the
+// model (embeddings, layer norms, feed-forward).
 func (m *LM) NumParams() (attention, rest int) {
 	return countSplit(m.s.Params(), m.attnParams)
 }
@@ -378,7 +383,7 @@ func (m *LM) headOutputs() ([]func(*G.Node) *G.Node, error) {
 	var out []func(*G.Node) *G.Node
 	for h := 0; h < M; h++ {
 		hs := s.Sub(fmt.Sprintf("head%d", h))
-		if cfg.FullP {
+		if !cfg.DiagP {
 			p, err := hs.Param("p", tensor.Shape{d, d}, graph.FromValues(eye(d, 1/float64(M))))
 			if err != nil {
 				return nil, err

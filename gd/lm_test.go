@@ -58,7 +58,7 @@ func TestLMGradients(t *testing.T) {
 		{"rbf", func(c *LMConfig) { c.Kernel = "rbf" }},
 		{"steps=2-exactE", func(c *LMConfig) { c.Steps = 2 }},
 		{"steps=2-meanE", func(c *LMConfig) { c.Steps = 2; c.MeanE = true }},
-		{"fullP", func(c *LMConfig) { c.FullP = true }},
+		{"diagP", func(c *LMConfig) { c.DiagP = true }},
 		{"ff", func(c *LMConfig) { c.FF = true; c.FFHidden = 5 }},
 	}
 	for i, c := range cases {
@@ -149,7 +149,13 @@ func lmRef(cfg LMConfig, ids []int, B int, p map[string][]float64) []float64 {
 					}
 					for i := 0; i < j; i++ {
 						for k := 0; k < d; k++ {
-							next[j][k] += a[i] * vals[i][k] * pm[k]
+							if len(pm) == d { // diagonal P_m
+								next[j][k] += a[i] * vals[i][k] * pm[k]
+								continue
+							}
+							for l := 0; l < d; l++ { // (o P_m)_k = Σ_l o_l P_m[l, k]
+								next[j][k] += a[i] * vals[i][l] * pm[l*d+k]
+							}
 						}
 					}
 				}
@@ -191,6 +197,7 @@ func TestLMMatchesReference(t *testing.T) {
 	}{
 		{"softmax", LMConfig{Vocab: 6, DPrime: 3, Context: 5, Heads: 2}},
 		{"linear", LMConfig{Vocab: 6, DPrime: 3, Context: 5, Heads: 3, Kernel: "linear"}},
+		{"softmax-diagP", LMConfig{Vocab: 6, DPrime: 3, Context: 5, Heads: 2, DiagP: true}},
 		{"softmax-steps=3", LMConfig{Vocab: 6, DPrime: 3, Context: 5, Heads: 2, Steps: 3}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
@@ -234,7 +241,7 @@ func runMachine(t *testing.T, s *graph.Scope, out *G.Node) {
 // TestLMMatchesAttention checks that a head of the LM computes what a
 // layers.Attention head computes on the paper's tokens z_i = (p_i, v_i)
 // (v_i = w_{e,t_i} − w̄_e, v_T = 0) with W_Q = W_K = [Λ; 0], W_V = [0; I],
-// P = diag(P_m) and CausalKeys.
+// P = P_m and CausalKeys.
 func TestLMMatchesAttention(t *testing.T) {
 	const B, T, V, d = 2, 5, 6, 3
 	cfg := LMConfig{Vocab: V, DPrime: d, Context: T, Heads: 1, EmbedInit: graph.Normal(0.7)}
@@ -276,11 +283,10 @@ func TestLMMatchesAttention(t *testing.T) {
 	}
 	wq := make([]float64, 2*d*d)
 	wv := make([]float64, 2*d*d)
-	p := make([]float64, d*d)
+	p := pm // P_m (d', d')
 	for k := 0; k < d; k++ {
 		wq[k*d+k] = lam[k]
 		wv[(d+k)*d+k] = 1
-		p[k*d+k] = pm[k]
 	}
 	zn, _ := s2.Const("z", tensor.Shape{B, T + 1, 2 * d}, z)
 	wqn, _ := s2.Const("wq", tensor.Shape{2 * d, d}, wq)
@@ -354,20 +360,26 @@ func TestLMNextLogits(t *testing.T) {
 }
 
 func TestLMNumParams(t *testing.T) {
-	// The paper's GD language model: d' = 512, 8 heads, context 256. Λ_m and
-	// diagonal P_m give 2·8·512 = 8192 attention parameters ("8K").
-	s, _ := graph.NewScope(graph.Float32, 1)
-	m, err := NewLM(s, LMConfig{Vocab: 10, DPrime: 512, Context: 256, Heads: 8}, LMOptions{Batch: 1})
-	if err != nil {
-		t.Fatal(err)
-	}
-	attn, rest := m.NumParams()
-	if attn != 8192 {
-		t.Errorf("attention parameters = %d, want 8192", attn)
-	}
-	// wte 10×512, wpe 257×512, ln_f 2×512.
-	if want := 10*512 + 257*512 + 2*512; rest != want {
-		t.Errorf("other parameters = %d, want %d", rest, want)
+	// The paper's GD language model: d' = 512, 8 heads, context 256. With
+	// diagonal P_m, Λ_m and P_m give 2·8·512 = 8192 attention parameters (the
+	// paper's "8K"); with full P_m (Appendix G), 8·(512 + 512²).
+	for _, c := range []struct {
+		diag bool
+		want int
+	}{{true, 8192}, {false, 8 * (512 + 512*512)}} {
+		s, _ := graph.NewScope(graph.Float32, 1)
+		m, err := NewLM(s, LMConfig{Vocab: 10, DPrime: 512, Context: 256, Heads: 8, DiagP: c.diag}, LMOptions{Batch: 1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		attn, rest := m.NumParams()
+		if attn != c.want {
+			t.Errorf("DiagP %v: attention parameters = %d, want %d", c.diag, attn, c.want)
+		}
+		// wte 10×512, wpe 257×512, ln_f 2×512.
+		if want := 10*512 + 257*512 + 2*512; rest != want {
+			t.Errorf("other parameters = %d, want %d", rest, want)
+		}
 	}
 }
 

@@ -1,0 +1,460 @@
+// Command peer times gdattn against a PyTorch implementation of the same
+// models (peer.py, next to this file) and prints a markdown table of the
+// median step times, their ratio and the peak memory of each side.
+//
+//	go run ./bench/peer                    # 5 repetitions, 1 thread, train, float32
+//	go run ./bench/peer -reps 9 -threads 2 -mode infer
+//	go run ./bench/peer -workloads synthetic/gd-1,quadrant/gd-1 -out peer.md
+//
+// Both sides run as child processes, one workload at a time, alternating
+// (gdattn first in odd repetitions, PyTorch first in even ones) so that a
+// change in the machine's load hits both alike; each child warms up, then
+// times single steps until it has -min-steps of them and -min-time, and
+// reports their median. The table gives, per workload, the median over the
+// repetitions of each side's median, the ratio gdattn/PyTorch of those, the
+// range of the per-repetition ratios, the same for the process CPU time per
+// step (user + system: robust to other jobs' load, which a wall clock on a
+// shared machine mostly measures), and the peak RSS of each side's
+// child process (VmHWM from /proc/self/status, read by the child at its
+// end: the whole process, so PyTorch's includes the interpreter and the
+// torch import; the "(process baseline)" row shows that floor for each
+// side).
+//
+// Threads: gdattn's child gets GOMAXPROCS=-threads, PyTorch's
+// torch.set_num_threads(-threads) and OMP_NUM_THREADS=-threads.
+//
+// Before timing, -check (on by default) verifies that both sides compute
+// the same thing: for each synthetic workload gdattn builds the model in
+// float64, writes the minibatch (x, y), every parameter (W_e, log α, log g,
+// and the TF's matrices) and every gradient as .npy files with graph/npy,
+// and peer.py loads them with numpy and compares its loss (to 1e-6,
+// absolute) and gradients (to 1e-6 relative to the largest entry).
+//
+// PyTorch is Debian's python3-torch (apt-get install -y python3-torch),
+// run with -python (default /usr/bin/python3).
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/gdattn/gdattn/bench"
+	"github.com/gdattn/gdattn/graph"
+	"github.com/gdattn/gdattn/graph/npy"
+	"gorgonia.org/tensor"
+)
+
+type options struct {
+	reps, threads       int
+	dtype, mode         string
+	workloads, check    string
+	python, peer, out   string
+	warmup, minSteps    int
+	minTime             time.Duration
+	worker, workload    string
+	noCheck, keepExport bool
+}
+
+func main() {
+	var o options
+	flag.IntVar(&o.reps, "reps", 5, "repetitions of each side per workload")
+	flag.IntVar(&o.threads, "threads", 1, "threads per side (GOMAXPROCS; torch.set_num_threads)")
+	flag.StringVar(&o.dtype, "dtype", "float32", "float32 or float64")
+	flag.StringVar(&o.mode, "mode", "train", "train (forward, backward, Adam) or infer (forward to the logits)")
+	flag.StringVar(&o.workloads, "workloads", "synthetic/gd-1,synthetic/gd-2,synthetic/tf-1,synthetic/tf-2",
+		"comma-separated workloads (bench.ICLWorkloads names, e.g. quadrant/gd-1, fewshot/tf-1)")
+	flag.StringVar(&o.check, "check-workloads", "synthetic/gd-1,synthetic/gd-2,synthetic/tf-1,synthetic/tf-2",
+		"workloads whose loss and gradients are compared before timing")
+	flag.BoolVar(&o.noCheck, "nocheck", false, "skip the loss and gradient comparison")
+	flag.BoolVar(&o.keepExport, "keep", false, "keep the exported .npy directories of the check")
+	flag.StringVar(&o.python, "python", "/usr/bin/python3", "Python interpreter with torch and numpy")
+	flag.StringVar(&o.peer, "peer", "", "path of peer.py (default: next to this source file)")
+	flag.StringVar(&o.out, "out", "", "also write the markdown report to this file")
+	flag.IntVar(&o.warmup, "warmup", 3, "untimed steps per child")
+	flag.IntVar(&o.minSteps, "min-steps", 10, "timed steps per child, at least")
+	flag.DurationVar(&o.minTime, "min-time", 2*time.Second, "timed duration per child, at least")
+	flag.StringVar(&o.worker, "worker", "", "internal: run as the gdattn child (train or infer)")
+	flag.StringVar(&o.workload, "workload", "", "internal: the worker's workload")
+	flag.Parse()
+	var err error
+	if o.worker != "" {
+		err = worker(o)
+	} else {
+		err = drive(o)
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "peer:", err)
+		os.Exit(1)
+	}
+}
+
+// result is what a child prints.
+type result struct {
+	MedianMS float64 `json:"median_ms"`
+	MeanMS   float64 `json:"mean_ms"`
+	MinMS    float64 `json:"min_ms"`
+	// CPUMS is the median process CPU time (user + system) of a step.
+	CPUMS float64 `json:"cpu_median_ms"`
+	Steps int     `json:"steps"`
+	// HWM is the child's peak RSS (VmHWM of /proc/self/status) in bytes.
+	HWM uint64 `json:"vm_hwm_bytes"`
+}
+
+// worker is the gdattn child: it builds the workload, times it and prints a
+// result. An empty workload ("none") only starts and exits: its RSS is the
+// process baseline.
+func worker(o options) error {
+	if o.workload == "none" {
+		hwm, _ := bench.ReadHWM()
+		return json.NewEncoder(os.Stdout).Encode(result{HWM: hwm})
+	}
+	w, err := bench.FindWorkload(o.workload)
+	if err != nil {
+		return err
+	}
+	dt, err := graph.ParseDtype(o.dtype)
+	if err != nil {
+		return err
+	}
+	mode, err := bench.ParseMode(o.worker)
+	if err != nil {
+		return err
+	}
+	r, err := bench.NewRunner(w, dt, mode, 1)
+	if err != nil {
+		return err
+	}
+	defer r.Close()
+	t, err := bench.Measure(func() error { _, err := r.Step(); return err }, o.warmup, o.minSteps, 0, o.minTime)
+	if err != nil {
+		return err
+	}
+	ms := func(d time.Duration) float64 { return float64(d) / 1e6 }
+	hwm, _ := bench.ReadHWM()
+	return json.NewEncoder(os.Stdout).Encode(result{MedianMS: ms(t.Median), MeanMS: ms(t.Mean), MinMS: ms(t.Min), CPUMS: ms(t.CPUMedian), Steps: t.Steps, HWM: hwm})
+}
+
+// run starts a child, parses the last line of its stdout as a result and
+// returns it with the child's peak RSS in bytes: the VmHWM the child
+// reports. (getrusage's ru_maxrss of a child is no good here: Linux carries
+// the parent's high-water mark into a child that Go's os/exec starts with
+// CLONE_VM, so every child would read at least the driver's own peak.)
+func run(cmd *exec.Cmd) (result, uint64, error) {
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	if err := cmd.Run(); err != nil {
+		return result{}, 0, fmt.Errorf("%s: %w\n%s", strings.Join(cmd.Args, " "), err, tail(errb.String()))
+	}
+	var r result
+	lines := strings.Split(strings.TrimSpace(out.String()), "\n")
+	if err := json.Unmarshal([]byte(lines[len(lines)-1]), &r); err != nil {
+		return result{}, 0, fmt.Errorf("%s: output %q: %w", strings.Join(cmd.Args, " "), out.String(), err)
+	}
+	return r, r.HWM, nil
+}
+
+func tail(s string) string {
+	if len(s) > 2000 {
+		return "..." + s[len(s)-2000:]
+	}
+	return s
+}
+
+type side struct {
+	name string
+	cmd  func(w bench.Workload) *exec.Cmd
+}
+
+func drive(o options) error {
+	if o.reps < 1 || o.threads < 1 {
+		return errors.New("-reps and -threads must be at least 1")
+	}
+	if _, err := graph.ParseDtype(o.dtype); err != nil {
+		return err
+	}
+	if _, err := bench.ParseMode(o.mode); err != nil {
+		return err
+	}
+	if o.peer == "" {
+		_, file, _, _ := runtime.Caller(0)
+		o.peer = filepath.Join(filepath.Dir(file), "peer.py")
+	}
+	self, err := os.Executable()
+	if err != nil {
+		return err
+	}
+	var ws []bench.Workload
+	for _, name := range strings.Split(o.workloads, ",") {
+		w, err := bench.FindWorkload(strings.TrimSpace(name))
+		if err != nil {
+			return err
+		}
+		if w.Language() {
+			return fmt.Errorf("workload %q: peer.py has only the in-context models", w.Name)
+		}
+		ws = append(ws, w)
+	}
+	var report bytes.Buffer
+	out := io.MultiWriter(os.Stdout, &report)
+
+	var verInfo map[string]any
+	vout, err := exec.Command(o.python, o.peer, "version").Output()
+	if err == nil {
+		err = json.Unmarshal(vout, &verInfo)
+	}
+	if err != nil {
+		return fmt.Errorf("PyTorch peer unavailable (apt-get install -y python3-torch): %s version: %w", o.peer, err)
+	}
+
+	fmt.Fprintf(out, "## gdattn vs PyTorch: %s, %s, %d thread(s)\n\n", o.mode, o.dtype, o.threads)
+	fmt.Fprintf(out, "%s\n\n", bench.Describe())
+	fmt.Fprintf(out, "PyTorch %v (BLAS: %v), Python %v, numpy %v. Command: `go run ./bench/peer %s`\n\n",
+		verInfo["torch"], verInfo["blas"], verInfo["python"], verInfo["numpy"], strings.Join(os.Args[1:], " "))
+
+	if !o.noCheck && o.check != "" {
+		if err := checkAll(o, out); err != nil {
+			return err
+		}
+	}
+
+	thr := strconv.Itoa(o.threads)
+	goSide := side{"gdattn", func(w bench.Workload) *exec.Cmd {
+		name := "none"
+		if w.Name != "" {
+			name = w.Name
+		}
+		c := exec.Command(self, "-worker", o.mode, "-workload", name, "-dtype", o.dtype,
+			"-warmup", strconv.Itoa(o.warmup), "-min-steps", strconv.Itoa(o.minSteps), "-min-time", o.minTime.String())
+		c.Env = append(os.Environ(), "GOMAXPROCS="+thr)
+		return c
+	}}
+	pySide := side{"PyTorch", func(w bench.Workload) *exec.Cmd {
+		if w.Name == "" {
+			return exec.Command(o.python, o.peer, "version")
+		}
+		args := []string{o.peer, "time", "--model", string(w.Model), "--depth", strconv.Itoa(max(w.Depth, 1)),
+			"--batch", strconv.Itoa(w.Batch), "--n", strconv.Itoa(w.N), "--d", strconv.Itoa(w.D),
+			"--dprime", strconv.Itoa(w.DPrime), "--c", strconv.Itoa(w.C), "--dtype", o.dtype, "--mode", o.mode,
+			"--threads", thr, "--warmup", strconv.Itoa(o.warmup), "--min-steps", strconv.Itoa(o.minSteps),
+			"--min-time", strconv.FormatFloat(o.minTime.Seconds(), 'g', -1, 64)}
+		if w.Cross {
+			args = append(args, "--cross")
+		}
+		c := exec.Command(o.python, args...)
+		c.Env = append(os.Environ(), "OMP_NUM_THREADS="+thr, "MKL_NUM_THREADS="+thr, "OPENBLAS_NUM_THREADS="+thr)
+		return c
+	}}
+	sides := []side{goSide, pySide}
+
+	type stats struct {
+		ms, cpu [2][]float64
+		rss     [2]uint64
+	}
+	all := make([]stats, len(ws))
+	var base [2]uint64
+	for i, s := range sides {
+		if _, rss, err := run(s.cmd(bench.Workload{})); err == nil {
+			base[i] = rss
+		}
+	}
+	start := bench.Uptime()
+	for rep := 0; rep < o.reps; rep++ {
+		for i, w := range ws {
+			order := []int{0, 1}
+			if rep%2 == 1 {
+				order = []int{1, 0}
+			}
+			for _, k := range order {
+				r, rss, err := run(sides[k].cmd(w))
+				if err != nil {
+					return err
+				}
+				all[i].ms[k] = append(all[i].ms[k], r.MedianMS)
+				all[i].cpu[k] = append(all[i].cpu[k], r.CPUMS)
+				all[i].rss[k] = max(all[i].rss[k], rss)
+				fmt.Fprintf(os.Stderr, "rep %d/%d %-16s %-8s %8.2f ms/step, CPU %8.2f ms/step (%d steps), RSS %.0f MB\n",
+					rep+1, o.reps, w.Name, sides[k].name, r.MedianMS, r.CPUMS, r.Steps, bench.MB(rss))
+			}
+		}
+	}
+	fmt.Fprintf(out, "Load before: `%s`; after: `%s`.\n\n", start, bench.Uptime())
+	fmt.Fprintf(out, "| workload | sizes | gdattn ms | PyTorch ms | gdattn/PyTorch | per-rep range | gdattn CPU ms | PyTorch CPU ms | gdattn/PyTorch CPU | gdattn RSS MB | PyTorch RSS MB |\n")
+	fmt.Fprintf(out, "|---|---|---:|---:|---:|---|---:|---:|---:|---:|---:|\n")
+	for i, w := range ws {
+		g, p := bench.Median(all[i].ms[0]), bench.Median(all[i].ms[1])
+		gc, pc := bench.Median(all[i].cpu[0]), bench.Median(all[i].cpu[1])
+		lo, hi := ratioRange(all[i].ms[0], all[i].ms[1])
+		fmt.Fprintf(out, "| %s | %s | %.2f | %.2f | **%.2f** | %.2f–%.2f | %.2f | %.2f | **%.2f** | %.0f | %.0f |\n",
+			w.Name, w, g, p, g/p, lo, hi, gc, pc, gc/pc, bench.MB(all[i].rss[0]), bench.MB(all[i].rss[1]))
+	}
+	fmt.Fprintf(out, "| (process baseline) | gdattn: start and exit; PyTorch: import torch, numpy | | | | | | | | %.0f | %.0f |\n\n",
+		bench.MB(base[0]), bench.MB(base[1]))
+	fmt.Fprintf(out, "ms: wall time per step; CPU ms: process CPU time (user + system) per step. Each is the median over %d repetitions of each child's median step (%d warm-up steps, then at least %d steps and %v per child); per-rep range: the smallest and largest ratio of wall times within one repetition.\n",
+		o.reps, o.warmup, o.minSteps, o.minTime)
+	if o.out != "" {
+		return os.WriteFile(o.out, report.Bytes(), 0o644)
+	}
+	return nil
+}
+
+// ratioRange returns the smallest and largest a[i]/b[i].
+func ratioRange(a, b []float64) (lo, hi float64) {
+	for i := range a {
+		q := a[i] / b[i]
+		if i == 0 || q < lo {
+			lo = q
+		}
+		if i == 0 || q > hi {
+			hi = q
+		}
+	}
+	return lo, hi
+}
+
+// checkResult is what peer.py check prints.
+type checkResult struct {
+	LossGo   float64 `json:"loss_gdattn"`
+	LossPy   float64 `json:"loss_torch"`
+	LossDiff float64 `json:"loss_abs_diff"`
+	GradDiff float64 `json:"grad_max_abs_diff"`
+	GradMax  float64 `json:"grad_max_abs"`
+	OK       bool    `json:"ok"`
+}
+
+// checkAll exports every check workload and compares with peer.py.
+func checkAll(o options, out io.Writer) error {
+	fmt.Fprintf(out, "Same inputs and parameters, float64 (`peer.py check`): loss to 1e-6 absolute, gradients to 1e-6 relative.\n\n")
+	fmt.Fprintf(out, "| workload | gdattn loss | PyTorch loss | |Δ loss| | max |Δ grad| | max |grad| | ok |\n|---|---:|---:|---:|---:|---:|---|\n")
+	var ws []bench.Workload
+	var dirs []string
+	for _, name := range strings.Split(o.check, ",") {
+		w, err := bench.FindWorkload(strings.TrimSpace(name))
+		if err != nil {
+			return err
+		}
+		dir, err := os.MkdirTemp("", "gdattn-peer-")
+		if err != nil {
+			return err
+		}
+		if !o.keepExport {
+			defer os.RemoveAll(dir)
+		} else {
+			fmt.Fprintf(os.Stderr, "check %s: exported to %s\n", w.Name, dir)
+		}
+		if err := export(w, dir); err != nil {
+			return err
+		}
+		ws, dirs = append(ws, w), append(dirs, dir)
+	}
+	res, err := peerCheck(o.python, o.peer, dirs)
+	if err != nil {
+		return err
+	}
+	failed := false
+	for i, r := range res {
+		failed = failed || !r.OK
+		fmt.Fprintf(out, "| %s | %.12f | %.12f | %.1e | %.1e | %.2g | %v |\n", ws[i].Name, r.LossGo, r.LossPy, r.LossDiff, r.GradDiff, r.GradMax, r.OK)
+	}
+	fmt.Fprintln(out)
+	if failed {
+		return errors.New("gdattn and PyTorch disagree: the timing would compare different models")
+	}
+	return nil
+}
+
+// peerCheck runs peer.py check on dirs and returns one result per dir.
+func peerCheck(python, peer string, dirs []string) ([]checkResult, error) {
+	out, err := exec.Command(python, append([]string{peer, "check"}, dirs...)...).Output()
+	if err != nil {
+		var ee *exec.ExitError
+		if errors.As(err, &ee) {
+			err = fmt.Errorf("%w: %s", err, tail(string(ee.Stderr)))
+		}
+		return nil, fmt.Errorf("peer.py check: %w", err)
+	}
+	var res []checkResult
+	dec := json.NewDecoder(bytes.NewReader(out))
+	for dec.More() {
+		var r checkResult
+		if err := dec.Decode(&r); err != nil {
+			return nil, fmt.Errorf("peer.py check: output %q: %w", out, err)
+		}
+		res = append(res, r)
+	}
+	if len(res) != len(dirs) {
+		return nil, fmt.Errorf("peer.py check: %d results for %d directories", len(res), len(dirs))
+	}
+	return res, nil
+}
+
+// export builds w in float64, runs its forward and backward pass once on
+// its minibatch, and writes to dir: x.npy (B, T, d), y.npy (B, T) int64,
+// p_<name>.npy and g_<name>.npy for every parameter (value and gradient;
+// "/" in names becomes "__") and meta.json with the sizes, the parameter
+// names and the loss.
+func export(w bench.Workload, dir string) error {
+	if w.Language() {
+		return fmt.Errorf("export %s: only the in-context models", w.Name)
+	}
+	r, err := bench.NewRunner(w, tensor.Float64, bench.Train, 1)
+	if err != nil {
+		return err
+	}
+	defer r.Close()
+	loss, err := r.LossValue()
+	if err != nil {
+		return err
+	}
+	T := w.N + 1
+	y := make([]int64, len(r.Y))
+	for i, v := range r.Y {
+		y[i] = int64(v)
+	}
+	files := map[string]*npy.Array{
+		"x.npy": {Shape: []int{w.Batch, T, w.D}, Dtype: npy.Float64, F64: r.X},
+		"y.npy": {Shape: []int{w.Batch, T}, Dtype: npy.Int64, I64: y},
+	}
+	var names []string
+	for _, p := range r.Scope.Params() {
+		v, err := graph.Values(p)
+		if err != nil {
+			return err
+		}
+		g, err := graph.GradValues(p)
+		if err != nil {
+			return err
+		}
+		shape := []int(p.Shape())
+		file := strings.ReplaceAll(p.Name(), "/", "__") + ".npy"
+		files["p_"+file] = &npy.Array{Shape: shape, Dtype: npy.Float64, F64: v}
+		files["g_"+file] = &npy.Array{Shape: shape, Dtype: npy.Float64, F64: g}
+		names = append(names, p.Name())
+	}
+	for f, a := range files {
+		if err := npy.WriteFile(filepath.Join(dir, f), a); err != nil {
+			return err
+		}
+	}
+	meta := map[string]any{
+		"workload": map[string]any{"model": w.Model, "depth": max(w.Depth, 1), "cross": w.Cross, "batch": w.Batch,
+			"n": w.N, "d": w.D, "dprime": w.DPrime, "c": w.C},
+		"params": names,
+		"loss":   loss,
+	}
+	b, err := json.MarshalIndent(meta, "", "  ")
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(filepath.Join(dir, "meta.json"), b, 0o644)
+}

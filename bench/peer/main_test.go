@@ -1,0 +1,107 @@
+package main
+
+import (
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"testing"
+
+	"github.com/gdattn/gdattn/bench"
+	"github.com/gdattn/gdattn/graph/npy"
+)
+
+// small shrinks a synthetic workload to a batch of 3 contexts.
+func small(name string, t *testing.T) bench.Workload {
+	w, err := bench.FindWorkload(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.Batch = 3
+	return w
+}
+
+func TestExport(t *testing.T) {
+	w := small("synthetic/gd-1", t)
+	dir := t.TempDir()
+	if err := export(w, dir); err != nil {
+		t.Fatal(err)
+	}
+	x, err := npy.ReadFile(filepath.Join(dir, "x.npy"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := []int{3, 11, 10}; len(x.Shape) != 3 || x.Shape[0] != want[0] || x.Shape[1] != want[1] || x.Shape[2] != want[2] {
+		t.Errorf("x shape %v, want %v", x.Shape, want)
+	}
+	y, err := npy.ReadFile(filepath.Join(dir, "y.npy"))
+	if err != nil || y.Dtype != npy.Int64 || len(y.I64) != 33 {
+		t.Errorf("y: %v, %+v, want 33 int64 labels", err, y)
+	}
+	var meta struct {
+		Params []string `json:"params"`
+		Loss   float64  `json:"loss"`
+	}
+	b, err := os.ReadFile(filepath.Join(dir, "meta.json"))
+	if err == nil {
+		err = json.Unmarshal(b, &meta)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := []string{"we", "log_alpha", "kernel/log_gamma"}; len(meta.Params) != 3 || meta.Params[0] != want[0] || meta.Params[1] != want[1] || meta.Params[2] != want[2] {
+		t.Errorf("params %v, want %v", meta.Params, want)
+	}
+	if !(meta.Loss > 0) {
+		t.Errorf("loss %v, want > 0", meta.Loss)
+	}
+	for _, f := range []string{"p_we.npy", "g_we.npy", "p_log_alpha.npy", "g_kernel__log_gamma.npy"} {
+		a, err := npy.ReadFile(filepath.Join(dir, f))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if f == "p_log_alpha.npy" && (len(a.Shape) != 0 || len(a.F64) != 1) {
+			t.Errorf("%s: shape %v, want a 0-d scalar", f, a.Shape)
+		}
+	}
+	if err := export(bench.LM(bench.ModelGPT, bench.LMSmall), dir); err == nil {
+		t.Error("export of a language model: got nil error")
+	}
+}
+
+// TestPeerAgrees runs peer.py check on exported models, where Debian's
+// python3-torch is installed (it is not needed otherwise).
+func TestPeerAgrees(t *testing.T) {
+	const python = "/usr/bin/python3"
+	if testing.Short() {
+		t.Skip("starts PyTorch")
+	}
+	if err := exec.Command(python, "-c", "import torch, numpy").Run(); err != nil {
+		t.Skipf("no PyTorch at %s (apt-get install -y python3-torch): %v", python, err)
+	}
+	names := []string{"synthetic/gd-1", "synthetic/gd-2", "synthetic/tf-1", "synthetic/tf-2"}
+	var dirs []string
+	for _, name := range names {
+		dir := t.TempDir()
+		if err := export(small(name, t), dir); err != nil {
+			t.Fatal(err)
+		}
+		dirs = append(dirs, dir)
+	}
+	res, err := peerCheck(python, "peer.py", dirs) // one PyTorch start for all
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, r := range res {
+		if !r.OK {
+			t.Errorf("%s: got %+v, want the same loss and gradients", names[i], r)
+		}
+	}
+}
+
+func TestRatioRange(t *testing.T) {
+	lo, hi := ratioRange([]float64{1, 4, 3}, []float64{2, 2, 3})
+	if lo != 0.5 || hi != 2 {
+		t.Errorf("got %v–%v, want 0.5–2", lo, hi)
+	}
+}

@@ -1,0 +1,328 @@
+#!/usr/bin/env python3
+"""PyTorch peer of gdattn's in-context models, for bench/peer (see main.go).
+
+It builds the same models as gdattn's gd.Model and tf.Model, on the same
+tokens, with the same parameter names and shapes (matrices act on the right,
+z @ W, as in gdattn), and times the same training step (forward, mean
+cross-entropy, backward, Adam) or forward pass.
+
+GD (gd.Model, Interleaved form, exact erase), tokens (x, w_{e,y}, E, f),
+D = d + 3d', T = N+1 positions with the query last:
+
+    z0 = (x, onehot(y) W_e^T [0 at the query], w_bar, 0)     w_bar = W_e 1/C
+    per block:
+        q  = z W_x                      W_x selects x                (B, T, d)
+        A  = softmax_i(g q_j . q_i)     over the context keys i < N only
+        v  = z (alpha/N) W_v            W_v = [label slot] - [E slot]
+        z += (A v[:, :N]) P_f           P_f writes into the f slot
+           - (z W_E) P_E                exact erase: the delta kernel is the identity
+        f  = z W_f                      W_f reads the f slot
+        z += softmax(f W_e) W_e^T P_E   cross-attention against W_e
+    logits = f_query W_e ; loss = mean cross-entropy against the query label
+    parameters: we (d', C), log_alpha, kernel/log_gamma (alpha, g = exp(.))
+
+gdattn applies the delta kernel as a product with a constant identity matrix
+(B, T, T); here it is skipped (the product is the identity), so any cost of it
+shows in the ratio.
+
+TF (tf.Model): Layers layers of one unconstrained softmax head
+    z += softmax_i(g (z W_Q)_j . (z W_K)_i) (z W_V)_i W_O    keys i < N
+and with Cross, after each head, cross-attention
+    z += softmax((z W_q) W_k^T W_e) (W_v^T W_e)^T W_o
+tokens (x, w_{e,y} - w_bar [0 at the query row], 0) without Cross (D = d+2d'),
+the GD tokens with Cross; logits = (z_query R) W_e.
+
+Subcommands (all print one JSON object on stdout):
+    peer.py version
+    peer.py time  --model gd|tf --depth K [--cross] --batch B --n N --d d
+                  --dprime d' --c C [--dtype float32|float64] [--mode train|infer]
+                  [--threads 1] [--warmup 3] [--min-steps 10] [--min-time 2]
+    peer.py check DIR...  (DIRs written by `go run ./bench/peer`; one JSON line each)
+"""
+
+import argparse
+import json
+import math
+import os
+import statistics
+import sys
+import time
+
+import numpy as np
+import torch
+import torch.nn.functional as F
+
+
+def sel(rows, cols, pairs, dtype, sign=1.0):
+    """A (rows, cols) matrix with sign at each (r, c) of pairs."""
+    m = torch.zeros(rows, cols, dtype=dtype)
+    for r, c in pairs:
+        m[r, c] = sign
+    return m
+
+
+class GD:
+    """gdattn's gd.Model (Interleaved, exact erase, softmax kernel)."""
+
+    def __init__(self, d, dp, C, N, blocks, dtype, gen):
+        self.d, self.dp, self.C, self.N, self.blocks = d, dp, C, N, blocks
+        D = d + 3 * dp
+        self.D = D
+        offL, offE, offF = d, d + dp, d + 2 * dp
+        self.offF = offF
+        self.params = {
+            "we": torch.randn(dp, C, dtype=dtype, generator=gen),
+            "log_alpha": torch.tensor(math.log(N), dtype=dtype),
+            "kernel/log_gamma": torch.tensor(0.0, dtype=dtype),
+        }
+        self.wx = sel(D, d, [(r, r) for r in range(d)], dtype)
+        self.wv = sel(D, dp, [(offL + r, r) for r in range(dp)], dtype) - sel(D, dp, [(offE + r, r) for r in range(dp)], dtype)
+        self.pf = sel(dp, D, [(r, offF + r) for r in range(dp)], dtype)
+        self.erase_wv = sel(D, dp, [(offE + r, r) for r in range(dp)], dtype)
+        self.erase_p = sel(dp, D, [(r, offE + r) for r in range(dp)], dtype, -1.0)
+        self.cross_wq = sel(D, dp, [(offF + r, r) for r in range(dp)], dtype)
+        self.cross_p = sel(dp, D, [(r, offE + r) for r in range(dp)], dtype)
+
+    def tokens(self, x, labels):
+        """x (B, T, d); labels (B*T, C) one-hot, query rows zero."""
+        B, T, d = x.shape
+        we = self.params["we"]
+        wy = labels @ we.t()  # (B*T, d')
+        wbar = we @ torch.full((self.C, 1), 1.0 / self.C, dtype=we.dtype)  # (d', 1)
+        rows = torch.ones(B * T, 1, dtype=we.dtype) @ wbar.t()  # (B*T, d')
+        f0 = torch.zeros(B * T, self.dp, dtype=we.dtype)
+        z = torch.cat([x.reshape(B * T, d), wy, rows, f0], 1)
+        return z.view(B, T, self.D)
+
+    def logits(self, x, labels):
+        p, N = self.params, self.N
+        we = p["we"]
+        step = torch.exp(p["log_alpha"]) / N
+        g = torch.exp(p["kernel/log_gamma"])
+        z = self.tokens(x, labels)
+        for _ in range(self.blocks):
+            q = z @ self.wx  # (B, T, d)
+            a = torch.softmax(g * (q @ q[:, :N].transpose(1, 2)), -1)  # (B, T, N)
+            v = z @ (step * self.wv)  # (B, T, d')
+            upd = (a @ v[:, :N]) @ self.pf
+            er = (z @ self.erase_wv) @ self.erase_p
+            z = z + (upd + er)
+            f = z @ self.cross_wq  # (B, T, d')
+            e = torch.softmax(f @ we, -1) @ we.t()
+            z = z + e @ self.cross_p
+        fq = z[:, N, self.offF:self.offF + self.dp]  # (B, d')
+        return fq @ we
+
+
+class TF:
+    """gdattn's tf.Model (one softmax head per layer, optional cross-attention)."""
+
+    def __init__(self, d, dp, C, N, layers, cross, dtype, gen):
+        self.d, self.dp, self.C, self.N, self.layers, self.cross = d, dp, C, N, layers, cross
+        D = d + (3 if cross else 2) * dp
+        self.D = D
+
+        def glorot(r, c):
+            lim = math.sqrt(6.0 / (r + c))
+            return (torch.rand(r, c, dtype=dtype, generator=gen) * 2 - 1) * lim
+
+        p = {"we": torch.randn(dp, C, dtype=dtype, generator=gen)}
+        for l in range(layers):
+            h = f"layer{l}/head0/"
+            p[h + "log_gamma"] = torch.tensor(0.0, dtype=dtype)
+            for n in ("wq", "wk", "wv", "wo"):
+                p[h + n] = glorot(D, D)
+            if cross:
+                c = f"layer{l}/cross/"
+                p[c + "wq"], p[c + "wk"], p[c + "wv"], p[c + "wo"] = glorot(D, dp), glorot(dp, dp), glorot(dp, dp), glorot(dp, D)
+        p["readout/r"] = glorot(D, dp)
+        self.params = p
+
+    def tokens(self, x, labels):
+        B, T, d = x.shape
+        we = self.params["we"]
+        wy = labels @ we.t()
+        wbar = we @ torch.full((self.C, 1), 1.0 / self.C, dtype=we.dtype)
+        rowmask = torch.ones(B * T, 1, dtype=we.dtype)
+        if not self.cross:
+            rowmask.view(B, T)[:, T - 1] = 0  # the query token is (x, 0, 0)
+        rows = rowmask @ wbar.t()
+        f0 = torch.zeros(B * T, self.dp, dtype=we.dtype)
+        if self.cross:
+            z = torch.cat([x.reshape(B * T, d), wy, rows, f0], 1)
+        else:
+            z = torch.cat([x.reshape(B * T, d), wy - rows, f0], 1)
+        return z.view(B, T, self.D)
+
+    def logits(self, x, labels):
+        p, N = self.params, self.N
+        we = p["we"]
+        z = self.tokens(x, labels)
+        for l in range(self.layers):
+            h = f"layer{l}/head0/"
+            g = torch.exp(p[h + "log_gamma"])
+            q, k, v = z @ p[h + "wq"], z @ p[h + "wk"], z @ p[h + "wv"]
+            a = torch.softmax(g * (q @ k[:, :N].transpose(1, 2)), -1)
+            z = z + (a @ v[:, :N]) @ p[h + "wo"]
+            if self.cross:
+                c = f"layer{l}/cross/"
+                f = z @ p[c + "wq"]
+                keys = p[c + "wk"].t() @ we
+                vals = p[c + "wv"].t() @ we
+                e = torch.softmax(f @ keys, -1) @ vals.t()
+                z = z + e @ p[c + "wo"]
+        return (z[:, N] @ p["readout/r"]) @ we
+
+
+def build(a, dtype, gen):
+    if a.model == "gd":
+        return GD(a.d, a.dprime, a.c, a.n, a.depth, dtype, gen)
+    if a.model == "tf":
+        return TF(a.d, a.dprime, a.c, a.n, a.depth, a.cross, dtype, gen)
+    raise SystemExit(f"peer.py: unknown model {a.model!r}")
+
+
+def inputs(x, y, C, dtype):
+    """x (B, T, d) float, y (B, T) int -> x, one-hot context labels (B*T, C) with
+    query rows zero, query labels (B,)."""
+    B, T = y.shape
+    labels = F.one_hot(y.reshape(-1), C).to(dtype)
+    labels.view(B, T, C)[:, T - 1] = 0
+    return x.to(dtype), labels, y[:, T - 1].clone()
+
+
+def vm_hwm():
+    """Peak RSS of this process in bytes (VmHWM), 0 where /proc is missing."""
+    try:
+        with open("/proc/self/status") as f:
+            for line in f:
+                if line.startswith("VmHWM:"):
+                    return int(line.split()[1]) * 1024
+    except OSError:
+        pass
+    return 0
+
+
+def cmd_time(a):
+    torch.set_num_threads(a.threads)
+    try:
+        torch.set_num_interop_threads(1)
+    except RuntimeError:
+        pass
+    dtype = {"float32": torch.float32, "float64": torch.float64}[a.dtype]
+    gen = torch.Generator().manual_seed(1)
+    m = build(a, dtype, gen)
+    T = a.n + 1
+    x = torch.rand(a.batch, T, a.d, dtype=dtype, generator=gen) * 2 - 1
+    y = torch.randint(0, a.c, (a.batch, T), generator=gen)
+    x, labels, yq = inputs(x, y, a.c, dtype)
+    params = list(m.params.values())
+    for t in params:
+        t.requires_grad_(True)
+    opt = torch.optim.Adam(params, lr=1e-3)
+
+    def train():
+        opt.zero_grad(set_to_none=True)
+        loss = F.cross_entropy(m.logits(x, labels), yq)
+        loss.backward()
+        opt.step()
+        return loss.item()
+
+    def infer():
+        with torch.no_grad():
+            return m.logits(x, labels)
+
+    step = train if a.mode == "train" else infer
+    for _ in range(a.warmup):
+        step()
+    ds, cs = [], []
+    total = 0.0
+    while len(ds) < a.min_steps or total < a.min_time:
+        c0 = time.process_time()
+        t0 = time.perf_counter()
+        step()
+        d = time.perf_counter() - t0
+        cs.append(time.process_time() - c0)
+        ds.append(d)
+        total += d
+    print(json.dumps({
+        "median_ms": 1e3 * statistics.median(ds), "mean_ms": 1e3 * total / len(ds), "min_ms": 1e3 * min(ds),
+        "cpu_median_ms": 1e3 * statistics.median(cs),
+        "steps": len(ds), "threads": torch.get_num_threads(), "torch": torch.__version__,
+        "vm_hwm_bytes": vm_hwm(),
+    }))
+
+
+def cmd_check(a):
+    torch.set_num_threads(1)
+    for d in a.dirs:
+        check_dir(d, a.tol)
+
+
+def check_dir(dir, tol):
+    """Loads the inputs and parameters gdattn exported to dir, computes the
+    loss and the gradients in float64, and compares them with gdattn's."""
+    meta = json.load(open(os.path.join(dir, "meta.json")))
+    ns = argparse.Namespace(**meta["workload"])
+    dtype = torch.float64
+    m = build(ns, dtype, torch.Generator().manual_seed(0))
+    x = torch.from_numpy(np.load(os.path.join(dir, "x.npy")))
+    y = torch.from_numpy(np.load(os.path.join(dir, "y.npy")).astype(np.int64))
+    x, labels, yq = inputs(x, y, ns.c, dtype)
+    if sorted(meta["params"]) != sorted(m.params):
+        raise SystemExit(f"peer.py: parameter names differ: gdattn {sorted(meta['params'])}, peer {sorted(m.params)}")
+    for name in meta["params"]:
+        v = torch.from_numpy(np.load(os.path.join(dir, "p_" + name.replace("/", "__") + ".npy"))).to(dtype)
+        if tuple(v.shape) != tuple(m.params[name].shape):
+            raise SystemExit(f"peer.py: {name}: gdattn shape {tuple(v.shape)}, peer {tuple(m.params[name].shape)}")
+        m.params[name] = v.clone().requires_grad_(True)
+    loss = F.cross_entropy(m.logits(x, labels), yq)
+    loss.backward()
+    grad_diff, grad_scale = 0.0, 0.0
+    for name in meta["params"]:
+        g = torch.from_numpy(np.load(os.path.join(dir, "g_" + name.replace("/", "__") + ".npy")))
+        grad_diff = max(grad_diff, (m.params[name].grad - g).abs().max().item())
+        grad_scale = max(grad_scale, g.abs().max().item())
+    diff = abs(loss.item() - meta["loss"])
+    print(json.dumps({
+        "loss_gdattn": meta["loss"], "loss_torch": loss.item(), "loss_abs_diff": diff,
+        "grad_max_abs_diff": grad_diff, "grad_max_abs": grad_scale,
+        "ok": diff <= tol and grad_diff <= tol * max(1.0, grad_scale),
+    }), flush=True)
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    sub = ap.add_subparsers(dest="cmd", required=True)
+    sub.add_parser("version")
+    t = sub.add_parser("time")
+    t.add_argument("--model", required=True, choices=["gd", "tf"])
+    t.add_argument("--depth", type=int, default=1)
+    t.add_argument("--cross", action="store_true")
+    t.add_argument("--batch", type=int, required=True)
+    t.add_argument("--n", type=int, required=True)
+    t.add_argument("--d", type=int, required=True)
+    t.add_argument("--dprime", type=int, required=True)
+    t.add_argument("--c", type=int, required=True)
+    t.add_argument("--dtype", default="float32", choices=["float32", "float64"])
+    t.add_argument("--mode", default="train", choices=["train", "infer"])
+    t.add_argument("--threads", type=int, default=1)
+    t.add_argument("--warmup", type=int, default=3)
+    t.add_argument("--min-steps", type=int, default=10)
+    t.add_argument("--min-time", type=float, default=2.0)
+    c = sub.add_parser("check")
+    c.add_argument("dirs", nargs="+", metavar="DIR")
+    c.add_argument("--tol", type=float, default=1e-6)
+    a = ap.parse_args()
+    if a.cmd == "version":
+        print(json.dumps({"torch": torch.__version__, "numpy": np.__version__, "python": sys.version.split()[0],
+                          "blas": torch.__config__.show().split("BLAS_INFO=")[-1].split(",")[0],
+                          "vm_hwm_bytes": vm_hwm()}))
+    elif a.cmd == "time":
+        cmd_time(a)
+    else:
+        cmd_check(a)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,47 @@
+#!/usr/bin/env bash
+# Re-runs every gdattn performance measurement; tables and plots go to
+# bench/out/ (ignored by git), the plots also to bench/figures/ unless -quick.
+#
+#   bash bench/run.sh          # everything, the language `paper` preset included (about 1 h, quiet machine)
+#   bash bench/run.sh -quick   # a few minutes: few iterations, quick scaling, 3 peer repetitions, no `paper`
+#
+# Needs Debian's python3-torch for the peer comparison (apt-get install -y python3-torch);
+# without it that step fails and the others still run. Every table records `uptime`:
+# on a loaded machine only the ratios of one interleaved run and the CPU-time columns mean much.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+out=bench/out
+mkdir -p "$out"
+quick=0
+[ "${1:-}" = "-quick" ] && quick=1
+benchtime=1s reps=5 scal=""
+if [ $quick = 1 ]; then benchtime=3x reps=3 scal=-quick; fi
+status=0
+
+echo "== go test -bench, GOMAXPROCS=1"
+{ echo "# $(date -u '+%F %T UTC'); $(uptime)"; go test ./bench -run '^$' -bench . -benchmem -cpu 1 -benchtime $benchtime -timeout 3h; } \
+  | tee "$out/gotest.txt" || status=1
+go run ./bench/benchtab < "$out/gotest.txt" > "$out/benchmarks.md" || status=1
+
+if [ $quick = 0 ]; then
+  echo "== go test -bench, language paper preset, GOMAXPROCS=1 and 2"
+  { echo "# $(date -u '+%F %T UTC'); $(uptime)"; go test ./bench -run '^$' -bench 'LM.*/preset=paper' -bench_paper -benchmem -cpu 1,2 -timeout 3h; } \
+    | tee "$out/gotest-paper.txt" || status=1
+  go run ./bench/benchtab < "$out/gotest-paper.txt" > "$out/benchmarks-paper.md" || status=1
+fi
+
+echo "== gdattn vs PyTorch"
+go run ./bench/peer -reps $reps -out "$out/peer.md" || status=1
+if [ $quick = 0 ]; then
+  go run ./bench/peer -reps $reps -threads 2 -nocheck -out "$out/peer-2threads.md" || status=1
+  go run ./bench/peer -reps $reps -dtype float64 -nocheck -out "$out/peer-float64.md" || status=1
+  go run ./bench/peer -reps $reps -mode infer -nocheck -out "$out/peer-infer.md" || status=1
+fi
+
+echo "== scaling in N and C"
+go run ./bench/scaling $scal -out "$out" || status=1
+if [ $quick = 0 ]; then
+  mkdir -p bench/figures && cp "$out"/scaling-N.png "$out"/scaling-C.png bench/figures/ || status=1
+fi
+echo "== done: $out ($(uptime))"
+exit $status

@@ -1,0 +1,314 @@
+package data
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"sort"
+)
+
+// NextFunc returns, for each context (a sequence of model ids), the logits
+// of the next id over the vocabulary (any length V, the same for all). It is
+// how the decoders below drive a model; the model crops contexts longer than
+// its window itself.
+type NextFunc func(contexts [][]int) ([][]float64, error)
+
+// Decoding strategies for DecodeConfig.Strategy.
+const (
+	DecodeGreedy = "greedy"
+	DecodeSample = "sample"
+	DecodeBeam   = "beam"
+)
+
+// DecodeConfig configures [Generate]. Zero fields mean the defaults.
+type DecodeConfig struct {
+	// Strategy is "greedy" (default), "sample" (temperature and top-k) or
+	// "beam" (beam search).
+	Strategy string
+	// MaxNew is the number of ids to generate (default 100, as the paper).
+	MaxNew int
+	// Temperature divides the logits before sampling (default 1).
+	Temperature float64
+	// TopK, when > 0, samples among the TopK most likely ids only.
+	TopK int
+	// Beams is the beam width (default 3, as the paper).
+	Beams int
+	// Seed seeds sampling: prompt i draws from rand.NewPCG(Seed, i), so a
+	// result does not depend on the other prompts.
+	Seed uint64
+	// Stop, when >= 0, ends a generation after this id (end-of-text); the
+	// id is kept. Use -1 to always generate MaxNew ids.
+	Stop int
+	// Forbid lists ids never generated (padding; unknown).
+	Forbid []int
+}
+
+func (c DecodeConfig) withDefaults() (DecodeConfig, error) {
+	if c.Strategy == "" {
+		c.Strategy = DecodeGreedy
+	}
+	if c.MaxNew == 0 {
+		c.MaxNew = 100
+	}
+	if c.Temperature == 0 {
+		c.Temperature = 1
+	}
+	if c.Beams == 0 {
+		c.Beams = 3
+	}
+	switch {
+	case c.Strategy != DecodeGreedy && c.Strategy != DecodeSample && c.Strategy != DecodeBeam:
+		return c, fmt.Errorf("data: decode: unknown strategy %q (want greedy, sample or beam)", c.Strategy)
+	case c.MaxNew < 0:
+		return c, fmt.Errorf("data: decode: MaxNew = %d, want > 0", c.MaxNew)
+	case !(c.Temperature > 0) || math.IsInf(c.Temperature, 0):
+		return c, fmt.Errorf("data: decode: Temperature = %v, want a finite value > 0", c.Temperature)
+	case c.TopK < 0:
+		return c, fmt.Errorf("data: decode: TopK = %d, want >= 0", c.TopK)
+	case c.Beams < 1:
+		return c, fmt.Errorf("data: decode: Beams = %d, want >= 1", c.Beams)
+	}
+	return c, nil
+}
+
+// Generate continues every prompt with up to cfg.MaxNew ids and returns the
+// generated ids only (not the prompt). All live sequences of one decoding
+// step go to next in a single call, so a batched model sees large batches.
+func Generate(next NextFunc, prompts [][]int, cfg DecodeConfig) ([][]int, error) {
+	cfg, err := cfg.withDefaults()
+	if err != nil {
+		return nil, err
+	}
+	if next == nil {
+		return nil, errors.New("data: decode: next is nil")
+	}
+	for i, p := range prompts {
+		if len(p) == 0 {
+			return nil, fmt.Errorf("data: decode: prompt %d is empty", i)
+		}
+	}
+	if cfg.Strategy == DecodeBeam {
+		return beamSearch(next, prompts, cfg)
+	}
+	out := make([][]int, len(prompts))
+	rngs := make([]*rand.Rand, len(prompts))
+	for i := range rngs {
+		rngs[i] = rand.New(rand.NewPCG(cfg.Seed, uint64(i)))
+	}
+	done := make([]bool, len(prompts))
+	for step := 0; step < cfg.MaxNew; step++ {
+		var live []int
+		var ctx [][]int
+		for i, p := range prompts {
+			if !done[i] {
+				live = append(live, i)
+				ctx = append(ctx, concat(p, out[i]))
+			}
+		}
+		if len(live) == 0 {
+			break
+		}
+		logits, err := callNext(next, ctx)
+		if err != nil {
+			return nil, err
+		}
+		for k, i := range live {
+			lp := logSoftmax(logits[k], cfg.Forbid)
+			var id int
+			if cfg.Strategy == DecodeGreedy {
+				id = argmax(lp)
+			} else {
+				id = sample(lp, cfg.Temperature, cfg.TopK, rngs[i])
+			}
+			out[i] = append(out[i], id)
+			if id == cfg.Stop {
+				done[i] = true
+			}
+		}
+	}
+	return out, nil
+}
+
+func callNext(next NextFunc, ctx [][]int) ([][]float64, error) {
+	logits, err := next(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if len(logits) != len(ctx) {
+		return nil, fmt.Errorf("data: decode: next returned %d rows for %d contexts", len(logits), len(ctx))
+	}
+	for i, l := range logits {
+		if len(l) == 0 || len(l) != len(logits[0]) {
+			return nil, fmt.Errorf("data: decode: next returned a row of %d logits (row 0 has %d)", len(l), len(logits[0]))
+		}
+		for j, v := range l {
+			if math.IsNaN(v) || math.IsInf(v, 1) {
+				return nil, fmt.Errorf("data: decode: logit %d of context %d is %v", j, i, v)
+			}
+		}
+	}
+	return logits, nil
+}
+
+// hyp is a beam-search hypothesis.
+type hyp struct {
+	ids   []int
+	score float64 // sum of log-probabilities
+	done  bool
+}
+
+// beamSearch keeps cfg.Beams hypotheses per prompt; at each step every live
+// hypothesis is extended by its Beams best ids and the Beams best of all
+// (finished ones included, unchanged) survive. The result is the hypothesis
+// with the best length-normalised score (sum of log-probabilities divided by
+// the number of generated ids, as HuggingFace's default length_penalty=1).
+func beamSearch(next NextFunc, prompts [][]int, cfg DecodeConfig) ([][]int, error) {
+	beams := make([][]hyp, len(prompts))
+	for i := range beams {
+		beams[i] = []hyp{{}}
+	}
+	for step := 0; step < cfg.MaxNew; step++ {
+		type ref struct{ p, h int }
+		var refs []ref
+		var ctx [][]int
+		for p, bs := range beams {
+			for h, b := range bs {
+				if !b.done {
+					refs = append(refs, ref{p, h})
+					ctx = append(ctx, concat(prompts[p], b.ids))
+				}
+			}
+		}
+		if len(refs) == 0 {
+			break
+		}
+		logits, err := callNext(next, ctx)
+		if err != nil {
+			return nil, err
+		}
+		cands := make([][]hyp, len(prompts))
+		for p, bs := range beams {
+			for _, b := range bs {
+				if b.done {
+					cands[p] = append(cands[p], b)
+				}
+			}
+		}
+		for k, r := range refs {
+			b := beams[r.p][r.h]
+			lp := logSoftmax(logits[k], cfg.Forbid)
+			for _, id := range topIndices(lp, cfg.Beams) {
+				ids := append(append(make([]int, 0, len(b.ids)+1), b.ids...), id)
+				cands[r.p] = append(cands[r.p], hyp{ids: ids, score: b.score + lp[id], done: id == cfg.Stop})
+			}
+		}
+		for p := range beams {
+			c := cands[p]
+			sort.SliceStable(c, func(i, j int) bool { return normScore(c[i]) > normScore(c[j]) })
+			beams[p] = c[:min(cfg.Beams, len(c))]
+		}
+	}
+	out := make([][]int, len(prompts))
+	for p, bs := range beams {
+		best := bs[0]
+		for _, b := range bs[1:] {
+			if normScore(b) > normScore(best) {
+				best = b
+			}
+		}
+		out[p] = best.ids
+	}
+	return out, nil
+}
+
+func normScore(h hyp) float64 {
+	if len(h.ids) == 0 {
+		return 0
+	}
+	return h.score / float64(len(h.ids))
+}
+
+func concat(a, b []int) []int {
+	return append(append(make([]int, 0, len(a)+len(b)), a...), b...)
+}
+
+// logSoftmax returns the log-probabilities of logits, with the forbidden
+// ids at -Inf.
+func logSoftmax(logits []float64, forbid []int) []float64 {
+	lp := append([]float64(nil), logits...)
+	for _, f := range forbid {
+		if f >= 0 && f < len(lp) {
+			lp[f] = math.Inf(-1)
+		}
+	}
+	m := math.Inf(-1)
+	for _, v := range lp {
+		m = math.Max(m, v)
+	}
+	s := 0.0
+	for _, v := range lp {
+		s += math.Exp(v - m)
+	}
+	ls := m + math.Log(s)
+	for i := range lp {
+		lp[i] -= ls
+	}
+	return lp
+}
+
+func argmax(v []float64) int {
+	best := 0
+	for i, x := range v {
+		if x > v[best] {
+			best = i
+		}
+	}
+	return best
+}
+
+// topIndices returns the indices of the k largest values, largest first
+// (ties by lower index).
+func topIndices(v []float64, k int) []int {
+	idx := make([]int, len(v))
+	for i := range idx {
+		idx[i] = i
+	}
+	sort.SliceStable(idx, func(a, b int) bool { return v[idx[a]] > v[idx[b]] })
+	return idx[:min(k, len(idx))]
+}
+
+// sample draws an id from softmax(lp/temperature), restricted to the topK
+// most likely ids when topK > 0.
+func sample(lp []float64, temperature float64, topK int, rng *rand.Rand) int {
+	cand := make([]int, 0, len(lp))
+	if topK > 0 && topK < len(lp) {
+		cand = topIndices(lp, topK)
+	} else {
+		for i := range lp {
+			cand = append(cand, i)
+		}
+	}
+	m := math.Inf(-1)
+	for _, i := range cand {
+		m = math.Max(m, lp[i]/temperature)
+	}
+	w := make([]float64, len(cand))
+	total := 0.0
+	for k, i := range cand {
+		w[k] = math.Exp(lp[i]/temperature - m)
+		total += w[k]
+	}
+	u := rng.Float64() * total
+	for k, i := range cand {
+		if u -= w[k]; u < 0 {
+			return i
+		}
+	}
+	for k := len(cand) - 1; k >= 0; k-- {
+		if w[k] > 0 {
+			return cand[k]
+		}
+	}
+	return cand[0]
+}

@@ -1,0 +1,175 @@
+package main
+
+import (
+	"crypto/sha256"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/gdattn/gdattn/data"
+	"github.com/gdattn/gdattn/examples/fewshot/internal/cnn"
+	"github.com/gdattn/gdattn/graph"
+	"github.com/gdattn/gdattn/graph/npy"
+)
+
+// featureSpec names a feature set; equal specs give equal features, and the
+// cache folder is named after a hash of the spec.
+type featureSpec struct {
+	Kind        string `json:"kind"` // "cnn" (learned) or "pca" (raw pixels)
+	TestClasses int    `json:"test_classes"`
+	SplitSeed   uint64 `json:"split_seed"`
+	Dim         int    `json:"dim"` // CNN penultimate width, or PCA components
+	// CNN only.
+	Channels [2]int `json:"channels,omitempty"`
+	Epochs   int    `json:"epochs,omitempty"`
+	Seed     uint64 `json:"seed,omitempty"`
+	Val      int    `json:"val,omitempty"`
+}
+
+func (s featureSpec) key() string {
+	b, _ := json.Marshal(s)
+	return fmt.Sprintf("%s-%x", s.Kind, sha256.Sum256(b))[:len(s.Kind)+13]
+}
+
+// featureMeta is meta.json of a cached feature set.
+type featureMeta struct {
+	Spec         featureSpec `json:"spec"`
+	Categories   []string    `json:"categories"`
+	TrainClasses []int       `json:"train_classes"`
+	TestClasses  []int       `json:"test_classes"`
+	// CNN only: the classifier's training curve on the training classes.
+	CNNLoss     []float64 `json:"cnn_loss,omitempty"`
+	CNNValAcc   []float64 `json:"cnn_val_acc,omitempty"`
+	BuildSecond float64   `json:"build_seconds"`
+}
+
+// featureSet is a feature array with its split.
+type featureSet struct {
+	F    *data.Features
+	Meta featureMeta
+	Dir  string
+}
+
+// loadFeatures returns the features of spec from the cache folder, building
+// and caching them first if needed. Pixels are read lazily (only to build).
+func loadFeatures(spec featureSpec, qdDir, cacheDir string, progress io.Writer) (*featureSet, error) {
+	dir := filepath.Join(cacheDir, spec.key())
+	fp, cp, mp := filepath.Join(dir, "features.npy"), filepath.Join(dir, "counts.npy"), filepath.Join(dir, "meta.json")
+	if raw, err := os.ReadFile(mp); err == nil {
+		var m featureMeta
+		if err := json.Unmarshal(raw, &m); err != nil {
+			return nil, fmt.Errorf("%s: %w", mp, err)
+		}
+		if m.Spec != spec {
+			return nil, fmt.Errorf("%s: cached spec %+v differs from %+v (hash collision?)", mp, m.Spec, spec)
+		}
+		f, err := data.ReadFeatures(fp, cp)
+		if err != nil {
+			return nil, err
+		}
+		f.Names = m.Categories
+		if err := f.Validate(); err != nil {
+			return nil, fmt.Errorf("%s: %w", dir, err)
+		}
+		logf(progress, "features: %s from cache %s (%d classes, dim %d)", spec.Kind, dir, f.Classes(), f.Dim)
+		return &featureSet{F: f, Meta: m, Dir: dir}, nil
+	} else if !errors.Is(err, os.ErrNotExist) {
+		return nil, err
+	}
+	start := time.Now()
+	px, err := data.ReadQuickDraw(qdDir, nil)
+	if err != nil {
+		return nil, err
+	}
+	train, test, err := data.SplitClasses(px.Classes(), spec.TestClasses, spec.SplitSeed)
+	if err != nil {
+		return nil, err
+	}
+	logf(progress, "features: building %s features: %d categories (%d train, %d held out), %d drawings each",
+		spec.Kind, px.Classes(), len(train), len(test), px.MaxCount)
+	m := featureMeta{Spec: spec, Categories: px.Names, TrainClasses: train, TestClasses: test}
+	var f *data.Features
+	switch spec.Kind {
+	case "cnn":
+		f, err = cnnFeatures(spec, px, train, &m, progress)
+	case "pca":
+		f, err = pcaFeatures(spec, px, train)
+	default:
+		err = fmt.Errorf("unknown feature kind %q (want cnn or pca)", spec.Kind)
+	}
+	if err != nil {
+		return nil, err
+	}
+	m.BuildSecond = time.Since(start).Seconds()
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, err
+	}
+	if err := data.WriteFeatures(fp, cp, f, npy.Float32); err != nil {
+		return nil, err
+	}
+	raw, err := json.MarshalIndent(m, "", "  ")
+	if err != nil {
+		return nil, err
+	}
+	// meta.json last: its presence marks a complete cache entry.
+	if err := os.WriteFile(mp, raw, 0o644); err != nil {
+		return nil, err
+	}
+	logf(progress, "features: wrote %s (%.0fs)", dir, m.BuildSecond)
+	return &featureSet{F: f, Meta: m, Dir: dir}, nil
+}
+
+// cnnFeatures trains the CNN on the training categories only and extracts
+// the penultimate layer of every drawing.
+func cnnFeatures(spec featureSpec, px *data.Features, train []int, m *featureMeta, progress io.Writer) (*data.Features, error) {
+	net, res, err := trainCNN(spec, px, train, progress)
+	if err != nil {
+		return nil, err
+	}
+	m.CNNLoss, m.CNNValAcc = res.Loss, res.ValAcc
+	return cnn.Extract(net, px, progress)
+}
+
+// trainCNN trains the classifier on the drawings of the train categories
+// of px; it hands the trainer a copy of those categories alone, so the
+// network never sees a held-out category.
+func trainCNN(spec featureSpec, px *data.Features, train []int, progress io.Writer) (*cnn.Net, *cnn.TrainResult, error) {
+	trainPx, err := px.Subset(train)
+	if err != nil {
+		return nil, nil, err
+	}
+	s, err := graph.NewScope(graph.Float32, spec.Seed)
+	if err != nil {
+		return nil, nil, err
+	}
+	cfg := cnn.Config{Side: data.QuickDrawSide, Channels: spec.Channels, Hidden: spec.Dim, Classes: len(train)}
+	net, err := cnn.NewNet(s, cfg, 64)
+	if err != nil {
+		return nil, nil, err
+	}
+	res, err := cnn.Train(net, trainPx, cnn.TrainConfig{Epochs: spec.Epochs, Val: spec.Val, Seed: spec.Seed, Progress: progress})
+	if err != nil {
+		return nil, nil, err
+	}
+	return net, res, nil
+}
+
+// pcaFeatures projects the raw pixels on their leading principal
+// components, fitted on the training categories only.
+func pcaFeatures(spec featureSpec, px *data.Features, train []int) (*data.Features, error) {
+	p, err := data.FitPCA(px, train, spec.Dim)
+	if err != nil {
+		return nil, err
+	}
+	return p.Apply(px)
+}
+
+func logf(w io.Writer, format string, a ...any) {
+	if w != nil {
+		fmt.Fprintf(w, format+"\n", a...)
+	}
+}

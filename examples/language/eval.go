@@ -1,0 +1,165 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"math"
+	"strings"
+	"time"
+
+	"github.com/gdattn/gdattn/data"
+	"github.com/gdattn/gdattn/graph"
+	G "gorgonia.org/gorgonia"
+)
+
+// evalOptions configures an evaluation on the test split.
+type evalOptions struct {
+	Stories  int // test stories continued (the paper: 200)
+	Decode   data.DecodeConfig
+	GenBatch int
+	Examples int // generations printed
+}
+
+// report is the result of an evaluation.
+type report struct {
+	Model                string
+	AttnParams, Rest     int
+	TestTokens           int
+	TestNLL, TestPPL     float64
+	Stories              int
+	ContTokens           int
+	ContNLL, ContPPL     float64
+	Distinct1, Distinct2 float64
+	Rep4                 float64
+	GenLen               float64
+	Seconds              float64
+	Examples             []string
+}
+
+// evaluate scores the model (whose trained parameters are in src, a
+// training graph on the same run config) on the test split: perplexity over
+// the test stream, then for the first opts.Stories test stories the NLL of
+// the true second half given the first, and the diversity of the model's own
+// continuation of the first half.
+func evaluate(rc runConfig, ds *data.TextData, src *model, evalMC *graph.Machine, opts evalOptions, log io.Writer) (*report, error) {
+	start := time.Now()
+	v := ds.Codec.Vocab
+	r := &report{Model: rc.Model}
+	r.AttnParams, r.Rest = src.NumParams()
+	nll, n, err := scoreWindows(src, evalMC, ds.TestStream, v.Pad, 0)
+	if err != nil {
+		return nil, err
+	}
+	r.TestTokens, r.TestNLL, r.TestPPL = n, nll/float64(n), math.Exp(nll/float64(n))
+	fmt.Fprintf(log, "%s: test perplexity %.2f (%d tokens)\n", rc.Model, r.TestPPL, n)
+
+	// Continuations.
+	var prompts, truths [][]int
+	var windows []data.Window
+	for _, st := range ds.Test {
+		if len(prompts) == opts.Stories {
+			break
+		}
+		ids := st.IDs[:len(st.IDs)-1] // without the final end-of-text
+		if len(ids) < 8 {
+			continue
+		}
+		half := len(ids) / 2
+		ws, err := data.ContinuationWindows(ids, half, src.context, v.Pad)
+		if err != nil {
+			return nil, err
+		}
+		windows = append(windows, ws...)
+		prompts = append(prompts, ids[:half])
+		truths = append(truths, ids[half:])
+	}
+	if len(prompts) == 0 {
+		return nil, fmt.Errorf("no test story has 8 tokens or more")
+	}
+	r.Stories = len(prompts)
+	if nll, n, err = scoreRows(src, evalMC, windows, v.Pad); err != nil {
+		return nil, err
+	}
+	r.ContTokens, r.ContNLL, r.ContPPL = n, nll/float64(n), math.Exp(nll/float64(n))
+
+	gen, err := buildModel(rc, opts.GenBatch, true)
+	if err != nil {
+		return nil, err
+	}
+	if err := copyParams(gen.Scope(), src.Scope()); err != nil {
+		return nil, err
+	}
+	mc, err := graph.NewMachine(gen.Scope(), nil, graph.MachineOptions{NoGrad: true, Outputs: G.Nodes{gen.next}})
+	if err != nil {
+		return nil, err
+	}
+	defer mc.Close()
+	dc := opts.Decode
+	dc.Stop, dc.Forbid = v.EOT, forbidden(v)
+	outs, err := data.Generate(nextFunc(gen, mc, v.Pad), prompts, dc)
+	if err != nil {
+		return nil, err
+	}
+	for i, o := range outs {
+		if len(o) > 0 && o[len(o)-1] == v.EOT {
+			o = o[:len(o)-1]
+		}
+		d1, _ := data.DistinctN(o, 1)
+		d2, _ := data.DistinctN(o, 2)
+		r4, _ := data.RepeatedNgramRate(o, 4)
+		r.Distinct1 += d1 / float64(len(outs))
+		r.Distinct2 += d2 / float64(len(outs))
+		r.Rep4 += r4 / float64(len(outs))
+		r.GenLen += float64(len(o)) / float64(len(outs))
+		if i < opts.Examples {
+			p, _ := ds.Codec.Decode(prompts[i])
+			g, _ := ds.Codec.Decode(o)
+			tr, _ := ds.Codec.Decode(truths[i])
+			r.Examples = append(r.Examples, fmt.Sprintf("PROMPT: %s\nMODEL: %s\nTRUE: %s", oneLine(p), oneLine(g), oneLine(tr)))
+		}
+	}
+	r.Seconds = time.Since(start).Seconds()
+	return r, nil
+}
+
+// forbidden lists the ids never generated: padding, and the unknown id of a
+// restricted vocabulary.
+func forbidden(v *data.Vocab) []int {
+	f := []int{v.Pad}
+	if v.Unk >= 0 {
+		f = append(f, v.Unk)
+	}
+	return f
+}
+
+func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
+
+// print writes the report.
+func (r *report) print(w io.Writer, dc data.DecodeConfig) {
+	fmt.Fprintf(w, "\n== %s\n", modelLabel(r.Model))
+	fmt.Fprintf(w, "parameters: attention %d, rest %d, total %d\n", r.AttnParams, r.Rest, r.AttnParams+r.Rest)
+	fmt.Fprintf(w, "test perplexity: %.2f (NLL %.4f over %d tokens)\n", r.TestPPL, r.TestNLL, r.TestTokens)
+	fmt.Fprintf(w, "continuations of %d test stories: NLL of the true second half %.4f (perplexity %.2f, %d tokens)\n",
+		r.Stories, r.ContNLL, r.ContPPL, r.ContTokens)
+	fmt.Fprintf(w, "generated (%s, up to %d tokens, mean %.1f): distinct-1 %.3f, distinct-2 %.3f, repeated 4-grams %.3f\n",
+		describe(dc), dc.MaxNew, r.GenLen, r.Distinct1, r.Distinct2, r.Rep4)
+	for _, e := range r.Examples {
+		fmt.Fprintf(w, "\n%s\n", e)
+	}
+	fmt.Fprintf(w, "\n| %s | %d | %d | %.2f | %.3f | %.3f | %.3f | %.3f |\n", modelLabel(r.Model), r.AttnParams, r.Rest,
+		r.TestPPL, r.ContNLL, r.Distinct1, r.Distinct2, r.Rep4)
+}
+
+func describe(dc data.DecodeConfig) string {
+	switch dc.Strategy {
+	case data.DecodeBeam:
+		return fmt.Sprintf("beam search, %d beams", dc.Beams)
+	case data.DecodeSample:
+		s := fmt.Sprintf("sampling, temperature %g", dc.Temperature)
+		if dc.TopK > 0 {
+			s += fmt.Sprintf(", top-%d", dc.TopK)
+		}
+		return s
+	}
+	return "greedy"
+}

@@ -1,0 +1,450 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"hash/fnv"
+	"io"
+	"math"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/gdattn/gdattn/data"
+	"github.com/gdattn/gdattn/examples/internal/icl"
+	"github.com/gdattn/gdattn/gd"
+	"github.com/gdattn/gdattn/graph"
+	"github.com/gdattn/gdattn/layers"
+	"github.com/gdattn/gdattn/tf"
+)
+
+// options are the command-line settings.
+type options struct {
+	kernels                       string
+	seeds                         int
+	seed, dataSeed                uint64
+	L, M, evalM, N, epochs, every int
+	batch, grid, context          int
+	lr                            float64
+	out, figdir                   string
+	quiet                         bool
+}
+
+// runKey identifies one training run in the journal; every field changes
+// the result.
+type runKey struct {
+	Kernel   string  `json:"kernel"`
+	Model    string  `json:"model"` // "gd" or "tf"
+	Seed     uint64  `json:"seed"`
+	DataSeed uint64  `json:"data_seed"`
+	L        int     `json:"l"`
+	EvalM    int     `json:"eval_m"`
+	N        int     `json:"n"`
+	Epochs   int     `json:"epochs"`
+	Every    int     `json:"every"`
+	Batch    int     `json:"batch"`
+	LR       float64 `json:"lr"`
+}
+
+// Models compared in every panel.
+var modelNames = []string{"gd", "tf"}
+
+// model is a built GD or TF model with its scope.
+type model struct {
+	s   *graph.Scope
+	m   icl.Model
+	gd  *gd.Model
+	tf  *tf.Model
+	key runKey
+}
+
+// build makes the model of key for minibatches of batch contexts; its
+// parameters are drawn from the scope's generator seeded with key.Seed.
+func build(key runKey, batch int) (*model, error) {
+	s, err := graph.NewScope(graph.Float64, key.Seed)
+	if err != nil {
+		return nil, err
+	}
+	out := &model{s: s, key: key}
+	def := data.DefaultQuadrantConfig() // C = 20, d' = 5, as the task's
+	d, dp, C := data.QuadrantD, def.DPrime, def.C
+	switch key.Model {
+	case "gd":
+		g, err := gd.NewModel(s, gd.Config{D: d, DPrime: dp, C: C, N: key.N, Form: gd.OneStep, Kernel: key.Kernel}, batch)
+		if err != nil {
+			return nil, err
+		}
+		out.gd, out.m = g, icl.Model{Scope: s, Batch: batch, Feed: g.Feed, Logits: g.Logits, Target: g.Target}
+	case "tf":
+		t, err := tf.NewModel(s, tf.Config{D: d, DPrime: dp, C: C, N: key.N, Kernel: key.Kernel}, batch)
+		if err != nil {
+			return nil, err
+		}
+		out.tf, out.m = t, icl.Model{Scope: s, Batch: batch, Feed: t.Feed, Logits: t.Logits, Target: t.Target}
+	default:
+		return nil, fmt.Errorf("unknown model %q", key.Model)
+	}
+	return out, nil
+}
+
+// layer returns the trained model as a oneLayer.
+func (m *model) layer() (oneLayer, error) {
+	if m.gd != nil {
+		return fromGD(m.gd)
+	}
+	return fromTF(m.tf)
+}
+
+// sets are the task and its train, test and evaluation-curve contexts.
+type sets struct {
+	task        *data.Quadrant
+	train, test *data.Batch
+	testLatent  *data.QuadrantLatent
+	eval        *data.Batch // the first evalM test contexts, for the curves
+}
+
+func makeSets(o options) (*sets, error) {
+	task, err := data.NewQuadrant(data.QuadrantConfig{N: o.N}, o.dataSeed)
+	if err != nil {
+		return nil, err
+	}
+	st := &sets{task: task}
+	if st.train, err = task.Sample(o.L, rand.New(rand.NewPCG(o.dataSeed, 1))); err != nil {
+		return nil, err
+	}
+	if st.test, st.testLatent, err = task.SampleLatent(o.M, rand.New(rand.NewPCG(o.dataSeed, 2))); err != nil {
+		return nil, err
+	}
+	st.eval, err = st.test.Slice(0, min(o.evalM, o.M))
+	return st, err
+}
+
+// runRecord is a finished run: its key and journal record.
+type runRecord struct {
+	key runKey
+	rec icl.Record
+}
+
+// keyOf is the journal key of a run with the options o.
+func keyOf(o options, kern, model string, seed uint64) runKey {
+	return runKey{Kernel: kern, Model: model, Seed: seed, DataSeed: o.dataSeed,
+		L: o.L, EvalM: o.evalM, N: o.N, Epochs: o.epochs, Every: o.every, Batch: o.batch, LR: o.lr}
+}
+
+// ckptDir is where the parameters of a run are saved: named by kernel,
+// model and seed, plus a hash of the whole key, so that runs with other
+// settings in the same -out keep their own parameters.
+func ckptDir(o options, k runKey) string {
+	h := fnv.New32a()
+	b, _ := json.Marshal(k) // a struct of plain fields: cannot fail
+	h.Write(b)
+	return filepath.Join(o.out, "ckpt", fmt.Sprintf("%s-%s-seed%d-%08x", k.Kernel, k.Model, k.Seed, h.Sum32()))
+}
+
+// savedConfig is the config.json of a run's checkpoint.
+type savedConfig struct {
+	Run runKey `json:"run"`
+}
+
+// trainAll trains every (kernel, model, seed) the journal lacks, saving
+// each run's parameters, and returns all records in sweep order.
+func trainAll(o options, st *sets, kernels []string, progress io.Writer) ([]runRecord, error) {
+	j, err := icl.OpenJournal(filepath.Join(o.out, "journal.jsonl"))
+	if err != nil {
+		return nil, err
+	}
+	stepsPerEpoch := (o.L + o.batch - 1) / o.batch
+	var out []runRecord
+	for _, kern := range kernels {
+		for _, name := range modelNames {
+			for s := 0; s < o.seeds; s++ {
+				key := keyOf(o, kern, name, o.seed+uint64(s))
+				jk, err := icl.Key(key)
+				if err != nil {
+					return nil, err
+				}
+				if rec, ok := j.Get(jk); ok {
+					if _, err := os.Stat(filepath.Join(ckptDir(o, key), "config.json")); err == nil {
+						fmt.Printf("%-9s %s seed %d: from %s: %v\n", kern, name, key.Seed, j.Path(), rec.Final)
+						out = append(out, runRecord{key, rec})
+						continue
+					}
+				}
+				rec, err := trainOne(o, st, key, stepsPerEpoch, progress)
+				if err != nil {
+					return nil, fmt.Errorf("%s %s seed %d: %w", kern, name, key.Seed, err)
+				}
+				if err := j.Append(key, rec); err != nil {
+					return nil, err
+				}
+				out = append(out, runRecord{key, rec})
+			}
+		}
+	}
+	return out, nil
+}
+
+func trainOne(o options, st *sets, key runKey, stepsPerEpoch int, progress io.Writer) (icl.Record, error) {
+	m, err := build(key, o.batch)
+	if err != nil {
+		return icl.Record{}, err
+	}
+	tc := icl.TrainConfig{Epochs: o.epochs, LR: o.lr, Seed: key.Seed, Progress: progress,
+		Label: fmt.Sprintf("%s %s seed %d", key.Kernel, key.Model, key.Seed)}
+	r, err := icl.NewRunner(m.m, tc, o.epochs*stepsPerEpoch)
+	if err != nil {
+		return icl.Record{}, err
+	}
+	defer r.Close()
+	start := time.Now()
+	curve, err := r.TrainCurve(st.train, st.eval, tc, o.every)
+	if err != nil {
+		return icl.Record{}, err
+	}
+	secs := time.Since(start).Seconds()
+	final, err := r.Evaluate(st.test)
+	if err != nil {
+		return icl.Record{}, err
+	}
+	fmt.Printf("%-9s %s seed %d: %v, trained in %.0f s\n", key.Kernel, key.Model, key.Seed, final, secs)
+	if err := graph.SaveCheckpoint(ckptDir(o, key), m.s, savedConfig{Run: key}, graph.SaveOptions{}); err != nil {
+		return icl.Record{}, err
+	}
+	return icl.Record{Final: final, Curve: curve, TrainSeconds: secs}, nil
+}
+
+// load rebuilds the model of key (batch 1) with its saved parameters.
+func load(o options, key runKey) (*model, error) {
+	m, err := build(key, 1)
+	if err != nil {
+		return nil, err
+	}
+	if err := graph.LoadCheckpoint(ckptDir(o, key), m.s, nil); err != nil {
+		return nil, err
+	}
+	return m, nil
+}
+
+// parseKernels splits a comma-separated kernel list and checks the names.
+func parseKernels(s string) ([]string, error) {
+	var out []string
+	for _, k := range strings.Split(s, ",") {
+		k = strings.TrimSpace(k)
+		ok := false
+		for _, n := range layers.KernelNames() {
+			ok = ok || n == k
+		}
+		if !ok {
+			return nil, fmt.Errorf("-kernels: unknown kernel %q (known: %v)", k, layers.KernelNames())
+		}
+		out = append(out, k)
+	}
+	return out, nil
+}
+
+// run is the whole experiment: train (or resume), summarise, draw.
+func run(o options, command string) error {
+	start := time.Now()
+	kernels, err := parseKernels(o.kernels)
+	if err != nil {
+		return err
+	}
+	if o.seeds <= 0 || o.L <= 0 || o.M <= 0 || o.evalM <= 0 || o.N <= 0 || o.epochs <= 0 || o.every <= 0 || o.batch <= 0 || o.grid < 2 {
+		return fmt.Errorf("-seeds, -L, -M, -eval-M, -N, -epochs, -every and -batch must be positive and -grid >= 2")
+	}
+	st, err := makeSets(o)
+	if err != nil {
+		return err
+	}
+	var progress io.Writer = os.Stderr
+	if o.quiet {
+		progress = nil
+	}
+	fmt.Printf("quadrant task: d=2 C=%d d'=%d N=%d, L=%d train / M=%d test contexts, oracle %.4f; kernels %v, %d seeds, %d epochs of %d steps\n",
+		st.task.Config.C, st.task.Config.DPrime, o.N, o.L, o.M, st.test.Oracle(), kernels, o.seeds, o.epochs, (o.L+o.batch-1)/o.batch)
+	runs, err := trainAll(o, st, kernels, progress)
+	if err != nil {
+		return err
+	}
+	res := &results{Command: command, Task: st.task.Config, Oracle: st.test.Oracle(), EvalOracle: st.eval.Oracle()}
+	res.Options.Kernels, res.Options.Seeds, res.Options.Seed, res.Options.DataSeed = kernels, o.seeds, o.seed, o.dataSeed
+	res.Options.L, res.Options.M, res.Options.EvalM, res.Options.N = o.L, o.M, o.evalM, o.N
+	res.Options.Epochs, res.Options.Batch, res.Options.LR = o.epochs, o.batch, o.lr
+	var figs []string
+	save := func(f interface{ Save(string) error }, name string) error {
+		path := filepath.Join(o.out, name)
+		if err := f.Save(path); err != nil {
+			return err
+		}
+		figs = append(figs, path)
+		return nil
+	}
+	for _, kern := range kernels {
+		seed := medianSeed(runs, kern)
+		kr, err := summarise(o, kern, runs, (o.L+o.batch-1)/o.batch, seed)
+		if err != nil {
+			return err
+		}
+		if kr.Map, err = probMaps(o, st, kern, seed, save); err != nil {
+			return err
+		}
+		first, err := load(o, keyOf(o, kern, "tf", seed))
+		if err != nil {
+			return err
+		}
+		l, err := first.layer()
+		if err != nil {
+			return err
+		}
+		name := fmt.Sprintf("fig8_params_%s.png", kern)
+		if err := save(paramsFigure(kern, seed, l), name); err != nil {
+			return err
+		}
+		kr.Files = append(kr.Files, kr.Map.File, filepath.Join(o.out, name))
+		res.Kernels = append(res.Kernels, kr)
+		printSummary(kr)
+	}
+	if err := save(accuracyFigure(res.Kernels, res.EvalOracle), "fig6_accuracy.png"); err != nil {
+		return err
+	}
+	if err := save(qedFigure(res.Kernels), "fig9_q_ed.png"); err != nil {
+		return err
+	}
+	res.Figures = figs
+	if o.figdir != "" {
+		for _, f := range figs {
+			if !docFigures[filepath.Base(f)] {
+				continue
+			}
+			b, err := os.ReadFile(f)
+			if err != nil {
+				return err
+			}
+			if err := icl.WriteFile(filepath.Join(o.figdir, "quadrant_"+filepath.Base(f)), b); err != nil {
+				return err
+			}
+		}
+	}
+	res.WallSeconds = time.Since(start).Seconds()
+	path := filepath.Join(o.out, "results.json")
+	if err := icl.WriteJSON(path, res); err != nil {
+		return err
+	}
+	fmt.Printf("wrote %s and %d figures in %.0f s\n", path, len(figs), res.WallSeconds)
+	return nil
+}
+
+// docFigures are the figures copied to -figdir: the paper's choices
+// (Figure 7 for RBF, Figure 8 for softmax) and the softmax map.
+var docFigures = map[string]bool{
+	"fig6_accuracy.png": true, "fig9_q_ed.png": true,
+	"fig7_probmap_rbf.png": true, "fig7_probmap_softmax.png": true, "fig8_params_softmax.png": true,
+}
+
+// probMaps draws Figure 7 for kernel kern from the GD and TF of one seed,
+// evaluating all grid queries of each model in one forward pass.
+func probMaps(o options, st *sets, kern string, seed uint64, save func(interface{ Save(string) error }, string) error) (*mapResult, error) {
+	b, mp, cats, err := chooseContext(st, o.context)
+	if err != nil {
+		return nil, err
+	}
+	T, N, C := st.test.T, st.test.T-1, st.test.C
+	ctxX := st.test.X[b*T*2 : (b*T+N)*2]
+	ctxY := st.test.Y[b*T : b*T+N]
+	grid := squareGrid(o.grid)
+	mr := &mapResult{Seed: seed, Context: b, QuadrantCats: st.testLatent.Cats[4*b : 4*b+4], MostProbable: mp, Categories: cats,
+		Grid: o.grid, TrueAgree: map[string]float64{}, Seconds: map[string]float64{}}
+	probs := map[string][]float64{}
+	truth := make([]float64, C)
+	for _, name := range modelNames {
+		m, err := load(o, keyOf(o, kern, name, seed))
+		if err != nil {
+			return nil, err
+		}
+		l, err := m.layer()
+		if err != nil {
+			return nil, err
+		}
+		t0 := time.Now()
+		if probs[name], err = gridProbs(l, ctxX, ctxY, grid); err != nil {
+			return nil, err
+		}
+		mr.Seconds[name] = time.Since(t0).Seconds()
+		agree := 0
+		for g := 0; g < len(grid)/2; g++ {
+			if err := st.task.Probs(mr.QuadrantCats, st.testLatent.Angles[b], grid[2*g], grid[2*g+1], truth); err != nil {
+				return nil, err
+			}
+			if argmax(truth) == argmax(probs[name][g*C:(g+1)*C]) {
+				agree++
+			}
+		}
+		mr.TrueAgree[name] = float64(agree) / float64(len(grid)/2)
+	}
+	for _, c := range cats {
+		d := 0.0
+		for g := 0; g < len(grid)/2; g++ {
+			d = math.Max(d, math.Abs(probs["gd"][g*C+c]-probs["tf"][g*C+c]))
+		}
+		mr.MaxAbsDiff = append(mr.MaxAbsDiff, d)
+	}
+	mr.File = filepath.Join(o.out, fmt.Sprintf("fig7_probmap_%s.png", kern))
+	return mr, save(mapFigure(kern, seed, o.grid, probs, C, cats, ctxX, ctxY), filepath.Base(mr.File))
+}
+
+// medianSeed is the seed of the TF run of kern with the median final test
+// top-1 (the lower one of the middle pair for an even count): Figures 7-9
+// show a typical run rather than the first.
+func medianSeed(runs []runRecord, kern string) uint64 {
+	var tfs []runRecord
+	for _, r := range runs {
+		if r.key.Kernel == kern && r.key.Model == "tf" {
+			tfs = append(tfs, r)
+		}
+	}
+	sort.SliceStable(tfs, func(i, j int) bool { return tfs[i].rec.Final.Top1 < tfs[j].rec.Final.Top1 })
+	return tfs[(len(tfs)-1)/2].key.Seed
+}
+
+func argmax(p []float64) int {
+	best := 0
+	for i, v := range p {
+		if v > p[best] {
+			best = i
+		}
+	}
+	return best
+}
+
+func printSummary(kr *kernelResult) {
+	for _, name := range modelNames {
+		if mr := kr.Models[name]; mr != nil {
+			fmt.Printf("== %-9s %-10s top-1 %.4f ± %.4f  NLL %.4f ± %.4f  g %.3g", kr.Kernel, modelLabels[name],
+				mr.Top1.Mean, mr.Top1.Std, mr.NLL.Mean, mr.NLL.Std, mr.Gamma.Mean)
+			if mr.Alpha != nil {
+				fmt.Printf("  α %.3g", mr.Alpha.Mean)
+			}
+			fmt.Println()
+		}
+	}
+	if a := kr.Analysis; a != nil {
+		fmt.Printf("   TF analysis (mean ± std over seeds): off-diagonal share / diagonal spread of Q %.3f ± %.3f / %.3f, of E·D %.3f ± %.3f / %.3f, of W_V·P·R %.3f ± %.3f / %.3f\n",
+			a.QDiagonality.Mean, a.QDiagonality.Std, a.QSpread.Mean, a.EDDiagonality.Mean, a.EDDiagonality.Std, a.EDSpread.Mean,
+			a.MEffDiagonality.Mean, a.MEffDiagonality.Std, a.MEffSpread.Mean)
+	}
+	if m := kr.Map; m != nil {
+		fmt.Printf("   map (seed %d): context %d, categories %v, max |p_GD − p_TF| %v, argmax agreement with truth: GD %.3f, TF %.3f\n",
+			m.Seed, m.Context, m.Categories, fmtFloats(m.MaxAbsDiff), m.TrueAgree["gd"], m.TrueAgree["tf"])
+	}
+}
+
+func fmtFloats(v []float64) string {
+	parts := make([]string, len(v))
+	for i, x := range v {
+		parts[i] = fmt.Sprintf("%.3f", x)
+	}
+	return "[" + strings.Join(parts, " ") + "]"
+}

@@ -1,0 +1,412 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"math"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/gdattn/gdattn/examples/internal/icl"
+	"github.com/gdattn/gdattn/layers"
+	"gonum.org/v1/gonum/stat/distuv"
+)
+
+type options struct {
+	kernels, task, scales                 string
+	aniso                                 float64
+	N, batch, nb, pertNB, dirs            int
+	adamSteps, newtonIters, newtonBatches int
+	hessBatches                           int
+	seed, dataSeed                        uint64
+	out, figdir                           string
+	quiet                                 bool
+}
+
+// pointStats are the gradient statistics at one parameter point.
+type pointStats struct {
+	Eps       float64    `json:"eps"`       // relative perturbation size (0: the GD point)
+	Direction int        `json:"direction"` // index of the random direction
+	Contexts  int        `json:"contexts"`
+	Loss      float64    `json:"loss"`
+	Cats      []catStats `json:"categories"`
+	// Symmetry sums the three symmetry-forbidden categories, Covered adds
+	// the GD scalars (everything Theorem 2 speaks about), All adds the
+	// rest: Norm and Noise as in catStats.
+	Symmetry, Covered, All normNoise
+	// ChangeSymmetry and ChangeAll (perturbed points only) are the same
+	// for the paired difference ḡ(θ) − ḡ(θ_GD) on the common sample: how
+	// much the gradient moved, measured with far less noise than either
+	// gradient alone.
+	ChangeSymmetry, ChangeAll *normNoise `json:",omitempty"`
+}
+
+type normNoise struct {
+	Norm, Noise, Debiased float64
+}
+
+func combine(cats []catStats) normNoise {
+	var n normNoise
+	for _, c := range cats {
+		n.Norm += c.Norm * c.Norm
+		n.Noise += c.Noise * c.Noise
+	}
+	n.Debiased = math.Sqrt(math.Max(0, n.Norm-n.Noise))
+	n.Norm, n.Noise = math.Sqrt(n.Norm), math.Sqrt(n.Noise)
+	return n
+}
+
+func newPoint(cats []category, att [][]float64, eps float64, dir int, contexts int, loss float64, withTest bool) pointStats {
+	ps := pointStats{Eps: eps, Direction: dir, Contexts: contexts, Loss: loss}
+	for _, c := range cats {
+		ps.Cats = append(ps.Cats, stats(c, att, withTest))
+	}
+	ps.Symmetry, ps.Covered, ps.All = combine(ps.Cats[:3]), combine(ps.Cats[:4]), combine(ps.Cats)
+	return ps
+}
+
+type kernelResult struct {
+	Kernel string    `json:"kernel"`
+	Fit    scalarFit `json:"scalar_fit"`
+	// GD is the check at the GD construction with the main sample.
+	GD pointStats `json:"gd"`
+	// Other are W_e and R (not attention parameters; fixed by the theorem).
+	Other []catStats `json:"other_parameters"`
+	// GDSmall is the GD point on the perturbations' (smaller) sample, and
+	// Perturbed the perturbed points on that same sample.
+	GDSmall   pointStats   `json:"gd_small_sample"`
+	Perturbed []pointStats `json:"perturbed"`
+	// Resolution is the perturbation size ε whose (median) change of the
+	// symmetry-forbidden gradient equals the noise floor of that gradient
+	// at the GD point on the main sample: the check could not tell the GD
+	// point from a point that far from it, and could from one farther.
+	// Nil when no perturbation size gave a change clearly above its noise.
+	Resolution *float64 `json:"resolution_eps"`
+	// ScalarsPFitCorrected is the Hotelling p-value of the GD scalars at
+	// the GD point, allowing for the Monte Carlo error of the fitted (α, g)
+	// themselves: see scalarsPFitCorrected.
+	ScalarsPFitCorrected *float64 `json:"scalars_p_fit_corrected"`
+	Seconds              float64  `json:"seconds"`
+}
+
+type results struct {
+	Command  string          `json:"command"`
+	Task     string          `json:"task"`
+	Symmetry string          `json:"symmetry"`
+	N        int             `json:"n"`
+	Batch    int             `json:"batch"`
+	Contexts int             `json:"contexts"` // main sample
+	Kernels  []*kernelResult `json:"kernels"`
+	Figure   string          `json:"figure,omitempty"`
+}
+
+func run(o options, command string, w io.Writer) (*results, error) {
+	kernels, err := parseKernels(o.kernels)
+	if err != nil {
+		return nil, err
+	}
+	scales, err := parseScales(o.scales)
+	if err != nil {
+		return nil, err
+	}
+	if o.N <= 0 || o.batch <= 1 || o.nb <= 1 || o.pertNB <= 1 || o.dirs < 0 || o.adamSteps <= 0 || o.newtonBatches <= 1 || o.newtonIters < 0 {
+		return nil, fmt.Errorf("-N, -batch, -nb, -pert-nb, -adam-steps, -newton-batches must be positive (-batch, -nb, -pert-nb, -newton-batches > 1)")
+	}
+	p, err := newProblem(o.task, o.N, o.aniso, o.dataSeed)
+	if err != nil {
+		return nil, err
+	}
+	var progress io.Writer = os.Stderr
+	if o.quiet {
+		progress = nil
+	}
+	cfg := p.task.Config
+	res := &results{Command: command, Task: o.task, Symmetry: p.symmetry, N: o.N, Batch: o.batch, Contexts: o.nb * o.batch}
+	fmt.Fprintf(w, "Theorem 2 check on the quadrant task (%s: %s), d=2 C=%d d'=%d N=%d; %d contexts at the GD point, %d per perturbed point\n",
+		o.task, p.symmetry, cfg.C, cfg.DPrime, o.N, o.nb*o.batch, o.pertNB*o.batch)
+	for _, kern := range kernels {
+		start := time.Now()
+		kr := &kernelResult{Kernel: kern}
+		if kr.Fit, err = fitScalars(p, kern, o.N, o.adamSteps, o.batch, o.newtonIters, o.newtonBatches, o.hessBatches, o.seed, progress); err != nil {
+			return nil, err
+		}
+		fmt.Fprintf(w, "\n== %s: fitted α = %.4g, g = %.4g (loss %.4f); gradient wrt (log α, log g) on %d fixed contexts: %s before Newton, %s after (SE %s)\n",
+			kern, kr.Fit.Alpha, kr.Fit.Gamma, kr.Fit.Loss, kr.Fit.NewtonContexts, fmtVec(kr.Fit.GradBefore), fmtVec(kr.Fit.GradAfter), fmtVec(kr.Fit.SE))
+		gm, err := newGradModel(kern, 2, cfg.DPrime, cfg.C, o.N, o.batch, kr.Fit.Alpha, kr.Fit.Gamma, p.task.We)
+		if err != nil {
+			return nil, err
+		}
+		_, hasGamma := gm.s.Lookup("layer0/head0/log_gamma")
+		cats := categories(&gm.lay, 2, cfg.DPrime, hasGamma)
+		// The GD point, main sample.
+		att, other, loss, err := gm.sampleGrads(p, o.nb, rand.New(rand.NewPCG(o.seed, 21)))
+		if err != nil {
+			gm.close()
+			return nil, err
+		}
+		kr.GD = newPoint(cats, att, 0, -1, o.nb*o.batch, loss, true)
+		kr.ScalarsPFitCorrected = scalarsPFitCorrected(kr, o.batch)
+		kr.Other = otherStats(gm, other)
+		printPoint(w, kr.GD, true)
+		if pc := kr.ScalarsPFitCorrected; pc != nil {
+			fmt.Fprintf(w, "   GD scalars p-value allowing for the fit's own Monte Carlo error (%d contexts): %.3g\n", kr.Fit.NewtonContexts, *pc)
+		}
+		for _, c := range kr.Other {
+			fmt.Fprintf(w, "   %-26s ‖ḡ‖ %.3e  noise %.3e  debiased %.3e  (not an attention parameter)\n", c.Name, c.Norm, c.Noise, c.Debiased)
+		}
+		// Perturbed points and the GD point on one common smaller sample.
+		small := func() *rand.Rand { return rand.New(rand.NewPCG(o.seed, 41)) }
+		attGD, _, loss, err := gm.sampleGrads(p, o.pertNB, small())
+		if err != nil {
+			gm.close()
+			return nil, err
+		}
+		kr.GDSmall = newPoint(cats, attGD, 0, -1, o.pertNB*o.batch, loss, true)
+		fmt.Fprintf(w, "   perturbations (%d contexts each, the same for every point): ‖ḡ‖ (noise floor) of the symmetry-forbidden part with the smallest\n   Hotelling p-value of its 3 categories, of all attention parameters, and of the change ḡ(θ) − ḡ(θ_GD)\n", o.pertNB*o.batch)
+		fmt.Fprintf(w, "   ε = 0 (GD):     sym %.3e (%.1e) p %-9.3g all %.3e (%.1e)\n", kr.GDSmall.Symmetry.Norm, kr.GDSmall.Symmetry.Noise, symP(kr.GDSmall), kr.GDSmall.All.Norm, kr.GDSmall.All.Noise)
+		for _, eps := range scales {
+			for dir := 0; dir < o.dirs; dir++ {
+				if err := gm.set(gm.perturbation(eps, rand.New(rand.NewPCG(o.seed+uint64(dir), 31)))); err != nil {
+					gm.close()
+					return nil, err
+				}
+				att, _, loss, err := gm.sampleGrads(p, o.pertNB, small())
+				if err != nil {
+					gm.close()
+					return nil, err
+				}
+				ps := newPoint(cats, att, eps, dir, o.pertNB*o.batch, loss, true)
+				diff := make([][]float64, len(att))
+				for k := range att {
+					diff[k] = make([]float64, len(att[k]))
+					for i := range diff[k] {
+						diff[k][i] = att[k][i] - attGD[k][i]
+					}
+				}
+				ch := newPoint(cats, diff, eps, dir, o.pertNB*o.batch, 0, false)
+				ps.ChangeSymmetry, ps.ChangeAll = &ch.Symmetry, &ch.All
+				kr.Perturbed = append(kr.Perturbed, ps)
+				fmt.Fprintf(w, "   ε = %-6g dir %d: sym %.3e (%.1e) p %-9.3g all %.3e (%.1e) | change: sym %.3e (%.1e) all %.3e (%.1e) | loss %+.2e\n", eps, dir,
+					ps.Symmetry.Norm, ps.Symmetry.Noise, symP(ps), ps.All.Norm, ps.All.Noise,
+					ch.Symmetry.Norm, ch.Symmetry.Noise, ch.All.Norm, ch.All.Noise, ps.Loss-kr.GDSmall.Loss)
+			}
+		}
+		if err := gm.set(nil); err != nil {
+			gm.close()
+			return nil, err
+		}
+		if r := resolution(kr); !math.IsNaN(r) {
+			kr.Resolution = &r
+			fmt.Fprintf(w, "   resolution: the Monte Carlo noise floor %.2e of the symmetry-forbidden gradient at GD equals the change a perturbation of ε ≈ %.2g produces\n",
+				kr.GD.Symmetry.Noise, r)
+		}
+		gm.close()
+		kr.Seconds = time.Since(start).Seconds()
+		fmt.Fprintf(w, "   (%s done in %.0f s)\n", kern, kr.Seconds)
+		res.Kernels = append(res.Kernels, kr)
+	}
+	if o.out != "" {
+		if len(scales) > 1 && o.dirs > 0 {
+			res.Figure = filepath.Join(o.out, "theorem2_"+o.task+".png")
+			if err := saveFigure(res, o.figdir); err != nil {
+				return nil, err
+			}
+		}
+		path := filepath.Join(o.out, "results_"+o.task+".json")
+		if err := icl.WriteJSON(path, res); err != nil {
+			return nil, err
+		}
+		fmt.Fprintf(w, "\nwrote %s\n", path)
+	}
+	return res, nil
+}
+
+// resolution interpolates, linearly in ε (the change is first order), the
+// ε at which the change of the symmetry-forbidden gradient equals its noise
+// floor at the GD point: it uses the smallest ε whose median (over the
+// directions) debiased change is at least twice the median noise of the
+// change. NaN without such an ε.
+func resolution(kr *kernelResult) float64 {
+	change := map[float64][]float64{}
+	noise := map[float64][]float64{}
+	var eps []float64
+	for _, p := range kr.Perturbed {
+		if p.ChangeSymmetry == nil {
+			continue
+		}
+		if _, seen := change[p.Eps]; !seen {
+			eps = append(eps, p.Eps)
+		}
+		change[p.Eps] = append(change[p.Eps], p.ChangeSymmetry.Debiased)
+		noise[p.Eps] = append(noise[p.Eps], p.ChangeSymmetry.Noise)
+	}
+	sort.Float64s(eps)
+	for _, e := range eps {
+		if c := median(change[e]); c > 0 && c >= 2*median(noise[e]) {
+			return e * kr.GD.Symmetry.Noise / c
+		}
+	}
+	return math.NaN()
+}
+
+// scalarsPFitCorrected corrects the GD-scalars test at the GD point for
+// the fit: (α, g) minimise the loss on an independent sample of n_A
+// contexts, so the true gradient at the fitted point is not 0 but about
+// H(θ_A − θ*), of covariance ≈ Σ/n_A; the gradient measured on n_B contexts
+// then has covariance ≈ Σ(1/n_B + 1/n_A), and the F statistic is divided
+// by 1 + n_B/n_A. The correction holds for the fitted directions only (for
+// the RBF and Laplacian kernels the unfitted W_Q–W_K scale asymmetry is
+// among the GD scalars too, and dominates).
+func scalarsPFitCorrected(kr *kernelResult, batch int) *float64 {
+	c := kr.GD.Cats[3]
+	nb := kr.GD.Contexts / batch // minibatches
+	if c.Rank == 0 || kr.Fit.NewtonContexts == 0 || nb <= c.Rank {
+		return nil
+	}
+	f := c.F / (1 + float64(kr.GD.Contexts)/float64(kr.Fit.NewtonContexts))
+	r := float64(c.Rank)
+	p := distuv.F{D1: r, D2: float64(nb) - r}.Survival(f)
+	return &p
+}
+
+func median(v []float64) float64 {
+	v = append([]float64(nil), v...)
+	sort.Float64s(v)
+	if len(v)%2 == 1 {
+		return v[len(v)/2]
+	}
+	return (v[len(v)/2-1] + v[len(v)/2]) / 2
+}
+
+// saveFigure draws res's figure to res.Figure and copies it to figdir
+// (unless empty).
+func saveFigure(res *results, figdir string) error {
+	if err := gradFigure(res).Save(res.Figure); err != nil {
+		return err
+	}
+	if figdir == "" {
+		return nil
+	}
+	b, err := os.ReadFile(res.Figure)
+	if err != nil {
+		return err
+	}
+	return icl.WriteFile(filepath.Join(figdir, filepath.Base(res.Figure)), b)
+}
+
+// redraw recomputes the resolutions and redraws the figure of a results
+// file written by run, rewriting the file.
+func redraw(path, figdir string) error {
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		return err
+	}
+	var res results
+	if err := json.Unmarshal(raw, &res); err != nil {
+		return fmt.Errorf("%s: %w", path, err)
+	}
+	for _, kr := range res.Kernels {
+		kr.ScalarsPFitCorrected = scalarsPFitCorrected(kr, res.Batch)
+		kr.Resolution = nil
+		if r := resolution(kr); !math.IsNaN(r) {
+			kr.Resolution = &r
+		}
+	}
+	if err := icl.WriteJSON(path, &res); err != nil {
+		return err
+	}
+	if res.Figure == "" {
+		return nil
+	}
+	res.Figure = filepath.Join(filepath.Dir(path), "theorem2_"+res.Task+".png")
+	return saveFigure(&res, figdir)
+}
+
+// symP is the smallest Hotelling p-value of the three symmetry-forbidden
+// categories of ps.
+func symP(ps pointStats) float64 {
+	p := 1.0
+	for _, c := range ps.Cats[:3] {
+		if c.Rank > 0 {
+			p = math.Min(p, c.P)
+		}
+	}
+	return p
+}
+
+// otherStats are the W_e and R gradients (all their entries).
+func otherStats(gm *gradModel, other [][]float64) []catStats {
+	var out []catStats
+	off := 0
+	for _, n := range gm.other {
+		size := n.Shape().TotalSize()
+		c := category{Name: n.Name(), What: "every entry"}
+		for i := 0; i < size; i++ {
+			c.dirs = append(c.dirs, direction{label: fmt.Sprintf("%s[%d]", n.Name(), i), idx: []int{off + i}, coef: []float64{1}})
+		}
+		out = append(out, stats(c, other, false))
+		off += size
+	}
+	return out
+}
+
+func printPoint(w io.Writer, ps pointStats, detail bool) {
+	fmt.Fprintf(w, "   GD point, %d contexts, loss %.5f:\n", ps.Contexts, ps.Loss)
+	fmt.Fprintf(w, "   %-26s %5s %5s %11s %11s %11s %7s %5s %9s  %s\n", "category", "dims", "zero", "‖ḡ‖", "noise", "debiased", "max|z|", "rank", "p-value", "largest |z| at")
+	for _, c := range ps.Cats {
+		fmt.Fprintf(w, "   %-26s %5d %5d %11.3e %11.3e %11.3e %7.2f %5d %9.3g  %s\n", c.Name, c.Dims, c.Structural, c.Norm, c.Noise, c.Debiased, c.MaxZ, c.Rank, c.P, c.MaxZDir)
+		if detail && c.Name == "GD scalars" {
+			for _, comp := range c.Components {
+				fmt.Fprintf(w, "       %-24s %+.3e ± %.1e\n", comp.Dir, comp.Mean, comp.SE)
+			}
+		}
+	}
+	fmt.Fprintf(w, "   %-26s %11s %11.3e %11.3e %11.3e\n", "symmetry-forbidden (1-3)", "", ps.Symmetry.Norm, ps.Symmetry.Noise, ps.Symmetry.Debiased)
+	fmt.Fprintf(w, "   %-26s %11s %11.3e %11.3e %11.3e\n", "covered by Thm 2 (1-4)", "", ps.Covered.Norm, ps.Covered.Noise, ps.Covered.Debiased)
+	fmt.Fprintf(w, "   %-26s %11s %11.3e %11.3e %11.3e\n", "all attention parameters", "", ps.All.Norm, ps.All.Noise, ps.All.Debiased)
+}
+
+func fmtVec(v []float64) string {
+	parts := make([]string, len(v))
+	for i, x := range v {
+		parts[i] = fmt.Sprintf("%+.2e", x)
+	}
+	return "(" + strings.Join(parts, ", ") + ")"
+}
+
+func parseKernels(s string) ([]string, error) {
+	var out []string
+	for _, k := range strings.Split(s, ",") {
+		k = strings.TrimSpace(k)
+		ok := false
+		for _, n := range layers.KernelNames() {
+			ok = ok || n == k
+		}
+		if !ok {
+			return nil, fmt.Errorf("-kernels: unknown kernel %q (known: %v)", k, layers.KernelNames())
+		}
+		out = append(out, k)
+	}
+	return out, nil
+}
+
+func parseScales(s string) ([]float64, error) {
+	var out []float64
+	if strings.TrimSpace(s) == "" {
+		return nil, nil
+	}
+	for _, f := range strings.Split(s, ",") {
+		v, err := strconv.ParseFloat(strings.TrimSpace(f), 64)
+		if err != nil || !(v > 0) || math.IsInf(v, 0) {
+			return nil, fmt.Errorf("-scales %q: want positive numbers separated by commas", s)
+		}
+		out = append(out, v)
+	}
+	return out, nil
+}

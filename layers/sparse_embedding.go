@@ -1,0 +1,559 @@
+package layers
+
+import (
+	"fmt"
+	"hash"
+	"hash/fnv"
+	"math"
+	"sync"
+
+	"github.com/chewxy/hm"
+	"github.com/gdattn/gdattn/graph"
+	G "gorgonia.org/gorgonia"
+	"gorgonia.org/tensor"
+)
+
+// SparseEmbedding is [Embedding] with gdattn's own lookup op in place of
+// Gorgonia's ByIndices, for vocabularies of tens of thousands of tokens
+// (the language models of Section 5.3, C = 50,258).
+//
+// ByIndices allocates a fresh zero (Vocab, Dim) gradient tensor at every
+// backward pass and scatters into it. The gather op here scatters the output
+// gradient into a (Vocab, Dim) buffer that it owns and reuses across runs,
+// accumulating only the rows of the ids used (repeated ids add up); the
+// buffer is cleared with one memclr per run rather than reallocated, so a
+// training step makes no Vocab-sized allocation for the lookup.
+//
+// The buffer is cleared whole, not row by row: Gorgonia may reuse the op's
+// output register for a later in-place op (the sum of the lookup gradient and
+// a tied output layer's, say), which can leave any row dirty. The gradient
+// Gorgonia hands the optimiser is still a dense (Vocab, Dim) tensor: the tape
+// machine adds every gradient node into the parameter's dual value, and a
+// softmax over the whole vocabulary (the tied output layer of both language
+// models) touches every row anyway. A row-sparse optimiser update would
+// therefore save nothing for these models, and it would change Adam's
+// semantics (moments of untouched rows would not decay), so gdattn's trainer
+// keeps the dense update.
+type SparseEmbedding struct {
+	cfg EmbeddingConfig
+	s   *graph.Scope
+	w   *G.Node
+	we  *G.Node
+}
+
+var _ Layer = (*SparseEmbedding)(nil)
+
+// NewSparseEmbedding validates cfg and creates the parameter "w" (Vocab,
+// Dim) in s, exactly as [NewEmbedding] does (same name, shape and default
+// initialiser), so the two are interchangeable in checkpoints.
+func NewSparseEmbedding(s *graph.Scope, cfg EmbeddingConfig) (*SparseEmbedding, error) {
+	e, err := NewEmbedding(s, cfg)
+	if err != nil {
+		return nil, err
+	}
+	return &SparseEmbedding{cfg: e.cfg, s: s, w: e.w}, nil
+}
+
+// Config returns the configuration with defaults filled in.
+func (e *SparseEmbedding) Config() EmbeddingConfig { return e.cfg }
+
+// Params returns [w].
+func (e *SparseEmbedding) Params() G.Nodes { return G.Nodes{e.w} }
+
+// Weight returns the table w (Vocab, Dim).
+func (e *SparseEmbedding) Weight() *G.Node { return e.w }
+
+// We returns W_e = wᵀ (Dim, Vocab), built once and shared; see
+// [Embedding.We].
+func (e *SparseEmbedding) We() (out *G.Node, err error) {
+	defer graph.Recover(&err)
+	if e.we == nil {
+		e.we = G.Must(G.Transpose(e.w)) // (Dim, Vocab)
+	}
+	return e.we, nil
+}
+
+// Forward is [SparseEmbedding.Lookup].
+func (e *SparseEmbedding) Forward(ids *G.Node) (*G.Node, error) { return e.Lookup(ids) }
+
+// Lookup returns the rows of w for ids, an int node of any rank made by
+// [NewIDs] ((N) or (B, T)): the result has shape ids.Shape() + (Dim). Ids
+// are checked when the machine runs (an id outside [0, Vocab) fails the run
+// with an error); [SparseEmbedding.SetIDs] checks them when they are written.
+func (e *SparseEmbedding) Lookup(ids *G.Node) (out *G.Node, err error) {
+	defer func() {
+		if err != nil {
+			err = fmt.Errorf("layers: sparse embedding %q: %w", e.s.Path(), err)
+		}
+	}()
+	if ids == nil {
+		return nil, fmt.Errorf("ids node is nil")
+	}
+	if ids.Dtype() != tensor.Int {
+		return nil, fmt.Errorf("ids %q have dtype %v, want int", ids.Name(), ids.Dtype())
+	}
+	if ids.Graph() != e.s.Graph() {
+		return nil, fmt.Errorf("ids %q belong to another graph", ids.Name())
+	}
+	if ids.Shape().Dims() == 0 {
+		return nil, fmt.Errorf("ids %q are a scalar, want (N) or (B, T)", ids.Name())
+	}
+	return Gather(e.w, ids)
+}
+
+// SetIDs writes vals into the int node ids after checking their range; see
+// [Embedding.SetIDs].
+func (e *SparseEmbedding) SetIDs(ids *G.Node, vals []int) error {
+	return (&Embedding{cfg: e.cfg, s: e.s, w: e.w}).SetIDs(ids, vals)
+}
+
+// Gather returns w[ids]: for a (V, D) matrix w and an int node ids of any
+// shape S, the (S..., D) tensor of the rows of w, with the row-sparse
+// gradient of [SparseEmbedding]. An id outside [0, V) fails the run with an
+// error naming it.
+func Gather(w, ids *G.Node) (*G.Node, error) {
+	if w == nil || ids == nil {
+		return nil, fmt.Errorf("layers: gather: nil input")
+	}
+	if w.Shape().Dims() != 2 {
+		return nil, fmt.Errorf("layers: gather: table %q has shape %v, want (V, D)", w.Name(), w.Shape())
+	}
+	if ids.Dtype() != tensor.Int || ids.Shape().Dims() == 0 {
+		return nil, fmt.Errorf("layers: gather: ids %q must be an int tensor of rank >= 1", ids.Name())
+	}
+	return G.ApplyOp(&gatherOp{v: w.Shape()[0], d: w.Shape()[1], ids: ids.Shape().Clone()}, w, ids)
+}
+
+// gatherOp is (w (V, D), ids S) -> (S..., D).
+type gatherOp struct {
+	v, d int
+	ids  tensor.Shape
+}
+
+func (op *gatherOp) Arity() int { return 2 }
+func (op *gatherOp) Type() hm.Type {
+	a := hm.TypeVariable('a')
+	return hm.NewFnType(&G.TensorType{Dims: 2, Of: a}, &G.TensorType{Dims: op.ids.Dims(), Of: tensor.Int}, &G.TensorType{Dims: op.ids.Dims() + 1, Of: a})
+}
+func (op *gatherOp) InferShape(...G.DimSizer) (tensor.Shape, error) {
+	return append(op.ids.Clone(), op.d), nil
+}
+func (op *gatherOp) ReturnsPtr() bool     { return false }
+func (op *gatherOp) CallsExtern() bool    { return false }
+func (op *gatherOp) OverwritesInput() int { return -1 }
+func (op *gatherOp) WriteHash(h hash.Hash) {
+	fmt.Fprintf(h, "gdattn.gather (%d,%d) ids %v", op.v, op.d, op.ids)
+}
+func (op *gatherOp) Hashcode() uint32 { return hash32(op) }
+func (op *gatherOp) String() string   { return fmt.Sprintf("Gather(%d,%d)", op.v, op.d) }
+func (op *gatherOp) DiffWRT(int) []bool {
+	return []bool{true, false}
+}
+func (op *gatherOp) SymDiff(inputs G.Nodes, output, grad *G.Node) (G.Nodes, error) {
+	g, err := G.ApplyOp(&scatterOp{v: op.v, d: op.d, ids: op.ids.Clone()}, inputs[1], grad)
+	if err != nil {
+		return nil, err
+	}
+	return G.Nodes{g, nil}, nil
+}
+
+func (op *gatherOp) Do(vals ...G.Value) (G.Value, error) {
+	if len(vals) != 2 {
+		return nil, fmt.Errorf("layers: gather: %d inputs, want 2", len(vals))
+	}
+	ids, err := intData(vals[1], op.v)
+	if err != nil {
+		return nil, fmt.Errorf("layers: gather: %w", err)
+	}
+	shape := append(op.ids.Clone(), op.d)
+	switch w := denseData(vals[0]).(type) {
+	case []float64:
+		return tensor.New(tensor.WithShape(shape...), tensor.WithBacking(gatherRows(w, ids, op.d))), nil
+	case []float32:
+		return tensor.New(tensor.WithShape(shape...), tensor.WithBacking(gatherRows(w, ids, op.d))), nil
+	}
+	return nil, fmt.Errorf("layers: gather: unsupported table data %T", vals[0].Data())
+}
+
+func gatherRows[F float32 | float64](w []F, ids []int, d int) []F {
+	out := make([]F, len(ids)*d)
+	for i, id := range ids {
+		copy(out[i*d:(i+1)*d], w[id*d:(id+1)*d])
+	}
+	return out
+}
+
+// scatterOp is (ids S, grad (S..., D)) -> (V, D): the gradient of gatherOp
+// w.r.t. the table, accumulated into a buffer the op reuses.
+type scatterOp struct {
+	v, d int
+	ids  tensor.Shape
+	buf  *tensor.Dense
+}
+
+func (op *scatterOp) Arity() int { return 2 }
+func (op *scatterOp) Type() hm.Type {
+	a := hm.TypeVariable('a')
+	return hm.NewFnType(&G.TensorType{Dims: op.ids.Dims(), Of: tensor.Int}, &G.TensorType{Dims: op.ids.Dims() + 1, Of: a}, &G.TensorType{Dims: 2, Of: a})
+}
+func (op *scatterOp) InferShape(...G.DimSizer) (tensor.Shape, error) {
+	return tensor.Shape{op.v, op.d}, nil
+}
+func (op *scatterOp) ReturnsPtr() bool     { return false }
+func (op *scatterOp) CallsExtern() bool    { return false }
+func (op *scatterOp) OverwritesInput() int { return -1 }
+func (op *scatterOp) WriteHash(h hash.Hash) {
+	fmt.Fprintf(h, "gdattn.scatter (%d,%d) ids %v", op.v, op.d, op.ids)
+}
+func (op *scatterOp) Hashcode() uint32   { return hash32(op) }
+func (op *scatterOp) String() string     { return fmt.Sprintf("ScatterAdd(%d,%d)", op.v, op.d) }
+func (op *scatterOp) DiffWRT(int) []bool { return []bool{false, false} }
+func (op *scatterOp) SymDiff(G.Nodes, *G.Node, *G.Node) (G.Nodes, error) {
+	return nil, fmt.Errorf("layers: the gradient of a gather's gradient is not implemented")
+}
+
+func (op *scatterOp) Do(vals ...G.Value) (G.Value, error) {
+	if len(vals) != 2 {
+		return nil, fmt.Errorf("layers: scatter: %d inputs, want 2", len(vals))
+	}
+	ids, err := intData(vals[0], op.v)
+	if err != nil {
+		return nil, fmt.Errorf("layers: scatter: %w", err)
+	}
+	g := denseData(vals[1])
+	if op.buf == nil || op.buf.Dtype() != vals[1].Dtype() {
+		op.buf = tensor.New(tensor.Of(vals[1].Dtype()), tensor.WithShape(op.v, op.d))
+	}
+	switch b := op.buf.Data().(type) {
+	case []float64:
+		gg, ok := g.([]float64)
+		if !ok || len(gg) != len(ids)*op.d {
+			return nil, fmt.Errorf("layers: scatter: gradient %T of %d values for %d ids", g, len(gg), len(ids))
+		}
+		scatterRows(b, gg, ids, op.d)
+	case []float32:
+		gg, ok := g.([]float32)
+		if !ok || len(gg) != len(ids)*op.d {
+			return nil, fmt.Errorf("layers: scatter: gradient %T of %d values for %d ids", g, len(gg), len(ids))
+		}
+		scatterRows(b, gg, ids, op.d)
+	default:
+		return nil, fmt.Errorf("layers: scatter: unsupported dtype %v", vals[1].Dtype())
+	}
+	return op.buf, nil
+}
+
+func scatterRows[F float32 | float64](buf, g []F, ids []int, d int) {
+	clear(buf)
+	for i, id := range ids {
+		row, gr := buf[id*d:(id+1)*d], g[i*d:(i+1)*d]
+		for j := range row {
+			row[j] += gr[j]
+		}
+	}
+}
+
+// intData returns the ids of an int tensor value, checking each is in [0, v).
+func intData(val G.Value, v int) ([]int, error) {
+	ids, ok := denseData(val).([]int)
+	if !ok {
+		return nil, fmt.Errorf("ids have data %T, want []int", val.Data())
+	}
+	for i, id := range ids {
+		if id < 0 || id >= v {
+			return nil, fmt.Errorf("id %d at position %d is outside [0, %d)", id, i, v)
+		}
+	}
+	return ids, nil
+}
+
+// denseData returns the flat data of a tensor value, materialising views.
+func denseData(v G.Value) any {
+	if d, ok := v.(*tensor.Dense); ok && d.IsView() {
+		return d.Materialize().Data()
+	}
+	return v.Data()
+}
+
+func hash32(op interface{ WriteHash(hash.Hash) }) uint32 {
+	h := fnv.New32a()
+	op.WriteHash(h)
+	return h.Sum32()
+}
+
+// SparseSoftmaxCrossEntropy returns the mean negative log-likelihood
+//
+//	L = −(1/n) Σ_{i: labels[i] ≥ 0} log softmax(logits[i, :])_{labels[i]}
+//
+// of integer labels under logits (N, C), where n counts the labels that are
+// not −1 (−1 marks a position not scored, such as padding; with none scored
+// L = 0). It is losses.CrossEntropy with the one-hot targets left implicit
+// (TensorFlow's sparse_softmax_cross_entropy_with_logits): for a language
+// model's N = B·T positions and C = 50,258 tokens the dense (N, C) targets
+// would cost as much as the logits. labels is an int node of shape (N),
+// made by [NewIDs] and written with [SetLabels]; a label outside [−1, C)
+// fails the run with an error. The gradient w.r.t. the logits is
+// (softmax − onehot)/n, computed stably (each row's maximum is subtracted).
+func SparseSoftmaxCrossEntropy(logits, labels *G.Node) (*G.Node, error) {
+	if logits == nil || labels == nil {
+		return nil, fmt.Errorf("layers: sparse cross-entropy: nil input")
+	}
+	if err := graph.CheckDtype(logits.Dtype()); err != nil || logits.Shape().Dims() != 2 {
+		return nil, fmt.Errorf("layers: sparse cross-entropy: logits %q (%v %v) must be a float (N, C) matrix", logits.Name(), logits.Dtype(), logits.Shape())
+	}
+	if labels.Dtype() != tensor.Int || !labels.Shape().Eq(tensor.Shape{logits.Shape()[0]}) {
+		return nil, fmt.Errorf("layers: sparse cross-entropy: labels %q (%v %v) must be int of shape (%d)", labels.Name(), labels.Dtype(), labels.Shape(), logits.Shape()[0])
+	}
+	if labels.Graph() != logits.Graph() {
+		return nil, fmt.Errorf("layers: sparse cross-entropy: logits and labels belong to different graphs")
+	}
+	return G.ApplyOp(&sparseXentOp{n: logits.Shape()[0], c: logits.Shape()[1]}, logits, labels)
+}
+
+// SetLabels writes labels (each in [−1, c), −1 meaning "not scored") into
+// the int node made for [SparseSoftmaxCrossEntropy], checking them.
+func SetLabels(node *G.Node, labels []int, c int) error {
+	var dst []int
+	if node != nil && node.Value() != nil {
+		dst, _ = node.Value().Data().([]int)
+	}
+	if dst == nil {
+		return fmt.Errorf("layers: labels: not an int tensor node with a value (make it with NewIDs)")
+	}
+	if len(dst) != len(labels) {
+		return fmt.Errorf("layers: labels %q: %d labels for %d positions", node.Name(), len(labels), len(dst))
+	}
+	for i, l := range labels {
+		if l < -1 || l >= c {
+			return fmt.Errorf("layers: labels %q: label %d at position %d is outside [-1, %d)", node.Name(), l, i, c)
+		}
+	}
+	copy(dst, labels)
+	return nil
+}
+
+// sparseXentOp is (logits (N, C), labels (N)) -> mean NLL (scalar); with
+// back set it is (logits, labels, dL) -> dlogits (N, C). The forward op
+// keeps each row's log-sum-exp of its last run, which the backward op of the
+// same run reuses (one exp per logit in each direction).
+type sparseXentOp struct {
+	n, c int
+	back bool
+	fwd  *sparseXentOp // the forward op, for a backward op
+	lse  []float64     // forward: log Σ exp of each row at the last Do
+}
+
+func (op *sparseXentOp) Arity() int {
+	if op.back {
+		return 3
+	}
+	return 2
+}
+func (op *sparseXentOp) Type() hm.Type {
+	a := hm.TypeVariable('a')
+	m := &G.TensorType{Dims: 2, Of: a}
+	l := &G.TensorType{Dims: 1, Of: tensor.Int}
+	if op.back {
+		return hm.NewFnType(m, l, a, m)
+	}
+	return hm.NewFnType(m, l, a)
+}
+func (op *sparseXentOp) InferShape(...G.DimSizer) (tensor.Shape, error) {
+	if op.back {
+		return tensor.Shape{op.n, op.c}, nil
+	}
+	return tensor.ScalarShape(), nil
+}
+func (op *sparseXentOp) ReturnsPtr() bool     { return false }
+func (op *sparseXentOp) CallsExtern() bool    { return false }
+func (op *sparseXentOp) OverwritesInput() int { return -1 }
+func (op *sparseXentOp) WriteHash(h hash.Hash) {
+	fmt.Fprintf(h, "gdattn.sparsexent (%d,%d) back %v", op.n, op.c, op.back)
+}
+func (op *sparseXentOp) Hashcode() uint32 { return hash32(op) }
+func (op *sparseXentOp) String() string {
+	if op.back {
+		return "SparseXentGrad"
+	}
+	return "SparseXent"
+}
+func (op *sparseXentOp) DiffWRT(int) []bool {
+	if op.back {
+		return []bool{false, false, false}
+	}
+	return []bool{true, false}
+}
+func (op *sparseXentOp) SymDiff(inputs G.Nodes, output, grad *G.Node) (G.Nodes, error) {
+	if op.back {
+		return nil, fmt.Errorf("layers: second derivative of the sparse cross-entropy is not implemented")
+	}
+	g, err := G.ApplyOp(&sparseXentOp{n: op.n, c: op.c, back: true, fwd: op}, inputs[0], inputs[1], grad)
+	if err != nil {
+		return nil, err
+	}
+	return G.Nodes{g, nil}, nil
+}
+
+func (op *sparseXentOp) Do(vals ...G.Value) (G.Value, error) {
+	if len(vals) != op.Arity() {
+		return nil, fmt.Errorf("layers: sparse cross-entropy: %d inputs, want %d", len(vals), op.Arity())
+	}
+	labels, ok := denseData(vals[1]).([]int)
+	if !ok || len(labels) != op.n {
+		return nil, fmt.Errorf("layers: sparse cross-entropy: labels %T, want %d ints", vals[1].Data(), op.n)
+	}
+	scored := 0
+	for i, l := range labels {
+		if l < -1 || l >= op.c {
+			return nil, fmt.Errorf("layers: sparse cross-entropy: label %d at position %d is outside [-1, %d)", l, i, op.c)
+		}
+		if l >= 0 {
+			scored++
+		}
+	}
+	var g float64
+	if op.back {
+		var err error
+		if g, err = scalarOf(vals[2]); err != nil {
+			return nil, err
+		}
+	}
+	switch x := denseData(vals[0]).(type) {
+	case []float64:
+		if !op.back {
+			return G.NewF64(op.loss(x, labels, scored)), nil
+		}
+		return tensor.New(tensor.WithShape(op.n, op.c), tensor.WithBacking(op.grad(x, labels, scored, g))), nil
+	case []float32:
+		if !op.back {
+			return G.NewF32(float32(op.loss(x, labels, scored))), nil
+		}
+		return tensor.New(tensor.WithShape(op.n, op.c), tensor.WithBacking(op.grad(x, labels, scored, g))), nil
+	}
+	return nil, fmt.Errorf("layers: sparse cross-entropy: unsupported logits %T", vals[0].Data())
+}
+
+func scalarOf(v G.Value) (float64, error) {
+	switch x := v.Data().(type) {
+	case float64:
+		return x, nil
+	case float32:
+		return float64(x), nil
+	case []float64:
+		if len(x) == 1 {
+			return x[0], nil
+		}
+	case []float32:
+		if len(x) == 1 {
+			return float64(x[0]), nil
+		}
+	}
+	return 0, fmt.Errorf("layers: sparse cross-entropy: gradient %T is not a scalar", v.Data())
+}
+
+// parallelRows calls f on two halves of [0, n) concurrently (the rows of a
+// (N, C) softmax are independent), or once for small n.
+func parallelRows(n, c int, f func(lo, hi int)) {
+	if n < 2 || n*c < 1<<16 {
+		f(0, n)
+		return
+	}
+	var wg sync.WaitGroup
+	mid := n / 2
+	wg.Add(1)
+	go func() { defer wg.Done(); f(mid, n) }()
+	f(0, mid)
+	wg.Wait()
+}
+
+// rowLSE returns log Σ exp(row), computed stably.
+func rowLSE[F float32 | float64](row []F) float64 {
+	m := row[0]
+	for _, v := range row[1:] {
+		if v > m {
+			m = v
+		}
+	}
+	s := 0.0
+	for _, v := range row {
+		s += math.Exp(float64(v - m))
+	}
+	return float64(m) + math.Log(s)
+}
+
+func xentLoss[F float32 | float64](op *sparseXentOp, x []F, labels []int, scored int) float64 {
+	c := op.c
+	if len(op.lse) != op.n {
+		op.lse = make([]float64, op.n)
+	}
+	parallelRows(op.n, c, func(lo, hi int) {
+		for i := lo; i < hi; i++ {
+			op.lse[i] = rowLSE(x[i*c : (i+1)*c])
+		}
+	})
+	if scored == 0 {
+		return 0
+	}
+	total := 0.0
+	for i, l := range labels {
+		if l >= 0 {
+			total += op.lse[i] - float64(x[i*c+l])
+		}
+	}
+	return total / float64(scored)
+}
+
+func (op *sparseXentOp) loss(x any, labels []int, scored int) float64 {
+	switch x := x.(type) {
+	case []float64:
+		return xentLoss(op, x, labels, scored)
+	case []float32:
+		return xentLoss(op, x, labels, scored)
+	}
+	return math.NaN()
+}
+
+func (op *sparseXentOp) grad(x any, labels []int, scored int, g float64) any {
+	switch x := x.(type) {
+	case []float64:
+		return xentGrad(op, x, labels, scored, g)
+	case []float32:
+		return xentGrad(op, x, labels, scored, g)
+	}
+	return nil
+}
+
+// xentGrad is (softmax(x) − onehot(labels))·g/scored for the scored rows,
+// reusing the forward pass's log-sum-exps when it ran on these logits.
+func xentGrad[F float32 | float64](op *sparseXentOp, x []F, labels []int, scored int, g float64) []F {
+	c := op.c
+	out := make([]F, len(x))
+	if scored == 0 {
+		return out
+	}
+	lse := op.fwd.lse
+	if len(lse) != op.n {
+		lse = nil
+	}
+	scale := g / float64(scored)
+	parallelRows(op.n, c, func(lo, hi int) {
+		for i := lo; i < hi; i++ {
+			l := labels[i]
+			if l < 0 {
+				continue
+			}
+			row, o := x[i*c:(i+1)*c], out[i*c:(i+1)*c]
+			var ls float64
+			if lse != nil {
+				ls = lse[i]
+			} else {
+				ls = rowLSE(row)
+			}
+			for j, v := range row {
+				o[j] = F(math.Exp(float64(v)-ls) * scale)
+			}
+			o[l] -= F(scale)
+		}
+	})
+	return out
+}

@@ -1,0 +1,307 @@
+package layers
+
+import (
+	"math"
+	"strings"
+	"testing"
+
+	"github.com/gdattn/gdattn/graph"
+	"github.com/gdattn/gdattn/graph/graphtest"
+	"github.com/gdattn/gdattn/losses"
+	G "gorgonia.org/gorgonia"
+	"gorgonia.org/tensor"
+)
+
+// sparseIDs has repeated ids (3 and 0 twice) and leaves ids 2 and 5 unused.
+var sparseIDs = []int{3, 0, 4, 3, 1, 0}
+
+// TestSparseEmbeddingGrad checks the gather's gradient (scattered rows,
+// repeated ids adding up, unused rows zero) against finite differences, alone
+// and tied to an output layer as in the language models (logits = h W_e).
+func TestSparseEmbeddingGrad(t *testing.T) {
+	const V, D = 6, 3
+	for _, tied := range []bool{false, true} {
+		build := func(s *graph.Scope) (*G.Node, error) {
+			e, err := NewSparseEmbedding(s.Sub("wte"), EmbeddingConfig{Vocab: V, Dim: D, WInit: graph.Normal(1)})
+			if err != nil {
+				return nil, err
+			}
+			ids, err := NewIDs(s, "ids", 2, 3)
+			if err != nil {
+				return nil, err
+			}
+			if err := e.SetIDs(ids, sparseIDs); err != nil {
+				return nil, err
+			}
+			x, err := e.Lookup(ids) // (2, 3, D)
+			if err != nil {
+				return nil, err
+			}
+			c, err := s.Const("c", tensor.Shape{2, 3, D}, graphtest.RandValues(s, 2*3*D))
+			if err != nil {
+				return nil, err
+			}
+			y := G.Must(G.HadamardProd(G.Must(G.Square(x)), c))
+			if !tied {
+				return G.Sum(y)
+			}
+			we, err := e.We()
+			if err != nil {
+				return nil, err
+			}
+			h := G.Must(graph.Reshape(y, tensor.Shape{6, D}))
+			return G.Sum(G.Must(G.Square(G.Must(G.Mul(h, we))))) // (6, V) logits
+		}
+		worst := graphtest.CheckGrad(t, build, graphtest.Options{Seed: 1})
+		worst32 := graphtest.CheckGrad32(t, build, graphtest.Options{Seed: 1})
+		t.Logf("tied %v: max relative error float64 %.2e, float32 %.2e", tied, worst, worst32)
+	}
+}
+
+// TestSparseEmbeddingMatchesByIndices compares values and gradients with
+// the ByIndices-based Embedding over several runs of one machine with
+// different ids, so that a stale row in the reused gradient buffer shows.
+func TestSparseEmbeddingMatchesByIndices(t *testing.T) {
+	const V, D = 7, 2
+	type setup struct {
+		s    *graph.Scope
+		ids  *G.Node
+		set  func([]int) error
+		mc   *graph.Machine
+		out  *G.Node
+		loss *G.Node
+	}
+	mk := func(sparse bool) setup {
+		s, _ := graph.NewScope(graph.Float64, 5)
+		var lookup func(*G.Node) (*G.Node, error)
+		var set func(*G.Node, []int) error
+		if sparse {
+			e, err := NewSparseEmbedding(s.Sub("e"), EmbeddingConfig{Vocab: V, Dim: D})
+			if err != nil {
+				t.Fatal(err)
+			}
+			lookup, set = e.Lookup, e.SetIDs
+		} else {
+			e, err := NewEmbedding(s.Sub("e"), EmbeddingConfig{Vocab: V, Dim: D})
+			if err != nil {
+				t.Fatal(err)
+			}
+			lookup, set = e.Lookup, e.SetIDs
+		}
+		ids, _ := NewIDs(s, "ids", 2, 2)
+		out, err := lookup(ids)
+		if err != nil {
+			t.Fatal(err)
+		}
+		w, _ := s.Const("w", tensor.Shape{2, 2, D}, []float64{1, -2, 3, 0.5, -1, 2, 0.25, 4})
+		loss := G.Must(G.Sum(G.Must(G.HadamardProd(out, w))))
+		mc, err := graph.NewMachine(s, loss, graph.MachineOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return setup{s: s, ids: ids, set: func(v []int) error { return set(ids, v) }, mc: mc, out: out, loss: loss}
+	}
+	a, b := mk(true), mk(false)
+	defer a.mc.Close()
+	defer b.mc.Close()
+	for _, ids := range [][]int{{1, 1, 6, 0}, {2, 3, 2, 5}, {4, 4, 4, 4}} {
+		for _, x := range []setup{a, b} {
+			if err := x.set(ids); err != nil {
+				t.Fatal(err)
+			}
+			if err := x.mc.Run(); err != nil {
+				t.Fatal(err)
+			}
+		}
+		va, _ := graph.Values(a.out)
+		vb, _ := graph.Values(b.out)
+		graphtest.AllClose(t, "lookup", va, vb, 0)
+		ga, _ := graph.GradValues(a.s.Params()[0])
+		gb, _ := graph.GradValues(b.s.Params()[0])
+		graphtest.AllClose(t, "gradient", ga, gb, 0)
+	}
+}
+
+func TestSparseEmbeddingErrors(t *testing.T) {
+	s, _ := graph.NewScope(graph.Float64, 1)
+	if _, err := NewSparseEmbedding(s.Sub("bad"), EmbeddingConfig{Vocab: 0, Dim: 2}); err == nil {
+		t.Error("Vocab 0: no error")
+	}
+	e, err := NewSparseEmbedding(s.Sub("e"), EmbeddingConfig{Vocab: 4, Dim: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.Lookup(nil); err == nil {
+		t.Error("nil ids: no error")
+	}
+	f, _ := s.Input("floats", tensor.Shape{3})
+	if _, err := e.Lookup(f); err == nil || !strings.Contains(err.Error(), "want int") {
+		t.Errorf("float ids: err = %v", err)
+	}
+	ids, _ := NewIDs(s, "ids", 3)
+	if err := e.SetIDs(ids, []int{0, 4, 1}); err == nil || !strings.Contains(err.Error(), "id 4") {
+		t.Errorf("SetIDs out of range: err = %v", err)
+	}
+	// An id written behind SetIDs's back fails the run with an error.
+	out, err := e.Lookup(ids)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ids.Value().Data().([]int)[1] = 9
+	mc, err := graph.NewMachine(s, nil, graph.MachineOptions{NoGrad: true, Outputs: G.Nodes{out}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer mc.Close()
+	if err := mc.Run(); err == nil || !strings.Contains(err.Error(), "id 9 at position 1") {
+		t.Errorf("run with id 9: err = %v", err)
+	}
+}
+
+// sparseXent builds the sparse cross-entropy of (N, C) logits drawn in s.
+func sparseXent(labels []int, C int) graphtest.BuildFunc {
+	return func(s *graph.Scope) (*G.Node, error) {
+		logits, err := s.Param("logits", tensor.Shape{len(labels), C}, graph.Normal(2))
+		if err != nil {
+			return nil, err
+		}
+		l, err := NewIDs(s, "labels", len(labels))
+		if err != nil {
+			return nil, err
+		}
+		if err := SetLabels(l, labels, C); err != nil {
+			return nil, err
+		}
+		return SparseSoftmaxCrossEntropy(logits, l)
+	}
+}
+
+func TestSparseSoftmaxCrossEntropy(t *testing.T) {
+	const C = 5
+	labels := []int{2, -1, 0, 4, 2}
+	build := sparseXent(labels, C)
+	worst := graphtest.CheckGrad(t, build, graphtest.Options{Seed: 1})
+	worst32 := graphtest.CheckGrad32(t, build, graphtest.Options{Seed: 1})
+	t.Logf("max relative error float64 %.2e, float32 %.2e", worst, worst32)
+
+	// The value equals losses.CrossEntropy with one-hot targets over the
+	// scored rows.
+	got := graphtest.Forward(t, build, graph.Float64, 1)
+	dense := func(s *graph.Scope) (*G.Node, error) {
+		logits, err := s.Param("logits", tensor.Shape{len(labels), C}, graph.Normal(2))
+		if err != nil {
+			return nil, err
+		}
+		var rows []*G.Node
+		var kept []int
+		for i, y := range labels {
+			if y >= 0 {
+				rows = append(rows, G.Must(graph.Slice(logits, 0, i, i+1)))
+				kept = append(kept, y)
+			}
+		}
+		oh, err := losses.OneHot(kept, C)
+		if err != nil {
+			return nil, err
+		}
+		tg, err := s.Const("targets", tensor.Shape{len(kept), C}, oh)
+		if err != nil {
+			return nil, err
+		}
+		return losses.CrossEntropy(G.Must(G.Concat(0, rows...)), tg)
+	}
+	want := graphtest.Forward(t, dense, graph.Float64, 1)
+	graphtest.AllClose(t, "loss", got, want, 1e-14)
+
+	// Nothing scored: 0, with a zero gradient.
+	none := graphtest.Forward(t, sparseXent([]int{-1, -1}, C), graph.Float64, 1)
+	if none[0] != 0 {
+		t.Errorf("loss with no scored label = %v, want 0", none[0])
+	}
+	_, grads := graphtest.Gradients(t, sparseXent([]int{-1, -1}, C), graph.Float64, 1)
+	for _, g := range grads["logits"] {
+		if g != 0 {
+			t.Fatalf("gradient with no scored label: %v", grads["logits"])
+		}
+	}
+	// Stable for huge logits.
+	huge := func(s *graph.Scope) (*G.Node, error) {
+		logits, _ := s.Const("logits", tensor.Shape{1, 3}, []float64{1e4, -1e4, 0})
+		l, _ := NewIDs(s, "labels", 1)
+		SetLabels(l, []int{1}, 3)
+		return SparseSoftmaxCrossEntropy(logits, l)
+	}
+	if v := graphtest.Forward(t, huge, graph.Float32, 1); math.Abs(v[0]-2e4)/2e4 > 1e-6 {
+		t.Errorf("loss of huge logits = %v, want 2e4", v[0])
+	}
+}
+
+func TestSparseSoftmaxCrossEntropyErrors(t *testing.T) {
+	s, _ := graph.NewScope(graph.Float64, 1)
+	logits, _ := s.Input("logits", tensor.Shape{2, 3})
+	labels, _ := NewIDs(s, "labels", 2)
+	wrong, _ := NewIDs(s, "wrong", 3)
+	if _, err := SparseSoftmaxCrossEntropy(logits, wrong); err == nil {
+		t.Error("labels of the wrong length: no error")
+	}
+	if _, err := SparseSoftmaxCrossEntropy(labels, labels); err == nil {
+		t.Error("int logits: no error")
+	}
+	if err := SetLabels(labels, []int{0, 3}, 3); err == nil || !strings.Contains(err.Error(), "label 3") {
+		t.Errorf("SetLabels out of range: err = %v", err)
+	}
+	if err := SetLabels(logits, []int{0, 1}, 3); err == nil {
+		t.Error("SetLabels on a float node: no error")
+	}
+	loss, err := SparseSoftmaxCrossEntropy(logits, labels)
+	if err != nil {
+		t.Fatal(err)
+	}
+	labels.Value().Data().([]int)[0] = -2
+	mc, _ := graph.NewMachine(s, nil, graph.MachineOptions{NoGrad: true, Outputs: G.Nodes{loss}})
+	defer mc.Close()
+	if err := mc.Run(); err == nil || !strings.Contains(err.Error(), "label -2") {
+		t.Errorf("run with label -2: err = %v", err)
+	}
+}
+
+// BenchmarkEmbeddingBackward compares a training step's lookup gradient
+// through ByIndices (a fresh (V, D) tensor per step) and through Gather (a
+// reused buffer) at the paper's vocabulary: go test -bench EmbeddingBackward.
+func BenchmarkEmbeddingBackward(b *testing.B) {
+	const V, D, N = 50258, 512, 2048
+	for _, sparse := range []bool{false, true} {
+		name := "ByIndices"
+		if sparse {
+			name = "Gather"
+		}
+		b.Run(name, func(b *testing.B) {
+			s, _ := graph.NewScope(graph.Float32, 1)
+			ids, _ := NewIDs(s, "ids", N)
+			var out *G.Node
+			var err error
+			if sparse {
+				e, _ := NewSparseEmbedding(s.Sub("e"), EmbeddingConfig{Vocab: V, Dim: D})
+				out, err = e.Lookup(ids)
+			} else {
+				e, _ := NewEmbedding(s.Sub("e"), EmbeddingConfig{Vocab: V, Dim: D})
+				out, err = e.Lookup(ids)
+			}
+			if err != nil {
+				b.Fatal(err)
+			}
+			loss := G.Must(G.Sum(out))
+			mc, err := graph.NewMachine(s, loss, graph.MachineOptions{})
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer mc.Close()
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				if err := mc.Run(); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
