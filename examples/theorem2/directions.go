@@ -143,7 +143,7 @@ func categories(l *layout, d, dp int, hasGamma bool) []category {
 		trP.idx, trP.coef = append(trP.idx, l.index("wo", d+r, d+dp+r)), append(trP.coef, 1/math.Sqrt(float64(dp)))
 	}
 	scalars = append(scalars, trV, trP)
-	restFromBlock := func(name string, r, c int, onDiag func(r, c int) bool, tr direction) {
+	restFromBlock := func(name string, r, c int, onDiag func(r, c int) bool) {
 		if !onDiag(r, c) {
 			rest = append(rest, unit(name, name, r, c))
 		}
@@ -157,7 +157,7 @@ func categories(l *layout, d, dp int, hasGamma bool) []category {
 			if tb.isX(r) {
 				vpX = append(vpX, unit("wv", "wv", r, c))
 			} else {
-				restFromBlock("wv", r, c, labelDiagV, trV)
+				restFromBlock("wv", r, c, labelDiagV)
 			}
 		}
 	}
@@ -166,7 +166,7 @@ func categories(l *layout, d, dp int, hasGamma bool) []category {
 			if tb.isX(c) {
 				vpX = append(vpX, unit("wo", "wo", r, c))
 			} else {
-				restFromBlock("wo", r, c, labelDiagP, trP)
+				restFromBlock("wo", r, c, labelDiagP)
 			}
 		}
 	}

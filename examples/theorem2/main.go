@@ -15,8 +15,8 @@
 // Assumptions 1-2, with Hotelling tests of "zero mean"; (4) repeats the
 // estimate at random perturbations of the construction of several sizes.
 //
-//	go run ./examples/theorem2 -quick                      # about 2 minutes on 2 cores
-//	go run ./examples/theorem2                             # softmax, linear, exp; 200k contexts
+//	go run ./examples/theorem2 -quick                      # softmax, 20k contexts: about 10 s
+//	go run ./examples/theorem2                             # five kernels, 200k contexts each: about 12 min on 2 cores
 //	go run ./examples/theorem2 -task anisotropic -kernels softmax   # the negative control
 package main
 
