@@ -69,7 +69,7 @@ var presets = map[string]preset{
 	"paper": {D: 512, Context: 256, Heads: 8, ValidFrac: 0.1, TestFrac: 0.1, train: trainSettings{
 		Batch: 8, Steps: 20000, Warmup: 500, LR: 1e-3, MinLR: 1e-4, WeightDecay: 1e-2, Clip: 1,
 		CkptEvery: 500, EvalEvery: 500, EvalBatches: 8,
-	}, note: "d'=512, 8 heads, context 256, full vocabulary (50,258): about 80 s a step on 2 CPU cores"},
+	}, note: "d'=512, 8 heads, context 256, full vocabulary (50,258): minutes of CPU per step (RESULTS.md)"},
 	"small": {D: 64, Context: 64, Heads: 4, Restrict: true, MinCount: 2, ValidFrac: 0.05, TestFrac: 0.26, train: trainSettings{
 		Batch: 16, Steps: 1500, Warmup: 100, LR: 1e-3, MinLR: 1e-4, WeightDecay: 1e-2, Clip: 1,
 		CkptEvery: 500, EvalEvery: 250, EvalBatches: 8,
