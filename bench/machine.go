@@ -92,7 +92,7 @@ func Describe() string {
 	if c, err := ReadCPU(); err == nil {
 		fmt.Fprintf(&b, "CPU: %s (family %d), %d logical CPUs at %.0f MHz (cpuinfo), AVX-512 %v. ", c.Model, c.Family, c.Threads, c.MHz, c.AVX512)
 	}
-	fmt.Fprintf(&b, "%s %s/%s, GOMAXPROCS=%d. ", runtime.Version(), runtime.GOOS, runtime.GOARCH, runtime.GOMAXPROCS(0))
+	fmt.Fprintf(&b, "%s %s/%s, GOMAXPROCS=%d (this process). ", runtime.Version(), runtime.GOOS, runtime.GOARCH, runtime.GOMAXPROCS(0))
 	fmt.Fprintf(&b, "Date: %s. Load: %s", time.Now().UTC().Format("2006-01-02 15:04 UTC"), Uptime())
 	return b.String()
 }

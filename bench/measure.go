@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"os"
+	"runtime"
 	"runtime/debug"
 	"runtime/metrics"
 	"slices"
@@ -90,7 +91,8 @@ const heapMetric = "/memory/classes/heap/objects:bytes"
 //     "/memory/classes/heap/objects:bytes" (bytes in heap objects, live or
 //     awaiting sweep) every interval and keeps the maximum, a lower bound of
 //     the true peak within one interval's allocation (1 ms by default);
-//   - peak RSS: Start returns freed memory to the OS (debug.FreeOSMemory),
+//   - peak RSS: Start collects garbage and returns freed memory to the OS
+//     (runtime.GC, then debug.FreeOSMemory),
 //     then resets the kernel's resident-set high-water mark by writing "5"
 //     to /proc/self/clear_refs; Stop reads VmHWM from /proc/self/status.
 //     It counts everything resident: the compiled graph's tensors, the
@@ -113,6 +115,9 @@ func StartPeak(interval time.Duration) *PeakMeter {
 	if interval <= 0 {
 		interval = time.Millisecond
 	}
+	// Two collections: an object with a finalizer survives the first. The
+	// second (in FreeOSMemory) also returns the freed pages to the OS.
+	runtime.GC()
 	debug.FreeOSMemory()
 	p := &PeakMeter{interval: interval, stop: make(chan struct{}), sample: []metrics.Sample{{Name: heapMetric}}}
 	p.RSSReset = os.WriteFile("/proc/self/clear_refs", []byte("5"), 0) == nil

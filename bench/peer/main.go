@@ -6,9 +6,13 @@
 //	go run ./bench/peer -reps 9 -threads 2 -mode infer
 //	go run ./bench/peer -workloads synthetic/gd-1,quadrant/gd-1 -out peer.md
 //
-// Both sides run as child processes, one workload at a time, alternating
-// (gdattn first in odd repetitions, PyTorch first in even ones) so that a
-// change in the machine's load hits both alike; each child warms up, then
+// PyTorch runs in two implementations of the same models (-impl; see
+// peer.py): "mirror", the same operations as gdattn's graph (selection
+// matrices as products, one-hot label embedding), and "idiomatic", what a
+// PyTorch user would write (slices, a gather, the GD erase and
+// cross-attention as one assignment). Every side runs as a child process,
+// one workload at a time, the order rotating from one repetition to the
+// next so that a change in the machine's load hits all alike; each child warms up, then
 // times single steps until it has -min-steps of them and -min-time, and
 // reports their median. The table gives, per workload, the median over the
 // repetitions of each side's median, the ratio gdattn/PyTorch of those, the
@@ -23,12 +27,13 @@
 // Threads: gdattn's child gets GOMAXPROCS=-threads, PyTorch's
 // torch.set_num_threads(-threads) and OMP_NUM_THREADS=-threads.
 //
-// Before timing, -check (on by default) verifies that both sides compute
-// the same thing: for each synthetic workload gdattn builds the model in
-// float64, writes the minibatch (x, y), every parameter (W_e, log α, log g,
-// and the TF's matrices) and every gradient as .npy files with graph/npy,
-// and peer.py loads them with numpy and compares its loss (to 1e-6,
-// absolute) and gradients (to 1e-6 relative to the largest entry).
+// Before timing, the check (skipped with -nocheck) verifies that the sides
+// compute the same thing: for each synthetic workload gdattn builds the
+// model in float64, writes the minibatch (x, y), every parameter (W_e,
+// log α, log g, and the TF's matrices) and every gradient as .npy files with
+// graph/npy, and peer.py loads them with numpy and compares the loss of
+// each implementation (to 1e-6, absolute) and its gradients (to 1e-6
+// relative to the largest entry).
 //
 // PyTorch is Debian's python3-torch (apt-get install -y python3-torch),
 // run with -python (default /usr/bin/python3).
@@ -63,6 +68,7 @@ type options struct {
 	warmup, minSteps    int
 	minTime             time.Duration
 	worker, workload    string
+	impl                string
 	noCheck, keepExport bool
 }
 
@@ -76,6 +82,7 @@ func main() {
 		"comma-separated workloads (bench.ICLWorkloads names, e.g. quadrant/gd-1, fewshot/tf-1)")
 	flag.StringVar(&o.check, "check-workloads", "synthetic/gd-1,synthetic/gd-2,synthetic/tf-1,synthetic/tf-2",
 		"workloads whose loss and gradients are compared before timing")
+	flag.StringVar(&o.impl, "impl", "mirror,idiomatic", "PyTorch implementations to time (peer.py --impl): mirror, idiomatic or both")
 	flag.BoolVar(&o.noCheck, "nocheck", false, "skip the loss and gradient comparison")
 	flag.BoolVar(&o.keepExport, "keep", false, "keep the exported .npy directories of the check")
 	flag.StringVar(&o.python, "python", "/usr/bin/python3", "Python interpreter with torch and numpy")
@@ -205,6 +212,13 @@ func drive(o options) error {
 		}
 		ws = append(ws, w)
 	}
+	var impls []string
+	for _, impl := range strings.Split(o.impl, ",") {
+		if impl = strings.TrimSpace(impl); impl != "mirror" && impl != "idiomatic" {
+			return fmt.Errorf("-impl %q: want mirror, idiomatic or both", impl)
+		}
+		impls = append(impls, impl)
+	}
 	var report bytes.Buffer
 	out := io.MultiWriter(os.Stdout, &report)
 
@@ -239,30 +253,25 @@ func drive(o options) error {
 		c.Env = append(os.Environ(), "GOMAXPROCS="+thr)
 		return c
 	}}
-	pySide := side{"PyTorch", func(w bench.Workload) *exec.Cmd {
-		if w.Name == "" {
-			return exec.Command(o.python, o.peer, "version")
-		}
-		args := []string{o.peer, "time", "--model", string(w.Model), "--depth", strconv.Itoa(max(w.Depth, 1)),
-			"--batch", strconv.Itoa(w.Batch), "--n", strconv.Itoa(w.N), "--d", strconv.Itoa(w.D),
-			"--dprime", strconv.Itoa(w.DPrime), "--c", strconv.Itoa(w.C), "--dtype", o.dtype, "--mode", o.mode,
-			"--threads", thr, "--warmup", strconv.Itoa(o.warmup), "--min-steps", strconv.Itoa(o.minSteps),
-			"--min-time", strconv.FormatFloat(o.minTime.Seconds(), 'g', -1, 64)}
-		if w.Cross {
-			args = append(args, "--cross")
-		}
-		c := exec.Command(o.python, args...)
-		c.Env = append(os.Environ(), "OMP_NUM_THREADS="+thr, "MKL_NUM_THREADS="+thr, "OPENBLAS_NUM_THREADS="+thr)
-		return c
-	}}
-	sides := []side{goSide, pySide}
+	pySide := func(impl string) side {
+		return side{"PyTorch " + impl, func(w bench.Workload) *exec.Cmd {
+			return pyCmd(o, w, impl, thr)
+		}}
+	}
+	sides := []side{goSide}
+	for _, impl := range impls {
+		sides = append(sides, pySide(impl))
+	}
 
 	type stats struct {
-		ms, cpu [2][]float64
-		rss     [2]uint64
+		ms, cpu [][]float64 // per side, per repetition
+		rss     []uint64    // per side
 	}
 	all := make([]stats, len(ws))
-	var base [2]uint64
+	for i := range all {
+		all[i] = stats{ms: make([][]float64, len(sides)), cpu: make([][]float64, len(sides)), rss: make([]uint64, len(sides))}
+	}
+	base := make([]uint64, len(sides))
 	for i, s := range sides {
 		if _, rss, err := run(s.cmd(bench.Workload{})); err == nil {
 			base[i] = rss
@@ -271,11 +280,8 @@ func drive(o options) error {
 	start := bench.Uptime()
 	for rep := 0; rep < o.reps; rep++ {
 		for i, w := range ws {
-			order := []int{0, 1}
-			if rep%2 == 1 {
-				order = []int{1, 0}
-			}
-			for _, k := range order {
+			for j := range sides {
+				k := (j + rep) % len(sides) // rotate the order: each side goes first in turn
 				r, rss, err := run(sides[k].cmd(w))
 				if err != nil {
 					return err
@@ -283,24 +289,26 @@ func drive(o options) error {
 				all[i].ms[k] = append(all[i].ms[k], r.MedianMS)
 				all[i].cpu[k] = append(all[i].cpu[k], r.CPUMS)
 				all[i].rss[k] = max(all[i].rss[k], rss)
-				fmt.Fprintf(os.Stderr, "rep %d/%d %-16s %-8s %8.2f ms/step, CPU %8.2f ms/step (%d steps), RSS %.0f MB\n",
+				fmt.Fprintf(os.Stderr, "rep %d/%d %-16s %-18s %8.2f ms/step, CPU %8.2f ms/step (%d steps), RSS %.0f MB\n",
 					rep+1, o.reps, w.Name, sides[k].name, r.MedianMS, r.CPUMS, r.Steps, bench.MB(rss))
 			}
 		}
 	}
 	fmt.Fprintf(out, "Load before: `%s`; after: `%s`.\n\n", start, bench.Uptime())
-	fmt.Fprintf(out, "| workload | sizes | gdattn ms | PyTorch ms | gdattn/PyTorch | per-rep range | gdattn CPU ms | PyTorch CPU ms | gdattn/PyTorch CPU | gdattn RSS MB | PyTorch RSS MB |\n")
-	fmt.Fprintf(out, "|---|---|---:|---:|---:|---|---:|---:|---:|---:|---:|\n")
+	fmt.Fprintf(out, "| workload | sizes | PyTorch impl | gdattn ms | PyTorch ms | gdattn/PyTorch | per-rep range | gdattn CPU ms | PyTorch CPU ms | gdattn/PyTorch CPU | gdattn RSS MB | PyTorch RSS MB |\n")
+	fmt.Fprintf(out, "|---|---|---|---:|---:|---:|---|---:|---:|---:|---:|---:|\n")
 	for i, w := range ws {
-		g, p := bench.Median(all[i].ms[0]), bench.Median(all[i].ms[1])
-		gc, pc := bench.Median(all[i].cpu[0]), bench.Median(all[i].cpu[1])
-		lo, hi := ratioRange(all[i].ms[0], all[i].ms[1])
-		fmt.Fprintf(out, "| %s | %s | %.2f | %.2f | **%.2f** | %.2f–%.2f | %.2f | %.2f | **%.2f** | %.0f | %.0f |\n",
-			w.Name, w, g, p, g/p, lo, hi, gc, pc, gc/pc, bench.MB(all[i].rss[0]), bench.MB(all[i].rss[1]))
+		g, gc := bench.Median(all[i].ms[0]), bench.Median(all[i].cpu[0])
+		for k := 1; k < len(sides); k++ {
+			p, pc := bench.Median(all[i].ms[k]), bench.Median(all[i].cpu[k])
+			lo, hi := ratioRange(all[i].ms[0], all[i].ms[k])
+			fmt.Fprintf(out, "| %s | %s | %s | %.2f | %.2f | **%.2f** | %.2f–%.2f | %.2f | %.2f | **%.2f** | %.0f | %.0f |\n",
+				w.Name, w, impls[k-1], g, p, g/p, lo, hi, gc, pc, gc/pc, bench.MB(all[i].rss[0]), bench.MB(all[i].rss[k]))
+		}
 	}
-	fmt.Fprintf(out, "| (process baseline) | gdattn: start and exit; PyTorch: import torch, numpy | | | | | | | | %.0f | %.0f |\n\n",
+	fmt.Fprintf(out, "| (process baseline) | gdattn: start and exit; PyTorch: import torch, numpy | | | | | | | | | %.0f | %.0f |\n\n",
 		bench.MB(base[0]), bench.MB(base[1]))
-	fmt.Fprintf(out, "ms: wall time per step; CPU ms: process CPU time (user + system) per step. Each is the median over %d repetitions of each child's median step (%d warm-up steps, then at least %d steps and %v per child); per-rep range: the smallest and largest ratio of wall times within one repetition.\n",
+	fmt.Fprintf(out, "ms: wall time per step; CPU ms: process CPU time (user + system) per step. Each is the median over %d repetitions of each child's median step (%d warm-up steps, then at least %d steps and %v per child); per-rep range: the smallest and largest ratio of wall times within one repetition. PyTorch impl: mirror = the same operations as gdattn's graph, idiomatic = slices and gathers (see peer.py).\n",
 		o.reps, o.warmup, o.minSteps, o.minTime)
 	if o.out != "" {
 		return os.WriteFile(o.out, report.Bytes(), 0o644)
@@ -322,8 +330,28 @@ func ratioRange(a, b []float64) (lo, hi float64) {
 	return lo, hi
 }
 
+// pyCmd is the PyTorch child timing w with implementation impl (or, for
+// the empty workload, only importing torch: the process baseline).
+func pyCmd(o options, w bench.Workload, impl, thr string) *exec.Cmd {
+	if w.Name == "" {
+		return exec.Command(o.python, o.peer, "version")
+	}
+	args := []string{o.peer, "time", "--model", string(w.Model), "--depth", strconv.Itoa(max(w.Depth, 1)),
+		"--batch", strconv.Itoa(w.Batch), "--n", strconv.Itoa(w.N), "--d", strconv.Itoa(w.D),
+		"--dprime", strconv.Itoa(w.DPrime), "--c", strconv.Itoa(w.C), "--dtype", o.dtype, "--mode", o.mode,
+		"--impl", impl, "--threads", thr, "--warmup", strconv.Itoa(o.warmup), "--min-steps", strconv.Itoa(o.minSteps),
+		"--min-time", strconv.FormatFloat(o.minTime.Seconds(), 'g', -1, 64)}
+	if w.Cross {
+		args = append(args, "--cross")
+	}
+	c := exec.Command(o.python, args...)
+	c.Env = append(os.Environ(), "OMP_NUM_THREADS="+thr, "MKL_NUM_THREADS="+thr, "OPENBLAS_NUM_THREADS="+thr)
+	return c
+}
+
 // checkResult is what peer.py check prints.
 type checkResult struct {
+	Impl     string  `json:"impl"`
 	LossGo   float64 `json:"loss_gdattn"`
 	LossPy   float64 `json:"loss_torch"`
 	LossDiff float64 `json:"loss_abs_diff"`
@@ -335,7 +363,7 @@ type checkResult struct {
 // checkAll exports every check workload and compares with peer.py.
 func checkAll(o options, out io.Writer) error {
 	fmt.Fprintf(out, "Same inputs and parameters, float64 (`peer.py check`): loss to 1e-6 absolute, gradients to 1e-6 relative.\n\n")
-	fmt.Fprintf(out, "| workload | gdattn loss | PyTorch loss | |Δ loss| | max |Δ grad| | max |grad| | ok |\n|---|---:|---:|---:|---:|---:|---|\n")
+	fmt.Fprintf(out, "| workload | PyTorch impl | gdattn loss | PyTorch loss | |Δ loss| | max |Δ grad| | max |grad| | ok |\n|---|---|---:|---:|---:|---:|---:|---|\n")
 	var ws []bench.Workload
 	var dirs []string
 	for _, name := range strings.Split(o.check, ",") {
@@ -364,7 +392,7 @@ func checkAll(o options, out io.Writer) error {
 	failed := false
 	for i, r := range res {
 		failed = failed || !r.OK
-		fmt.Fprintf(out, "| %s | %.12f | %.12f | %.1e | %.1e | %.2g | %v |\n", ws[i].Name, r.LossGo, r.LossPy, r.LossDiff, r.GradDiff, r.GradMax, r.OK)
+		fmt.Fprintf(out, "| %s | %s | %.12f | %.12f | %.1e | %.1e | %.2g | %v |\n", ws[i/numImpls].Name, r.Impl, r.LossGo, r.LossPy, r.LossDiff, r.GradDiff, r.GradMax, r.OK)
 	}
 	fmt.Fprintln(out)
 	if failed {
@@ -373,7 +401,12 @@ func checkAll(o options, out io.Writer) error {
 	return nil
 }
 
-// peerCheck runs peer.py check on dirs and returns one result per dir.
+// numImpls is the number of implementations peer.py check compares with
+// gdattn (mirror and idiomatic), in that order, for each directory.
+const numImpls = 2
+
+// peerCheck runs peer.py check on dirs and returns one result per dir and
+// implementation.
 func peerCheck(python, peer string, dirs []string) ([]checkResult, error) {
 	out, err := exec.Command(python, append([]string{peer, "check"}, dirs...)...).Output()
 	if err != nil {
@@ -392,8 +425,8 @@ func peerCheck(python, peer string, dirs []string) ([]checkResult, error) {
 		}
 		res = append(res, r)
 	}
-	if len(res) != len(dirs) {
-		return nil, fmt.Errorf("peer.py check: %d results for %d directories", len(res), len(dirs))
+	if len(res) != numImpls*len(dirs) {
+		return nil, fmt.Errorf("peer.py check: %d results for %d directories and %d implementations", len(res), len(dirs), numImpls)
 	}
 	return res, nil
 }

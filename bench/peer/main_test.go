@@ -94,7 +94,7 @@ func TestPeerAgrees(t *testing.T) {
 	}
 	for i, r := range res {
 		if !r.OK {
-			t.Errorf("%s: got %+v, want the same loss and gradients", names[i], r)
+			t.Errorf("%s, %s: got %+v, want the same loss and gradients", names[i/numImpls], r.Impl, r)
 		}
 	}
 }

@@ -4,10 +4,12 @@
 It builds the same models as gdattn's gd.Model and tf.Model, on the same
 tokens, with the same parameter names and shapes (matrices act on the right,
 z @ W, as in gdattn), and times the same training step (forward, mean
-cross-entropy, backward, Adam) or forward pass.
+cross-entropy, backward, Adam) or forward pass. Each model comes in two
+implementations (--impl), which compute the same loss and gradients:
 
-GD (gd.Model, Interleaved form, exact erase), tokens (x, w_{e,y}, E, f),
-D = d + 3d', T = N+1 positions with the query last:
+mirror: the same operations as gdattn's graph. GD (gd.Model, Interleaved
+form, exact erase), tokens (x, w_{e,y}, E, f), D = d + 3d', T = N+1
+positions with the query last:
 
     z0 = (x, onehot(y) W_e^T [0 at the query], w_bar, 0)     w_bar = W_e 1/C
     per block:
@@ -21,23 +23,33 @@ D = d + 3d', T = N+1 positions with the query last:
     logits = f_query W_e ; loss = mean cross-entropy against the query label
     parameters: we (d', C), log_alpha, kernel/log_gamma (alpha, g = exp(.))
 
-gdattn applies the delta kernel as a product with a constant identity matrix
-(B, T, T); here it is skipped (the product is the identity), so any cost of it
-shows in the ratio.
+(gdattn applies the delta kernel as a product with a constant (B, T, T)
+identity; the mirror skips that product, the one liberty it takes.)
+
+idiomatic: what a PyTorch user would write for the same model: the token
+slots held as separate tensors and read by slicing instead of selection
+matrices, w_{e,y} gathered by label instead of a one-hot product, and for GD
+the erase and cross-attention as E <- softmax(f W_e) W_e^T directly:
+
+    per block:  A = softmax_i(g x_j . x_i) (i < N);  f += (alpha/N) A (w_{e,y} - E);
+                E = softmax(f W_e) W_e^T
 
 TF (tf.Model): Layers layers of one unconstrained softmax head
     z += softmax_i(g (z W_Q)_j . (z W_K)_i) (z W_V)_i W_O    keys i < N
 and with Cross, after each head, cross-attention
     z += softmax((z W_q) W_k^T W_e) (W_v^T W_e)^T W_o
 tokens (x, w_{e,y} - w_bar [0 at the query row], 0) without Cross (D = d+2d'),
-the GD tokens with Cross; logits = (z_query R) W_e.
+the GD tokens with Cross; logits = (z_query R) W_e. Its two implementations
+differ only in how w_{e,y} is formed.
 
-Subcommands (all print one JSON object on stdout):
+Subcommands (print JSON on stdout):
     peer.py version
     peer.py time  --model gd|tf --depth K [--cross] --batch B --n N --d d
                   --dprime d' --c C [--dtype float32|float64] [--mode train|infer]
-                  [--threads 1] [--warmup 3] [--min-steps 10] [--min-time 2]
-    peer.py check DIR...  (DIRs written by `go run ./bench/peer`; one JSON line each)
+                  [--impl mirror|idiomatic] [--threads 1] [--warmup 3]
+                  [--min-steps 10] [--min-time 2]
+    peer.py check DIR...  (DIRs written by `go run ./bench/peer`; one JSON
+                           line per DIR and implementation)
 """
 
 import argparse
@@ -52,6 +64,8 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
+IMPLS = ["mirror", "idiomatic"]
+
 
 def sel(rows, cols, pairs, dtype, sign=1.0):
     """A (rows, cols) matrix with sign at each (r, c) of pairs."""
@@ -64,8 +78,8 @@ def sel(rows, cols, pairs, dtype, sign=1.0):
 class GD:
     """gdattn's gd.Model (Interleaved, exact erase, softmax kernel)."""
 
-    def __init__(self, d, dp, C, N, blocks, dtype, gen):
-        self.d, self.dp, self.C, self.N, self.blocks = d, dp, C, N, blocks
+    def __init__(self, d, dp, C, N, blocks, dtype, gen, impl):
+        self.d, self.dp, self.C, self.N, self.blocks, self.impl = d, dp, C, N, blocks, impl
         D = d + 3 * dp
         self.D = D
         offL, offE, offF = d, d + dp, d + 2 * dp
@@ -94,12 +108,34 @@ class GD:
         z = torch.cat([x.reshape(B * T, d), wy, rows, f0], 1)
         return z.view(B, T, self.D)
 
-    def logits(self, x, labels):
+    def logits(self, inp):
+        return self.idiomatic(inp) if self.impl == "idiomatic" else self.mirror(inp)
+
+    def idiomatic(self, inp):
+        """The same model written as a PyTorch user would: the token slots
+        (x, w_{e,y}, E, f) held as separate tensors and read by slicing,
+        w_{e,y} gathered by label, the erase as E <- E(w_e|f) directly."""
         p, N = self.params, self.N
         we = p["we"]
         step = torch.exp(p["log_alpha"]) / N
         g = torch.exp(p["kernel/log_gamma"])
-        z = self.tokens(x, labels)
+        x = inp.x
+        B, T, _ = x.shape
+        wy = we.t()[inp.y] * inp.ctx  # (B, T, d'), 0 at the query
+        e = we.mean(1).expand(B, T, self.dp)  # E(w_e | f = 0)
+        f = torch.zeros(B, T, self.dp, dtype=we.dtype)
+        for _ in range(self.blocks):
+            a = torch.softmax(g * (x @ x[:, :N].transpose(1, 2)), -1)  # (B, T, N)
+            f = f + step * (a @ (wy - e)[:, :N])
+            e = torch.softmax(f @ we, -1) @ we.t()
+        return f[:, N] @ we
+
+    def mirror(self, inp):
+        p, N = self.params, self.N
+        we = p["we"]
+        step = torch.exp(p["log_alpha"]) / N
+        g = torch.exp(p["kernel/log_gamma"])
+        z = self.tokens(inp.x, inp.labels)
         for _ in range(self.blocks):
             q = z @ self.wx  # (B, T, d)
             a = torch.softmax(g * (q @ q[:, :N].transpose(1, 2)), -1)  # (B, T, N)
@@ -117,8 +153,8 @@ class GD:
 class TF:
     """gdattn's tf.Model (one softmax head per layer, optional cross-attention)."""
 
-    def __init__(self, d, dp, C, N, layers, cross, dtype, gen):
-        self.d, self.dp, self.C, self.N, self.layers, self.cross = d, dp, C, N, layers, cross
+    def __init__(self, d, dp, C, N, layers, cross, dtype, gen, impl):
+        self.d, self.dp, self.C, self.N, self.layers, self.cross, self.impl = d, dp, C, N, layers, cross, impl
         D = d + (3 if cross else 2) * dp
         self.D = D
 
@@ -138,10 +174,14 @@ class TF:
         p["readout/r"] = glorot(D, dp)
         self.params = p
 
-    def tokens(self, x, labels):
+    def tokens(self, inp):
+        x = inp.x
         B, T, d = x.shape
         we = self.params["we"]
-        wy = labels @ we.t()
+        if self.impl == "idiomatic":
+            wy = (we.t()[inp.y] * inp.ctx).reshape(B * T, self.dp)
+        else:
+            wy = inp.labels @ we.t()
         wbar = we @ torch.full((self.C, 1), 1.0 / self.C, dtype=we.dtype)
         rowmask = torch.ones(B * T, 1, dtype=we.dtype)
         if not self.cross:
@@ -154,10 +194,10 @@ class TF:
             z = torch.cat([x.reshape(B * T, d), wy - rows, f0], 1)
         return z.view(B, T, self.D)
 
-    def logits(self, x, labels):
+    def logits(self, inp):
         p, N = self.params, self.N
         we = p["we"]
-        z = self.tokens(x, labels)
+        z = self.tokens(inp)
         for l in range(self.layers):
             h = f"layer{l}/head0/"
             g = torch.exp(p[h + "log_gamma"])
@@ -174,21 +214,24 @@ class TF:
         return (z[:, N] @ p["readout/r"]) @ we
 
 
-def build(a, dtype, gen):
+def build(a, dtype, gen, impl):
     if a.model == "gd":
-        return GD(a.d, a.dprime, a.c, a.n, a.depth, dtype, gen)
+        return GD(a.d, a.dprime, a.c, a.n, a.depth, dtype, gen, impl)
     if a.model == "tf":
-        return TF(a.d, a.dprime, a.c, a.n, a.depth, a.cross, dtype, gen)
+        return TF(a.d, a.dprime, a.c, a.n, a.depth, a.cross, dtype, gen, impl)
     raise SystemExit(f"peer.py: unknown model {a.model!r}")
 
 
 def inputs(x, y, C, dtype):
-    """x (B, T, d) float, y (B, T) int -> x, one-hot context labels (B*T, C) with
-    query rows zero, query labels (B,)."""
+    """x (B, T, d) float, y (B, T) int -> the model inputs: x, the labels y, a
+    (B, T, 1) mask ctx that is 0 at the query, the one-hot context labels
+    (B*T, C) with query rows zero (for the mirror), and the query labels (B,)."""
     B, T = y.shape
     labels = F.one_hot(y.reshape(-1), C).to(dtype)
     labels.view(B, T, C)[:, T - 1] = 0
-    return x.to(dtype), labels, y[:, T - 1].clone()
+    ctx = torch.ones(B, T, 1, dtype=dtype)
+    ctx[:, T - 1] = 0
+    return argparse.Namespace(x=x.to(dtype), y=y, ctx=ctx, labels=labels, target=y[:, T - 1].clone())
 
 
 def vm_hwm():
@@ -211,11 +254,11 @@ def cmd_time(a):
         pass
     dtype = {"float32": torch.float32, "float64": torch.float64}[a.dtype]
     gen = torch.Generator().manual_seed(1)
-    m = build(a, dtype, gen)
+    m = build(a, dtype, gen, a.impl)
     T = a.n + 1
     x = torch.rand(a.batch, T, a.d, dtype=dtype, generator=gen) * 2 - 1
     y = torch.randint(0, a.c, (a.batch, T), generator=gen)
-    x, labels, yq = inputs(x, y, a.c, dtype)
+    inp = inputs(x, y, a.c, dtype)
     params = list(m.params.values())
     for t in params:
         t.requires_grad_(True)
@@ -223,14 +266,14 @@ def cmd_time(a):
 
     def train():
         opt.zero_grad(set_to_none=True)
-        loss = F.cross_entropy(m.logits(x, labels), yq)
+        loss = F.cross_entropy(m.logits(inp), inp.target)
         loss.backward()
         opt.step()
         return loss.item()
 
     def infer():
         with torch.no_grad():
-            return m.logits(x, labels)
+            return m.logits(inp)
 
     step = train if a.mode == "train" else infer
     for _ in range(a.warmup):
@@ -256,19 +299,21 @@ def cmd_time(a):
 def cmd_check(a):
     torch.set_num_threads(1)
     for d in a.dirs:
-        check_dir(d, a.tol)
+        for impl in IMPLS:
+            check_dir(d, a.tol, impl)
 
 
-def check_dir(dir, tol):
+def check_dir(dir, tol, impl):
     """Loads the inputs and parameters gdattn exported to dir, computes the
-    loss and the gradients in float64, and compares them with gdattn's."""
+    loss and the gradients in float64 with implementation impl, and compares
+    them with gdattn's."""
     meta = json.load(open(os.path.join(dir, "meta.json")))
     ns = argparse.Namespace(**meta["workload"])
     dtype = torch.float64
-    m = build(ns, dtype, torch.Generator().manual_seed(0))
+    m = build(ns, dtype, torch.Generator().manual_seed(0), impl)
     x = torch.from_numpy(np.load(os.path.join(dir, "x.npy")))
     y = torch.from_numpy(np.load(os.path.join(dir, "y.npy")).astype(np.int64))
-    x, labels, yq = inputs(x, y, ns.c, dtype)
+    inp = inputs(x, y, ns.c, dtype)
     if sorted(meta["params"]) != sorted(m.params):
         raise SystemExit(f"peer.py: parameter names differ: gdattn {sorted(meta['params'])}, peer {sorted(m.params)}")
     for name in meta["params"]:
@@ -276,7 +321,7 @@ def check_dir(dir, tol):
         if tuple(v.shape) != tuple(m.params[name].shape):
             raise SystemExit(f"peer.py: {name}: gdattn shape {tuple(v.shape)}, peer {tuple(m.params[name].shape)}")
         m.params[name] = v.clone().requires_grad_(True)
-    loss = F.cross_entropy(m.logits(x, labels), yq)
+    loss = F.cross_entropy(m.logits(inp), inp.target)
     loss.backward()
     grad_diff, grad_scale = 0.0, 0.0
     for name in meta["params"]:
@@ -285,7 +330,7 @@ def check_dir(dir, tol):
         grad_scale = max(grad_scale, g.abs().max().item())
     diff = abs(loss.item() - meta["loss"])
     print(json.dumps({
-        "loss_gdattn": meta["loss"], "loss_torch": loss.item(), "loss_abs_diff": diff,
+        "impl": impl, "loss_gdattn": meta["loss"], "loss_torch": loss.item(), "loss_abs_diff": diff,
         "grad_max_abs_diff": grad_diff, "grad_max_abs": grad_scale,
         "ok": diff <= tol and grad_diff <= tol * max(1.0, grad_scale),
     }), flush=True)
@@ -306,6 +351,7 @@ def main():
     t.add_argument("--c", type=int, required=True)
     t.add_argument("--dtype", default="float32", choices=["float32", "float64"])
     t.add_argument("--mode", default="train", choices=["train", "infer"])
+    t.add_argument("--impl", default="mirror", choices=IMPLS)
     t.add_argument("--threads", type=int, default=1)
     t.add_argument("--warmup", type=int, default=3)
     t.add_argument("--min-steps", type=int, default=10)
