@@ -209,7 +209,7 @@ func (op *scatterOp) Hashcode() uint32   { return hash32(op) }
 func (op *scatterOp) String() string     { return fmt.Sprintf("ScatterAdd(%d,%d)", op.v, op.d) }
 func (op *scatterOp) DiffWRT(int) []bool { return []bool{false, false} }
 func (op *scatterOp) SymDiff(G.Nodes, *G.Node, *G.Node) (G.Nodes, error) {
-	return nil, fmt.Errorf("layers: the gradient of a gather's gradient is not implemented")
+	return nil, fmt.Errorf("layers: a gather's gradient has no gradient of its own (second derivatives are unsupported)")
 }
 
 func (op *scatterOp) Do(vals ...G.Value) (G.Value, error) {
@@ -385,7 +385,7 @@ func (op *sparseXentOp) DiffWRT(int) []bool {
 }
 func (op *sparseXentOp) SymDiff(inputs G.Nodes, output, grad *G.Node) (G.Nodes, error) {
 	if op.back {
-		return nil, fmt.Errorf("layers: second derivative of the sparse cross-entropy is not implemented")
+		return nil, fmt.Errorf("layers: the sparse cross-entropy has no second derivative (unsupported)")
 	}
 	g, err := G.ApplyOp(&sparseXentOp{n: op.n, c: op.c, back: true, fwd: op}, inputs[0], inputs[1], grad)
 	if err != nil {
