@@ -36,6 +36,8 @@ if [ $quick = 0 ]; then
   go run ./bench/peer -reps $reps -threads 2 -nocheck -out "$out/peer-2threads.md" || status=1
   go run ./bench/peer -reps $reps -dtype float64 -nocheck -out "$out/peer-float64.md" || status=1
   go run ./bench/peer -reps $reps -mode infer -nocheck -out "$out/peer-infer.md" || status=1
+  tasks=quadrant/gd-1,quadrant/tf-1,fewshot/gd-1,fewshot/tf-1
+  go run ./bench/peer -reps 3 -workloads $tasks -check-workloads $tasks -out "$out/peer-tasks.md" || status=1
 fi
 
 echo "== scaling in N and C"
