@@ -7,8 +7,8 @@
 // in bench/RESULTS.md; bench/run.sh re-runs everything:
 //
 //	bash bench/run.sh -quick                                    # a few minutes
-//	go test ./bench -run '^$' -bench . -benchmem -cpu 1         # the benchmarks
-//	go test ./bench -run '^$' -bench 'LM.*/preset=paper' -bench_paper -cpu 1,2
+//	GOMAXPROCS=1 go test ./bench -run '^$' -bench . -benchmem  # the benchmarks
+//	GOMAXPROCS=2 go test ./bench -run '^$' -bench 'LM.*/preset=paper' -bench_paper
 //	go run ./bench/peer -reps 5                                 # gdattn vs PyTorch
 //	go run ./bench/scaling -quick                               # cost in N and C
 //
@@ -50,8 +50,14 @@
 //   - GFLOP/s and GFLOP/cpu-s (language models): the analytic matrix-product
 //     FLOPs of a step ([FLOPs]) per second of wall time and of CPU time.
 //
-// Flags: -bench_paper adds the language paper preset (tens of seconds to
-// minutes per step); -bench_lm_batch overrides the language minibatch.
+// Flags: -bench_paper adds the language paper preset (tens of seconds per
+// step); -bench_lm_batch overrides the language minibatch.
+//
+// Set the thread count with the GOMAXPROCS environment variable rather than
+// go test -cpu: a benchmark whose first iteration outlasts -benchtime (the
+// few-shot TF and language ones) keeps the result of that iteration, which
+// runs before -cpu takes effect, with the GOMAXPROCS the previous benchmark
+// left; the "-cpu 1" line of "-cpu 1,2" then runs on two threads.
 // Benchmarks run only with -bench: plain go test runs the fast unit tests
 // (well under 10 s) and nothing timed, so CI stays deterministic.
 //

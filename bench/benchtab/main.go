@@ -2,7 +2,7 @@
 // bench/RESULTS.md: one row per benchmark with ms/step (wall), CPU ms/step,
 // allocations, allocated MB, peak heap and RSS, and GFLOP/s where reported.
 //
-//	go test ./bench -run '^$' -bench . -benchmem -cpu 1 | tee bench/out/gotest.txt
+//	GOMAXPROCS=1 go test ./bench -run '^$' -bench . -benchmem | tee bench/out/gotest.txt
 //	go run ./bench/benchtab < bench/out/gotest.txt
 //
 // With -count > 1 a benchmark appears on several lines; its row shows the
