@@ -59,6 +59,9 @@ type Workload struct {
 	Cross bool
 
 	Vocab, Context, Heads int
+	// FF appends the feed-forward block to the GD language model ("GD + FF"
+	// of Section 5.3; gd.LMConfig.FF). Only for ModelGDLM.
+	FF bool
 }
 
 // Sizes of the paper's experiments. Minibatch sizes are not given in the
@@ -167,7 +170,11 @@ func (w Workload) String() string {
 	case ModelTF:
 		return fmt.Sprintf("tf L=%d cross=%v B=%d N=%d d=%d d'=%d C=%d", w.depth(), w.Cross, w.Batch, w.N, w.D, w.DPrime, w.C)
 	}
-	return fmt.Sprintf("%s B=%d T=%d d'=%d heads=%d V=%d", w.Model, w.Batch, w.Context, w.DPrime, w.Heads, w.Vocab)
+	m := string(w.Model)
+	if w.FF {
+		m += "+ff"
+	}
+	return fmt.Sprintf("%s B=%d T=%d d'=%d heads=%d V=%d", m, w.Batch, w.Context, w.DPrime, w.Heads, w.Vocab)
 }
 
 // Validate checks the sizes the workload's model needs.
@@ -184,6 +191,9 @@ func (w Workload) Validate() error {
 	case ModelGD, ModelTF:
 		return pos("Batch N D DPrime C", w.Batch, w.N, w.D, w.DPrime, w.C)
 	case ModelGDLM, ModelGPT:
+		if w.FF && w.Model != ModelGDLM {
+			return fmt.Errorf("bench: workload %q: FF is only for the GD language model", w.Name)
+		}
 		return pos("Batch Vocab Context DPrime Heads", w.Batch, w.Vocab, w.Context, w.DPrime, w.Heads)
 	}
 	return fmt.Errorf("bench: workload %q: unknown model %q", w.Name, w.Model)
@@ -194,7 +204,8 @@ type Mode int
 
 const (
 	// Train is a full training step: forward, loss, backward and the Adam
-	// update (graph.Trainer.Step).
+	// update (graph.Trainer.Step); the language workloads use AdamW with
+	// clipping, [LMTrainConfig].
 	Train Mode = iota
 	// Infer is a forward pass to the logits on a forward-only machine
 	// (graph.MachineOptions{NoGrad: true, Outputs: logits}).
@@ -238,6 +249,20 @@ type Runner struct {
 	// the language models): x (B, T, d), y (B, T) with the query label last.
 	X []float64
 	Y []int
+	// IDs and Targets are the fed minibatch of a language workload (nil for
+	// the in-context models): input ids (B, T) and next-token targets (B·T),
+	// row-major.
+	IDs, Targets []int
+}
+
+// LMTrainConfig is the optimiser of the language workloads: the training
+// settings of examples/language (AdamW, learning rate 1e-3, betas 0.9 and
+// 0.999, eps 1e-8, weight decay 0.01 on the parameters of rank >= 2 as
+// nanoGPT, gradients clipped to global norm 1), with the learning rate held
+// constant (the warmup-cosine schedule costs nothing per step).
+func LMTrainConfig() graph.TrainConfig {
+	return graph.TrainConfig{Optimizer: "adamw", LR: 1e-3, Beta1: 0.9, Beta2: 0.999, Eps: 1e-8, WeightDecay: 1e-2,
+		Decay: func(_ string, shape tensor.Shape) bool { return shape.Dims() >= 2 }, ClipNorm: 1}
 }
 
 // NewRunner builds w's model in a fresh scope of dtype dt (parameters
@@ -264,7 +289,11 @@ func NewRunner(w Workload, dt tensor.Dtype, mode Mode, seed uint64) (r *Runner, 
 		if r.machine, err = graph.NewMachine(s, r.Loss, graph.MachineOptions{}); err != nil {
 			return nil, fmt.Errorf("bench: %s: %w", w.Name, err)
 		}
-		if r.trainer, err = graph.NewTrainer(r.machine, graph.TrainConfig{LR: 1e-3}); err != nil {
+		cfg := graph.TrainConfig{LR: 1e-3}
+		if w.Language() {
+			cfg = LMTrainConfig()
+		}
+		if r.trainer, err = graph.NewTrainer(r.machine, cfg); err != nil {
 			return nil, fmt.Errorf("bench: %s: %w", w.Name, err)
 		}
 	} else if r.machine, err = graph.NewMachine(s, nil, graph.MachineOptions{NoGrad: true, Outputs: G.Nodes{r.Logits}}); err != nil {
@@ -346,8 +375,9 @@ func (r *Runner) build(seed uint64) error {
 			ids[i] = rng.IntN(w.Vocab)
 			targets[i] = rng.IntN(w.Vocab)
 		}
+		r.IDs, r.Targets = ids, targets
 		if w.Model == ModelGDLM {
-			m, err := gd.NewLM(s, gd.LMConfig{Vocab: w.Vocab, DPrime: w.DPrime, Context: T, Heads: w.Heads, Steps: w.depth()}, gd.LMOptions{Batch: w.Batch})
+			m, err := gd.NewLM(s, gd.LMConfig{Vocab: w.Vocab, DPrime: w.DPrime, Context: T, Heads: w.Heads, Steps: w.depth(), FF: w.FF}, gd.LMOptions{Batch: w.Batch})
 			if err != nil {
 				return err
 			}

@@ -5,6 +5,15 @@
 //	go run ./bench/peer                    # 5 repetitions, 1 thread, train, float32
 //	go run ./bench/peer -reps 9 -threads 2 -mode infer
 //	go run ./bench/peer -workloads synthetic/gd-1,quadrant/gd-1 -out peer.md
+//	go run ./bench/peer -reps 3 -workloads language/gd-small,language/gdff-small,language/gpt-small
+//
+// Workloads are bench.ICLWorkloads names and the language workloads
+// language/<model>-<preset>: model gd (gd.LM, the GD language model of
+// Appendix G), gdff (GD + FF) or gpt (tf.GPT, 1 layer), preset small
+// (bench.LMSmall: vocabulary 50,258, context 64, d' = 64, 8 heads, batch 8)
+// or, with -lm-paper, paper (bench.LMPaper). The language workloads train
+// with bench.LMTrainConfig on both sides (AdamW as examples/language, with
+// gradient clipping); the in-context ones with Adam.
 //
 // PyTorch runs in two implementations of the same models (-impl; see
 // peer.py): "mirror", the same operations as gdattn's graph (selection
@@ -28,11 +37,14 @@
 // torch.set_num_threads(-threads) and OMP_NUM_THREADS=-threads.
 //
 // Before timing, the check (skipped with -nocheck) verifies that the sides
-// compute the same thing: for each synthetic workload gdattn builds the
-// model in float64, writes the minibatch (x, y), every parameter (W_e,
-// log α, log g, and the TF's matrices) and every gradient as .npy files with
-// graph/npy, and peer.py loads them with numpy and compares the loss of
-// each implementation (to 1e-6, absolute) and its gradients (to 1e-6
+// compute the same thing: for each checked workload (-check-workloads; by
+// default the synthetic ones and the timed language workloads of the small
+// preset) gdattn builds the model in float64, writes the minibatch (x, y;
+// for a language model the ids and targets), every parameter (W_e, log α,
+// log g, and the TF's matrices; the language models' embeddings, heads,
+// layer norms and feed-forward weights) and every gradient as .npy files
+// with graph/npy, and peer.py loads them with numpy and compares the loss
+// of each implementation (to 1e-6, absolute) and its gradients (to 1e-6
 // relative to the largest entry).
 //
 // PyTorch is Debian's python3-torch (apt-get install -y python3-torch),
@@ -70,6 +82,7 @@ type options struct {
 	worker, workload    string
 	impl                string
 	noCheck, keepExport bool
+	lmPaper             bool
 }
 
 func main() {
@@ -79,9 +92,10 @@ func main() {
 	flag.StringVar(&o.dtype, "dtype", "float32", "float32 or float64")
 	flag.StringVar(&o.mode, "mode", "train", "train (forward, backward, Adam) or infer (forward to the logits)")
 	flag.StringVar(&o.workloads, "workloads", "synthetic/gd-1,synthetic/gd-2,synthetic/tf-1,synthetic/tf-2",
-		"comma-separated workloads (bench.ICLWorkloads names, e.g. quadrant/gd-1, fewshot/tf-1)")
-	flag.StringVar(&o.check, "check-workloads", "synthetic/gd-1,synthetic/gd-2,synthetic/tf-1,synthetic/tf-2",
-		"workloads whose loss and gradients are compared before timing")
+		"comma-separated workloads: bench.ICLWorkloads names (e.g. quadrant/gd-1, fewshot/tf-1) and language/<gd|gdff|gpt>-small (-paper with -lm-paper)")
+	flag.StringVar(&o.check, "check-workloads", "auto",
+		"workloads whose loss and gradients are compared before timing; auto: the four synthetic ones when an in-context workload is timed, and every timed language workload of the small preset")
+	flag.BoolVar(&o.lmPaper, "lm-paper", false, "allow the language workloads of the paper preset (language/gd-paper, ...: tens of seconds per step)")
 	flag.StringVar(&o.impl, "impl", "mirror,idiomatic", "PyTorch implementations to time (peer.py --impl): mirror, idiomatic or both")
 	flag.BoolVar(&o.noCheck, "nocheck", false, "skip the loss and gradient comparison")
 	flag.BoolVar(&o.keepExport, "keep", false, "keep the exported .npy directories of the check")
@@ -126,7 +140,7 @@ func worker(o options) error {
 		hwm, _ := bench.ReadHWM()
 		return json.NewEncoder(os.Stdout).Encode(result{HWM: hwm})
 	}
-	w, err := bench.FindWorkload(o.workload)
+	w, err := findWorkload(o.workload, true)
 	if err != nil {
 		return err
 	}
@@ -203,14 +217,14 @@ func drive(o options) error {
 	}
 	var ws []bench.Workload
 	for _, name := range strings.Split(o.workloads, ",") {
-		w, err := bench.FindWorkload(strings.TrimSpace(name))
+		w, err := findWorkload(strings.TrimSpace(name), o.lmPaper)
 		if err != nil {
 			return err
 		}
-		if w.Language() {
-			return fmt.Errorf("workload %q: peer.py has only the in-context models", w.Name)
-		}
 		ws = append(ws, w)
+	}
+	if o.check == "auto" {
+		o.check = autoCheck(ws)
 	}
 	var impls []string
 	for _, impl := range strings.Split(o.impl, ",") {
@@ -337,12 +351,19 @@ func pyCmd(o options, w bench.Workload, impl, thr string) *exec.Cmd {
 		return exec.Command(o.python, o.peer, "version")
 	}
 	args := []string{o.peer, "time", "--model", string(w.Model), "--depth", strconv.Itoa(max(w.Depth, 1)),
-		"--batch", strconv.Itoa(w.Batch), "--n", strconv.Itoa(w.N), "--d", strconv.Itoa(w.D),
-		"--dprime", strconv.Itoa(w.DPrime), "--c", strconv.Itoa(w.C), "--dtype", o.dtype, "--mode", o.mode,
+		"--batch", strconv.Itoa(w.Batch), "--dprime", strconv.Itoa(w.DPrime), "--dtype", o.dtype, "--mode", o.mode,
 		"--impl", impl, "--threads", thr, "--warmup", strconv.Itoa(o.warmup), "--min-steps", strconv.Itoa(o.minSteps),
 		"--min-time", strconv.FormatFloat(o.minTime.Seconds(), 'g', -1, 64)}
+	if w.Language() {
+		args = append(args, "--vocab", strconv.Itoa(w.Vocab), "--context", strconv.Itoa(w.Context), "--heads", strconv.Itoa(w.Heads))
+	} else {
+		args = append(args, "--n", strconv.Itoa(w.N), "--d", strconv.Itoa(w.D), "--c", strconv.Itoa(w.C))
+	}
 	if w.Cross {
 		args = append(args, "--cross")
+	}
+	if w.FF {
+		args = append(args, "--ff")
 	}
 	c := exec.Command(o.python, args...)
 	c.Env = append(os.Environ(), "OMP_NUM_THREADS="+thr, "MKL_NUM_THREADS="+thr, "OPENBLAS_NUM_THREADS="+thr)
@@ -367,7 +388,7 @@ func checkAll(o options, out io.Writer) error {
 	var ws []bench.Workload
 	var dirs []string
 	for _, name := range strings.Split(o.check, ",") {
-		w, err := bench.FindWorkload(strings.TrimSpace(name))
+		w, err := findWorkload(strings.TrimSpace(name), o.lmPaper)
 		if err != nil {
 			return err
 		}
@@ -431,15 +452,73 @@ func peerCheck(python, peer string, dirs []string) ([]checkResult, error) {
 	return res, nil
 }
 
-// export builds w in float64, runs its forward and backward pass once on
-// its minibatch, and writes to dir: x.npy (B, T, d), y.npy (B, T) int64,
-// p_<name>.npy and g_<name>.npy for every parameter (value and gradient;
-// "/" in names becomes "__") and meta.json with the sizes, the parameter
-// names and the loss.
-func export(w bench.Workload, dir string) error {
-	if w.Language() {
-		return fmt.Errorf("export %s: only the in-context models", w.Name)
+// findWorkload resolves a workload name: bench.FindWorkload's in-context
+// names, and the language workloads language/<model>-<preset>, model gd
+// (gd.LM), gdff (gd.LM with the feed-forward block) or gpt (tf.GPT), preset
+// small (bench.LMSmall) or, with paper set, paper (bench.LMPaper).
+func findWorkload(name string, paper bool) (bench.Workload, error) {
+	rest, ok := strings.CutPrefix(name, "language/")
+	if !ok {
+		w, err := bench.FindWorkload(name)
+		if err == nil && w.Language() {
+			return w, fmt.Errorf("workload %q: name the language workloads language/<gd|gdff|gpt>-<small|paper>", name)
+		}
+		return w, err
 	}
+	model, preset, _ := strings.Cut(rest, "-")
+	var p bench.LMPreset
+	switch preset {
+	case bench.LMSmall.Name:
+		p = bench.LMSmall
+	case bench.LMPaper.Name:
+		if !paper {
+			return bench.Workload{}, fmt.Errorf("workload %q: the paper preset needs -lm-paper (tens of seconds per step)", name)
+		}
+		p = bench.LMPaper
+	default:
+		return bench.Workload{}, fmt.Errorf("workload %q: unknown preset %q (want small or paper)", name, preset)
+	}
+	var w bench.Workload
+	switch model {
+	case "gd", "gdff":
+		w = bench.LM(bench.ModelGDLM, p)
+		w.FF = model == "gdff"
+	case "gpt":
+		w = bench.LM(bench.ModelGPT, p)
+	default:
+		return bench.Workload{}, fmt.Errorf("workload %q: unknown model %q (want gd, gdff or gpt)", name, model)
+	}
+	w.Name = name
+	return w, nil
+}
+
+// autoCheck lists the workloads -check-workloads auto compares: the four
+// synthetic ones when ws has an in-context workload, and ws's language
+// workloads of the small preset.
+func autoCheck(ws []bench.Workload) string {
+	var names []string
+	for _, w := range ws {
+		if !w.Language() {
+			names = []string{"synthetic/gd-1", "synthetic/gd-2", "synthetic/tf-1", "synthetic/tf-2"}
+			break
+		}
+	}
+	for _, w := range ws {
+		if w.Language() && w.Context == bench.LMSmall.Context && w.DPrime == bench.LMSmall.DPrime {
+			names = append(names, w.Name)
+		}
+	}
+	return strings.Join(names, ",")
+}
+
+// export builds w in float64, runs its forward and backward pass once on
+// its minibatch, and writes to dir the minibatch, p_<name>.npy and
+// g_<name>.npy for every parameter (value and gradient; "/" in names
+// becomes "__") and meta.json with the sizes, the parameter names and the
+// loss. The minibatch of an in-context workload is x.npy (B, T, d) and
+// y.npy (B, T) int64, that of a language workload ids.npy (B, T) and
+// targets.npy (B·T) int64.
+func export(w bench.Workload, dir string) error {
 	r, err := bench.NewRunner(w, tensor.Float64, bench.Train, 1)
 	if err != nil {
 		return err
@@ -449,14 +528,30 @@ func export(w bench.Workload, dir string) error {
 	if err != nil {
 		return err
 	}
-	T := w.N + 1
-	y := make([]int64, len(r.Y))
-	for i, v := range r.Y {
-		y[i] = int64(v)
+	int64s := func(v []int) []int64 {
+		out := make([]int64, len(v))
+		for i, x := range v {
+			out[i] = int64(x)
+		}
+		return out
 	}
-	files := map[string]*npy.Array{
-		"x.npy": {Shape: []int{w.Batch, T, w.D}, Dtype: npy.Float64, F64: r.X},
-		"y.npy": {Shape: []int{w.Batch, T}, Dtype: npy.Int64, I64: y},
+	var files map[string]*npy.Array
+	var sizes map[string]any
+	if w.Language() {
+		files = map[string]*npy.Array{
+			"ids.npy":     {Shape: []int{w.Batch, w.Context}, Dtype: npy.Int64, I64: int64s(r.IDs)},
+			"targets.npy": {Shape: []int{w.Batch * w.Context}, Dtype: npy.Int64, I64: int64s(r.Targets)},
+		}
+		sizes = map[string]any{"model": w.Model, "depth": max(w.Depth, 1), "ff": w.FF, "batch": w.Batch,
+			"vocab": w.Vocab, "context": w.Context, "dprime": w.DPrime, "heads": w.Heads}
+	} else {
+		T := w.N + 1
+		files = map[string]*npy.Array{
+			"x.npy": {Shape: []int{w.Batch, T, w.D}, Dtype: npy.Float64, F64: r.X},
+			"y.npy": {Shape: []int{w.Batch, T}, Dtype: npy.Int64, I64: int64s(r.Y)},
+		}
+		sizes = map[string]any{"model": w.Model, "depth": max(w.Depth, 1), "cross": w.Cross, "batch": w.Batch,
+			"n": w.N, "d": w.D, "dprime": w.DPrime, "c": w.C}
 	}
 	var names []string
 	for _, p := range r.Scope.Params() {
@@ -480,10 +575,9 @@ func export(w bench.Workload, dir string) error {
 		}
 	}
 	meta := map[string]any{
-		"workload": map[string]any{"model": w.Model, "depth": max(w.Depth, 1), "cross": w.Cross, "batch": w.Batch,
-			"n": w.N, "d": w.D, "dprime": w.DPrime, "c": w.C},
-		"params": names,
-		"loss":   loss,
+		"workload": sizes,
+		"params":   names,
+		"loss":     loss,
 	}
 	b, err := json.MarshalIndent(meta, "", "  ")
 	if err != nil {

@@ -5,6 +5,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/gdattn/gdattn/bench"
@@ -64,8 +65,70 @@ func TestExport(t *testing.T) {
 			t.Errorf("%s: shape %v, want a 0-d scalar", f, a.Shape)
 		}
 	}
-	if err := export(bench.LM(bench.ModelGPT, bench.LMSmall), dir); err == nil {
-		t.Error("export of a language model: got nil error")
+}
+
+// tinyLM shrinks a language workload (the check's code paths do not depend
+// on the sizes): vocabulary 97, context 8, d' = 16, 4 heads, 2 sequences.
+func tinyLM(name string, t *testing.T) bench.Workload {
+	w, err := findWorkload(name, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.Vocab, w.Context, w.DPrime, w.Heads, w.Batch = 97, 8, 16, 4, 2
+	return w
+}
+
+func TestExportLanguage(t *testing.T) {
+	w := tinyLM("language/gdff-small", t)
+	dir := t.TempDir()
+	if err := export(w, dir); err != nil {
+		t.Fatal(err)
+	}
+	ids, err := npy.ReadFile(filepath.Join(dir, "ids.npy"))
+	if err != nil || ids.Dtype != npy.Int64 || len(ids.Shape) != 2 || ids.Shape[0] != 2 || ids.Shape[1] != 8 {
+		t.Errorf("ids: %v, %+v, want (2, 8) int64", err, ids)
+	}
+	tg, err := npy.ReadFile(filepath.Join(dir, "targets.npy"))
+	if err != nil || tg.Dtype != npy.Int64 || len(tg.I64) != 16 {
+		t.Errorf("targets: %v, %+v, want 16 int64", err, tg)
+	}
+	for _, f := range []string{"p_wte__w.npy", "g_wte__w.npy", "p_wpe.npy", "g_head3__p.npy", "g_ff__mlp__w1.npy", "g_ln_f__bias.npy"} {
+		if _, err := npy.ReadFile(filepath.Join(dir, f)); err != nil {
+			t.Error(err)
+		}
+	}
+}
+
+func TestFindWorkload(t *testing.T) {
+	for _, c := range []struct {
+		name  string
+		paper bool
+		model bench.Model
+		ff    bool
+		ctx   int
+	}{
+		{"language/gd-small", false, bench.ModelGDLM, false, bench.LMSmall.Context},
+		{"language/gdff-small", false, bench.ModelGDLM, true, bench.LMSmall.Context},
+		{"language/gpt-small", false, bench.ModelGPT, false, bench.LMSmall.Context},
+		{"language/gpt-paper", true, bench.ModelGPT, false, bench.LMPaper.Context},
+	} {
+		w, err := findWorkload(c.name, c.paper)
+		if err != nil || w.Name != c.name || w.Model != c.model || w.FF != c.ff || w.Context != c.ctx {
+			t.Errorf("%s: got %+v, %v", c.name, w, err)
+		}
+	}
+	for _, name := range []string{"language/gd-paper", "language/rnn-small", "language/gd-huge", "language-small/gdlm", "nope"} {
+		if _, err := findWorkload(name, false); err == nil {
+			t.Errorf("%s: got nil error", name)
+		}
+	}
+	ws := []bench.Workload{}
+	for _, n := range []string{"language/gd-small", "language/gpt-paper"} {
+		w, _ := findWorkload(n, true)
+		ws = append(ws, w)
+	}
+	if got := autoCheck(ws); got != "language/gd-small" {
+		t.Errorf("autoCheck: got %q", got)
 	}
 }
 
@@ -79,11 +142,18 @@ func TestPeerAgrees(t *testing.T) {
 	if err := exec.Command(python, "-c", "import torch, numpy").Run(); err != nil {
 		t.Skipf("no PyTorch at %s (apt-get install -y python3-torch): %v", python, err)
 	}
-	names := []string{"synthetic/gd-1", "synthetic/gd-2", "synthetic/tf-1", "synthetic/tf-2"}
+	names := []string{"synthetic/gd-1", "synthetic/gd-2", "synthetic/tf-1", "synthetic/tf-2",
+		"language/gd-small", "language/gdff-small", "language/gpt-small"}
 	var dirs []string
 	for _, name := range names {
+		w := bench.Workload{}
+		if strings.HasPrefix(name, "language/") {
+			w = tinyLM(name, t)
+		} else {
+			w = small(name, t)
+		}
 		dir := t.TempDir()
-		if err := export(small(name, t), dir); err != nil {
+		if err := export(w, dir); err != nil {
 			t.Fatal(err)
 		}
 		dirs = append(dirs, dir)
@@ -93,6 +163,7 @@ func TestPeerAgrees(t *testing.T) {
 		t.Fatal(err)
 	}
 	for i, r := range res {
+		t.Logf("%s, %s: loss %.12f vs %.12f, max |Δ grad| %.1e (max |grad| %.2g)", names[i/numImpls], r.Impl, r.LossGo, r.LossPy, r.GradDiff, r.GradMax)
 		if !r.OK {
 			t.Errorf("%s, %s: got %+v, want the same loss and gradients", names[i/numImpls], r.Impl, r)
 		}

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""PyTorch peer of gdattn's in-context models, for bench/peer (see main.go).
+"""PyTorch peer of gdattn's models, for bench/peer (see main.go).
 
 It builds the same models as gdattn's gd.Model and tf.Model, on the same
 tokens, with the same parameter names and shapes (matrices act on the right,
@@ -42,10 +42,22 @@ tokens (x, w_{e,y} - w_bar [0 at the query row], 0) without Cross (D = d+2d'),
 the GD tokens with Cross; logits = (z_query R) W_e. Its two implementations
 differ only in how w_{e,y} is formed.
 
+Language models (--model gdlm [--ff] | gpt; classes GDLM and GPT below):
+gdattn's gd.LM (Appendix G), GD + FF and tf.GPT, same parameter names,
+shapes and token layout, float32 or float64, trained with the optimiser of
+examples/language (AdamW, lr 1e-3, weight decay 0.01 on matrices, gradients
+clipped to global norm 1; the in-context models use plain Adam, lr 1e-3, as
+gdattn's bench). Mirror and idiomatic are again two implementations of
+the same functions (see the classes).
+
 Subcommands (print JSON on stdout):
     peer.py version
     peer.py time  --model gd|tf --depth K [--cross] --batch B --n N --d d
                   --dprime d' --c C [--dtype float32|float64] [--mode train|infer]
+                  [--impl mirror|idiomatic] [--threads 1] [--warmup 3]
+                  [--min-steps 10] [--min-time 2]
+    peer.py time  --model gdlm|gpt [--ff] [--depth L] --batch B --vocab V
+                  --context T --dprime d' --heads M [--dtype ...] [--mode ...]
                   [--impl mirror|idiomatic] [--threads 1] [--warmup 3]
                   [--min-steps 10] [--min-time 2]
     peer.py check DIR...  (DIRs written by `go run ./bench/peer`; one JSON
@@ -214,6 +226,188 @@ class TF:
         return (z[:, N] @ p["readout/r"]) @ we
 
 
+def normal(shape, std, dtype, gen):
+    return torch.randn(*shape, dtype=dtype, generator=gen) * std
+
+
+def layer_norm(x, p, name):
+    """layers.LayerNorm: biased variance, eps 1e-5, "scale" and "bias"."""
+    return F.layer_norm(x, (x.shape[-1],), p[name + "/scale"], p[name + "/bias"], 1e-5)
+
+
+def mlp(x, p, name):
+    """layers.FeedForward with GELU (the tanh approximation, as gdattn)."""
+    h = F.gelu(x @ p[name + "/w1"] + p[name + "/b1"], approximate="tanh")
+    return h @ p[name + "/w2"] + p[name + "/b2"]
+
+
+def ln_params(p, name, d, dtype):
+    p[name + "/scale"] = torch.ones(d, dtype=dtype)
+    p[name + "/bias"] = torch.zeros(d, dtype=dtype)
+
+
+def mlp_params(p, name, d, hidden, std1, std2, dtype, gen):
+    p[name + "/w1"] = normal((d, hidden), std1, dtype, gen)
+    p[name + "/b1"] = torch.zeros(hidden, dtype=dtype)
+    p[name + "/w2"] = normal((hidden, d), std2, dtype, gen)
+    p[name + "/b2"] = torch.zeros(d, dtype=dtype)
+
+
+class GDLM:
+    """gdattn's gd.LM (Appendix G; softmax kernel with g = 1, one GD step,
+    full P_m) and, with ff, GD + FF. Tokens t_0..t_{T-1} of each sequence,
+    positions 0..T, queries 1..T:
+
+        v_i   = w_{e,t_i} - w_bar                  w_bar = mean of the rows of wte
+        a^m   = softmax_{i<j}((lambda_m * p_j) . (lambda_m * p_i))   (T+1, T), the same for every sequence
+        f_j   = sum_m (sum_{i<j} a^m_{ji} v_i) P_m
+        h     = f (+ FF(LN(f)) with ff)
+        logits_j = LN_f(h_j) wte^T                 the token after t_{j-1}
+    parameters: wte/w (V, d'), wpe (T+1, d'), head<m>/lambda (d'), head<m>/p
+    (d', d'), ln_f/{scale,bias}, with ff ff/ln/{scale,bias} and
+    ff/mlp/{w1,b1,w2,b2} (hidden 4d').
+
+    mirror: gdattn's graph: w_bar as a (1, V) mean row times wte, the
+    masked kernel of every query position 0..T (mask as a -1e30 bias and a
+    0/1 keep factor, as layers' kernel op), repeated over the batch by a
+    product with a (B, 1) column of ones, one batched product and one P_m
+    product per head, summed. idiomatic: the M kernels at once (masked_fill
+    with -inf on the queries 1..T only), the heads' outputs side by side and
+    merged by one product with the stacked P_m."""
+
+    def __init__(self, vocab, d, T, heads, ff, dtype, gen, impl):
+        self.V, self.d, self.T, self.M, self.ff, self.impl = vocab, d, T, heads, ff, impl
+        p = {"wte/w": normal((vocab, d), 0.02, dtype, gen), "wpe": normal((T + 1, d), 0.02, dtype, gen)}
+        for m in range(heads):
+            p[f"head{m}/lambda"] = 0.25 * (1 + 0.1 * torch.randn(d, dtype=dtype, generator=gen))
+            p[f"head{m}/p"] = torch.eye(d, dtype=dtype) / heads
+        if ff:
+            ln_params(p, "ff/ln", d, dtype)
+            mlp_params(p, "ff/mlp", d, 4 * d, 0.02, 0.02, dtype, gen)
+        ln_params(p, "ln_f", d, dtype)
+        self.params = p
+        keep = torch.tril(torch.ones(T + 1, T, dtype=dtype), diagonal=-1)  # key i < query j
+        self.keep, self.bias = keep, (1 - keep) * -1e30
+        self.visible = torch.tril(torch.ones(T, T, dtype=torch.bool))  # queries 1..T: keys i <= j-1
+        self.mean_row = torch.full((1, vocab), 1.0 / vocab, dtype=dtype)
+
+    def logits(self, ids):
+        p, B, T, d = self.params, ids.shape[0], self.T, self.d
+        wte = p["wte/w"]
+        emb = wte[ids]  # (B, T, d')
+        if self.impl == "mirror":
+            values = emb - (self.mean_row @ wte).view(1, 1, d)
+            ones = torch.ones(B, 1, dtype=wte.dtype)
+            f = None
+            for m in range(self.M):
+                q = p["wpe"] * p[f"head{m}/lambda"].view(1, d)  # (T+1, d')
+                w = torch.softmax(q @ q[:T].t() + self.bias, -1) * self.keep  # (T+1, T)
+                rep = (ones @ w.reshape(1, -1)).view(B, T + 1, T)
+                o = torch.bmm(rep, values).reshape(B * (T + 1), d) @ p[f"head{m}/p"]
+                f = o if f is None else f + o
+            h = f.view(B, T + 1, d)[:, 1:].reshape(B * T, d)
+        else:
+            values = emb - wte.mean(0)
+            lam = torch.stack([p[f"head{m}/lambda"] for m in range(self.M)])  # (M, d')
+            q = p["wpe"].unsqueeze(0) * lam.unsqueeze(1)  # (M, T+1, d')
+            s = (q[:, 1:] @ q[:, :T].transpose(1, 2)).masked_fill(~self.visible, float("-inf"))
+            a = torch.softmax(s, -1)  # (M, T, T)
+            o = a.unsqueeze(0) @ values.unsqueeze(1)  # (B, M, T, d')
+            pm = torch.cat([p[f"head{m}/p"] for m in range(self.M)], 0)  # (M d', d')
+            h = o.transpose(1, 2).reshape(B * T, self.M * d) @ pm
+        if self.ff:
+            h = h + mlp(layer_norm(h, p, "ff/ln"), p, "ff/mlp")
+        return layer_norm(h, p, "ln_f") @ wte.t()
+
+
+class GPT:
+    """gdattn's tf.GPT (nanoGPT): x = wte[t] + wpe; per layer (pre-norm)
+    x += sum_h softmax_{i<=j}(q_h.k_h/sqrt(d'/H)) v_h wo_h over ln_1(x),
+    x += MLP(ln_2(x)) (hidden 4d', GELU tanh); logits = ln_f(x) wte^T.
+    Parameters as gdattn's: wte/w (V, d'), wpe (T, d'), h<l>/ln_1, h<l>/attn/
+    head<h>/{wq,wk,wv} (d', d'/H) and wo (d'/H, d'), h<l>/ln_2, h<l>/mlp/
+    {w1,b1,w2,b2}, ln_f.
+
+    mirror: each head on its own as gdattn's layers.Attention (three
+    products, the causal mask as a -1e30 bias and a 0/1 keep factor, its
+    share wo_h of the output projection), the heads' outputs summed.
+    idiomatic: nanoGPT's CausalSelfAttention: one (d', 3d') product for Q, K
+    and V of every head (the per-head matrices concatenated), heads as a
+    batch dimension, masked_fill with -inf, one (d', d') output product."""
+
+    def __init__(self, vocab, d, T, heads, layers, dtype, gen, impl):
+        self.V, self.d, self.T, self.H, self.L, self.impl = vocab, d, T, heads, layers, impl
+        hd = d // heads
+        resid = 0.02 / math.sqrt(2 * layers)
+        p = {"wte/w": normal((vocab, d), 0.02, dtype, gen), "wpe": normal((T, d), 0.02, dtype, gen)}
+        for l in range(layers):
+            b = f"h{l}/"
+            ln_params(p, b + "ln_1", d, dtype)
+            for h in range(heads):
+                a = f"{b}attn/head{h}/"
+                for n in ("wq", "wk", "wv"):
+                    p[a + n] = normal((d, hd), 0.02, dtype, gen)
+                p[a + "wo"] = normal((hd, d), resid, dtype, gen)
+            ln_params(p, b + "ln_2", d, dtype)
+            mlp_params(p, b + "mlp", d, 4 * d, 0.02, resid, dtype, gen)
+        ln_params(p, "ln_f", d, dtype)
+        self.params = p
+        keep = torch.tril(torch.ones(T, T, dtype=dtype))  # key i <= query j
+        self.keep, self.bias = keep, (1 - keep) * -1e30
+        self.visible = keep.bool()
+        self.scale = 1.0 / math.sqrt(hd)
+
+    def attn_mirror(self, a, l):
+        p, out = self.params, None
+        for h in range(self.H):
+            n = f"h{l}/attn/head{h}/"
+            q, k, v = a @ p[n + "wq"], a @ p[n + "wk"], a @ p[n + "wv"]
+            w = torch.softmax(self.scale * (q @ k.transpose(1, 2)) + self.bias, -1) * self.keep
+            o = (w @ v) @ p[n + "wo"]
+            out = o if out is None else out + o
+        return out
+
+    def attn_idiomatic(self, a, l):
+        p, H, d = self.params, self.H, self.d
+        B, T, hd = a.shape[0], a.shape[1], d // H
+        heads = [f"h{l}/attn/head{h}/" for h in range(H)]
+        w_qkv = torch.cat([p[n + m] for m in ("wq", "wk", "wv") for n in heads], 1)  # (d', 3d')
+        q, k, v = (a @ w_qkv).split(d, 2)
+        q, k, v = (t.view(B, T, H, hd).transpose(1, 2) for t in (q, k, v))  # (B, H, T, hd)
+        att = (q @ k.transpose(-2, -1)) * self.scale
+        att = torch.softmax(att.masked_fill(~self.visible, float("-inf")), -1)
+        y = (att @ v).transpose(1, 2).reshape(B, T, d)
+        return y @ torch.cat([p[n + "wo"] for n in heads], 0)
+
+    def logits(self, ids):
+        p = self.params
+        x = p["wte/w"][ids] + p["wpe"]  # (B, T, d')
+        for l in range(self.L):
+            a = layer_norm(x, p, f"h{l}/ln_1")
+            x = x + (self.attn_idiomatic(a, l) if self.impl == "idiomatic" else self.attn_mirror(a, l))
+            x = x + mlp(layer_norm(x, p, f"h{l}/ln_2"), p, f"h{l}/mlp")
+        return layer_norm(x.reshape(-1, self.d), p, "ln_f") @ p["wte/w"].t()
+
+
+LM_MODELS = ("gdlm", "gpt")
+
+
+def build_lm(a, dtype, gen, impl):
+    if a.model == "gdlm":
+        return GDLM(a.vocab, a.dprime, a.context, a.heads, a.ff, dtype, gen, impl)
+    return GPT(a.vocab, a.dprime, a.context, a.heads, max(a.depth, 1), dtype, gen, impl)
+
+
+def lm_optimizer(params):
+    """examples/language's optimiser (bench.LMTrainConfig): AdamW, lr 1e-3,
+    betas (0.9, 0.999), eps 1e-8, weight decay 0.01 on the parameters of
+    rank >= 2 only; the step clips the gradients to global norm 1."""
+    decay = [t for t in params if t.dim() >= 2]
+    rest = [t for t in params if t.dim() < 2]
+    return torch.optim.AdamW([{"params": decay, "weight_decay": 1e-2}, {"params": rest, "weight_decay": 0.0}],
+                             lr=1e-3, betas=(0.9, 0.999), eps=1e-8)
+
+
 def build(a, dtype, gen, impl):
     if a.model == "gd":
         return GD(a.d, a.dprime, a.c, a.n, a.depth, dtype, gen, impl)
@@ -254,20 +448,29 @@ def cmd_time(a):
         pass
     dtype = {"float32": torch.float32, "float64": torch.float64}[a.dtype]
     gen = torch.Generator().manual_seed(1)
-    m = build(a, dtype, gen, a.impl)
-    T = a.n + 1
-    x = torch.rand(a.batch, T, a.d, dtype=dtype, generator=gen) * 2 - 1
-    y = torch.randint(0, a.c, (a.batch, T), generator=gen)
-    inp = inputs(x, y, a.c, dtype)
+    if a.model in LM_MODELS:
+        m = build_lm(a, dtype, gen, a.impl)
+        inp = torch.randint(0, a.vocab, (a.batch, a.context), generator=gen)
+        target = torch.randint(0, a.vocab, (a.batch * a.context,), generator=gen)
+    else:
+        m = build(a, dtype, gen, a.impl)
+        T = a.n + 1
+        x = torch.rand(a.batch, T, a.d, dtype=dtype, generator=gen) * 2 - 1
+        y = torch.randint(0, a.c, (a.batch, T), generator=gen)
+        inp = inputs(x, y, a.c, dtype)
+        target = inp.target
     params = list(m.params.values())
     for t in params:
         t.requires_grad_(True)
-    opt = torch.optim.Adam(params, lr=1e-3)
+    lm = a.model in LM_MODELS
+    opt = lm_optimizer(params) if lm else torch.optim.Adam(params, lr=1e-3)
 
     def train():
         opt.zero_grad(set_to_none=True)
-        loss = F.cross_entropy(m.logits(inp), inp.target)
+        loss = F.cross_entropy(m.logits(inp), target, ignore_index=-1)
         loss.backward()
+        if lm:
+            torch.nn.utils.clip_grad_norm_(params, 1.0)
         opt.step()
         return loss.item()
 
@@ -310,10 +513,16 @@ def check_dir(dir, tol, impl):
     meta = json.load(open(os.path.join(dir, "meta.json")))
     ns = argparse.Namespace(**meta["workload"])
     dtype = torch.float64
-    m = build(ns, dtype, torch.Generator().manual_seed(0), impl)
-    x = torch.from_numpy(np.load(os.path.join(dir, "x.npy")))
-    y = torch.from_numpy(np.load(os.path.join(dir, "y.npy")).astype(np.int64))
-    inp = inputs(x, y, ns.c, dtype)
+    if ns.model in LM_MODELS:
+        m = build_lm(ns, dtype, torch.Generator().manual_seed(0), impl)
+        inp = torch.from_numpy(np.load(os.path.join(dir, "ids.npy")).astype(np.int64))
+        target = torch.from_numpy(np.load(os.path.join(dir, "targets.npy")).astype(np.int64))
+    else:
+        m = build(ns, dtype, torch.Generator().manual_seed(0), impl)
+        x = torch.from_numpy(np.load(os.path.join(dir, "x.npy")))
+        y = torch.from_numpy(np.load(os.path.join(dir, "y.npy")).astype(np.int64))
+        inp = inputs(x, y, ns.c, dtype)
+        target = inp.target
     if sorted(meta["params"]) != sorted(m.params):
         raise SystemExit(f"peer.py: parameter names differ: gdattn {sorted(meta['params'])}, peer {sorted(m.params)}")
     for name in meta["params"]:
@@ -321,7 +530,7 @@ def check_dir(dir, tol, impl):
         if tuple(v.shape) != tuple(m.params[name].shape):
             raise SystemExit(f"peer.py: {name}: gdattn shape {tuple(v.shape)}, peer {tuple(m.params[name].shape)}")
         m.params[name] = v.clone().requires_grad_(True)
-    loss = F.cross_entropy(m.logits(inp), inp.target)
+    loss = F.cross_entropy(m.logits(inp), target, ignore_index=-1)
     loss.backward()
     grad_diff, grad_scale = 0.0, 0.0
     for name in meta["params"]:
@@ -341,14 +550,18 @@ def main():
     sub = ap.add_subparsers(dest="cmd", required=True)
     sub.add_parser("version")
     t = sub.add_parser("time")
-    t.add_argument("--model", required=True, choices=["gd", "tf"])
+    t.add_argument("--model", required=True, choices=["gd", "tf"] + list(LM_MODELS))
     t.add_argument("--depth", type=int, default=1)
     t.add_argument("--cross", action="store_true")
     t.add_argument("--batch", type=int, required=True)
-    t.add_argument("--n", type=int, required=True)
-    t.add_argument("--d", type=int, required=True)
+    t.add_argument("--n", type=int, default=0)
+    t.add_argument("--d", type=int, default=0)
     t.add_argument("--dprime", type=int, required=True)
-    t.add_argument("--c", type=int, required=True)
+    t.add_argument("--c", type=int, default=0)
+    t.add_argument("--vocab", type=int, default=0, help="language models: vocabulary")
+    t.add_argument("--context", type=int, default=0, help="language models: context T")
+    t.add_argument("--heads", type=int, default=0, help="language models: heads")
+    t.add_argument("--ff", action="store_true", help="gdlm: GD + FF")
     t.add_argument("--dtype", default="float32", choices=["float32", "float64"])
     t.add_argument("--mode", default="train", choices=["train", "infer"])
     t.add_argument("--impl", default="mirror", choices=IMPLS)
@@ -365,6 +578,10 @@ def main():
                           "blas": torch.__config__.show().split("BLAS_INFO=")[-1].split(",")[0],
                           "vm_hwm_bytes": vm_hwm()}))
     elif a.cmd == "time":
+        sizes = ("vocab", "context", "heads") if a.model in LM_MODELS else ("n", "d", "c")
+        for k in sizes:
+            if getattr(a, k) <= 0:
+                raise SystemExit(f"peer.py: --{k} must be > 0 for --model {a.model}")
         cmd_time(a)
     else:
         cmd_check(a)
