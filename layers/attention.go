@@ -49,6 +49,13 @@ func (m KeyMode) String() string {
 type AttentionConfig struct {
 	DIn, DK, DV, DOut int // DK, DV, DOut default to DIn
 	Kernel            Kernel
+	// Builtin, instead of Kernel, is a kernel of NewBuiltinKernel. With a
+	// dot-product kernel (linear, exp, softmax) and ContextKeys or AllKeys
+	// the head then computes projections, weights and values in one fused
+	// op with a hand-written backward pass (the same function, rearranged:
+	// see headOp), several times faster than the chain of graph nodes used
+	// otherwise. Set Kernel or Builtin, not both.
+	Builtin *BuiltinKernel
 	Keys              KeyMode
 	WQ, WK, WV, P     *G.Node
 	// TieQK makes W_K the same node as W_Q (the GD constructions have
@@ -88,6 +95,12 @@ func NewAttention(s *graph.Scope, cfg AttentionConfig) (*Attention, error) {
 	}
 	if cfg.DK < 0 || cfg.DV < 0 || cfg.DOut < 0 {
 		return fail("negative dimension in DK=%d DV=%d DOut=%d", cfg.DK, cfg.DV, cfg.DOut)
+	}
+	if cfg.Builtin != nil {
+		if cfg.Kernel != nil {
+			return fail("both Kernel and Builtin are set")
+		}
+		cfg.Kernel = cfg.Builtin.Kernel
 	}
 	if cfg.Kernel == nil {
 		return fail("Kernel is nil")
@@ -155,6 +168,14 @@ func (a *Attention) Forward(z *G.Node) (out *G.Node, err error) {
 	}
 	if a.cfg.Keys == ContextKeys && t < 2 {
 		return nil, fmt.Errorf("tokens have T = %d positions; need at least one context position and the query", t)
+	}
+	if bk := a.cfg.Builtin; bk != nil && bk.dotProduct() && a.cfg.Keys != CausalKeys {
+		op := newHeadOp(bk.kind, bk.gFixed, bk.g != nil, a.cfg.Keys == ContextKeys)
+		in := []*G.Node{z, a.wq, a.wk, a.wv, a.wo}
+		if bk.g != nil {
+			in = append(in, bk.g)
+		}
+		return G.ApplyOp(op, in...) // (B, T, DOut)
 	}
 	z2 := G.Must(graph.Reshape(z, tensor.Shape{b * t, a.cfg.DIn}))                    // (B*T, DIn)
 	q := G.Must(graph.Reshape(G.Must(G.Mul(z2, a.wq)), tensor.Shape{b, t, a.cfg.DK})) // (B, T, DK)

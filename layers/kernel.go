@@ -91,9 +91,34 @@ func Normalised(name string) bool { return name == KernelSoftmax }
 // NewKernel returns the named kernel; its parameter g (unused by "linear")
 // lives in s as "log_gamma" when cfg.Learnable.
 func NewKernel(s *graph.Scope, name string, cfg KernelConfig) (Kernel, error) {
+	b, err := NewBuiltinKernel(s, name, cfg)
+	if err != nil {
+		return nil, err
+	}
+	return b.Kernel, nil
+}
+
+// BuiltinKernel is a kernel of [NewKernel] together with its description,
+// which lets an attention head (AttentionConfig.Builtin) compute its
+// projections, the kernel and the values in one fused op instead of a chain
+// of graph nodes. Kernel is the same function NewKernel returns.
+type BuiltinKernel struct {
+	// Name is the kernel's name (one of KernelNames).
+	Name string
+	// Kernel computes the weights as a graph node, as NewKernel's kernel.
+	Kernel Kernel
+
+	kind   kernelKind
+	g      *G.Node // exp(log_gamma) when learnable, else nil
+	gFixed float64
+}
+
+// NewBuiltinKernel is NewKernel returning the kernel with its description;
+// it creates the same parameters in s.
+func NewBuiltinKernel(s *graph.Scope, name string, cfg KernelConfig) (*BuiltinKernel, error) {
 	switch name {
 	case KernelLinear:
-		return LinearKernel(), nil
+		return &BuiltinKernel{Name: name, Kernel: LinearKernel(), kind: kindLinear, gFixed: 1}, nil
 	case KernelRBF, KernelExp, KernelLaplacian, KernelSoftmax:
 	default:
 		// Checked before anything is created in s, so that a failed call
@@ -118,7 +143,13 @@ func NewKernel(s *graph.Scope, name string, cfg KernelConfig) (Kernel, error) {
 		}
 	}
 	kind := map[string]kernelKind{KernelRBF: kindRBF, KernelExp: kindExp, KernelLaplacian: kindLaplacian, KernelSoftmax: kindSoftmax}[name]
-	return opKernel(kind, g, cfg.Gamma), nil
+	return &BuiltinKernel{Name: name, Kernel: opKernel(kind, g, cfg.Gamma), kind: kind, g: g, gFixed: cfg.Gamma}, nil
+}
+
+// dotProduct reports whether the kernel is a function of q·k alone (linear,
+// exp, softmax), the kernels the fused attention head computes.
+func (b *BuiltinKernel) dotProduct() bool {
+	return b.kind == kindLinear || b.kind == kindExp || b.kind == kindSoftmax
 }
 
 // opKernel is a built-in kernel computed by one kernelOp.

@@ -345,13 +345,13 @@ func (m *Model) newBlock(bs *graph.Scope) (*Block, error) {
 		if cfg.InitFromGD && cfg.Cross && h == eraseHead {
 			kname, gamma = layers.KernelRBF, 1
 		}
-		kern, err := layers.NewKernel(hs, kname, layers.KernelConfig{Gamma: gamma, Learnable: !cfg.FixedGamma})
+		kern, err := layers.NewBuiltinKernel(hs, kname, layers.KernelConfig{Gamma: gamma, Learnable: !cfg.FixedGamma})
 		if err != nil {
 			return nil, err
 		}
 		att, err := layers.NewAttention(hs, layers.AttentionConfig{
 			DIn: D, DK: cfg.DK, DV: D, DOut: D,
-			Kernel: kern, Keys: layers.ContextKeys, WInit: cfg.WInit,
+			Builtin: kern, Keys: layers.ContextKeys, WInit: cfg.WInit,
 		})
 		if err != nil {
 			return nil, err

@@ -1,0 +1,648 @@
+package layers
+
+import (
+	"fmt"
+	"hash"
+	"math"
+	"sync/atomic"
+
+	"github.com/chewxy/hm"
+	"gonum.org/v1/gonum/blas"
+	"gonum.org/v1/gonum/blas/gonum"
+	G "gorgonia.org/gorgonia"
+	"gorgonia.org/tensor"
+)
+
+// headOp is a whole kernel attention head with a dot-product kernel
+// (linear, exp, softmax) and context or all keys, in one Gorgonia op:
+//
+//	out_j = Σ_i κ(z_j W_Q · z_i W_K) z_i W_V P
+//
+// Inputs: z (B, T, DIn), W_Q (DIn, DK), W_K (DIn, DK), W_V (DIn, DV),
+// P (DV, DOut), then g (scalar) if learnG. It computes the same function as
+// the chain of nodes Attention builds otherwise, rearranged:
+// q_j·k_i = z_j A z_iᵀ with A = W_Q W_Kᵀ (DIn×DIn), and the values through
+// U = W_V P (DIn×DOut), so that the token-sized products are one
+// (B·T, DIn)×(DIn, DIn+DOut) matrix product forward and two backward, each
+// with long rows. The backward pass is hand-written (headGradOp for z,
+// headParamGradOp for the matrices and g).
+//
+// The op keeps its intermediate values (z[A U], the raw scores and the
+// weights) between the forward and the backward pass of one run; the
+// backward pass checks that they belong to the values it is given (the same
+// z and output buffers, the same matrices and g) and recomputes them
+// otherwise.
+type headOp struct {
+	kind   kernelKind
+	gFixed float64
+	learnG bool
+	ctx    bool // ContextKeys: keys are the positions 0..T-2
+	id     uint64
+	st     any // *headState[F] of the last forward run
+	gst    any // *headGrads[F] of the last backward run
+}
+
+var headOpIDs atomic.Uint64
+
+func newHeadOp(kind kernelKind, gFixed float64, learnG, ctx bool) *headOp {
+	return &headOp{kind: kind, gFixed: gFixed, learnG: learnG, ctx: ctx, id: headOpIDs.Add(1)}
+}
+
+func (op *headOp) Arity() int {
+	if op.learnG {
+		return 6
+	}
+	return 5
+}
+
+func (op *headOp) Type() hm.Type {
+	a := hm.TypeVariable('a')
+	t2 := &G.TensorType{Dims: 2, Of: a}
+	t3 := &G.TensorType{Dims: 3, Of: a}
+	ts := []hm.Type{t3, t2, t2, t2, t2}
+	if op.learnG {
+		ts = append(ts, a)
+	}
+	return hm.NewFnType(append(ts, t3)...)
+}
+
+func (op *headOp) InferShape(in ...G.DimSizer) (tensor.Shape, error) {
+	zs, ok1 := in[0].(tensor.Shape)
+	ps, ok2 := in[4].(tensor.Shape)
+	if !ok1 || !ok2 || len(zs) != 3 || len(ps) != 2 {
+		return nil, fmt.Errorf("layers: attention head op: cannot infer shape from %v, %v", in[0], in[4])
+	}
+	return tensor.Shape{zs[0], zs[1], ps[1]}, nil
+}
+func (op *headOp) ReturnsPtr() bool     { return false }
+func (op *headOp) CallsExtern() bool    { return false }
+func (op *headOp) OverwritesInput() int { return -1 }
+func (op *headOp) WriteHash(h hash.Hash) {
+	fmt.Fprintf(h, "gdattn.head#%d %d g=%v learn=%v ctx=%v", op.id, op.kind, op.gFixed, op.learnG, op.ctx)
+}
+func (op *headOp) Hashcode() uint32 { return hashOp(op) }
+func (op *headOp) String() string   { return "AttentionHead{" + kindNames[op.kind] + "}" }
+
+func (op *headOp) DiffWRT(n int) []bool {
+	d := make([]bool, n)
+	for i := range d {
+		d[i] = true
+	}
+	return d
+}
+
+// SymDiff returns dz from one headGradOp node, and the gradients of the
+// matrices and g from headParamGradOp nodes that read what that node
+// computed (they take dz as an input so that they run after it).
+func (op *headOp) SymDiff(inputs G.Nodes, output, grad *G.Node) (G.Nodes, error) {
+	in := append(append(G.Nodes{}, inputs...), output, grad)
+	dz, err := G.ApplyOp(&headGradOp{head: op}, in...)
+	if err != nil {
+		return nil, err
+	}
+	out := G.Nodes{dz}
+	for w := 1; w < len(inputs); w++ {
+		n, err := G.ApplyOp(&headParamGradOp{head: op, wrt: w}, append(append(G.Nodes{}, in...), dz)...)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, n)
+	}
+	return out, nil
+}
+
+// headDims are the sizes of one evaluation.
+type headDims struct {
+	b, t, tk, din, dk, dv, dout int
+	g                           float64
+}
+
+// dimsOf reads and checks the sizes from the forward inputs.
+func (op *headOp) dimsOf(vals []G.Value) (headDims, error) {
+	if len(vals) < op.Arity() {
+		return headDims{}, fmt.Errorf("layers: attention head op: %d inputs, want %d", len(vals), op.Arity())
+	}
+	zs, qs, ks, vs, ps := vals[0].Shape(), vals[1].Shape(), vals[2].Shape(), vals[3].Shape(), vals[4].Shape()
+	if len(zs) != 3 || len(qs) != 2 || len(ks) != 2 || len(vs) != 2 || len(ps) != 2 ||
+		qs[0] != zs[2] || ks[0] != zs[2] || vs[0] != zs[2] || qs[1] != ks[1] || ps[0] != vs[1] {
+		return headDims{}, fmt.Errorf("layers: attention head op: shapes %v %v %v %v %v", zs, qs, ks, vs, ps)
+	}
+	d := headDims{b: zs[0], t: zs[1], tk: zs[1], din: zs[2], dk: qs[1], dv: vs[1], dout: ps[1], g: op.gFixed}
+	if op.ctx {
+		d.tk--
+	}
+	if d.tk < 1 {
+		return headDims{}, fmt.Errorf("layers: attention head op: %d positions leave no key", d.t)
+	}
+	if op.learnG {
+		switch v := vals[5].Data().(type) {
+		case float64:
+			d.g = v
+		case float32:
+			d.g = float64(v)
+		default:
+			return headDims{}, fmt.Errorf("layers: attention head op: g has type %T", vals[5].Data())
+		}
+	}
+	return d, nil
+}
+
+// headInputs are the forward inputs' data.
+type headInputs[F float32 | float64] struct {
+	z, wq, wk, wv, wo []F
+}
+
+func inputsOf[F float32 | float64](vals []G.Value) (headInputs[F], error) {
+	var in headInputs[F]
+	ptrs := []*[]F{&in.z, &in.wq, &in.wk, &in.wv, &in.wo}
+	for i, p := range ptrs {
+		s, ok := vals[i].Data().([]F)
+		if !ok {
+			return in, fmt.Errorf("layers: attention head op: input %d has data %T, mixed dtypes", i, vals[i].Data())
+		}
+		*p = s
+	}
+	return in, nil
+}
+
+// headState holds one forward run's intermediate values and what they were
+// computed from.
+type headState[F float32 | float64] struct {
+	dims headDims
+	// h = [A | U] (DIn, DIn+DOut); zh = z h (B·T, DIn+DOut): z_j A in the
+	// first DIn columns, z_j U in the others.
+	h, zh []F
+	// s are the raw scores z_j A z_iᵀ and w the weights (B, T, Tk).
+	s, w []F
+	// What the values were computed from: the z and output buffers and
+	// copies of the matrices.
+	z, out         *F
+	wq, wk, wv, wo []F
+	valid          bool
+	// Backward scratch and results: dL/dw and dL/ds of one query row,
+	// [dL/d(zA) | dL/d(zU)] (B·T, DIn+DOut), zᵀ of that, the matrices'
+	// gradients and dg, and the dz buffer they go with.
+	dw, ds             []F
+	gb, dh             []F
+	dwq, dwk, dwv, dwo []F
+	dg                 float64
+	dz                 *F
+	gradValid          bool
+}
+
+func grow[F float32 | float64](s []F, n int) []F {
+	if cap(s) < n {
+		return make([]F, n)
+	}
+	return s[:n]
+}
+
+func stateOf[F float32 | float64](p *any) *headState[F] {
+	if st, ok := (*p).(*headState[F]); ok {
+		return st
+	}
+	st := &headState[F]{}
+	*p = st
+	return st
+}
+
+func (op *headOp) Do(vals ...G.Value) (G.Value, error) {
+	d, err := op.dimsOf(vals)
+	if err != nil {
+		return nil, err
+	}
+	shape := tensor.Shape{d.b, d.t, d.dout}
+	switch vals[0].Data().(type) {
+	case []float64:
+		in, err := inputsOf[float64](vals)
+		if err != nil {
+			return nil, err
+		}
+		out := make([]float64, d.b*d.t*d.dout)
+		headForward(op, stateOf[float64](&op.st), d, in, out)
+		return tensor.New(tensor.WithShape(shape...), tensor.WithBacking(out)), nil
+	case []float32:
+		in, err := inputsOf[float32](vals)
+		if err != nil {
+			return nil, err
+		}
+		out := make([]float32, d.b*d.t*d.dout)
+		headForward(op, stateOf[float32](&op.st), d, in, out)
+		return tensor.New(tensor.WithShape(shape...), tensor.WithBacking(out)), nil
+	}
+	return nil, fmt.Errorf("layers: attention head op: unsupported data %T", vals[0].Data())
+}
+
+// headForward computes the head output into out (zeroed) and keeps the
+// intermediate values in st.
+func headForward[F float32 | float64](op *headOp, st *headState[F], d headDims, in headInputs[F], out []F) {
+	B, T, Tk, Din, Dout := d.b, d.t, d.tk, d.din, d.dout
+	nh := Din + Dout
+	st.dims = d
+	st.valid = false
+	st.gradValid = false
+	// h = [W_Q W_Kᵀ | W_V P].
+	st.h = grow(st.h, Din*nh)
+	for r := 0; r < Din; r++ {
+		row := st.h[r*nh : (r+1)*nh]
+		qr := in.wq[r*d.dk : (r+1)*d.dk]
+		for c := 0; c < Din; c++ {
+			row[c] = dotF(qr, in.wk[c*d.dk:(c+1)*d.dk])
+		}
+		u := row[Din:]
+		clear(u)
+		vr := in.wv[r*d.dv : (r+1)*d.dv]
+		for l, v := range vr {
+			axpyF(v, in.wo[l*Dout:(l+1)*Dout], u)
+		}
+	}
+	M := B * T
+	st.zh = grow(st.zh, M*nh)
+	gemm(false, false, M, nh, Din, in.z, Din, st.h, nh, 0, st.zh, nh)
+	st.s = grow(st.s, M*Tk)
+	st.w = grow(st.w, M*Tk)
+	g := F(d.g)
+	for b := 0; b < B; b++ {
+		zb := in.z[b*T*Din : (b+1)*T*Din]
+		hb := st.zh[b*T*nh : (b+1)*T*nh]
+		for j := 0; j < T; j++ {
+			pj := hb[j*nh : j*nh+Din]
+			o := (b*T + j) * Tk
+			srow, wrow := st.s[o:o+Tk], st.w[o:o+Tk]
+			for i := range srow {
+				srow[i] = dotF(pj, zb[i*Din:(i+1)*Din])
+			}
+			kernelRow(op.kind, g, srow, wrow)
+			oj := out[(b*T+j)*Dout : (b*T+j+1)*Dout]
+			for i, wi := range wrow {
+				axpyF(wi, hb[i*nh+Din:(i+1)*nh], oj)
+			}
+		}
+	}
+	st.z, st.out = &in.z[0], &out[0]
+	st.wq = append(st.wq[:0], in.wq...)
+	st.wk = append(st.wk[:0], in.wk...)
+	st.wv = append(st.wv[:0], in.wv...)
+	st.wo = append(st.wo[:0], in.wo...)
+	st.valid = true
+}
+
+// kernelRow maps raw scores s to the weights w of one query.
+func kernelRow[F float32 | float64](kind kernelKind, g F, s, w []F) {
+	switch kind {
+	case kindLinear:
+		copy(w, s)
+	case kindExp:
+		for i, v := range s {
+			w[i] = F(math.Exp(float64(g * v)))
+		}
+	case kindSoftmax:
+		mx := g * s[0]
+		for _, v := range s[1:] {
+			if g*v > mx {
+				mx = g * v
+			}
+		}
+		var sum float64
+		for i, v := range s {
+			e := math.Exp(float64(g*v - mx))
+			w[i] = F(e)
+			sum += e
+		}
+		inv := 1 / sum
+		for i := range w {
+			w[i] = F(float64(w[i]) * inv)
+		}
+	}
+}
+
+// matches reports whether st holds the forward values of these inputs.
+func (st *headState[F]) matches(d headDims, in headInputs[F], out []F) bool {
+	return st.valid && st.dims == d && len(out) > 0 && st.z == &in.z[0] && st.out == &out[0] &&
+		equalF(st.wq, in.wq) && equalF(st.wk, in.wk) && equalF(st.wv, in.wv) && equalF(st.wo, in.wo)
+}
+
+func equalF[F float32 | float64](a, b []F) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i, v := range a {
+		if b[i] != v {
+			return false
+		}
+	}
+	return true
+}
+
+// headBackward computes dz (written into dz, zeroed), and the gradients of
+// the matrices and g (kept in st), from dout = dL/dout.
+func headBackward[F float32 | float64](op *headOp, st *headState[F], d headDims, in headInputs[F], out, dout, dz []F) {
+	if !st.matches(d, in, out) {
+		headForward(op, st, d, in, make([]F, len(out)))
+		st.out = &out[0]
+	}
+	B, T, Tk, Din, Dout := d.b, d.t, d.tk, d.din, d.dout
+	nh := Din + Dout
+	M := B * T
+	g := F(d.g)
+	// gb = [dP | dVu] (B·T, DIn+DOut): dL/d(z A) and dL/d(z U).
+	st.gb = grow(st.gb, M*nh)
+	gb := st.gb
+	clear(gb)
+	st.dw = grow(st.dw, Tk)
+	st.ds = grow(st.ds, Tk)
+	dw, ds := st.dw, st.ds
+	var dg float64
+	for b := 0; b < B; b++ {
+		zb := in.z[b*T*Din : (b+1)*T*Din]
+		hb := st.zh[b*T*nh : (b+1)*T*nh]
+		gbb := gb[b*T*nh : (b+1)*T*nh]
+		dzb := dz[b*T*Din : (b+1)*T*Din]
+		for j := 0; j < T; j++ {
+			o := (b*T + j) * Tk
+			srow, wrow := st.s[o:o+Tk], st.w[o:o+Tk]
+			dj := dout[(b*T+j)*Dout : (b*T+j+1)*Dout]
+			for i := range dw {
+				dw[i] = dotF(dj, hb[i*nh+Din:(i+1)*nh])
+			}
+			switch op.kind {
+			case kindLinear:
+				copy(ds, dw)
+			case kindExp:
+				for i, wi := range wrow {
+					e := wi * dw[i]
+					ds[i] = g * e
+					dg += float64(e) * float64(srow[i])
+				}
+			case kindSoftmax:
+				var rs F
+				for i, wi := range wrow {
+					rs += wi * dw[i]
+				}
+				for i, wi := range wrow {
+					e := wi * (dw[i] - rs)
+					ds[i] = g * e
+					dg += float64(e) * float64(srow[i])
+				}
+			}
+			pj := hb[j*nh : j*nh+Din]
+			dpj := gbb[j*nh : j*nh+Din]
+			for i, wi := range wrow {
+				axpyF(wi, dj, gbb[i*nh+Din:(i+1)*nh])
+				if dsi := ds[i]; dsi != 0 {
+					axpyF(dsi, zb[i*Din:(i+1)*Din], dpj)
+					axpyF(dsi, pj, dzb[i*Din:(i+1)*Din])
+				}
+			}
+		}
+	}
+	// dz += gb hᵀ; dh = zᵀ gb = [dA | dU].
+	gemm(false, true, M, Din, nh, gb, nh, st.h, nh, 1, dz, Din)
+	st.dh = grow(st.dh, Din*nh)
+	dh := st.dh
+	gemm(true, false, Din, nh, M, in.z, Din, gb, nh, 0, dh, nh)
+	// dW_Q = dA W_K, dW_K = dAᵀ W_Q, dW_V = dU Pᵀ, dP = W_Vᵀ dU.
+	st.dwq = grow(st.dwq, Din*d.dk)
+	st.dwk = grow(st.dwk, Din*d.dk)
+	st.dwv = grow(st.dwv, Din*d.dv)
+	st.dwo = grow(st.dwo, d.dv*Dout)
+	clear(st.dwq)
+	clear(st.dwk)
+	clear(st.dwo)
+	for r := 0; r < Din; r++ {
+		da := dh[r*nh : r*nh+Din]
+		du := dh[r*nh+Din : (r+1)*nh]
+		qrow := st.dwq[r*d.dk : (r+1)*d.dk]
+		for c, v := range da {
+			axpyF(v, in.wk[c*d.dk:(c+1)*d.dk], qrow)                      // dW_Q[r] += dA[r,c] W_K[c]
+			axpyF(v, in.wq[r*d.dk:(r+1)*d.dk], st.dwk[c*d.dk:(c+1)*d.dk]) // dW_K[c] += dA[r,c] W_Q[r]
+		}
+		vrow := st.dwv[r*d.dv : (r+1)*d.dv]
+		for l := range vrow {
+			vrow[l] = dotF(du, in.wo[l*Dout:(l+1)*Dout])
+		}
+		for l, v := range in.wv[r*d.dv : (r+1)*d.dv] {
+			axpyF(v, du, st.dwo[l*Dout:(l+1)*Dout])
+		}
+	}
+	st.dg = dg
+	st.dz = &dz[0]
+	st.gradValid = true
+}
+
+// headGradOp returns dL/dz of a headOp. Inputs: the forward inputs, the
+// forward output and dL/dout.
+type headGradOp struct{ head *headOp }
+
+func (op *headGradOp) Arity() int { return op.head.Arity() + 2 }
+func (op *headGradOp) Type() hm.Type {
+	a := hm.TypeVariable('a')
+	t2 := &G.TensorType{Dims: 2, Of: a}
+	t3 := &G.TensorType{Dims: 3, Of: a}
+	ts := []hm.Type{t3, t2, t2, t2, t2}
+	if op.head.learnG {
+		ts = append(ts, a)
+	}
+	return hm.NewFnType(append(ts, t3, t3, t3)...)
+}
+func (op *headGradOp) InferShape(in ...G.DimSizer) (tensor.Shape, error) {
+	s, ok := in[0].(tensor.Shape)
+	if !ok {
+		return nil, fmt.Errorf("layers: attention head gradient: cannot infer shape from %v", in[0])
+	}
+	return s.Clone(), nil
+}
+func (op *headGradOp) ReturnsPtr() bool     { return false }
+func (op *headGradOp) CallsExtern() bool    { return false }
+func (op *headGradOp) OverwritesInput() int { return -1 }
+func (op *headGradOp) WriteHash(h hash.Hash) {
+	op.head.WriteHash(h)
+	fmt.Fprint(h, " grad z")
+}
+func (op *headGradOp) Hashcode() uint32     { return hashOp(op) }
+func (op *headGradOp) String() string       { return "AttentionHeadGrad{z}" }
+func (op *headGradOp) DiffWRT(n int) []bool { return make([]bool, n) }
+func (op *headGradOp) SymDiff(G.Nodes, *G.Node, *G.Node) (G.Nodes, error) {
+	return nil, fmt.Errorf("layers: attention head gradients are not differentiable")
+}
+
+func (op *headGradOp) Do(vals ...G.Value) (G.Value, error) {
+	nf := op.head.Arity()
+	if len(vals) != nf+2 {
+		return nil, fmt.Errorf("layers: attention head gradient: %d inputs, want %d", len(vals), nf+2)
+	}
+	switch vals[0].Data().(type) {
+	case []float64:
+		return headGradDo[float64](op.head, vals, nf)
+	case []float32:
+		return headGradDo[float32](op.head, vals, nf)
+	}
+	return nil, fmt.Errorf("layers: attention head gradient: unsupported data %T", vals[0].Data())
+}
+
+func headGradDo[F float32 | float64](h *headOp, vals []G.Value, nf int) (G.Value, error) {
+	d, err := h.dimsOf(vals[:nf])
+	if err != nil {
+		return nil, err
+	}
+	in, err := inputsOf[F](vals)
+	if err != nil {
+		return nil, err
+	}
+	out, ok1 := vals[nf].Data().([]F)
+	dout, ok2 := vals[nf+1].Data().([]F)
+	if !ok1 || !ok2 || len(out) != d.b*d.t*d.dout || len(dout) != len(out) {
+		return nil, fmt.Errorf("layers: attention head gradient: output or its gradient has the wrong type or size")
+	}
+	dz := make([]F, len(in.z))
+	headBackward(h, stateOf[F](&h.st), d, in, out, dout, dz)
+	return tensor.New(tensor.WithShape(vals[0].Shape().Clone()...), tensor.WithBacking(dz)), nil
+}
+
+// headParamGradOp returns dL/d(input wrt) of a headOp for wrt = 1..5 (W_Q,
+// W_K, W_V, P, g). Inputs: the forward inputs, the forward output, dL/dout
+// and dL/dz (the headGradOp node, whose run computed these gradients).
+type headParamGradOp struct {
+	head *headOp
+	wrt  int
+}
+
+func (op *headParamGradOp) Arity() int { return op.head.Arity() + 3 }
+func (op *headParamGradOp) Type() hm.Type {
+	a := hm.TypeVariable('a')
+	t2 := &G.TensorType{Dims: 2, Of: a}
+	t3 := &G.TensorType{Dims: 3, Of: a}
+	ts := []hm.Type{t3, t2, t2, t2, t2}
+	if op.head.learnG {
+		ts = append(ts, a)
+	}
+	ts = append(ts, t3, t3, t3)
+	if op.wrt == 5 {
+		return hm.NewFnType(append(ts, a)...)
+	}
+	return hm.NewFnType(append(ts, t2)...)
+}
+func (op *headParamGradOp) InferShape(in ...G.DimSizer) (tensor.Shape, error) {
+	if op.wrt == 5 {
+		return tensor.ScalarShape(), nil
+	}
+	s, ok := in[op.wrt].(tensor.Shape)
+	if !ok {
+		return nil, fmt.Errorf("layers: attention head gradient: cannot infer shape from %v", in[op.wrt])
+	}
+	return s.Clone(), nil
+}
+func (op *headParamGradOp) ReturnsPtr() bool     { return false }
+func (op *headParamGradOp) CallsExtern() bool    { return false }
+func (op *headParamGradOp) OverwritesInput() int { return -1 }
+func (op *headParamGradOp) WriteHash(h hash.Hash) {
+	op.head.WriteHash(h)
+	fmt.Fprintf(h, " grad %d", op.wrt)
+}
+func (op *headParamGradOp) Hashcode() uint32 { return hashOp(op) }
+func (op *headParamGradOp) String() string {
+	return fmt.Sprintf("AttentionHeadGrad{%d}", op.wrt)
+}
+func (op *headParamGradOp) DiffWRT(n int) []bool { return make([]bool, n) }
+func (op *headParamGradOp) SymDiff(G.Nodes, *G.Node, *G.Node) (G.Nodes, error) {
+	return nil, fmt.Errorf("layers: attention head gradients are not differentiable")
+}
+
+func (op *headParamGradOp) Do(vals ...G.Value) (G.Value, error) {
+	nf := op.head.Arity()
+	if len(vals) != nf+3 {
+		return nil, fmt.Errorf("layers: attention head gradient: %d inputs, want %d", len(vals), nf+3)
+	}
+	switch vals[0].Data().(type) {
+	case []float64:
+		return headParamGradDo[float64](op, vals, nf)
+	case []float32:
+		return headParamGradDo[float32](op, vals, nf)
+	}
+	return nil, fmt.Errorf("layers: attention head gradient: unsupported data %T", vals[0].Data())
+}
+
+func headParamGradDo[F float32 | float64](op *headParamGradOp, vals []G.Value, nf int) (G.Value, error) {
+	h := op.head
+	d, err := h.dimsOf(vals[:nf])
+	if err != nil {
+		return nil, err
+	}
+	in, err := inputsOf[F](vals)
+	if err != nil {
+		return nil, err
+	}
+	out, ok1 := vals[nf].Data().([]F)
+	dout, ok2 := vals[nf+1].Data().([]F)
+	dz, ok3 := vals[nf+2].Data().([]F)
+	if !ok1 || !ok2 || !ok3 || len(out) != d.b*d.t*d.dout || len(dout) != len(out) || len(dz) != len(in.z) {
+		return nil, fmt.Errorf("layers: attention head gradient: inputs have the wrong type or size")
+	}
+	st := stateOf[F](&h.st)
+	if !st.gradValid || st.dz != &dz[0] || !st.matches(d, in, out) {
+		// Not the backward run of these values: recompute it.
+		headBackward(h, st, d, in, out, dout, make([]F, len(in.z)))
+	}
+	var src []F
+	switch op.wrt {
+	case 1:
+		src = st.dwq
+	case 2:
+		src = st.dwk
+	case 3:
+		src = st.dwv
+	case 4:
+		src = st.dwo
+	default:
+		var zero F
+		if _, ok := any(zero).(float32); ok {
+			return G.NewF32(float32(st.dg)), nil
+		}
+		return G.NewF64(st.dg), nil
+	}
+	return tensor.New(tensor.WithShape(vals[op.wrt].Shape().Clone()...), tensor.WithBacking(append([]F(nil), src...))), nil
+}
+
+// dotF is Σ a_i b_i over len(a) (b at least as long), in F.
+func dotF[F float32 | float64](a, b []F) F {
+	b = b[:len(a)]
+	var s0, s1, s2, s3 F
+	i := 0
+	for ; i+4 <= len(a); i += 4 {
+		s0 += a[i] * b[i]
+		s1 += a[i+1] * b[i+1]
+		s2 += a[i+2] * b[i+2]
+		s3 += a[i+3] * b[i+3]
+	}
+	for ; i < len(a); i++ {
+		s0 += a[i] * b[i]
+	}
+	return (s0 + s1) + (s2 + s3)
+}
+
+// axpyF adds α x to y (len(y) at least len(x)).
+func axpyF[F float32 | float64](alpha F, x, y []F) {
+	y = y[:len(x)]
+	for i, v := range x {
+		y[i] += alpha * v
+	}
+}
+
+var blasImpl gonum.Implementation
+
+// gemm is C = op(A) op(B) + beta C on row-major slices (gonum BLAS).
+func gemm[F float32 | float64](tA, tB bool, m, n, k int, a []F, lda int, b []F, ldb int, beta F, c []F, ldc int) {
+	ta, tb := blas.NoTrans, blas.NoTrans
+	if tA {
+		ta = blas.Trans
+	}
+	if tB {
+		tb = blas.Trans
+	}
+	switch a := any(a).(type) {
+	case []float64:
+		blasImpl.Dgemm(ta, tb, m, n, k, 1, a, lda, any(b).([]float64), ldb, float64(beta), any(c).([]float64), ldc)
+	case []float32:
+		blasImpl.Sgemm(ta, tb, m, n, k, 1, a, lda, any(b).([]float32), ldb, float32(beta), any(c).([]float32), ldc)
+	}
+}
