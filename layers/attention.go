@@ -55,9 +55,9 @@ type AttentionConfig struct {
 	// op with a hand-written backward pass (the same function, rearranged:
 	// see headOp), several times faster than the chain of graph nodes used
 	// otherwise. Set Kernel or Builtin, not both.
-	Builtin *BuiltinKernel
-	Keys              KeyMode
-	WQ, WK, WV, P     *G.Node
+	Builtin       *BuiltinKernel
+	Keys          KeyMode
+	WQ, WK, WV, P *G.Node
 	// TieQK makes W_K the same node as W_Q (the GD constructions have
 	// W_Q = W_K); with WQ nil a single parameter "wq" is created.
 	TieQK bool
