@@ -33,7 +33,49 @@ type MachineOptions struct {
 	// parameters, the loss, Outputs and nodes still needed at the end hold
 	// meaningful values after Run. Slower; meant for tests and inspection.
 	Trace bool
+	// Executor, when non-nil, runs the compiled program instead of
+	// Gorgonia's TapeMachine (nil, the default): NewMachine still adds the
+	// gradient nodes, sorts the program and hands it to the factory as a
+	// [Program]; Run then calls the executor, which must leave the loss,
+	// Outputs, the parameters' gradients (and, with Trace, every node)
+	// readable on the host as the TapeMachine does. graph/cuda provides one
+	// that runs the program on a GPU (cuda.NewExecutor).
+	Executor ExecutorFactory
 }
+
+// Program is the compiled program a [Machine] hands to an [ExecutorFactory].
+type Program struct {
+	// Graph is the graph being run (a subgraph for a forward-only machine
+	// restricted to Outputs).
+	Graph *G.ExprGraph
+	// Nodes are Graph's nodes in execution order: every node comes after
+	// the nodes it reads.
+	Nodes G.Nodes
+	// Loss is the scalar loss (nil when the machine has none).
+	Loss *G.Node
+	// Params are the parameters with gradients and Grads their gradient
+	// nodes, aligned (both nil on a forward-only machine). After Run the
+	// gradient of Params[i] must be readable with Params[i].Grad(): write
+	// it into the parameter's dual value when it has one (a TapeMachine
+	// built on the same graph binds them), else bind Grads[i]'s value.
+	Params, Grads G.Nodes
+	// Outputs are nodes the caller reads after Run (MachineOptions.Outputs;
+	// for a gradient machine too).
+	Outputs G.Nodes
+	// Trace asks for every node's value to be readable after Run.
+	Trace bool
+}
+
+// Executor runs a [Program]. Run executes it once with the current values of
+// the graph's input and parameter nodes; Close releases its resources.
+type Executor interface {
+	Run() error
+	Close() error
+}
+
+// ExecutorFactory builds the [Executor] of a program; see
+// MachineOptions.Executor.
+type ExecutorFactory func(p *Program) (Executor, error)
 
 // Machine is a compiled Gorgonia TapeMachine for one graph, reused across
 // minibatches: feed inputs with [SetValue], call Run, read node values (with
@@ -50,6 +92,7 @@ type MachineOptions struct {
 type Machine struct {
 	s      *Scope
 	vm     G.VM
+	exec   Executor // non-nil when MachineOptions.Executor ran the program
 	loss   *G.Node
 	params G.Nodes
 	grads  G.Nodes // gradient nodes, aligned with params; nil if forward only
@@ -102,6 +145,12 @@ func NewMachine(s *Scope, loss *G.Node, opts MachineOptions) (*Machine, error) {
 		}
 		prog = g.ExactSubgraphRoots(roots...)
 	}
+	if opts.Executor != nil {
+		if err := m.newExecutor(prog, opts); err != nil {
+			return nil, err
+		}
+		return m, nil
+	}
 	var vmOpts []G.VMOpt
 	if opts.Trace {
 		vmOpts = append(vmOpts, G.TraceExec())
@@ -114,6 +163,43 @@ func NewMachine(s *Scope, loss *G.Node, opts MachineOptions) (*Machine, error) {
 	}
 	return m, nil
 }
+
+// newExecutor sorts prog and hands it to opts.Executor.
+func (m *Machine) newExecutor(prog *G.ExprGraph, opts MachineOptions) error {
+	var sorted G.Nodes
+	if err := gorgoniaCall("sort", func() {
+		var err error
+		if sorted, err = G.Sort(prog); err != nil {
+			panic(err)
+		}
+	}); err != nil {
+		return fmt.Errorf("graph: machine: %w", err)
+	}
+	// G.Sort lists every node before the nodes it reads.
+	order := make(G.Nodes, len(sorted))
+	for i, n := range sorted {
+		order[len(sorted)-1-i] = n
+	}
+	p := &Program{Graph: prog, Nodes: order, Loss: m.loss, Trace: opts.Trace,
+		Outputs: append(G.Nodes(nil), opts.Outputs...)}
+	if m.grads != nil {
+		p.Params = append(G.Nodes(nil), m.params...)
+		p.Grads = append(G.Nodes(nil), m.grads...)
+	}
+	ex, err := opts.Executor(p)
+	if err != nil {
+		return fmt.Errorf("graph: machine: executor: %w", err)
+	}
+	if ex == nil {
+		return errors.New("graph: machine: executor factory returned nil")
+	}
+	m.exec = ex
+	return nil
+}
+
+// Executor returns the machine's executor, nil when it runs Gorgonia's
+// TapeMachine.
+func (m *Machine) Executor() Executor { return m.exec }
 
 // gradients returns the gradient nodes of loss with respect to params,
 // adding them to the graph unless an earlier machine already did.
@@ -210,6 +296,13 @@ func (m *Machine) Run() error {
 	if m.closed {
 		return errors.New("graph: run: machine is closed")
 	}
+	if m.exec != nil {
+		if err := m.exec.Run(); err != nil {
+			return fmt.Errorf("graph: run: %w", err)
+		}
+		m.ran = true
+		return nil
+	}
 	if m.ran {
 		m.vm.Reset()
 	}
@@ -274,6 +367,9 @@ func (m *Machine) Close() error {
 		return nil
 	}
 	m.closed = true
+	if m.exec != nil {
+		return m.exec.Close()
+	}
 	return m.vm.Close()
 }
 

@@ -1,0 +1,523 @@
+package cuda
+
+import (
+	"errors"
+	"fmt"
+	"log"
+	"reflect"
+	"sort"
+	"strings"
+	"unsafe"
+
+	"github.com/gdattn/gdattn/graph"
+	G "gorgonia.org/gorgonia"
+	"gorgonia.org/tensor"
+)
+
+// ExecOptions configures [NewExecutorWith]. The zero value runs every op that
+// has a device implementation on the device and logs the fallback ops of each
+// program once with the standard logger.
+type ExecOptions struct {
+	// HostOnly runs every op through the CPU fallback (inputs downloaded,
+	// Gorgonia's op.Do on the host, result uploaded): a reference path for
+	// tests and for isolating a suspect device kernel.
+	HostOnly bool
+	// Logf receives the one-line report of the ops that run on the host,
+	// once per program. Nil means log.Printf; use a no-op func to silence it.
+	Logf func(format string, args ...any)
+}
+
+// NewExecutor returns a [graph.ExecutorFactory] that runs a graph.Machine's
+// program on b with the default options:
+//
+//	b, err := cuda.Open(0)
+//	...
+//	m, err := graph.NewMachine(s, loss, graph.MachineOptions{Executor: cuda.NewExecutor(b)})
+//
+// The backend must outlive every machine built with the factory; closing a
+// machine frees its device memory but not the backend.
+func NewExecutor(b Backend) graph.ExecutorFactory {
+	return NewExecutorWith(b, ExecOptions{})
+}
+
+// NewExecutorWith is [NewExecutor] with options.
+func NewExecutorWith(b Backend, opts ExecOptions) graph.ExecutorFactory {
+	return func(p *graph.Program) (graph.Executor, error) {
+		if b == nil {
+			return nil, errors.New("cuda: executor: backend is nil")
+		}
+		return newExec(b, p, opts)
+	}
+}
+
+// Exec runs one graph.Machine's program with every node's value resident in
+// device memory. Each Run uploads the current host values of the graph's
+// input and parameter nodes, runs the ops in order (on the device where a
+// kernel exists, otherwise through the CPU fallback), and downloads the loss,
+// the machine's Outputs and the parameters' gradients (every node with
+// MachineOptions.Trace) into host values bound to those nodes, so they read
+// exactly as after a TapeMachine run. Other intermediate nodes are not
+// downloaded. An Exec is what machine.Executor() returns for a machine built
+// with [NewExecutor]; it is not safe for concurrent use.
+type Exec struct {
+	b      Backend
+	prog   *graph.Program
+	opts   ExecOptions
+	vals   []*value
+	byNode map[*G.Node]*value
+	read   []*value // downloaded after each Run
+	allocs []Ptr
+	closed bool
+	ran    bool
+	// stats
+	runs int
+}
+
+// value is one node's device buffer and how it is computed.
+type value struct {
+	n     *G.Node
+	shape tensor.Shape
+	dt    tensor.Dtype
+	size  int   // elements (1 for a scalar)
+	bytes int64 // size·element size
+	ptr   Ptr
+	kind  valueKind
+	ins   []*value
+	dev   devOp    // device implementation (kindOp), nil for the fallback
+	alias bool     // ptr is ins[0].ptr (a reshape): nothing to compute
+	host  G.Value  // host value bound to the node for reading, if any
+	fb    G.Value  // private host copy used by the fallback
+	cval  G.Value  // a constant's value
+	what  string   // op description for reports
+	extra []Ptr    // scratch buffers of the device op
+}
+
+type valueKind int
+
+const (
+	kindInput valueKind = iota // a parameter or input: uploaded every Run
+	kindConst                  // an op without inputs: computed once on the host
+	kindOp                     // computed every Run
+)
+
+func newExec(b Backend, p *graph.Program, opts ExecOptions) (x *Exec, err error) {
+	if p == nil || len(p.Nodes) == 0 {
+		return nil, errors.New("cuda: executor: empty program")
+	}
+	x = &Exec{b: b, prog: p, opts: opts, byNode: map[*G.Node]*value{}}
+	defer func() {
+		if err != nil {
+			x.free()
+		}
+	}()
+	for _, n := range p.Nodes {
+		v := &value{n: n, shape: n.Shape().Clone(), dt: n.Dtype()}
+		v.size = v.shape.TotalSize()
+		if v.shape.IsScalar() || v.size == 0 {
+			v.size = 1
+		}
+		v.bytes = int64(v.size) * int64(v.dt.Size())
+		children, err := childrenOf(n)
+		if err != nil {
+			return nil, err
+		}
+		for _, c := range children {
+			cv, ok := x.byNode[c]
+			if !ok {
+				return nil, fmt.Errorf("cuda: executor: node %q reads %q, which comes later in the program", n.Name(), c.Name())
+			}
+			v.ins = append(v.ins, cv)
+		}
+		switch {
+		case n.Op() == nil:
+			v.kind = kindInput
+		case len(v.ins) == 0:
+			v.kind = kindConst
+			cv, err := doOp(n.Op(), nil)
+			if err != nil {
+				return nil, fmt.Errorf("cuda: executor: constant %q: %w", n.Name(), err)
+			}
+			v.cval = cv
+		default:
+			v.kind = kindOp
+			v.what = opName(n.Op())
+			if !opts.HostOnly {
+				if err := lower(x, v); err != nil {
+					return nil, fmt.Errorf("cuda: executor: node %q (%v): %w", n.Name(), n.Op(), err)
+				}
+			}
+		}
+		x.vals = append(x.vals, v)
+		x.byNode[n] = v
+	}
+	for _, v := range x.vals {
+		if v.alias {
+			v.ptr = v.ins[0].ptr
+			continue
+		}
+		if v.ptr, err = x.alloc(v.bytes); err != nil {
+			return nil, fmt.Errorf("cuda: executor: node %q: %w", v.n.Name(), err)
+		}
+		if v.kind == kindConst {
+			if err := x.upload(v, v.cval); err != nil {
+				return nil, fmt.Errorf("cuda: executor: constant %q: %w", v.n.Name(), err)
+			}
+		}
+	}
+	if err := x.planReads(); err != nil {
+		return nil, err
+	}
+	if fb := x.FallbackOps(); len(fb) > 0 {
+		logf := opts.Logf
+		if logf == nil {
+			logf = log.Printf
+		}
+		logf("cuda: executor on %s: %d of %d ops run on the host: %s", b.Name(), x.count(false), x.count(true)+x.count(false), strings.Join(fb, ", "))
+	}
+	return x, nil
+}
+
+// planReads lists the values downloaded after each Run.
+func (x *Exec) planReads() error {
+	seen := map[*value]bool{}
+	add := func(n *G.Node) error {
+		v, ok := x.byNode[n]
+		if !ok {
+			return fmt.Errorf("cuda: executor: node %q is not in the program", n.Name())
+		}
+		if v.kind != kindInput && !seen[v] {
+			seen[v] = true
+			x.read = append(x.read, v)
+		}
+		return nil
+	}
+	if x.prog.Loss != nil {
+		if err := add(x.prog.Loss); err != nil {
+			return err
+		}
+	}
+	for _, n := range x.prog.Outputs {
+		if err := add(n); err != nil {
+			return err
+		}
+	}
+	for _, n := range x.prog.Grads {
+		if err := add(n); err != nil {
+			return err
+		}
+	}
+	if x.prog.Trace {
+		for _, v := range x.vals {
+			if err := add(v.n); err != nil {
+				return err
+			}
+		}
+	}
+	if len(x.prog.Grads) != len(x.prog.Params) {
+		return fmt.Errorf("cuda: executor: %d gradient nodes for %d parameters", len(x.prog.Grads), len(x.prog.Params))
+	}
+	return nil
+}
+
+func (x *Exec) alloc(bytes int64) (Ptr, error) {
+	if bytes <= 0 {
+		bytes = 8
+	}
+	p, err := x.b.Alloc(bytes)
+	if err != nil {
+		return 0, err
+	}
+	x.allocs = append(x.allocs, p)
+	return p, nil
+}
+
+func (x *Exec) free() {
+	for _, p := range x.allocs {
+		_ = x.b.Free(p)
+	}
+	x.allocs = nil
+}
+
+// Run uploads the inputs and parameters, runs the program and downloads the
+// values the machine's callers read.
+func (x *Exec) Run() error {
+	if x.closed {
+		return errors.New("cuda: executor is closed")
+	}
+	for _, v := range x.vals {
+		if v.kind != kindInput {
+			continue
+		}
+		hv := v.n.Value()
+		if hv == nil {
+			return fmt.Errorf("cuda: input %q has no value", v.n.Name())
+		}
+		if err := x.upload(v, hv); err != nil {
+			return fmt.Errorf("cuda: input %q: %w", v.n.Name(), err)
+		}
+	}
+	for _, v := range x.vals {
+		if v.kind != kindOp || v.alias {
+			continue
+		}
+		var err error
+		if v.dev != nil {
+			err = v.dev.run(x, v)
+		} else {
+			err = x.fallback(v)
+		}
+		if err != nil {
+			return fmt.Errorf("op %v (node %q): %w", v.n.Op(), v.n.Name(), err)
+		}
+	}
+	if err := x.b.Sync(); err != nil {
+		return fmt.Errorf("cuda: %w", err)
+	}
+	if err := x.download(); err != nil {
+		return err
+	}
+	x.ran = true
+	x.runs++
+	return nil
+}
+
+// download copies the read values to the host and binds them to their nodes.
+func (x *Exec) download() error {
+	for _, v := range x.read {
+		if v.host == nil {
+			v.host = newHostValue(v.dt, v.shape)
+		}
+		if err := x.copyOut(v, v.host); err != nil {
+			return fmt.Errorf("cuda: download %q: %w", v.n.Name(), err)
+		}
+	}
+	for _, v := range x.read {
+		if err := G.UnsafeLet(v.n, v.host); err != nil {
+			return fmt.Errorf("cuda: bind %q: %w", v.n.Name(), err)
+		}
+	}
+	// Gradients: into the parameter's dual value when a TapeMachine bound
+	// one, else through the gradient node bound above.
+	for i, p := range x.prog.Params {
+		gn := x.prog.Grads[i]
+		gv, err := p.Grad()
+		if err == nil && gv != nil && (p.Deriv() == nil || gv != p.Deriv().Value()) {
+			if err := copyValue(gv, x.byNode[gn].host); err != nil {
+				return fmt.Errorf("cuda: gradient of %q: %w", p.Name(), err)
+			}
+			continue
+		}
+		if p.Deriv() != gn {
+			return fmt.Errorf("cuda: gradient of %q: the parameter's gradient node is not the program's", p.Name())
+		}
+	}
+	return nil
+}
+
+// fallback runs v's op on the host.
+func (x *Exec) fallback(v *value) error {
+	args := make([]G.Value, len(v.ins))
+	for i, in := range v.ins {
+		if in.fb == nil || !in.fb.Shape().Eq(hostShape(in.shape)) {
+			in.fb = newHostValue(in.dt, in.shape)
+		}
+		if err := x.copyOut(in, in.fb); err != nil {
+			return fmt.Errorf("download input %d: %w", i, err)
+		}
+		args[i] = in.fb
+	}
+	out, err := doOp(v.n.Op(), args)
+	if err != nil {
+		return err
+	}
+	return x.upload(v, out)
+}
+
+// doOp calls op.Do, turning a panic into an error.
+func doOp(op G.Op, args []G.Value) (out G.Value, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("op panicked: %v", r)
+		}
+	}()
+	return op.Do(args...)
+}
+
+// upload copies a host value into v's device buffer.
+func (x *Exec) upload(v *value, hv G.Value) error {
+	p, n, err := hostBytes(hv)
+	if err != nil {
+		return err
+	}
+	if n != v.bytes {
+		return fmt.Errorf("host value has %d bytes (shape %v), node %v needs %d", n, hv.Shape(), v.shape, v.bytes)
+	}
+	return x.b.CopyHtoD(v.ptr, p, n)
+}
+
+// copyOut copies v's device buffer into the host value hv (same size).
+func (x *Exec) copyOut(v *value, hv G.Value) error {
+	p, n, err := hostBytes(hv)
+	if err != nil {
+		return err
+	}
+	if n != v.bytes {
+		return fmt.Errorf("host value has %d bytes, device buffer %d", n, v.bytes)
+	}
+	return x.b.CopyDtoH(p, v.ptr, n)
+}
+
+// hostShape is the shape a host value of a node of shape s has.
+func hostShape(s tensor.Shape) tensor.Shape {
+	if s.IsScalar() {
+		return tensor.ScalarShape()
+	}
+	return s
+}
+
+// newHostValue allocates a zero host value for a node: *G.F64 / *G.F32 for
+// scalars (as Gorgonia's ops expect), a dense tensor otherwise.
+func newHostValue(dt tensor.Dtype, s tensor.Shape) G.Value {
+	if s.IsScalar() {
+		switch dt {
+		case tensor.Float64:
+			return G.NewF64(0)
+		case tensor.Float32:
+			return G.NewF32(0)
+		}
+	}
+	return tensor.New(tensor.Of(dt), tensor.WithShape(s.Clone()...))
+}
+
+// childrenOf returns the nodes n's op reads, in argument order. Gorgonia
+// keeps them in the unexported field children; it is read, never written.
+func childrenOf(n *G.Node) (G.Nodes, error) {
+	f := reflect.ValueOf(n).Elem().FieldByName("children")
+	if !f.IsValid() || f.Type() != reflect.TypeOf(G.Nodes(nil)) {
+		return nil, errors.New("cuda: executor: this Gorgonia version's Node has no children field")
+	}
+	return reflect.NewAt(f.Type(), unsafe.Pointer(f.UnsafeAddr())).Elem().Interface().(G.Nodes), nil
+}
+
+// hostBytes returns the address and size in bytes of a host value's
+// elements, materialising views.
+func hostBytes(hv G.Value) (unsafe.Pointer, int64, error) {
+	switch v := hv.(type) {
+	case *G.F64:
+		return unsafe.Pointer(v), 8, nil
+	case *G.F32:
+		return unsafe.Pointer(v), 4, nil
+	case *tensor.Dense:
+		if v.IsMaterializable() || v.RequiresIterator() {
+			return nil, 0, errors.New("host tensor is a view")
+		}
+		rv := reflect.ValueOf(v.Data())
+		if rv.Kind() != reflect.Slice {
+			// A 0-d tensor holds a single element.
+			return nil, 0, fmt.Errorf("unsupported tensor data %T", v.Data())
+		}
+		if rv.Len() == 0 {
+			return nil, 0, errors.New("empty tensor")
+		}
+		return rv.UnsafePointer(), int64(rv.Len()) * int64(rv.Type().Elem().Size()), nil
+	case interface{ Pointer() unsafe.Pointer }:
+		if m, ok := hv.(interface{ MemSize() uintptr }); ok {
+			return v.Pointer(), int64(m.MemSize()), nil
+		}
+	}
+	return nil, 0, fmt.Errorf("unsupported host value %T", hv)
+}
+
+// copyValue copies src's elements into dst (same dtype and size).
+func copyValue(dst, src G.Value) error {
+	dp, dn, err := hostBytes(dst)
+	if err != nil {
+		return err
+	}
+	sp, sn, err := hostBytes(src)
+	if err != nil {
+		return err
+	}
+	if dn != sn {
+		return fmt.Errorf("sizes differ: %d and %d bytes", dn, sn)
+	}
+	copy(unsafe.Slice((*byte)(dp), dn), unsafe.Slice((*byte)(sp), sn))
+	return nil
+}
+
+// Close frees the program's device memory (not the backend). Idempotent.
+func (x *Exec) Close() error {
+	if x.closed {
+		return nil
+	}
+	x.closed = true
+	x.free()
+	return nil
+}
+
+// Placement describes where one op of the program runs.
+type Placement struct {
+	Op     string // the op as printed by Gorgonia (shape details removed)
+	Device bool   // runs on the device (or is a free reshape of a device buffer)
+	Count  int    // nodes with this op
+}
+
+// Placements lists the program's ops (inputs and constants excluded) by
+// op, device ones first, then by name.
+func (x *Exec) Placements() []Placement {
+	m := map[Placement]int{}
+	for _, v := range x.vals {
+		if v.kind != kindOp {
+			continue
+		}
+		m[Placement{Op: v.what, Device: v.dev != nil || v.alias}]++
+	}
+	out := make([]Placement, 0, len(m))
+	for p, c := range m {
+		p.Count = c
+		out = append(out, p)
+	}
+	sort.Slice(out, func(i, j int) bool {
+		if out[i].Device != out[j].Device {
+			return out[i].Device
+		}
+		return out[i].Op < out[j].Op
+	})
+	return out
+}
+
+// FallbackOps lists the distinct ops of the program that run on the host.
+func (x *Exec) FallbackOps() []string {
+	var out []string
+	for _, p := range x.Placements() {
+		if !p.Device {
+			out = append(out, fmt.Sprintf("%s ×%d", p.Op, p.Count))
+		}
+	}
+	return out
+}
+
+// count returns the number of op nodes on the device (dev) or the host.
+func (x *Exec) count(dev bool) int {
+	c := 0
+	for _, v := range x.vals {
+		if v.kind == kindOp && (v.dev != nil || v.alias) == dev {
+			c++
+		}
+	}
+	return c
+}
+
+// opName is an op's name for reports: its type and printed form with sizes
+// dropped, e.g. "gorgonia.linAlgBinOp A × Bᵀ" or "graph.reshapeOp ReshapeCopy".
+func opName(op G.Op) string {
+	t := strings.TrimPrefix(fmt.Sprintf("%T", op), "*")
+	s := op.String()
+	if i := strings.IndexAny(s, "({=["); i > 0 && !strings.HasPrefix(s, "Kernel") {
+		s = s[:i]
+	}
+	if strings.HasPrefix(t, "gorgonia.constant") {
+		s = "const"
+	}
+	return t + " " + strings.TrimSpace(s)
+}

@@ -1,0 +1,230 @@
+package cuda
+
+import (
+	"fmt"
+	"math"
+	"strings"
+	"testing"
+
+	"github.com/gdattn/gdattn/graph"
+	G "gorgonia.org/gorgonia"
+	"gorgonia.org/tensor"
+)
+
+// execTol is the comparison tolerance of the executor tests: the largest
+// difference of a tensor, relative to its largest magnitude (at least 1).
+func execTol(dt tensor.Dtype) float64 {
+	if dt == tensor.Float32 {
+		return 1e-4
+	}
+	return 1e-10
+}
+
+// relDiff is max|a−b| / max(1, max|b|).
+func relDiff(a, b []float64) float64 {
+	if len(a) != len(b) {
+		return math.Inf(1)
+	}
+	mx, scale := 0.0, 1.0
+	for i := range a {
+		mx = math.Max(mx, math.Abs(a[i]-b[i]))
+		if math.IsNaN(a[i]) != math.IsNaN(b[i]) {
+			return math.Inf(1)
+		}
+		scale = math.Max(scale, math.Abs(b[i]))
+	}
+	return mx / scale
+}
+
+// snapshot is what a run leaves readable: loss, outputs, gradients.
+type snapshot struct {
+	loss    float64
+	outputs [][]float64
+	grads   map[string][]float64
+}
+
+func takeSnapshot(t *testing.T, m *testModel, mach *graph.Machine) snapshot {
+	t.Helper()
+	var s snapshot
+	var err error
+	if s.loss, err = graph.Scalar(m.loss); err != nil {
+		t.Fatal(err)
+	}
+	for _, o := range m.outputs {
+		v, err := graph.Values(o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		s.outputs = append(s.outputs, v)
+	}
+	s.grads = map[string][]float64{}
+	for _, p := range mach.Params() {
+		g, err := graph.GradValues(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		s.grads[p.Name()] = g
+	}
+	return s
+}
+
+// compareSnapshots fails t where got and want differ by more than tol.
+func compareSnapshots(t *testing.T, got, want snapshot, tol float64) float64 {
+	t.Helper()
+	worst := relDiff([]float64{got.loss}, []float64{want.loss})
+	if worst > tol {
+		t.Errorf("loss %v, TapeMachine %v", got.loss, want.loss)
+	}
+	for i := range want.outputs {
+		if d := relDiff(got.outputs[i], want.outputs[i]); d > tol {
+			t.Errorf("output %d differs by %.3g (relative)", i, d)
+		} else {
+			worst = math.Max(worst, d)
+		}
+	}
+	if len(got.grads) != len(want.grads) {
+		t.Errorf("%d gradients, TapeMachine %d", len(got.grads), len(want.grads))
+	}
+	for name, w := range want.grads {
+		d := relDiff(got.grads[name], w)
+		if d > tol {
+			t.Errorf("gradient of %q differs by %.3g (relative)", name, d)
+		}
+		worst = math.Max(worst, d)
+	}
+	return worst
+}
+
+// tapeRun builds model name and returns its TapeMachine results.
+func tapeRun(t *testing.T, name string, dt tensor.Dtype) snapshot {
+	t.Helper()
+	m, err := buildModel(name, dt, 5)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mach, err := graph.NewMachine(m.s, m.loss, graph.MachineOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer mach.Close()
+	if err := mach.Run(); err != nil {
+		t.Fatal(err)
+	}
+	return takeSnapshot(t, m, mach)
+}
+
+// expensiveOps are the op types the tests require on the device when the
+// backend has kernels.
+var expensiveOps = []string{"gorgonia.linAlgBinOp", "graph.bmmOp", "layers.kernelOp", "layers.kernelGradOp", "graph.softmaxOp", "graph.softmaxGradOp"}
+
+// TestExecutorMatchesTapeMachine runs every test model (forward, loss and all
+// parameter gradients) through the executor and compares with Gorgonia's
+// TapeMachine, in float32 and float64, and logs where each op runs.
+func TestExecutorMatchesTapeMachine(t *testing.T) {
+	be, device := execBackend(t)
+	for _, name := range modelNames {
+		for _, dt := range []tensor.Dtype{tensor.Float64, tensor.Float32} {
+			t.Run(fmt.Sprintf("%s/%v", name, dt), func(t *testing.T) {
+				want := tapeRun(t, name, dt)
+				m, err := buildModel(name, dt, 5)
+				if err != nil {
+					t.Fatal(err)
+				}
+				var report []string
+				opts := ExecOptions{HostOnly: !device, Logf: func(f string, a ...any) { report = append(report, fmt.Sprintf(f, a...)) }}
+				mach, err := graph.NewMachine(m.s, m.loss, graph.MachineOptions{Executor: NewExecutorWith(be, opts), Outputs: m.outputs})
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer mach.Close()
+				for run := 0; run < 2; run++ { // a second run must give the same
+					if err := mach.Run(); err != nil {
+						t.Fatal(err)
+					}
+					got := takeSnapshot(t, m, mach)
+					worst := compareSnapshots(t, got, want, execTol(dt))
+					if run == 0 {
+						t.Logf("largest relative difference %.3g", worst)
+					}
+				}
+				x := mach.Executor().(*Exec)
+				var dev, host []string
+				for _, p := range x.Placements() {
+					s := fmt.Sprintf("%s ×%d", p.Op, p.Count)
+					if p.Device {
+						dev = append(dev, s)
+					} else {
+						host = append(host, s)
+					}
+				}
+				if dt == tensor.Float64 {
+					t.Logf("device: %s", strings.Join(dev, "; "))
+					t.Logf("host:   %s", strings.Join(host, "; "))
+				}
+				if device {
+					for _, p := range x.Placements() {
+						for _, e := range expensiveOps {
+							if !p.Device && strings.HasPrefix(p.Op, e+" ") {
+								t.Errorf("%s runs on the host", p.Op)
+							}
+						}
+					}
+				}
+			})
+		}
+	}
+}
+
+// TestExecutorDualGradients: on a graph where a TapeMachine already bound
+// dual values to the parameters, the executor writes the gradients into
+// them, so n.Grad() reads the executor's result.
+func TestExecutorDualGradients(t *testing.T) {
+	be, device := execBackend(t)
+	m, err := buildModel("gd-structured-rbf", tensor.Float64, 5)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tape, err := graph.NewMachine(m.s, m.loss, graph.MachineOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tape.Close()
+	if err := tape.Run(); err != nil {
+		t.Fatal(err)
+	}
+	want := takeSnapshot(t, m, tape)
+	// Change the TapeMachine's gradient values, then run the executor.
+	for _, p := range tape.Params() {
+		gv, _ := p.Grad()
+		if err := scaleValue(gv, 7); err != nil {
+			t.Fatal(err)
+		}
+	}
+	mach, err := graph.NewMachine(m.s, m.loss, graph.MachineOptions{Executor: NewExecutorWith(be, ExecOptions{HostOnly: !device, Logf: t.Logf})})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer mach.Close()
+	if err := mach.Run(); err != nil {
+		t.Fatal(err)
+	}
+	compareSnapshots(t, takeSnapshot(t, m, mach), want, 1e-10)
+}
+
+func scaleValue(v G.Value, f float64) error {
+	switch x := v.(type) {
+	case *G.F64:
+		*x *= G.F64(f)
+		return nil
+	case *tensor.Dense:
+		d, ok := x.Data().([]float64)
+		if !ok {
+			return fmt.Errorf("data %T", x.Data())
+		}
+		for i := range d {
+			d[i] *= f
+		}
+		return nil
+	}
+	return fmt.Errorf("value %T", v)
+}

@@ -1,0 +1,217 @@
+/*
+ * attn.cu: the fused kernel-weight op of layers (kernelOp: W = κ(q, k) for
+ * the linear, rbf, exp, laplacian and softmax kernels, with an optional 0/1
+ * keep mask) and its gradients with respect to q, k and g. q is (B, tq, d),
+ * k (B, tk, d), W and the mask (B, tq, tk); g is read from device memory
+ * (*gp). Kinds: 0 linear, 1 rbf, 2 exp, 3 laplacian, 4 softmax. All
+ * arithmetic is in double, as the CPU op.
+ */
+#include "common.h"
+
+#define GDATTN_ATTN_HELPERS(T, S)                                             \
+    GDATTN_DEVICE double GDATTN_NAME(attn_dot, S)(const T *a, const T *b,     \
+                                                  int d) {                    \
+        double s = 0;                                                         \
+        int c;                                                                \
+        for (c = 0; c < d; c++) s += (double)a[c] * (double)b[c];             \
+        return s;                                                             \
+    }                                                                         \
+    GDATTN_DEVICE double GDATTN_NAME(attn_sqdist, S)(const T *a, const T *b,  \
+                                                     int d) {                 \
+        double s = 0;                                                         \
+        int c;                                                                \
+        for (c = 0; c < d; c++) {                                             \
+            double t = (double)a[c] - (double)b[c];                           \
+            s += t * t;                                                       \
+        }                                                                     \
+        return s;                                                             \
+    }                                                                         \
+    /* attn_score: κ(q, k) before the softmax normalisation. */              \
+    GDATTN_DEVICE double GDATTN_NAME(attn_score, S)(int kind, double g,       \
+                                                    const T *q, const T *k,   \
+                                                    int d) {                  \
+        switch (kind) {                                                       \
+        case 0: return GDATTN_NAME(attn_dot, S)(q, k, d);                     \
+        case 1: return exp(-g * GDATTN_NAME(attn_sqdist, S)(q, k, d));        \
+        case 2: return exp(g * GDATTN_NAME(attn_dot, S)(q, k, d));            \
+        case 3: return exp(-g * sqrt(GDATTN_NAME(attn_sqdist, S)(q, k, d)));  \
+        }                                                                     \
+        return g * GDATTN_NAME(attn_dot, S)(q, k, d);                         \
+    }
+GDATTN_FLOATS(GDATTN_ATTN_HELPERS)
+
+/*
+ * attn_fwd_<T>: one item per (b, j, i), n = B·tq·tk; not for softmax.
+ */
+#define GDATTN_ATTN_FWD(T, S)                                                 \
+    GDATTN_KERNEL GDATTN_NAME(attn_fwd, S)(long long n, int kind,             \
+                                           const T *gp, int tq, int tk,       \
+                                           int d, const T *q, const T *k,     \
+                                           int masked, const T *keep, T *w) { \
+        GDATTN_GRID_STRIDE(idx, n) {                                          \
+            long long i = idx % tk, bj = idx / tk, b = bj / tq;               \
+            if (masked && keep[idx] == 0) {                                   \
+                w[idx] = 0;                                                   \
+                continue;                                                     \
+            }                                                                 \
+            w[idx] = (T)GDATTN_NAME(attn_score, S)(kind, (double)*gp,         \
+                                                   q + bj * d,                \
+                                                   k + (b * tk + i) * d, d);  \
+        }                                                                     \
+    }
+GDATTN_FLOATS(GDATTN_ATTN_FWD)
+
+/*
+ * attn_fwd_softmax_<T>: one item per row (b, j), n = B·tq: W_ji =
+ * softmax_i(g q_j·k_i) over the kept i (a fully masked row stays zero).
+ */
+#define GDATTN_ATTN_FWD_SOFTMAX(T, S)                                         \
+    GDATTN_KERNEL GDATTN_NAME(attn_fwd_softmax, S)(                           \
+        long long n, const T *gp, int tq, int tk, int d, const T *q,          \
+        const T *k, int masked, const T *keep, T *w) {                        \
+        GDATTN_GRID_STRIDE(bj, n) {                                           \
+            long long b = bj / tq;                                            \
+            T *row = w + bj * tk;                                             \
+            const T *kr = masked ? keep + bj * tk : 0;                        \
+            double g = (double)*gp, mx = 0;                                   \
+            int i, any = 0;                                                      \
+            for (i = 0; i < tk; i++) {                                        \
+                if (kr && kr[i] == 0) { row[i] = 0; continue; }               \
+                double v = g * GDATTN_NAME(attn_dot, S)(q + bj * d,           \
+                                                        k + (b * tk + i) * d, \
+                                                        d);                   \
+                if (!any || v > mx) mx = v;                                   \
+                any = 1;                                                      \
+                row[i] = (T)v;                                                \
+            }                                                                 \
+            if (!any) continue;                                               \
+            double sum = 0;                                                   \
+            for (i = 0; i < tk; i++) {                                        \
+                if (kr && kr[i] == 0) continue;                               \
+                double e = exp((double)row[i] - mx);                          \
+                row[i] = (T)e;                                                \
+                sum += e;                                                     \
+            }                                                                 \
+            for (i = 0; i < tk; i++) row[i] = (T)((double)row[i] / sum);      \
+        }                                                                     \
+    }
+GDATTN_FLOATS(GDATTN_ATTN_FWD_SOFTMAX)
+
+/*
+ * attn_coef: the coefficients of one pair (j, i) in the backward pass: cq of
+ * k_i in dq_j (and of q_j in dk_i) for the dot-product kernels, cd of
+ * (q_j − k_i) in dq_j (−cd in dk_i) for the distance kernels, and the pair's
+ * term of dL/dg. rs is Σ_i W dW over row j (softmax only).
+ */
+#define GDATTN_ATTN_COEF(T, S)                                                \
+    GDATTN_DEVICE void GDATTN_NAME(attn_coef, S)(                             \
+        int kind, double g, const T *qj, const T *ki, int d, double wi,       \
+        double dwi, double rs, double *cq, double *cd, double *dg) {          \
+        double e, r;                                                          \
+        *cq = 0; *cd = 0; *dg = 0;                                            \
+        switch (kind) {                                                       \
+        case 0: *cq = dwi; break;                                             \
+        case 2:                                                               \
+            e = dwi * wi; *cq = g * e;                                        \
+            *dg = e * GDATTN_NAME(attn_dot, S)(qj, ki, d); break;             \
+        case 4:                                                               \
+            e = wi * (dwi - rs); *cq = g * e;                                 \
+            *dg = e * GDATTN_NAME(attn_dot, S)(qj, ki, d); break;             \
+        case 1:                                                               \
+            e = dwi * wi; *cd = -2 * g * e;                                   \
+            *dg = -e * GDATTN_NAME(attn_sqdist, S)(qj, ki, d); break;         \
+        case 3:                                                               \
+            e = dwi * wi; r = sqrt(GDATTN_NAME(attn_sqdist, S)(qj, ki, d));   \
+            *dg = -e * r;                                                     \
+            if (r > 0) *cd = -g * e / r;                                      \
+            break;                                                            \
+        }                                                                     \
+    }
+GDATTN_FLOATS(GDATTN_ATTN_COEF)
+
+/* attn_rowsum_<T>: rs[bj] = Σ_i W[bj,i]·dW[bj,i], n = B·tq. */
+#define GDATTN_ATTN_ROWSUM(T, S)                                              \
+    GDATTN_KERNEL GDATTN_NAME(attn_rowsum, S)(long long n, int tk,            \
+                                              const T *w, const T *dw,        \
+                                              double *rs) {                   \
+        GDATTN_GRID_STRIDE(bj, n) {                                           \
+            double s = 0;                                                     \
+            int i;                                                            \
+            for (i = 0; i < tk; i++)                                          \
+                s += (double)w[bj * tk + i] * (double)dw[bj * tk + i];        \
+            rs[bj] = s;                                                       \
+        }                                                                     \
+    }
+GDATTN_FLOATS(GDATTN_ATTN_ROWSUM)
+
+/*
+ * attn_bwd_q_<T>: dq (B, tq, d), one item per row (b, j), n = B·tq. With
+ * wantg, also adds Σ_i dg_ji into *acc (the gradient of g).
+ */
+#define GDATTN_ATTN_BWD_Q(T, S)                                               \
+    GDATTN_KERNEL GDATTN_NAME(attn_bwd_q, S)(                                 \
+        long long n, int kind, const T *gp, int tq, int tk, int d,            \
+        const T *q, const T *k, int masked, const T *keep, const T *w,        \
+        const T *dw, const double *rs, int wantq, T *dq, int wantg,           \
+        double *acc) {                                                        \
+        GDATTN_GRID_STRIDE(bj, n) {                                           \
+            long long b = bj / tq;                                            \
+            const T *qj = q + bj * d;                                         \
+            double g = (double)*gp, r = kind == 4 ? rs[bj] : 0, dg = 0;       \
+            int i, c;                                                         \
+            if (wantq)                                                        \
+                for (c = 0; c < d; c++) dq[bj * d + c] = 0;                   \
+            for (i = 0; i < tk; i++) {                                        \
+                long long o = bj * tk + i;                                    \
+                if (masked && keep[o] == 0) continue;                         \
+                const T *ki = k + (b * tk + i) * d;                           \
+                double cq, cd, t;                                             \
+                GDATTN_NAME(attn_coef, S)(kind, g, qj, ki, d, (double)w[o],   \
+                                          (double)dw[o], r, &cq, &cd, &t);    \
+                dg += t;                                                      \
+                if (!wantq) continue;                                         \
+                if (cq != 0)                                                  \
+                    for (c = 0; c < d; c++)                                   \
+                        dq[bj * d + c] += (T)(cq * (double)ki[c]);            \
+                if (cd != 0)                                                  \
+                    for (c = 0; c < d; c++)                                   \
+                        dq[bj * d + c] +=                                     \
+                            (T)(cd * ((double)qj[c] - (double)ki[c]));        \
+            }                                                                 \
+            if (wantg) gdattn_atomic_add_f64(acc, dg);                        \
+        }                                                                     \
+    }
+GDATTN_FLOATS(GDATTN_ATTN_BWD_Q)
+
+/* attn_bwd_k_<T>: dk (B, tk, d), one item per key (b, i), n = B·tk. */
+#define GDATTN_ATTN_BWD_K(T, S)                                               \
+    GDATTN_KERNEL GDATTN_NAME(attn_bwd_k, S)(                                 \
+        long long n, int kind, const T *gp, int tq, int tk, int d,            \
+        const T *q, const T *k, int masked, const T *keep, const T *w,        \
+        const T *dw, const double *rs, T *dk) {                               \
+        GDATTN_GRID_STRIDE(bi, n) {                                           \
+            long long b = bi / tk, i = bi % tk;                               \
+            const T *ki = k + bi * d;                                         \
+            double g = (double)*gp;                                           \
+            int j, c;                                                         \
+            for (c = 0; c < d; c++) dk[bi * d + c] = 0;                       \
+            for (j = 0; j < tq; j++) {                                        \
+                long long bj = b * tq + j, o = bj * tk + i;                   \
+                if (masked && keep[o] == 0) continue;                         \
+                const T *qj = q + bj * d;                                     \
+                double cq, cd, t;                                             \
+                GDATTN_NAME(attn_coef, S)(kind, g, qj, ki, d, (double)w[o],   \
+                                          (double)dw[o],                      \
+                                          kind == 4 ? rs[bj] : 0, &cq, &cd,   \
+                                          &t);                                \
+                if (cq != 0)                                                  \
+                    for (c = 0; c < d; c++)                                   \
+                        dk[bi * d + c] += (T)(cq * (double)qj[c]);            \
+                if (cd != 0)                                                  \
+                    for (c = 0; c < d; c++)                                   \
+                        dk[bi * d + c] -=                                     \
+                            (T)(cd * ((double)qj[c] - (double)ki[c]));        \
+            }                                                                 \
+        }                                                                     \
+    }
+GDATTN_FLOATS(GDATTN_ATTN_BWD_K)

@@ -1,0 +1,129 @@
+package cuda
+
+import (
+	"fmt"
+	"math/rand/v2"
+
+	"github.com/gdattn/gdattn/gd"
+	"github.com/gdattn/gdattn/graph"
+	"github.com/gdattn/gdattn/losses"
+	"github.com/gdattn/gdattn/tf"
+	G "gorgonia.org/gorgonia"
+	"gorgonia.org/tensor"
+)
+
+// testModel is one of the models the executor tests cover, built small in
+// its own scope with one minibatch fed.
+type testModel struct {
+	name    string
+	s       *graph.Scope
+	loss    *G.Node
+	outputs G.Nodes
+}
+
+// modelNames lists the models buildModel knows.
+var modelNames = []string{
+	"gd-structured-softmax", "gd-structured-rbf", "gd-structured-linear", "gd-structured-exp", "gd-structured-laplacian",
+	"gd-literal-softmax", "gd-literal-rbf", "gd-heads3-bias", "gd-lambda-erase",
+	"tf", "tf-cross", "gdlm", "gdlm-ff", "gpt",
+}
+
+// buildModel builds model name in a fresh scope of dtype dt with its
+// minibatch fed (all choices seeded).
+func buildModel(name string, dt tensor.Dtype, seed uint64) (*testModel, error) {
+	s, err := graph.NewScope(dt, seed)
+	if err != nil {
+		return nil, err
+	}
+	rng := rand.New(rand.NewPCG(seed, 11))
+	const B, N, d, dp, C = 3, 6, 4, 3, 5
+	T := N + 1
+	x := make([]float64, B*T*d)
+	for i := range x {
+		x[i] = 2*rng.Float64() - 1
+	}
+	y := make([]int, B*T)
+	for i := range y {
+		y[i] = rng.IntN(C)
+	}
+	tm := &testModel{name: name, s: s}
+	icl := func(logits, target *G.Node, feed func([]float64, []int) error) error {
+		if err := feed(x, y); err != nil {
+			return err
+		}
+		loss, err := losses.CrossEntropy(logits, target)
+		if err != nil {
+			return err
+		}
+		tm.loss, tm.outputs = loss, G.Nodes{logits}
+		return nil
+	}
+	gdModel := func(cfg gd.Config) error {
+		cfg.D, cfg.DPrime, cfg.C, cfg.N = d, dp, C, N
+		m, err := gd.NewModel(s, cfg, B)
+		if err != nil {
+			return err
+		}
+		return icl(m.Logits, m.Target, m.Feed)
+	}
+	lm := func(vocab, ctx int, build func() (logits, loss *G.Node, feed func(ids, targets []int) error, err error)) error {
+		logits, loss, feed, err := build()
+		if err != nil {
+			return err
+		}
+		ids, targets := make([]int, B*ctx), make([]int, B*ctx)
+		for i := range ids {
+			ids[i] = rng.IntN(vocab)
+			targets[i] = rng.IntN(vocab)
+		}
+		targets[1] = -1
+		if err := feed(ids, targets); err != nil {
+			return err
+		}
+		tm.loss, tm.outputs = loss, G.Nodes{logits}
+		return nil
+	}
+	var kern string
+	switch name {
+	case "gd-structured-softmax", "gd-structured-rbf", "gd-structured-linear", "gd-structured-exp", "gd-structured-laplacian":
+		kern = name[len("gd-structured-"):]
+		err = gdModel(gd.Config{Blocks: 2, Kernel: kern, Gamma: 0.8})
+	case "gd-literal-softmax", "gd-literal-rbf":
+		kern = name[len("gd-literal-"):]
+		err = gdModel(gd.Config{Blocks: 2, Kernel: kern, Gamma: 0.8, Literal: true})
+	case "gd-heads3-bias":
+		err = gdModel(gd.Config{Blocks: 2, Kernel: "rbf", Heads: 3, Bias: true})
+	case "gd-lambda-erase":
+		err = gdModel(gd.Config{Blocks: 2, Kernel: "softmax", Erase: gd.EraseLambda, Lambda: 3})
+	case "tf", "tf-cross":
+		m, e := tf.NewModel(s, tf.Config{D: d, DPrime: dp, C: C, N: N, Layers: 2, Cross: name == "tf-cross", Kernel: "softmax"}, B)
+		if e != nil {
+			return nil, e
+		}
+		err = icl(m.Logits, m.Target, m.Feed)
+	case "gdlm", "gdlm-ff":
+		const V, ctx = 11, 5
+		err = lm(V, ctx, func() (*G.Node, *G.Node, func([]int, []int) error, error) {
+			m, err := gd.NewLM(s, gd.LMConfig{Vocab: V, DPrime: 4, Context: ctx, Heads: 2, Steps: 2, FF: name == "gdlm-ff"}, gd.LMOptions{Batch: B})
+			if err != nil {
+				return nil, nil, nil, err
+			}
+			return m.Logits, m.Loss, m.Feed, nil
+		})
+	case "gpt":
+		const V, ctx = 11, 5
+		err = lm(V, ctx, func() (*G.Node, *G.Node, func([]int, []int) error, error) {
+			m, err := tf.NewGPT(s, tf.GPTConfig{Vocab: V, Context: ctx, DModel: 4, Heads: 2, Layers: 2}, tf.GPTOptions{Batch: B})
+			if err != nil {
+				return nil, nil, nil, err
+			}
+			return m.Logits, m.Loss, m.Feed, nil
+		})
+	default:
+		return nil, fmt.Errorf("unknown test model %q", name)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", name, err)
+	}
+	return tm, nil
+}

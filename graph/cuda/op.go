@@ -1,0 +1,185 @@
+package cuda
+
+import (
+	"fmt"
+	"reflect"
+	"strings"
+
+	G "gorgonia.org/gorgonia"
+	"gorgonia.org/tensor"
+)
+
+// devOp is the device implementation of one node's op.
+type devOp interface {
+	run(x *Exec, v *value) error
+}
+
+// devFunc adapts a function to devOp.
+type devFunc func(x *Exec, v *value) error
+
+func (f devFunc) run(x *Exec, v *value) error { return f(x, v) }
+
+// lower picks v's device implementation: it sets v.dev, or v.alias for a
+// free reshape, or leaves both unset for the CPU fallback. Ops are
+// recognised by their Go type name (most are unexported, in Gorgonia, graph
+// and layers) and their parameters read with reflect; anything unexpected
+// leaves the op on the fallback path, so a new op costs speed, never
+// correctness.
+func lower(x *Exec, v *value) error {
+	if v.dt != tensor.Float32 && v.dt != tensor.Float64 {
+		return nil
+	}
+	op := v.n.Op()
+	typ := strings.TrimPrefix(fmt.Sprintf("%T", op), "*")
+	switch typ {
+	case "gorgonia.reshapeOp", "graph.reshapeOp":
+		if len(v.ins) == 1 && v.ins[0].bytes == v.bytes && v.ins[0].dt == v.dt {
+			v.alias = true
+		}
+		return nil
+	case "gorgonia.sizeOp":
+		return lowerSize(v)
+	}
+	for _, in := range v.ins {
+		if in.dt != v.dt && typ != "layers.gatherOp" && typ != "layers.scatterOp" && typ != "layers.sparseXentOp" {
+			return nil // mixed dtypes: leave it to the op itself
+		}
+	}
+	var dev devOp
+	switch typ {
+	case "gorgonia.linAlgBinOp":
+		dev = lowerLinAlg(v, op)
+	case "graph.bmmOp":
+		dev = lowerBMM(v, op)
+	case "gorgonia.elemUnaryOp":
+		dev = lowerUnary(v, op)
+	case "gorgonia.elemBinOp":
+		dev = lowerBinary(v, op)
+	case "gorgonia.repeatOp":
+		dev = lowerRepeat(v, op)
+	case "gorgonia.sumOp":
+		var err error
+		if dev, err = lowerSum(x, v, op); err != nil {
+			return err
+		}
+	case "gorgonia.transposeOp":
+		dev = lowerTranspose(v, op)
+	case "gorgonia.concatOp":
+		dev = lowerConcat(v, op)
+	case "graph.sliceOp":
+		dev = lowerSlice(v, op)
+	case "gorgonia.sliceOp":
+		dev = lowerGorgoniaSlice(v, op)
+	case "graph.softmaxOp", "graph.softmaxGradOp":
+		dev = lowerSoftmax(v, op, typ == "graph.softmaxGradOp")
+	case "layers.kernelOp", "layers.kernelGradOp":
+		var err error
+		if dev, err = lowerKernel(x, v, op, typ == "layers.kernelGradOp"); err != nil {
+			return err
+		}
+	}
+	if dev != nil {
+		v.dev = dev
+	}
+	return nil
+}
+
+// suffix is the kernel name suffix of a dtype.
+func suffix(dt tensor.Dtype) string {
+	if dt == tensor.Float32 {
+		return "_f32"
+	}
+	return "_f64"
+}
+
+// field reads a field of an op (unexported included) by name; ok is false
+// when the op has no such field. Embedded structs are searched too.
+func field(op any, name string) (reflect.Value, bool) {
+	rv := reflect.ValueOf(op)
+	for rv.Kind() == reflect.Pointer || rv.Kind() == reflect.Interface {
+		if rv.IsNil() {
+			return reflect.Value{}, false
+		}
+		rv = rv.Elem()
+	}
+	if rv.Kind() != reflect.Struct {
+		return reflect.Value{}, false
+	}
+	f := rv.FieldByName(name)
+	return f, f.IsValid()
+}
+
+func fieldBool(op any, name string) (bool, bool) {
+	f, ok := field(op, name)
+	if !ok || f.Kind() != reflect.Bool {
+		return false, false
+	}
+	return f.Bool(), true
+}
+
+func fieldInt(op any, name string) (int, bool) {
+	f, ok := field(op, name)
+	if !ok {
+		return 0, false
+	}
+	switch f.Kind() {
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
+		return int(f.Int()), true
+	}
+	return 0, false
+}
+
+func fieldFloat(op any, name string) (float64, bool) {
+	f, ok := field(op, name)
+	if !ok || (f.Kind() != reflect.Float64 && f.Kind() != reflect.Float32) {
+		return 0, false
+	}
+	return f.Float(), true
+}
+
+func fieldInts(op any, name string) ([]int, bool) {
+	f, ok := field(op, name)
+	if !ok || f.Kind() != reflect.Slice || f.Type().Elem().Kind() != reflect.Int {
+		return nil, false
+	}
+	out := make([]int, f.Len())
+	for i := range out {
+		out[i] = int(f.Index(i).Int())
+	}
+	return out, true
+}
+
+// lowerSize turns Gorgonia's sizeOp (the length of an axis, a constant of
+// the graph's static shapes) into a constant uploaded once.
+func lowerSize(v *value) error {
+	if len(v.ins) != 1 || !v.shape.IsScalar() {
+		return nil
+	}
+	size, _ := fieldInt(v.n.Op(), "val")
+	if size == 0 {
+		axis, ok := fieldInt(v.n.Op(), "axis")
+		s := v.ins[0].shape
+		if !ok || axis < 0 || axis >= len(s) {
+			return nil
+		}
+		size = s[axis]
+	}
+	switch v.dt {
+	case tensor.Float64:
+		v.cval = G.NewF64(float64(size))
+	case tensor.Float32:
+		v.cval = G.NewF32(float32(size))
+	default:
+		return nil
+	}
+	v.kind = kindConst
+	return nil
+}
+
+// launch runs kernel name+suffix(v.dt) over n items.
+func (x *Exec) launch(v *value, name string, n int64, args ...any) error {
+	if n <= 0 {
+		return nil
+	}
+	return x.b.Launch(name+suffix(v.dt), n, args...)
+}

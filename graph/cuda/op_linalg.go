@@ -1,0 +1,100 @@
+package cuda
+
+import (
+	"strings"
+
+	G "gorgonia.org/gorgonia"
+)
+
+// gemmOp is a (batched) matrix product on Backend.Gemm: for b < batch,
+// C_b = op(A_b)·op(B_b) with A, B and C row-major and contiguous.
+type gemmOp struct {
+	transA, transB bool
+	m, n, k        int
+	lda, ldb       int
+	sA, sB, sC     int64
+	batch          int
+}
+
+func (g *gemmOp) run(x *Exec, v *value) error {
+	return x.b.Gemm(v.dt, g.transA, g.transB, g.m, g.n, g.k, 1,
+		v.ins[0].ptr, g.lda, g.sA, v.ins[1].ptr, g.ldb, g.sB,
+		0, v.ptr, g.n, g.sC, g.batch)
+}
+
+// lowerLinAlg maps Gorgonia's linAlgBinOp: "A × B" (matrix product),
+// "A ××× B" (batched, 3-d), "A × b" (matrix-vector), with the transposes
+// the op records. Vector dot and outer products stay on the fallback.
+func lowerLinAlg(v *value, op G.Op) devOp {
+	transA, ok1 := fieldBool(op, "transA")
+	transB, ok2 := fieldBool(op, "transB")
+	if !ok1 || !ok2 || len(v.ins) != 2 {
+		return nil
+	}
+	as, bs := v.ins[0].shape, v.ins[1].shape
+	s := op.String()
+	switch {
+	case strings.Contains(s, "×××"):
+		if len(as) != 3 || len(bs) != 3 || as[0] != bs[0] {
+			return nil
+		}
+		return gemm3(v, transA, transB)
+	case len(as) == 2 && len(bs) == 2:
+		m, k := as[0], as[1]
+		if transA {
+			m, k = k, m
+		}
+		n, kb := bs[1], bs[0]
+		if transB {
+			n, kb = kb, n
+		}
+		if kb != k || v.size != m*n {
+			return nil
+		}
+		return &gemmOp{transA: transA, transB: transB, m: m, n: n, k: k, lda: as[1], ldb: bs[1], batch: 1}
+	case len(as) == 2 && len(bs) == 1:
+		// y = op(A)·x: a product with a k×1 matrix.
+		m, k := as[0], as[1]
+		if transA {
+			m, k = k, m
+		}
+		if bs[0] != k || v.size != m {
+			return nil
+		}
+		return &gemmOp{transA: transA, m: m, n: 1, k: k, lda: as[1], ldb: 1, batch: 1}
+	}
+	return nil
+}
+
+// gemm3 is the product of two (B, ·, ·) tensors with optional transposes of
+// their last two axes.
+func gemm3(v *value, transA, transB bool) devOp {
+	as, bs := v.ins[0].shape, v.ins[1].shape
+	m, k := as[1], as[2]
+	if transA {
+		m, k = k, m
+	}
+	n, kb := bs[2], bs[1]
+	if transB {
+		n, kb = kb, n
+	}
+	if kb != k || v.size != as[0]*m*n {
+		return nil
+	}
+	return &gemmOp{transA: transA, transB: transB, m: m, n: n, k: k, lda: as[2], ldb: bs[2],
+		sA: int64(as[1] * as[2]), sB: int64(bs[1] * bs[2]), sC: int64(m * n), batch: as[0]}
+}
+
+// lowerBMM maps graph.BatchedMatMul.
+func lowerBMM(v *value, op G.Op) devOp {
+	transA, ok1 := fieldBool(op, "transA")
+	transB, ok2 := fieldBool(op, "transB")
+	if !ok1 || !ok2 || len(v.ins) != 2 {
+		return nil
+	}
+	as, bs := v.ins[0].shape, v.ins[1].shape
+	if len(as) != 3 || len(bs) != 3 || as[0] != bs[0] {
+		return nil
+	}
+	return gemm3(v, transA, transB)
+}
