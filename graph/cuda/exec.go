@@ -83,13 +83,13 @@ type value struct {
 	ptr   Ptr
 	kind  valueKind
 	ins   []*value
-	dev   devOp    // device implementation (kindOp), nil for the fallback
-	alias bool     // ptr is ins[0].ptr (a reshape): nothing to compute
-	host  G.Value  // host value bound to the node for reading, if any
-	fb    G.Value  // private host copy used by the fallback
-	cval  G.Value  // a constant's value
-	what  string   // op description for reports
-	extra []Ptr    // scratch buffers of the device op
+	dev   devOp   // device implementation (kindOp), nil for the fallback
+	alias bool    // ptr is ins[0].ptr (a reshape): nothing to compute
+	host  G.Value // host value bound to the node for reading, if any
+	fb    G.Value // private host copy used by the fallback
+	cval  G.Value // a constant's value
+	what  string  // op description for reports
+	extra []Ptr   // scratch buffers of the device op
 }
 
 type valueKind int

@@ -5,7 +5,6 @@ import (
 	"gorgonia.org/tensor"
 )
 
-
 // lowerKernel maps layers' fused kernel op (W = κ(q, k)) and its gradient
 // op (wrt 0: q, 1: k, 2: g). Inputs: q, k, then g if learned, then the keep
 // mask if masked; the gradient op adds W and dW.
