@@ -176,10 +176,11 @@ func lowerSize(v *value) error {
 	return nil
 }
 
-// launch runs kernel name+suffix(v.dt) over n items.
+// launch runs kernel name+suffix(v.dt) over n items; n is also the
+// kernel's first parameter.
 func (x *Exec) launch(v *value, name string, n int64, args ...any) error {
 	if n <= 0 {
 		return nil
 	}
-	return x.b.Launch(name+suffix(v.dt), n, args...)
+	return x.b.Launch(name+suffix(v.dt), n, append([]any{n}, args...)...)
 }

@@ -275,12 +275,12 @@ func lowerSlice(v *value, op G.Op) devOp {
 	lo, ok2 := fieldInt(op, "lo")
 	hi, ok3 := fieldInt(op, "hi")
 	backward, ok4 := fieldBool(op, "backward")
-	sf, ok5 := field(op, "shape")
+	fs, ok5 := fieldInts(op, "shape")
 	if !ok1 || !ok2 || !ok3 || !ok4 || !ok5 || len(v.ins) != 1 {
 		return nil
 	}
-	full, ok := sf.Interface().(tensor.Shape)
-	if !ok || axis < 0 || axis >= len(full) || lo < 0 || hi > full[axis] || lo >= hi {
+	full := tensor.Shape(fs)
+	if axis < 0 || axis >= len(full) || lo < 0 || hi > full[axis] || lo >= hi {
 		return nil
 	}
 	outer, inner := outerInner(full, axis)
