@@ -71,12 +71,12 @@ func NewEncoder(s *graph.Scope, cfg Config, batch int) (e *Encoder, err error) {
 	}
 	// Initial tokens.
 	x2 := G.Must(graph.Reshape(e.X, tensor.Shape{B * T, d})) // (B*T, d)
-	wy := G.Must(G.Mul(e.Labels, G.Must(G.Transpose(e.We)))) // (B*T, d'): w_{e,y_i}, 0 at the query
+	wy := G.Must(graph.MatMul(e.Labels, e.We, false, true))  // (B*T, d'): w_{e,y_i}, 0 at the query
 	meanCol, err := s.Const("mean_weights", tensor.Shape{C, 1}, fill(C, 1/float64(C)))
 	if err != nil {
 		return nil, err
 	}
-	wbar := G.Must(G.Mul(e.We, meanCol)) // (d', 1): w̄_e = E(w_e | f = 0)
+	wbar := G.Must(graph.MatMul(e.We, meanCol, false, false)) // (d', 1): w̄_e = E(w_e | f = 0)
 	rows := fill(B*T, 1)
 	if cfg.Form == OneStep {
 		for b := 0; b < B; b++ {
@@ -87,16 +87,16 @@ func NewEncoder(s *graph.Scope, cfg Config, batch int) (e *Encoder, err error) {
 	if err != nil {
 		return nil, err
 	}
-	wbarRows := G.Must(G.Mul(rowCol, G.Must(G.Transpose(wbar)))) // (B*T, d')
+	wbarRows := G.Must(graph.MatMul(rowCol, wbar, false, true)) // (B*T, d')
 	f0, err := s.Const("f0", tensor.Shape{B * T, dp}, make([]float64, B*T*dp))
 	if err != nil {
 		return nil, err
 	}
 	var z0 *G.Node
 	if cfg.Form == OneStep {
-		z0 = G.Must(G.Concat(1, x2, G.Must(G.Sub(wy, wbarRows)), f0)) // (B*T, d+2d')
+		z0 = G.Must(graph.ConcatLast(x2, G.Must(G.Sub(wy, wbarRows)), f0)) // (B*T, d+2d')
 	} else {
-		z0 = G.Must(G.Concat(1, x2, wy, wbarRows, f0)) // (B*T, d+3d')
+		z0 = G.Must(graph.ConcatLast(x2, wy, wbarRows, f0)) // (B*T, d+3d')
 	}
 	e.Tokens = G.Must(graph.Reshape(z0, tensor.Shape{B, T, cfg.TokenDim()})) // (B, T, D)
 	return e, nil

@@ -116,12 +116,12 @@ func (l *CrossAttention) Forward(z *G.Node) (out *G.Node, err error) {
 		return nil, err
 	}
 	z2 := G.Must(graph.Reshape(z, tensor.Shape{b * t, l.cfg.DIn})) // (B*T, DIn)
-	f := G.Must(G.Mul(z2, l.wq))                                   // (B*T, d')
+	f := G.Must(graph.MatMul(z2, l.wq, false, false))              // (B*T, d')
 	e, err := Expectation(f, l.cfg.We, l.wk, l.wv)
 	if err != nil {
 		return nil, err
 	}
-	o := G.Must(G.Mul(e, l.wo))                                          // (B*T, DOut)
+	o := G.Must(graph.MatMul(e, l.wo, false, false))                     // (B*T, DOut)
 	return G.Must(graph.Reshape(o, tensor.Shape{b, t, l.cfg.DOut})), nil // (B, T, DOut)
 }
 
@@ -132,15 +132,17 @@ func Expectation(f, we, wk, wv *G.Node) (out *G.Node, err error) {
 	if f == nil || we == nil || len(f.Shape()) != 2 || len(we.Shape()) != 2 || f.Shape()[1] != we.Shape()[0] {
 		return nil, fmt.Errorf("layers: expectation: f and W_e must be (M, d') and (d', C)")
 	}
+	if f.Dtype() != we.Dtype() {
+		return nil, fmt.Errorf("layers: expectation: f has dtype %v, W_e %v", f.Dtype(), we.Dtype())
+	}
 	keys := we // (d', C)
 	if wk != nil {
-		keys = G.Must(G.Mul(G.Must(G.Transpose(wk)), we)) // (d', C)
+		keys = G.Must(graph.MatMul(wk, we, true, false)) // (d', C): W_Kᵀ W_e
 	}
-	logits := G.Must(G.Mul(f, keys))   // (M, C)
-	p := G.Must(graph.SoftMax(logits)) // (M, C)
-	vals := we                         // (d', C)
+	vals := we // (d', C)
 	if wv != nil {
-		vals = G.Must(G.Mul(G.Must(G.Transpose(wv)), we))
+		vals = G.Must(graph.MatMul(wv, we, true, false)) // (d', C): W_Vᵀ W_e
 	}
-	return G.Must(G.Mul(p, G.Must(G.Transpose(vals)))), nil // (M, d')
+	// softmax(f keys) valsᵀ (M, d') in one op (expectOp).
+	return G.ApplyOp(&expectOp{id: expectOpIDs.Add(1)}, f, keys, vals)
 }

@@ -317,7 +317,7 @@ func (m *Model) build() (err error) {
 		return err
 	}
 	q := G.Must(graph.Reshape(G.Must(graph.Slice(z, 1, T-1, T)), tensor.Shape{B, D})) // (B, D): query tokens
-	m.FQuery = G.Must(G.Mul(q, m.R))                                                  // (B, d')
+	m.FQuery = G.Must(graph.MatMul(q, m.R, false, false))                             // (B, d')
 	head, err := layers.NewSoftmaxHead(m.We)
 	if err != nil {
 		return err

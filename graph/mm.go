@@ -1,0 +1,150 @@
+package graph
+
+import (
+	"fmt"
+	"hash"
+
+	"github.com/chewxy/hm"
+	"gonum.org/v1/gonum/blas"
+	"gonum.org/v1/gonum/blas/gonum"
+	G "gorgonia.org/gorgonia"
+	"gorgonia.org/tensor"
+)
+
+// MatMul returns op(a)·op(b) for matrices, where op transposes when
+// transA/transB: a is (M, K) (or (K, M) transposed), b is (K, N) (or
+// (N, K)), the result (M, N).
+//
+// gdattn uses it instead of G.Mul with G.Transpose: Gorgonia's matrix
+// product materialises every transpose (its own and those of its backward
+// pass) through a strided iterator copy, while this op hands the transpose
+// flags to BLAS Gemm, forward and backward.
+func MatMul(a, b *G.Node, transA, transB bool) (*G.Node, error) {
+	if a == nil || b == nil {
+		return nil, fmt.Errorf("graph: MatMul of a nil node")
+	}
+	as, bs := a.Shape(), b.Shape()
+	if len(as) != 2 || len(bs) != 2 {
+		return nil, fmt.Errorf("graph: MatMul: shapes %v and %v, want matrices", as, bs)
+	}
+	ka, kb := as[1], bs[0]
+	if transA {
+		ka = as[0]
+	}
+	if transB {
+		kb = bs[1]
+	}
+	if ka != kb {
+		return nil, fmt.Errorf("graph: MatMul: inner dimensions differ: %v (transposed %v) and %v (transposed %v)", as, transA, bs, transB)
+	}
+	if a.Dtype() != b.Dtype() {
+		return nil, fmt.Errorf("graph: MatMul: dtypes %v and %v differ", a.Dtype(), b.Dtype())
+	}
+	if err := CheckDtype(a.Dtype()); err != nil {
+		return nil, fmt.Errorf("graph: MatMul: %w", err)
+	}
+	return G.ApplyOp(&mmOp{transA: transA, transB: transB}, a, b)
+}
+
+type mmOp struct{ transA, transB bool }
+
+func (op *mmOp) Arity() int { return 2 }
+func (op *mmOp) Type() hm.Type {
+	t := &G.TensorType{Dims: 2, Of: hm.TypeVariable('a')}
+	return hm.NewFnType(t, t, t)
+}
+func (op *mmOp) dims(as, bs tensor.Shape) (m, k, n int) {
+	m, k = as[0], as[1]
+	if op.transA {
+		m, k = k, m
+	}
+	n = bs[1]
+	if op.transB {
+		n = bs[0]
+	}
+	return m, k, n
+}
+func (op *mmOp) InferShape(in ...G.DimSizer) (tensor.Shape, error) {
+	as, ok1 := in[0].(tensor.Shape)
+	bs, ok2 := in[1].(tensor.Shape)
+	if !ok1 || !ok2 || len(as) != 2 || len(bs) != 2 {
+		return nil, fmt.Errorf("graph: matmul: cannot infer shape from %v, %v", in[0], in[1])
+	}
+	m, _, n := op.dims(as, bs)
+	return tensor.Shape{m, n}, nil
+}
+func (op *mmOp) ReturnsPtr() bool      { return false }
+func (op *mmOp) CallsExtern() bool     { return false }
+func (op *mmOp) OverwritesInput() int  { return -1 }
+func (op *mmOp) WriteHash(h hash.Hash) { fmt.Fprintf(h, "gdattn.mm %v %v", op.transA, op.transB) }
+func (op *mmOp) Hashcode() uint32      { return hashOf(op) }
+func (op *mmOp) String() string        { return fmt.Sprintf("MatMul{%v,%v}", op.transA, op.transB) }
+
+func (op *mmOp) Do(vals ...G.Value) (G.Value, error) {
+	if len(vals) != 2 {
+		return nil, fmt.Errorf("graph: matmul: %d inputs, want 2", len(vals))
+	}
+	as, bs := vals[0].Shape(), vals[1].Shape()
+	if len(as) != 2 || len(bs) != 2 {
+		return nil, fmt.Errorf("graph: matmul: shapes %v and %v, want matrices", as, bs)
+	}
+	m, k, n := op.dims(as, bs)
+	ta, tb := blas.NoTrans, blas.NoTrans
+	if op.transA {
+		ta = blas.Trans
+	}
+	if op.transB {
+		tb = blas.Trans
+	}
+	impl := gonum.Implementation{}
+	switch a := vals[0].Data().(type) {
+	case []float64:
+		b, ok := vals[1].Data().([]float64)
+		if !ok {
+			return nil, fmt.Errorf("graph: matmul: mixed dtypes")
+		}
+		c := make([]float64, m*n)
+		impl.Dgemm(ta, tb, m, n, k, 1, a, as[1], b, bs[1], 0, c, n)
+		return tensor.New(tensor.WithShape(m, n), tensor.WithBacking(c)), nil
+	case []float32:
+		b, ok := vals[1].Data().([]float32)
+		if !ok {
+			return nil, fmt.Errorf("graph: matmul: mixed dtypes")
+		}
+		c := make([]float32, m*n)
+		impl.Sgemm(ta, tb, m, n, k, 1, a, as[1], b, bs[1], 0, c, n)
+		return tensor.New(tensor.WithShape(m, n), tensor.WithBacking(c)), nil
+	}
+	return nil, fmt.Errorf("graph: matmul: unsupported data %T", vals[0].Data())
+}
+
+func (op *mmOp) DiffWRT(int) []bool { return []bool{true, true} }
+
+// SymDiff: for C = op(A)·op(B), the gradients are again products.
+func (op *mmOp) SymDiff(in G.Nodes, output, dc *G.Node) (G.Nodes, error) {
+	a, b := in[0], in[1]
+	var da, db *G.Node
+	var err error
+	switch {
+	case !op.transA && !op.transB: // C = A B
+		if da, err = MatMul(dc, b, false, true); err == nil {
+			db, err = MatMul(a, dc, true, false)
+		}
+	case !op.transA && op.transB: // C = A Bᵀ
+		if da, err = MatMul(dc, b, false, false); err == nil {
+			db, err = MatMul(dc, a, true, false)
+		}
+	case op.transA && !op.transB: // C = Aᵀ B
+		if da, err = MatMul(b, dc, false, true); err == nil {
+			db, err = MatMul(a, dc, false, false)
+		}
+	default: // C = Aᵀ Bᵀ
+		if da, err = MatMul(b, dc, true, true); err == nil {
+			db, err = MatMul(dc, a, true, true)
+		}
+	}
+	if err != nil {
+		return nil, err
+	}
+	return G.Nodes{da, db}, nil
+}

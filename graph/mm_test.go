@@ -1,0 +1,134 @@
+package graph_test
+
+import (
+	"fmt"
+	"testing"
+
+	"github.com/gdattn/gdattn/graph"
+	"github.com/gdattn/gdattn/graph/graphtest"
+	G "gorgonia.org/gorgonia"
+	"gorgonia.org/tensor"
+)
+
+// TestMatMul compares every transpose combination with a plain-Go product
+// and checks the gradients against finite differences (float64, float32).
+func TestMatMul(t *testing.T) {
+	const M, K, N = 4, 3, 5
+	for _, ta := range []bool{false, true} {
+		for _, tb := range []bool{false, true} {
+			t.Run(fmt.Sprintf("transA=%v/transB=%v", ta, tb), func(t *testing.T) {
+				ash, bsh := tensor.Shape{M, K}, tensor.Shape{K, N}
+				if ta {
+					ash = tensor.Shape{K, M}
+				}
+				if tb {
+					bsh = tensor.Shape{N, K}
+				}
+				build := func(s *graph.Scope) (*G.Node, error) {
+					a, _ := s.Param("a", ash, graph.Normal(1))
+					b, _ := s.Param("b", bsh, graph.Normal(1))
+					c, err := graph.MatMul(a, b, ta, tb)
+					if err != nil {
+						return nil, err
+					}
+					w, _ := s.Const("w", tensor.Shape{M, N}, graphtest.RandValues(s, M*N))
+					return G.Sum(G.Must(G.HadamardProd(c, w)))
+				}
+				graphtest.CheckGrad(t, build, graphtest.Options{Seed: 2})
+				graphtest.CheckGrad32(t, build, graphtest.Options{Seed: 2})
+				s, _ := graph.NewScope(graph.Float64, 5)
+				a, _ := s.Param("a", ash, graph.Normal(1))
+				b, _ := s.Param("b", bsh, graph.Normal(1))
+				c, err := graph.MatMul(a, b, ta, tb)
+				if err != nil {
+					t.Fatal(err)
+				}
+				vm := G.NewTapeMachine(s.Graph())
+				defer vm.Close()
+				if err := vm.RunAll(); err != nil {
+					t.Fatal(err)
+				}
+				av, _ := graph.Values(a)
+				bv, _ := graph.Values(b)
+				cv, _ := graph.Values(c)
+				want := make([]float64, M*N)
+				for i := 0; i < M; i++ {
+					for j := 0; j < N; j++ {
+						for k := 0; k < K; k++ {
+							x, y := av[i*K+k], bv[k*N+j]
+							if ta {
+								x = av[k*M+i]
+							}
+							if tb {
+								y = bv[j*K+k]
+							}
+							want[i*N+j] += x * y
+						}
+					}
+				}
+				graphtest.AllClose(t, "matmul", cv, want, 1e-12)
+			})
+		}
+	}
+}
+
+func TestMatMulErrors(t *testing.T) {
+	s, _ := graph.NewScope(graph.Float64, 1)
+	a, _ := s.Param("a", tensor.Shape{2, 3}, graph.Normal(1))
+	b, _ := s.Param("b", tensor.Shape{2, 3}, graph.Normal(1))
+	v, _ := s.Param("v", tensor.Shape{3}, graph.Normal(1))
+	if _, err := graph.MatMul(a, b, false, false); err == nil {
+		t.Error("MatMul of (2,3)·(2,3): no error")
+	}
+	if _, err := graph.MatMul(a, v, false, false); err == nil {
+		t.Error("MatMul with a vector: no error")
+	}
+	if _, err := graph.MatMul(nil, b, false, false); err == nil {
+		t.Error("MatMul of nil: no error")
+	}
+	if _, err := graph.MatMul(a, b, false, true); err != nil {
+		t.Errorf("MatMul(a, bᵀ): %v", err)
+	}
+}
+
+// TestConcatLast checks values and gradients of a 3-input concatenation of
+// rank-3 nodes.
+func TestConcatLast(t *testing.T) {
+	build := func(s *graph.Scope) (*G.Node, error) {
+		a, _ := s.Param("a", tensor.Shape{2, 3, 1}, graph.Normal(1))
+		b, _ := s.Param("b", tensor.Shape{2, 3, 2}, graph.Normal(1))
+		c, _ := s.Param("c", tensor.Shape{2, 3, 3}, graph.Normal(1))
+		x, err := graph.ConcatLast(a, b, c)
+		if err != nil {
+			return nil, err
+		}
+		w, _ := s.Const("w", tensor.Shape{2, 3, 6}, graphtest.RandValues(s, 36))
+		return G.Sum(G.Must(G.HadamardProd(x, w)))
+	}
+	graphtest.CheckGrad(t, build, graphtest.Options{Seed: 3})
+	graphtest.CheckGrad32(t, build, graphtest.Options{Seed: 3})
+	s, _ := graph.NewScope(graph.Float64, 5)
+	a, _ := s.Param("a", tensor.Shape{2, 1}, graph.Normal(1))
+	b, _ := s.Param("b", tensor.Shape{2, 2}, graph.Normal(1))
+	x, err := graph.ConcatLast(a, b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	vm := G.NewTapeMachine(s.Graph())
+	defer vm.Close()
+	if err := vm.RunAll(); err != nil {
+		t.Fatal(err)
+	}
+	av, _ := graph.Values(a)
+	bv, _ := graph.Values(b)
+	xv, _ := graph.Values(x)
+	want := []float64{av[0], bv[0], bv[1], av[1], bv[2], bv[3]}
+	graphtest.AllClose(t, "concat", xv, want, 0)
+	if _, err := graph.ConcatLast(a, x); err != nil {
+		t.Errorf("ConcatLast((2,1), (2,3)): %v", err)
+	}
+	c, _ := s.Param("c", tensor.Shape{3, 1}, graph.Normal(1))
+	if _, err := graph.ConcatLast(a, c); err == nil {
+		t.Error("ConcatLast((2,1), (3,1)): no error")
+	}
+}

@@ -1,0 +1,329 @@
+package layers
+
+import (
+	"fmt"
+	"hash"
+	"math"
+	"sync/atomic"
+
+	"github.com/chewxy/hm"
+	G "gorgonia.org/gorgonia"
+	"gorgonia.org/tensor"
+)
+
+// expectOp is E = softmax(f K) Vᵀ in one op: f (M, d'), keys K (d', C),
+// values V (d', C), E (M, d'). It keeps the probabilities between the
+// forward and the backward pass of a run (checking, as headOp does, that
+// they belong to the values the backward pass is given, recomputing them
+// otherwise). Backward: expectGradOp gives df and computes dK and dV, which
+// expectParamGradOp nodes (taking df as an input, so they run after it)
+// return.
+type expectOp struct {
+	id uint64
+	st any // *expectState[F]
+}
+
+var expectOpIDs atomic.Uint64
+
+type expectState[F float32 | float64] struct {
+	m, dp, c  int
+	p         []F // (M, C) probabilities
+	f, out    *F
+	k, v      []F
+	valid     bool
+	dpb       []F // (M, C) scratch
+	dk, dv    []F
+	df        *F
+	gradValid bool
+}
+
+func expectStateOf[F float32 | float64](p *any) *expectState[F] {
+	if st, ok := (*p).(*expectState[F]); ok {
+		return st
+	}
+	st := &expectState[F]{}
+	*p = st
+	return st
+}
+
+func (op *expectOp) Arity() int { return 3 }
+func (op *expectOp) Type() hm.Type {
+	t := &G.TensorType{Dims: 2, Of: hm.TypeVariable('a')}
+	return hm.NewFnType(t, t, t, t)
+}
+func (op *expectOp) InferShape(in ...G.DimSizer) (tensor.Shape, error) {
+	fs, ok := in[0].(tensor.Shape)
+	if !ok || len(fs) != 2 {
+		return nil, fmt.Errorf("layers: expectation op: cannot infer shape from %v", in[0])
+	}
+	return fs.Clone(), nil
+}
+func (op *expectOp) ReturnsPtr() bool      { return false }
+func (op *expectOp) CallsExtern() bool     { return false }
+func (op *expectOp) OverwritesInput() int  { return -1 }
+func (op *expectOp) WriteHash(h hash.Hash) { fmt.Fprintf(h, "gdattn.expect#%d", op.id) }
+func (op *expectOp) Hashcode() uint32      { return hashOp(op) }
+func (op *expectOp) String() string        { return "Expectation" }
+func (op *expectOp) DiffWRT(int) []bool    { return []bool{true, true, true} }
+
+func (op *expectOp) SymDiff(inputs G.Nodes, output, grad *G.Node) (G.Nodes, error) {
+	in := append(append(G.Nodes{}, inputs...), output, grad)
+	df, err := G.ApplyOp(&expectGradOp{e: op}, in...)
+	if err != nil {
+		return nil, err
+	}
+	out := G.Nodes{df}
+	for w := 1; w <= 2; w++ {
+		n, err := G.ApplyOp(&expectParamGradOp{e: op, wrt: w}, append(append(G.Nodes{}, in...), df)...)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, n)
+	}
+	return out, nil
+}
+
+// expectDims checks the shapes of f, K, V.
+func expectDims(vals []G.Value) (m, dp, c int, err error) {
+	fs, ks, vs := vals[0].Shape(), vals[1].Shape(), vals[2].Shape()
+	if len(fs) != 2 || len(ks) != 2 || !ks.Eq(vs) || ks[0] != fs[1] {
+		return 0, 0, 0, fmt.Errorf("layers: expectation op: shapes %v %v %v", fs, ks, vs)
+	}
+	return fs[0], fs[1], ks[1], nil
+}
+
+func expectInputs[F float32 | float64](vals []G.Value) (f, k, v []F, err error) {
+	var ok1, ok2, ok3 bool
+	f, ok1 = vals[0].Data().([]F)
+	k, ok2 = vals[1].Data().([]F)
+	v, ok3 = vals[2].Data().([]F)
+	if !ok1 || !ok2 || !ok3 {
+		return nil, nil, nil, fmt.Errorf("layers: expectation op: mixed dtypes")
+	}
+	return f, k, v, nil
+}
+
+func (op *expectOp) Do(vals ...G.Value) (G.Value, error) {
+	if len(vals) != 3 {
+		return nil, fmt.Errorf("layers: expectation op: %d inputs, want 3", len(vals))
+	}
+	m, dp, c, err := expectDims(vals)
+	if err != nil {
+		return nil, err
+	}
+	switch vals[0].Data().(type) {
+	case []float64:
+		return expectDo[float64](op, vals, m, dp, c)
+	case []float32:
+		return expectDo[float32](op, vals, m, dp, c)
+	}
+	return nil, fmt.Errorf("layers: expectation op: unsupported data %T", vals[0].Data())
+}
+
+func expectDo[F float32 | float64](op *expectOp, vals []G.Value, m, dp, c int) (G.Value, error) {
+	f, k, v, err := expectInputs[F](vals)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]F, m*dp)
+	expectForward(expectStateOf[F](&op.st), m, dp, c, f, k, v, out)
+	return tensor.New(tensor.WithShape(m, dp), tensor.WithBacking(out)), nil
+}
+
+func expectForward[F float32 | float64](st *expectState[F], m, dp, c int, f, k, v, out []F) {
+	st.valid, st.gradValid = false, false
+	st.m, st.dp, st.c = m, dp, c
+	st.p = grow(st.p, m*c)
+	p := st.p
+	gemm(false, false, m, c, dp, f, dp, k, c, 0, p, c) // logits
+	for r := 0; r < m; r++ {
+		softmaxRowInPlace(p[r*c : (r+1)*c])
+	}
+	gemm(false, true, m, dp, c, p, c, v, c, 0, out, dp) // p Vᵀ
+	st.f, st.out = &f[0], &out[0]
+	st.k = append(st.k[:0], k...)
+	st.v = append(st.v[:0], v...)
+	st.valid = true
+}
+
+// softmaxRowInPlace replaces x by softmax(x), stably.
+func softmaxRowInPlace[F float32 | float64](x []F) {
+	mx := x[0]
+	for _, v := range x[1:] {
+		if v > mx {
+			mx = v
+		}
+	}
+	var sum float64
+	for i, v := range x {
+		e := math.Exp(float64(v - mx))
+		x[i] = F(e)
+		sum += e
+	}
+	inv := F(1 / sum)
+	for i := range x {
+		x[i] *= inv
+	}
+}
+
+func (st *expectState[F]) matches(m, dp, c int, f, k, v, out []F) bool {
+	return st.valid && st.m == m && st.dp == dp && st.c == c && st.f == &f[0] && st.out == &out[0] &&
+		equalF(st.k, k) && equalF(st.v, v)
+}
+
+// expectBackward writes df and keeps dK, dV in st.
+func expectBackward[F float32 | float64](st *expectState[F], m, dp, c int, f, k, v, out, dout, df []F) {
+	if !st.matches(m, dp, c, f, k, v, out) {
+		expectForward(st, m, dp, c, f, k, v, make([]F, len(out)))
+		st.out = &out[0]
+	}
+	p := st.p
+	st.dpb = grow(st.dpb, m*c)
+	dl := st.dpb
+	gemm(false, false, m, c, dp, dout, dp, v, c, 0, dl, c) // dp = dout V
+	for r := 0; r < m; r++ {
+		pr, dr := p[r*c:(r+1)*c], dl[r*c:(r+1)*c]
+		s := dotF(pr, dr)
+		for i, pi := range pr {
+			dr[i] = pi * (dr[i] - s)
+		}
+	}
+	gemm(false, true, m, dp, c, dl, c, k, c, 0, df, dp) // df = dl Kᵀ
+	st.dk = grow(st.dk, dp*c)
+	st.dv = grow(st.dv, dp*c)
+	gemm(true, false, dp, c, m, f, dp, dl, c, 0, st.dk, c)   // dK = fᵀ dl
+	gemm(true, false, dp, c, m, dout, dp, p, c, 0, st.dv, c) // dV = doutᵀ p
+	st.df = &df[0]
+	st.gradValid = true
+}
+
+// expectGradOp returns df. Inputs: f, K, V, E, dE.
+type expectGradOp struct{ e *expectOp }
+
+func (op *expectGradOp) Arity() int { return 5 }
+func (op *expectGradOp) Type() hm.Type {
+	t := &G.TensorType{Dims: 2, Of: hm.TypeVariable('a')}
+	return hm.NewFnType(t, t, t, t, t, t)
+}
+func (op *expectGradOp) InferShape(in ...G.DimSizer) (tensor.Shape, error) {
+	s, ok := in[0].(tensor.Shape)
+	if !ok {
+		return nil, fmt.Errorf("layers: expectation gradient: cannot infer shape from %v", in[0])
+	}
+	return s.Clone(), nil
+}
+func (op *expectGradOp) ReturnsPtr() bool     { return false }
+func (op *expectGradOp) CallsExtern() bool    { return false }
+func (op *expectGradOp) OverwritesInput() int { return -1 }
+func (op *expectGradOp) WriteHash(h hash.Hash) {
+	op.e.WriteHash(h)
+	fmt.Fprint(h, " grad f")
+}
+func (op *expectGradOp) Hashcode() uint32     { return hashOp(op) }
+func (op *expectGradOp) String() string       { return "ExpectationGrad{f}" }
+func (op *expectGradOp) DiffWRT(n int) []bool { return make([]bool, n) }
+func (op *expectGradOp) SymDiff(G.Nodes, *G.Node, *G.Node) (G.Nodes, error) {
+	return nil, fmt.Errorf("layers: expectation gradients are not differentiable")
+}
+func (op *expectGradOp) Do(vals ...G.Value) (G.Value, error) {
+	if len(vals) != 5 {
+		return nil, fmt.Errorf("layers: expectation gradient: %d inputs, want 5", len(vals))
+	}
+	m, dp, c, err := expectDims(vals)
+	if err != nil {
+		return nil, err
+	}
+	switch vals[0].Data().(type) {
+	case []float64:
+		return expectGradDo[float64](op.e, vals, m, dp, c)
+	case []float32:
+		return expectGradDo[float32](op.e, vals, m, dp, c)
+	}
+	return nil, fmt.Errorf("layers: expectation gradient: unsupported data %T", vals[0].Data())
+}
+
+func expectGradDo[F float32 | float64](e *expectOp, vals []G.Value, m, dp, c int) (G.Value, error) {
+	f, k, v, err := expectInputs[F](vals)
+	if err != nil {
+		return nil, err
+	}
+	out, ok1 := vals[3].Data().([]F)
+	dout, ok2 := vals[4].Data().([]F)
+	if !ok1 || !ok2 || len(out) != m*dp || len(dout) != m*dp {
+		return nil, fmt.Errorf("layers: expectation gradient: output or its gradient has the wrong type or size")
+	}
+	df := make([]F, m*dp)
+	expectBackward(expectStateOf[F](&e.st), m, dp, c, f, k, v, out, dout, df)
+	return tensor.New(tensor.WithShape(m, dp), tensor.WithBacking(df)), nil
+}
+
+// expectParamGradOp returns dK (wrt 1) or dV (wrt 2). Inputs: f, K, V, E,
+// dE, df.
+type expectParamGradOp struct {
+	e   *expectOp
+	wrt int
+}
+
+func (op *expectParamGradOp) Arity() int { return 6 }
+func (op *expectParamGradOp) Type() hm.Type {
+	t := &G.TensorType{Dims: 2, Of: hm.TypeVariable('a')}
+	return hm.NewFnType(t, t, t, t, t, t, t)
+}
+func (op *expectParamGradOp) InferShape(in ...G.DimSizer) (tensor.Shape, error) {
+	s, ok := in[op.wrt].(tensor.Shape)
+	if !ok {
+		return nil, fmt.Errorf("layers: expectation gradient: cannot infer shape from %v", in[op.wrt])
+	}
+	return s.Clone(), nil
+}
+func (op *expectParamGradOp) ReturnsPtr() bool     { return false }
+func (op *expectParamGradOp) CallsExtern() bool    { return false }
+func (op *expectParamGradOp) OverwritesInput() int { return -1 }
+func (op *expectParamGradOp) WriteHash(h hash.Hash) {
+	op.e.WriteHash(h)
+	fmt.Fprintf(h, " grad %d", op.wrt)
+}
+func (op *expectParamGradOp) Hashcode() uint32     { return hashOp(op) }
+func (op *expectParamGradOp) String() string       { return fmt.Sprintf("ExpectationGrad{%d}", op.wrt) }
+func (op *expectParamGradOp) DiffWRT(n int) []bool { return make([]bool, n) }
+func (op *expectParamGradOp) SymDiff(G.Nodes, *G.Node, *G.Node) (G.Nodes, error) {
+	return nil, fmt.Errorf("layers: expectation gradients are not differentiable")
+}
+func (op *expectParamGradOp) Do(vals ...G.Value) (G.Value, error) {
+	if len(vals) != 6 {
+		return nil, fmt.Errorf("layers: expectation gradient: %d inputs, want 6", len(vals))
+	}
+	m, dp, c, err := expectDims(vals)
+	if err != nil {
+		return nil, err
+	}
+	switch vals[0].Data().(type) {
+	case []float64:
+		return expectParamGradDo[float64](op, vals, m, dp, c)
+	case []float32:
+		return expectParamGradDo[float32](op, vals, m, dp, c)
+	}
+	return nil, fmt.Errorf("layers: expectation gradient: unsupported data %T", vals[0].Data())
+}
+
+func expectParamGradDo[F float32 | float64](op *expectParamGradOp, vals []G.Value, m, dp, c int) (G.Value, error) {
+	f, k, v, err := expectInputs[F](vals)
+	if err != nil {
+		return nil, err
+	}
+	out, ok1 := vals[3].Data().([]F)
+	dout, ok2 := vals[4].Data().([]F)
+	df, ok3 := vals[5].Data().([]F)
+	if !ok1 || !ok2 || !ok3 || len(out) != m*dp || len(dout) != m*dp || len(df) != m*dp {
+		return nil, fmt.Errorf("layers: expectation gradient: inputs have the wrong type or size")
+	}
+	st := expectStateOf[F](&op.e.st)
+	if !st.gradValid || st.df != &df[0] || !st.matches(m, dp, c, f, k, v, out) {
+		expectBackward(st, m, dp, c, f, k, v, out, dout, make([]F, m*dp))
+	}
+	src := st.dk
+	if op.wrt == 2 {
+		src = st.dv
+	}
+	return tensor.New(tensor.WithShape(dp, c), tensor.WithBacking(append([]F(nil), src...))), nil
+}
