@@ -1,0 +1,674 @@
+//go:build cuda
+
+package cuda
+
+/*
+#cgo LDFLAGS: -ldl
+#include <dlfcn.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+// The few CUDA driver and cuBLAS types and entry points the backend uses,
+// declared here so that no CUDA header or library is needed at build time;
+// both libraries are opened with dlopen at run time. The values match
+// cuda.h and cublas_api.h of CUDA 11 to 13 (a stable ABI).
+typedef int CUresult;
+typedef int CUdevice;
+typedef void *CUcontext;
+typedef void *CUmodule;
+typedef void *CUfunction;
+typedef void *CUstream;
+typedef unsigned long long CUdeviceptr;
+typedef int cublasStatus_t;
+typedef void *cublasHandle_t;
+
+enum {
+	GD_CUDA_SUCCESS = 0,
+	GD_CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT = 16,
+	GD_CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR = 75,
+	GD_CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR = 76,
+	GD_CU_JIT_INFO_LOG_BUFFER = 3,
+	GD_CU_JIT_INFO_LOG_BUFFER_SIZE_BYTES = 4,
+	GD_CU_JIT_ERROR_LOG_BUFFER = 5,
+	GD_CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES = 6,
+	GD_CUBLAS_OP_N = 0,
+	GD_CUBLAS_OP_T = 1,
+};
+
+static CUresult (*p_cuInit)(unsigned int);
+static CUresult (*p_cuDeviceGetCount)(int *);
+static CUresult (*p_cuDeviceGet)(CUdevice *, int);
+static CUresult (*p_cuDeviceGetName)(char *, int, CUdevice);
+static CUresult (*p_cuDeviceTotalMem)(size_t *, CUdevice);
+static CUresult (*p_cuDeviceGetAttribute)(int *, int, CUdevice);
+static CUresult (*p_cuDevicePrimaryCtxRetain)(CUcontext *, CUdevice);
+static CUresult (*p_cuDevicePrimaryCtxRelease)(CUdevice);
+static CUresult (*p_cuCtxSetCurrent)(CUcontext);
+static CUresult (*p_cuCtxSynchronize)(void);
+static CUresult (*p_cuMemAlloc)(CUdeviceptr *, size_t);
+static CUresult (*p_cuMemFree)(CUdeviceptr);
+static CUresult (*p_cuMemcpyHtoD)(CUdeviceptr, const void *, size_t);
+static CUresult (*p_cuMemcpyDtoH)(void *, CUdeviceptr, size_t);
+static CUresult (*p_cuMemcpyDtoD)(CUdeviceptr, CUdeviceptr, size_t);
+static CUresult (*p_cuMemsetD8)(CUdeviceptr, unsigned char, size_t);
+static CUresult (*p_cuModuleLoadDataEx)(CUmodule *, const void *, unsigned int, int *, void **);
+static CUresult (*p_cuModuleUnload)(CUmodule);
+static CUresult (*p_cuModuleGetFunction)(CUfunction *, CUmodule, const char *);
+static CUresult (*p_cuLaunchKernel)(CUfunction, unsigned int, unsigned int, unsigned int,
+                                    unsigned int, unsigned int, unsigned int, unsigned int,
+                                    CUstream, void **, void **);
+static CUresult (*p_cuGetErrorString)(CUresult, const char **);
+static CUresult (*p_cuGetErrorName)(CUresult, const char **);
+
+static cublasStatus_t (*p_cublasCreate)(cublasHandle_t *);
+static cublasStatus_t (*p_cublasDestroy)(cublasHandle_t);
+static cublasStatus_t (*p_cublasSgemmStridedBatched)(cublasHandle_t, int, int, int, int, int,
+	const float *, const float *, int, long long, const float *, int, long long,
+	const float *, float *, int, long long, int);
+static cublasStatus_t (*p_cublasDgemmStridedBatched)(cublasHandle_t, int, int, int, int, int,
+	const double *, const double *, int, long long, const double *, int, long long,
+	const double *, double *, int, long long, int);
+
+static void *gd_libcuda;
+static void *gd_libcublas;
+
+// gd_sym looks name up in lib; on failure it writes the reason to err.
+static void *gd_sym(void *lib, const char *name, char *err, size_t errlen) {
+	void *p = dlsym(lib, name);
+	if (p == NULL && err[0] == 0) {
+		snprintf(err, errlen, "symbol %s not found", name);
+	}
+	return p;
+}
+
+// gd_load_cuda opens libcuda.so.1 and resolves every driver entry point;
+// it returns 0, 1 (library not found; err has dlerror) or 2 (symbol missing).
+static int gd_load_cuda(char *err, size_t errlen) {
+	err[0] = 0;
+	if (gd_libcuda != NULL) return 0;
+	void *h = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
+	if (h == NULL) {
+		const char *e = dlerror();
+		snprintf(err, errlen, "%s", e ? e : "dlopen libcuda.so.1 failed");
+		return 1;
+	}
+#define GD_LOAD(var, name) *(void **)(&var) = gd_sym(h, name, err, errlen)
+	GD_LOAD(p_cuInit, "cuInit");
+	GD_LOAD(p_cuDeviceGetCount, "cuDeviceGetCount");
+	GD_LOAD(p_cuDeviceGet, "cuDeviceGet");
+	GD_LOAD(p_cuDeviceGetName, "cuDeviceGetName");
+	GD_LOAD(p_cuDeviceTotalMem, "cuDeviceTotalMem_v2");
+	GD_LOAD(p_cuDeviceGetAttribute, "cuDeviceGetAttribute");
+	GD_LOAD(p_cuDevicePrimaryCtxRetain, "cuDevicePrimaryCtxRetain");
+	GD_LOAD(p_cuDevicePrimaryCtxRelease, "cuDevicePrimaryCtxRelease_v2");
+	GD_LOAD(p_cuCtxSetCurrent, "cuCtxSetCurrent");
+	GD_LOAD(p_cuCtxSynchronize, "cuCtxSynchronize");
+	GD_LOAD(p_cuMemAlloc, "cuMemAlloc_v2");
+	GD_LOAD(p_cuMemFree, "cuMemFree_v2");
+	GD_LOAD(p_cuMemcpyHtoD, "cuMemcpyHtoD_v2");
+	GD_LOAD(p_cuMemcpyDtoH, "cuMemcpyDtoH_v2");
+	GD_LOAD(p_cuMemcpyDtoD, "cuMemcpyDtoD_v2");
+	GD_LOAD(p_cuMemsetD8, "cuMemsetD8_v2");
+	GD_LOAD(p_cuModuleLoadDataEx, "cuModuleLoadDataEx");
+	GD_LOAD(p_cuModuleUnload, "cuModuleUnload");
+	GD_LOAD(p_cuModuleGetFunction, "cuModuleGetFunction");
+	GD_LOAD(p_cuLaunchKernel, "cuLaunchKernel");
+	GD_LOAD(p_cuGetErrorString, "cuGetErrorString");
+	GD_LOAD(p_cuGetErrorName, "cuGetErrorName");
+	if (err[0] != 0) {
+		dlclose(h);
+		return 2;
+	}
+	gd_libcuda = h;
+	return 0;
+}
+
+// gd_load_cublas opens the first cuBLAS of names (NUL-separated, ending in
+// an empty name) and resolves its entry points; it returns 0 or 1 (err says
+// why) and, on success, the name it opened in used.
+static int gd_load_cublas(const char *names, char *used, size_t usedlen, char *err, size_t errlen) {
+	err[0] = 0;
+	if (gd_libcublas != NULL) return 0;
+	size_t off = 0;
+	for (const char *n = names; *n != 0; n += strlen(n) + 1) {
+		void *h = dlopen(n, RTLD_NOW | RTLD_LOCAL);
+		if (h == NULL) {
+			const char *e = dlerror();
+			int w = snprintf(err + off, errlen - off, "%s%s", off ? "; " : "", e ? e : n);
+			if (w > 0 && off + (size_t)w < errlen) off += (size_t)w;
+			continue;
+		}
+		char serr[256];
+		serr[0] = 0;
+		*(void **)(&p_cublasCreate) = gd_sym(h, "cublasCreate_v2", serr, sizeof serr);
+		*(void **)(&p_cublasDestroy) = gd_sym(h, "cublasDestroy_v2", serr, sizeof serr);
+		*(void **)(&p_cublasSgemmStridedBatched) = gd_sym(h, "cublasSgemmStridedBatched", serr, sizeof serr);
+		*(void **)(&p_cublasDgemmStridedBatched) = gd_sym(h, "cublasDgemmStridedBatched", serr, sizeof serr);
+		if (serr[0] != 0) {
+			int w = snprintf(err + off, errlen - off, "%s%s: %s", off ? "; " : "", n, serr);
+			if (w > 0 && off + (size_t)w < errlen) off += (size_t)w;
+			dlclose(h);
+			continue;
+		}
+		gd_libcublas = h;
+		snprintf(used, usedlen, "%s", n);
+		err[0] = 0;
+		return 0;
+	}
+	return 1;
+}
+
+// Trampolines: cgo cannot call C function pointers, so each entry point has
+// a small C function that calls it. Those that need the context make it
+// current first: goroutines move between OS threads, and a CUDA context is
+// current per thread.
+static CUresult gd_cuInit(void) { return p_cuInit(0); }
+static CUresult gd_cuDeviceGetCount(int *n) { return p_cuDeviceGetCount(n); }
+static CUresult gd_cuDeviceGet(CUdevice *d, int ordinal) { return p_cuDeviceGet(d, ordinal); }
+static CUresult gd_cuDeviceGetName(char *name, int len, CUdevice d) { return p_cuDeviceGetName(name, len, d); }
+static CUresult gd_cuDeviceTotalMem(size_t *b, CUdevice d) { return p_cuDeviceTotalMem(b, d); }
+static CUresult gd_cuDeviceGetAttribute(int *v, int attr, CUdevice d) { return p_cuDeviceGetAttribute(v, attr, d); }
+static CUresult gd_cuDevicePrimaryCtxRetain(CUcontext *c, CUdevice d) { return p_cuDevicePrimaryCtxRetain(c, d); }
+static CUresult gd_cuDevicePrimaryCtxRelease(CUdevice d) { return p_cuDevicePrimaryCtxRelease(d); }
+
+static const char *gd_errname(CUresult r) {
+	const char *s = NULL;
+	if (p_cuGetErrorName == NULL || p_cuGetErrorName(r, &s) != GD_CUDA_SUCCESS || s == NULL) return "CUDA_ERROR_UNKNOWN_CODE";
+	return s;
+}
+static const char *gd_errstring(CUresult r) {
+	const char *s = NULL;
+	if (p_cuGetErrorString == NULL || p_cuGetErrorString(r, &s) != GD_CUDA_SUCCESS || s == NULL) return "unrecognized error code";
+	return s;
+}
+
+#define GD_CTX(ctx) do { CUresult r_ = p_cuCtxSetCurrent(ctx); if (r_ != GD_CUDA_SUCCESS) return r_; } while (0)
+
+static CUresult gd_cuCtxSynchronize(CUcontext ctx) { GD_CTX(ctx); return p_cuCtxSynchronize(); }
+static CUresult gd_cuMemAlloc(CUcontext ctx, CUdeviceptr *p, size_t n) { GD_CTX(ctx); return p_cuMemAlloc(p, n); }
+static CUresult gd_cuMemFree(CUcontext ctx, CUdeviceptr p) { GD_CTX(ctx); return p_cuMemFree(p); }
+static CUresult gd_cuMemcpyHtoD(CUcontext ctx, CUdeviceptr d, const void *s, size_t n) { GD_CTX(ctx); return p_cuMemcpyHtoD(d, s, n); }
+static CUresult gd_cuMemcpyDtoH(CUcontext ctx, void *d, CUdeviceptr s, size_t n) { GD_CTX(ctx); return p_cuMemcpyDtoH(d, s, n); }
+static CUresult gd_cuMemcpyDtoD(CUcontext ctx, CUdeviceptr d, CUdeviceptr s, size_t n) { GD_CTX(ctx); return p_cuMemcpyDtoD(d, s, n); }
+static CUresult gd_cuMemsetD8(CUcontext ctx, CUdeviceptr d, size_t n) { GD_CTX(ctx); return p_cuMemsetD8(d, 0, n); }
+static CUresult gd_cuModuleUnload(CUcontext ctx, CUmodule m) { GD_CTX(ctx); return p_cuModuleUnload(m); }
+static CUresult gd_cuModuleGetFunction(CUcontext ctx, CUfunction *f, CUmodule m, const char *name) {
+	GD_CTX(ctx);
+	return p_cuModuleGetFunction(f, m, name);
+}
+
+// gd_load_module JIT-compiles the NUL-terminated PTX image; on failure the
+// JIT's error log is in log.
+static CUresult gd_load_module(CUcontext ctx, CUmodule *m, const char *ptx, char *log, size_t loglen) {
+	GD_CTX(ctx);
+	int opts[2] = {GD_CU_JIT_ERROR_LOG_BUFFER, GD_CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES};
+	void *vals[2] = {log, (void *)(uintptr_t)loglen};
+	log[0] = 0;
+	return p_cuModuleLoadDataEx(m, ptx, 2, opts, vals);
+}
+
+// gd_launch launches f on the default stream with grid blocks of block
+// threads; args[i] points at parameter i's value.
+static CUresult gd_launch(CUcontext ctx, CUfunction f, unsigned int grid, unsigned int block, uint64_t *slots, int nargs) {
+	GD_CTX(ctx);
+	void *args[64];
+	for (int i = 0; i < nargs && i < 64; i++) args[i] = &slots[i];
+	return p_cuLaunchKernel(f, grid, 1, 1, block, 1, 1, 0, NULL, args, NULL);
+}
+
+static cublasStatus_t gd_cublasCreate(CUcontext ctx, cublasHandle_t *h) {
+	CUresult r = p_cuCtxSetCurrent(ctx);
+	if (r != GD_CUDA_SUCCESS) return -r;
+	return p_cublasCreate(h);
+}
+static cublasStatus_t gd_cublasDestroy(CUcontext ctx, cublasHandle_t h) {
+	CUresult r = p_cuCtxSetCurrent(ctx);
+	if (r != GD_CUDA_SUCCESS) return -r;
+	return p_cublasDestroy(h);
+}
+
+// gd_gemm computes the row-major C = alpha·op(A)·op(B) + beta·C batch by
+// calling column-major cuBLAS on the transposes: Cᵀ = op(B)ᵀ·op(A)ᵀ, so B
+// goes first and m, n swap. A negative return is a CUresult of making the
+// context current, negated.
+static cublasStatus_t gd_gemm(CUcontext ctx, cublasHandle_t h, int dbl, int ta, int tb,
+		int m, int n, int k, double alpha,
+		CUdeviceptr a, int lda, long long sa, CUdeviceptr b, int ldb, long long sb,
+		double beta, CUdeviceptr c, int ldc, long long sc, int batch) {
+	CUresult r = p_cuCtxSetCurrent(ctx);
+	if (r != GD_CUDA_SUCCESS) return -r;
+	int opa = ta ? GD_CUBLAS_OP_T : GD_CUBLAS_OP_N;
+	int opb = tb ? GD_CUBLAS_OP_T : GD_CUBLAS_OP_N;
+	if (dbl) {
+		return p_cublasDgemmStridedBatched(h, opb, opa, n, m, k, &alpha,
+			(const double *)(uintptr_t)b, ldb, sb, (const double *)(uintptr_t)a, lda, sa,
+			&beta, (double *)(uintptr_t)c, ldc, sc, batch);
+	}
+	float alpha32 = (float)alpha, beta32 = (float)beta;
+	return p_cublasSgemmStridedBatched(h, opb, opa, n, m, k, &alpha32,
+		(const float *)(uintptr_t)b, ldb, sb, (const float *)(uintptr_t)a, lda, sa,
+		&beta32, (float *)(uintptr_t)c, ldc, sc, batch);
+}
+*/
+import "C"
+
+import (
+	_ "embed"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"unsafe"
+
+	"gorgonia.org/tensor"
+)
+
+// ptxSource is kernels/gdattn.ptx, built by scripts/build-ptx.sh from
+// kernels/*.cu; the driver JIT-compiles it for the GPU at Open.
+//
+//go:embed kernels/gdattn.ptx
+var ptxSource string
+
+// cudaNoDevice is CUDA_ERROR_NO_DEVICE.
+const cudaNoDevice = 100
+
+// cudaError is a failed CUDA driver call.
+type cudaError struct {
+	call string
+	code int
+	name string
+	text string
+}
+
+func (e *cudaError) Error() string {
+	return fmt.Sprintf("cuda: %s: %s (%s, code %d)", e.call, e.name, e.text, e.code)
+}
+
+// check turns a CUresult into an error naming the call.
+func check(call string, r C.CUresult) error {
+	if r == C.GD_CUDA_SUCCESS {
+		return nil
+	}
+	return &cudaError{call: call, code: int(r),
+		name: C.GoString(C.gd_errname(r)), text: C.GoString(C.gd_errstring(r))}
+}
+
+// cublasStatusNames maps cublasStatus_t values to their names.
+var cublasStatusNames = map[int]string{
+	1: "CUBLAS_STATUS_NOT_INITIALIZED", 3: "CUBLAS_STATUS_ALLOC_FAILED",
+	7: "CUBLAS_STATUS_INVALID_VALUE", 8: "CUBLAS_STATUS_ARCH_MISMATCH",
+	11: "CUBLAS_STATUS_MAPPING_ERROR", 13: "CUBLAS_STATUS_EXECUTION_FAILED",
+	14: "CUBLAS_STATUS_INTERNAL_ERROR", 15: "CUBLAS_STATUS_NOT_SUPPORTED",
+	16: "CUBLAS_STATUS_LICENSE_ERROR",
+}
+
+// checkBLAS turns a cublasStatus_t (or a negated CUresult from making the
+// context current) into an error.
+func checkBLAS(call string, s C.cublasStatus_t) error {
+	switch {
+	case s == 0:
+		return nil
+	case s < 0:
+		return check("cuCtxSetCurrent before "+call, C.CUresult(-s))
+	}
+	name, ok := cublasStatusNames[int(s)]
+	if !ok {
+		name = "unknown cuBLAS status"
+	}
+	return fmt.Errorf("cuda: %s: %s (status %d)", call, name, int(s))
+}
+
+var (
+	loadMu     sync.Mutex
+	cublasUsed string
+)
+
+// cublasCandidates lists the cuBLAS libraries tried in order: $GDATTN_CUBLAS
+// (a path), then the sonames of CUDA 13, 12 and 11 and the unversioned name,
+// each first on the loader's search path and then in $CUDA_HOME/lib64 and
+// /usr/local/cuda/lib64.
+func cublasCandidates() []string {
+	var out []string
+	if p := os.Getenv("GDATTN_CUBLAS"); p != "" {
+		out = append(out, p)
+	}
+	names := []string{"libcublas.so.13", "libcublas.so.12", "libcublas.so.11", "libcublas.so"}
+	out = append(out, names...)
+	dirs := []string{"/usr/local/cuda/lib64"}
+	if h := os.Getenv("CUDA_HOME"); h != "" {
+		dirs = append([]string{filepath.Join(h, "lib64")}, dirs...)
+	}
+	for _, d := range dirs {
+		for _, n := range names {
+			out = append(out, filepath.Join(d, n))
+		}
+	}
+	return out
+}
+
+// loadCuBLAS opens the first of cublasCandidates that has every entry point
+// the backend uses and records its name in cublasUsed. Callers hold loadMu.
+func loadCuBLAS() error {
+	var used [512]C.char
+	var errbuf [4096]C.char
+	names := strings.Join(cublasCandidates(), "\x00") + "\x00\x00"
+	cnames := C.CString(names)
+	defer C.free(unsafe.Pointer(cnames))
+	if C.gd_load_cublas(cnames, &used[0], C.size_t(len(used)), &errbuf[0], C.size_t(len(errbuf))) != 0 {
+		return fmt.Errorf("cuda: cannot load cuBLAS (set GDATTN_CUBLAS to its path): %s", C.GoString(&errbuf[0]))
+	}
+	if cublasUsed == "" {
+		cublasUsed = C.GoString(&used[0])
+	}
+	return nil
+}
+
+// gpu is the Backend of Open.
+type gpu struct {
+	mu      sync.Mutex
+	ordinal int
+	dev     C.CUdevice
+	ctx     C.CUcontext
+	mod     C.CUmodule
+	blas    C.cublasHandle_t
+	funcs   []C.CUfunction // by kernelTable index, loaded on first use
+	slots   *[maxArgs]uint64
+	name    string
+	closed  bool
+	sms     int
+	ccMajor int
+	ccMinor int
+}
+
+// Open returns the GPU with the given ordinal (0 for the first). It loads
+// libcuda.so.1 and cuBLAS with dlopen, retains the device's primary context,
+// JIT-compiles the embedded PTX (kernels/gdattn.ptx) and creates a cuBLAS
+// handle. Without a usable device the error wraps ErrNoDevice, with the
+// reason: libcuda.so.1 missing, cuInit failing (e.g. CUDA_ERROR_NO_DEVICE) or
+// zero devices.
+func Open(ordinal int) (Backend, error) {
+	loadMu.Lock()
+	defer loadMu.Unlock()
+	var errbuf [2048]C.char
+	switch C.gd_load_cuda(&errbuf[0], C.size_t(len(errbuf))) {
+	case 0:
+	case 1:
+		return nil, fmt.Errorf("%w: %s", ErrNoDevice, C.GoString(&errbuf[0]))
+	default:
+		return nil, fmt.Errorf("%w: libcuda.so.1 is too old: %s", ErrNoDevice, C.GoString(&errbuf[0]))
+	}
+	if err := check("cuInit", C.gd_cuInit()); err != nil {
+		return nil, fmt.Errorf("%w: %s", ErrNoDevice, strings.TrimPrefix(err.Error(), "cuda: "))
+	}
+	var count C.int
+	if err := check("cuDeviceGetCount", C.gd_cuDeviceGetCount(&count)); err != nil {
+		return nil, fmt.Errorf("%w: %s", ErrNoDevice, strings.TrimPrefix(err.Error(), "cuda: "))
+	}
+	if count == 0 {
+		return nil, fmt.Errorf("%w: the driver reports 0 devices", ErrNoDevice)
+	}
+	if ordinal < 0 || ordinal >= int(count) {
+		return nil, fmt.Errorf("cuda: device ordinal %d out of range [0, %d)", ordinal, int(count))
+	}
+	g := &gpu{ordinal: ordinal}
+	if err := check("cuDeviceGet", C.gd_cuDeviceGet(&g.dev, C.int(ordinal))); err != nil {
+		return nil, err
+	}
+	var name [256]C.char
+	if err := check("cuDeviceGetName", C.gd_cuDeviceGetName(&name[0], C.int(len(name)), g.dev)); err != nil {
+		return nil, err
+	}
+	var mem C.size_t
+	if err := check("cuDeviceTotalMem", C.gd_cuDeviceTotalMem(&mem, g.dev)); err != nil {
+		return nil, err
+	}
+	for _, a := range []struct {
+		attr C.int
+		dst  *int
+	}{
+		{C.GD_CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, &g.ccMajor},
+		{C.GD_CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, &g.ccMinor},
+		{C.GD_CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, &g.sms},
+	} {
+		var v C.int
+		if err := check("cuDeviceGetAttribute", C.gd_cuDeviceGetAttribute(&v, a.attr, g.dev)); err != nil {
+			return nil, err
+		}
+		*a.dst = int(v)
+	}
+	g.name = fmt.Sprintf("%s (sm_%d%d, %d SMs, %.0f GiB)", C.GoString(&name[0]), g.ccMajor, g.ccMinor, g.sms,
+		float64(mem)/(1<<30))
+	if err := check("cuDevicePrimaryCtxRetain", C.gd_cuDevicePrimaryCtxRetain(&g.ctx, g.dev)); err != nil {
+		return nil, err
+	}
+	fail := func(err error) (Backend, error) {
+		g.release()
+		return nil, err
+	}
+	if err := g.loadModule(); err != nil {
+		return fail(err)
+	}
+	if err := loadCuBLAS(); err != nil {
+		return fail(err)
+	}
+	if err := checkBLAS("cublasCreate", C.gd_cublasCreate(g.ctx, &g.blas)); err != nil {
+		return fail(err)
+	}
+	g.name += ", " + filepath.Base(cublasUsed)
+	g.funcs = make([]C.CUfunction, len(kernelTable))
+	g.slots = (*[maxArgs]uint64)(C.calloc(maxArgs, 8))
+	if g.slots == nil {
+		return fail(errors.New("cuda: out of host memory"))
+	}
+	return g, nil
+}
+
+// loadModule JIT-compiles the embedded PTX into the context.
+func (g *gpu) loadModule() error {
+	if ptxSource == "" {
+		return errors.New("cuda: the embedded kernels/gdattn.ptx is empty: run scripts/build-ptx.sh")
+	}
+	src := C.CString(ptxSource)
+	defer C.free(unsafe.Pointer(src))
+	var log [8192]C.char
+	r := C.gd_load_module(g.ctx, &g.mod, src, &log[0], C.size_t(len(log)))
+	if err := check("cuModuleLoadDataEx (JIT of kernels/gdattn.ptx)", r); err != nil {
+		if l := strings.TrimSpace(C.GoString(&log[0])); l != "" {
+			return fmt.Errorf("%w\n%s", err, l)
+		}
+		return err
+	}
+	return nil
+}
+
+// release undoes a partly finished Open.
+func (g *gpu) release() {
+	if g.blas != nil {
+		C.gd_cublasDestroy(g.ctx, g.blas)
+		g.blas = nil
+	}
+	if g.mod != nil {
+		C.gd_cuModuleUnload(g.ctx, g.mod)
+		g.mod = nil
+	}
+	C.gd_cuDevicePrimaryCtxRelease(g.dev)
+	if g.slots != nil {
+		C.free(unsafe.Pointer(g.slots))
+		g.slots = nil
+	}
+}
+
+func (g *gpu) Name() string { return g.name }
+
+func (g *gpu) Alloc(bytes int64) (Ptr, error) {
+	if bytes <= 0 {
+		return 0, fmt.Errorf("cuda: Alloc(%d): size must be positive", bytes)
+	}
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.closed {
+		return 0, errClosed
+	}
+	var p C.CUdeviceptr
+	if err := check(fmt.Sprintf("cuMemAlloc(%d bytes)", bytes), C.gd_cuMemAlloc(g.ctx, &p, C.size_t(bytes))); err != nil {
+		return 0, err
+	}
+	return Ptr(p), nil
+}
+
+func (g *gpu) Free(p Ptr) error {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.closed {
+		return errClosed
+	}
+	return check("cuMemFree", C.gd_cuMemFree(g.ctx, C.CUdeviceptr(p)))
+}
+
+// ready checks a copy's size and the backend's state. Callers hold g.mu.
+func (g *gpu) ready(bytes int64) error {
+	if g.closed {
+		return errClosed
+	}
+	if bytes < 0 {
+		return fmt.Errorf("cuda: negative byte count %d", bytes)
+	}
+	return nil
+}
+
+func (g *gpu) CopyHtoD(dst Ptr, src unsafe.Pointer, bytes int64) error {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if err := g.ready(bytes); err != nil || bytes == 0 {
+		return err
+	}
+	return check("cuMemcpyHtoD", C.gd_cuMemcpyHtoD(g.ctx, C.CUdeviceptr(dst), src, C.size_t(bytes)))
+}
+
+func (g *gpu) CopyDtoH(dst unsafe.Pointer, src Ptr, bytes int64) error {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if err := g.ready(bytes); err != nil || bytes == 0 {
+		return err
+	}
+	return check("cuMemcpyDtoH", C.gd_cuMemcpyDtoH(g.ctx, dst, C.CUdeviceptr(src), C.size_t(bytes)))
+}
+
+func (g *gpu) CopyDtoD(dst, src Ptr, bytes int64) error {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if err := g.ready(bytes); err != nil || bytes == 0 {
+		return err
+	}
+	return check("cuMemcpyDtoD", C.gd_cuMemcpyDtoD(g.ctx, C.CUdeviceptr(dst), C.CUdeviceptr(src), C.size_t(bytes)))
+}
+
+func (g *gpu) Zero(p Ptr, bytes int64) error {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if err := g.ready(bytes); err != nil || bytes == 0 {
+		return err
+	}
+	return check("cuMemsetD8", C.gd_cuMemsetD8(g.ctx, C.CUdeviceptr(p), C.size_t(bytes)))
+}
+
+// function returns the kernel's handle, looking it up in the module once.
+// Callers hold g.mu.
+func (g *gpu) function(idx int) (C.CUfunction, error) {
+	if f := g.funcs[idx]; f != nil {
+		return f, nil
+	}
+	name := C.CString(kernelTable[idx].name)
+	defer C.free(unsafe.Pointer(name))
+	var f C.CUfunction
+	if err := check("cuModuleGetFunction("+kernelTable[idx].name+")", C.gd_cuModuleGetFunction(g.ctx, &f, g.mod, name)); err != nil {
+		return nil, fmt.Errorf("%w: kernels/gdattn.ptx lacks it; run scripts/build-ptx.sh", err)
+	}
+	g.funcs[idx] = f
+	return f, nil
+}
+
+func (g *gpu) Launch(name string, n int64, args ...any) error {
+	idx, err := lookupKernel(name)
+	if err != nil {
+		return err
+	}
+	if n < 0 {
+		return fmt.Errorf("cuda: Launch %s: negative work-item count %d", name, n)
+	}
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.closed {
+		return errClosed
+	}
+	if err := packArgs(&kernelTable[idx], args, g.slots[:], nil); err != nil {
+		return err
+	}
+	if n == 0 {
+		return nil
+	}
+	f, err := g.function(idx)
+	if err != nil {
+		return err
+	}
+	r := C.gd_launch(g.ctx, f, C.uint(gridFor(n)), threadsPerBlock, (*C.uint64_t)(unsafe.Pointer(g.slots)), C.int(len(args)))
+	return check("cuLaunchKernel("+name+")", r)
+}
+
+func (g *gpu) Gemm(dt tensor.Dtype, transA, transB bool, m, n, k int, alpha float64,
+	a Ptr, lda int, sA int64, b Ptr, ldb int, sB int64,
+	beta float64, c Ptr, ldc int, sC int64, batch int) error {
+	s, err := checkGemm(dt, transA, transB, m, n, k, alpha, a, lda, sA, b, ldb, sB, beta, c, ldc, sC, batch)
+	if err != nil {
+		return err
+	}
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.closed {
+		return errClosed
+	}
+	if s.noop {
+		return nil
+	}
+	dbl := C.int(0)
+	call := "cublasSgemmStridedBatched"
+	if dt == tensor.Float64 {
+		dbl, call = 1, "cublasDgemmStridedBatched"
+	}
+	st := C.gd_gemm(g.ctx, g.blas, dbl, cbool(transA), cbool(transB), C.int(m), C.int(n), C.int(k), C.double(alpha),
+		C.CUdeviceptr(a), C.int(lda), C.longlong(sA), C.CUdeviceptr(b), C.int(ldb), C.longlong(sB),
+		C.double(beta), C.CUdeviceptr(c), C.int(ldc), C.longlong(sC), C.int(batch))
+	return checkBLAS(call, st)
+}
+
+func cbool(b bool) C.int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+func (g *gpu) Sync() error {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.closed {
+		return errClosed
+	}
+	return check("cuCtxSynchronize", C.gd_cuCtxSynchronize(g.ctx))
+}
+
+func (g *gpu) Close() error {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.closed {
+		return nil
+	}
+	err := check("cuCtxSynchronize", C.gd_cuCtxSynchronize(g.ctx))
+	g.release()
+	g.closed = true
+	return err
+}
