@@ -41,14 +41,16 @@ func lower(x *Exec, v *value) error {
 		return lowerSize(v)
 	}
 	for _, in := range v.ins {
-		if in.dt != v.dt && typ != "layers.gatherOp" && typ != "layers.scatterOp" && typ != "layers.sparseXentOp" {
-			return nil // mixed dtypes: leave it to the op itself
+		if in.dt != v.dt && in.dt != tensor.Int {
+			return nil // mixed float dtypes: leave it to the op itself
 		}
 	}
 	var dev devOp
 	switch typ {
 	case "gorgonia.linAlgBinOp":
 		dev = lowerLinAlg(v, op)
+	case "graph.mmOp":
+		dev = lowerMM(v, op)
 	case "graph.bmmOp":
 		dev = lowerBMM(v, op)
 	case "gorgonia.elemUnaryOp":
@@ -72,6 +74,15 @@ func lower(x *Exec, v *value) error {
 		dev = lowerGorgoniaSlice(v, op)
 	case "graph.softmaxOp", "graph.softmaxGradOp":
 		dev = lowerSoftmax(v, op, typ == "graph.softmaxGradOp")
+	case "layers.gatherOp":
+		dev = lowerGather(v, op)
+	case "layers.scatterOp":
+		dev = lowerScatter(v, op)
+	case "layers.sparseXentOp":
+		var err error
+		if dev, err = lowerXent(x, v, op); err != nil {
+			return err
+		}
 	case "layers.kernelOp", "layers.kernelGradOp":
 		var err error
 		if dev, err = lowerKernel(x, v, op, typ == "layers.kernelGradOp"); err != nil {

@@ -40,18 +40,7 @@ func lowerLinAlg(v *value, op G.Op) devOp {
 		}
 		return gemm3(v, transA, transB)
 	case len(as) == 2 && len(bs) == 2:
-		m, k := as[0], as[1]
-		if transA {
-			m, k = k, m
-		}
-		n, kb := bs[1], bs[0]
-		if transB {
-			n, kb = kb, n
-		}
-		if kb != k || v.size != m*n {
-			return nil
-		}
-		return &gemmOp{transA: transA, transB: transB, m: m, n: n, k: k, lda: as[1], ldb: bs[1], batch: 1}
+		return gemm2(v, transA, transB)
 	case len(as) == 2 && len(bs) == 1:
 		// y = op(A)·x: a product with a k×1 matrix.
 		m, k := as[0], as[1]
@@ -64,6 +53,36 @@ func lowerLinAlg(v *value, op G.Op) devOp {
 		return &gemmOp{transA: transA, m: m, n: 1, k: k, lda: as[1], ldb: 1, batch: 1}
 	}
 	return nil
+}
+
+// gemm2 is the product of two matrices with optional transposes.
+func gemm2(v *value, transA, transB bool) devOp {
+	as, bs := v.ins[0].shape, v.ins[1].shape
+	if len(as) != 2 || len(bs) != 2 {
+		return nil
+	}
+	m, k := as[0], as[1]
+	if transA {
+		m, k = k, m
+	}
+	n, kb := bs[1], bs[0]
+	if transB {
+		n, kb = kb, n
+	}
+	if kb != k || v.size != m*n {
+		return nil
+	}
+	return &gemmOp{transA: transA, transB: transB, m: m, n: n, k: k, lda: as[1], ldb: bs[1], batch: 1}
+}
+
+// lowerMM maps graph.MatMul (matrices, transpose flags).
+func lowerMM(v *value, op G.Op) devOp {
+	transA, ok1 := fieldBool(op, "transA")
+	transB, ok2 := fieldBool(op, "transB")
+	if !ok1 || !ok2 || len(v.ins) != 2 {
+		return nil
+	}
+	return gemm2(v, transA, transB)
 }
 
 // gemm3 is the product of two (B, ·, ·) tensors with optional transposes of

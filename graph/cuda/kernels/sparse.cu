@@ -1,0 +1,83 @@
+/*
+ * sparse.cu: the sparse embedding lookup of layers (gather of table rows by
+ * id, and its gradient, a scatter-add into a zeroed table) and the sparse
+ * softmax cross-entropy (labels < 0 are not scored). Ids and labels are Go
+ * ints (64-bit, long long here), checked on the host before the launch.
+ */
+#include "common.h"
+
+/* gather_rows_<T>: out[i] = w[ids[i / d]·d + i mod d], n = |ids|·d. */
+#define GDATTN_GATHER(T, S)                                                   \
+    GDATTN_KERNEL GDATTN_NAME(gather_rows, S)(long long n, const T *w,        \
+                                              const long long *ids, int d,    \
+                                              T *out) {                       \
+        GDATTN_GRID_STRIDE(i, n) {                                            \
+            out[i] = w[ids[i / d] * d + i % d];                               \
+        }                                                                     \
+    }
+GDATTN_FLOATS(GDATTN_GATHER)
+
+/* scatter_rows_<T>: buf[ids[i / d]·d + i mod d] += g[i] (buf zeroed first). */
+#define GDATTN_SCATTER(T, S)                                                  \
+    GDATTN_KERNEL GDATTN_NAME(scatter_rows, S)(long long n,                   \
+                                               const long long *ids,          \
+                                               const T *g, int d, T *buf) {   \
+        GDATTN_GRID_STRIDE(i, n) {                                            \
+            GDATTN_FN(atomic_add, S)(buf + ids[i / d] * d + i % d, g[i]);     \
+        }                                                                     \
+    }
+GDATTN_FLOATS(GDATTN_SCATTER)
+
+/*
+ * xent_lse_<T>: lse[r] = log Σ_j exp(x[r, j]) (max-shifted, in double) for
+ * the scored rows r (labels[r] >= 0), one item per row; with acc non-zero
+ * flag, also adds lse[r] − x[r, labels[r]] into *acc.
+ */
+#define GDATTN_XENT_LSE(T, S)                                                 \
+    GDATTN_KERNEL GDATTN_NAME(xent_lse, S)(long long n, int c, const T *x,    \
+                                           const long long *labels,           \
+                                           double *lse, int wantloss,         \
+                                           double *acc) {                     \
+        GDATTN_GRID_STRIDE(r, n) {                                            \
+            long long l = labels[r];                                          \
+            if (l < 0) continue;                                              \
+            const T *row = x + r * c;                                         \
+            T m = row[0];                                                     \
+            int j;                                                            \
+            for (j = 1; j < c; j++) m = row[j] > m ? row[j] : m;              \
+            double s = 0;                                                     \
+            for (j = 0; j < c; j++) s += exp((double)(row[j] - m));           \
+            double v = (double)m + log(s);                                    \
+            lse[r] = v;                                                       \
+            if (wantloss) gdattn_atomic_add_f64(acc, v - (double)row[l]);     \
+        }                                                                     \
+    }
+GDATTN_FLOATS(GDATTN_XENT_LSE)
+
+/* xent_loss_<T>: out[0] = acc[0]·scale (n = 1). */
+#define GDATTN_XENT_LOSS(T, S)                                                \
+    GDATTN_KERNEL GDATTN_NAME(xent_loss, S)(long long n, const double *acc,   \
+                                            double scale, T *out) {           \
+        GDATTN_GRID_STRIDE(i, n) { out[i] = (T)(acc[i] * scale); }            \
+    }
+GDATTN_FLOATS(GDATTN_XENT_LOSS)
+
+/*
+ * xent_grad_<T>: dx = (softmax(x) − onehot(label))·g·inv for scored rows,
+ * 0 for the others; one item per element (n = rows·c), g = *gp.
+ */
+#define GDATTN_XENT_GRAD(T, S)                                                \
+    GDATTN_KERNEL GDATTN_NAME(xent_grad, S)(long long n, int c, const T *x,   \
+                                            const long long *labels,          \
+                                            const double *lse, const T *gp,   \
+                                            double inv, T *dx) {              \
+        GDATTN_GRID_STRIDE(i, n) {                                            \
+            long long r = i / c, j = i % c, l = labels[r];                    \
+            if (l < 0) { dx[i] = 0; continue; }                               \
+            double scale = (double)*gp * inv;                                 \
+            T v = (T)(exp((double)x[i] - lse[r]) * scale);                    \
+            if (j == l) v -= (T)scale;                                        \
+            dx[i] = v;                                                        \
+        }                                                                     \
+    }
+GDATTN_FLOATS(GDATTN_XENT_GRAD)

@@ -1,0 +1,141 @@
+package cuda
+
+import (
+	"errors"
+	"fmt"
+
+	G "gorgonia.org/gorgonia"
+	"gorgonia.org/tensor"
+)
+
+// hostInts returns the current host data of an int input node (ids and
+// labels are fed from the host every run), checking each is in [lo, hi).
+func hostInts(v *value, lo, hi int) ([]int, error) {
+	if v.kind != kindInput {
+		return nil, errors.New("ids are not an input node")
+	}
+	hv := v.n.Value()
+	if hv == nil {
+		return nil, fmt.Errorf("ids %q have no value", v.n.Name())
+	}
+	ids, ok := hv.Data().([]int)
+	if !ok {
+		return nil, fmt.Errorf("ids %q hold %T, want []int", v.n.Name(), hv.Data())
+	}
+	for i, id := range ids {
+		if id < lo || id >= hi {
+			return nil, fmt.Errorf("id %d at position %d is outside [%d, %d)", id, i, lo, hi)
+		}
+	}
+	return ids, nil
+}
+
+// intInput reports whether v is an int input node stored as 64-bit ints.
+func intInput(v *value) bool {
+	return v.kind == kindInput && v.dt == tensor.Int && v.dt.Size() == 8
+}
+
+// lowerGather maps layers' gather op (w (V, D), ids) -> rows of w.
+func lowerGather(v *value, op G.Op) devOp {
+	V, ok1 := fieldInt(op, "v")
+	D, ok2 := fieldInt(op, "d")
+	if !ok1 || !ok2 || len(v.ins) != 2 || !intInput(v.ins[1]) || v.ins[0].size != V*D || v.size != v.ins[1].size*D {
+		return nil
+	}
+	return devFunc(func(x *Exec, v *value) error {
+		if _, err := hostInts(v.ins[1], 0, V); err != nil {
+			return err
+		}
+		return x.launch(v, "gather_rows", int64(v.size), v.ins[0].ptr, v.ins[1].ptr, int32(D), v.ptr)
+	})
+}
+
+// lowerScatter maps the gather's gradient (ids, g) -> (V, D) scatter-add.
+func lowerScatter(v *value, op G.Op) devOp {
+	V, ok1 := fieldInt(op, "v")
+	D, ok2 := fieldInt(op, "d")
+	if !ok1 || !ok2 || len(v.ins) != 2 || !intInput(v.ins[0]) || v.size != V*D || v.ins[1].size != v.ins[0].size*D {
+		return nil
+	}
+	return devFunc(func(x *Exec, v *value) error {
+		if _, err := hostInts(v.ins[0], 0, V); err != nil {
+			return err
+		}
+		if err := x.b.Zero(v.ptr, v.bytes); err != nil {
+			return err
+		}
+		return x.launch(v, "scatter_rows", int64(v.ins[1].size), v.ins[0].ptr, v.ins[1].ptr, int32(D), v.ptr)
+	})
+}
+
+// lowerXent maps layers.SparseSoftmaxCrossEntropy (logits (N, C), labels
+// (N)) -> the mean over scored rows, and its gradient op (logits, labels,
+// dloss) -> (N, C).
+func lowerXent(x *Exec, v *value, op G.Op) (devOp, error) {
+	N, ok1 := fieldInt(op, "n")
+	C, ok2 := fieldInt(op, "c")
+	back, ok3 := fieldBool(op, "back")
+	want := 2
+	if back {
+		want = 3
+	}
+	if !ok1 || !ok2 || !ok3 || len(v.ins) != want || !intInput(v.ins[1]) || v.ins[0].size != N*C || v.ins[1].size != N {
+		return nil, nil
+	}
+	if back && (v.ins[2].size != 1 || v.ins[2].dt != v.dt || v.size != N*C) {
+		return nil, nil
+	}
+	lse, err := x.alloc(int64(N) * 8)
+	if err != nil {
+		return nil, err
+	}
+	acc, err := x.alloc(8)
+	if err != nil {
+		return nil, err
+	}
+	scored := func(v *value) (int, error) {
+		labels, err := hostInts(v.ins[1], -1, C)
+		if err != nil {
+			return 0, err
+		}
+		s := 0
+		for _, l := range labels {
+			if l >= 0 {
+				s++
+			}
+		}
+		return s, nil
+	}
+	if !back {
+		return devFunc(func(x *Exec, v *value) error {
+			s, err := scored(v)
+			if err != nil {
+				return err
+			}
+			if err := x.b.Zero(acc, 8); err != nil {
+				return err
+			}
+			if err := x.launch(v, "xent_lse", int64(N), int32(C), v.ins[0].ptr, v.ins[1].ptr, lse, int32(1), acc); err != nil {
+				return err
+			}
+			scale := 0.0
+			if s > 0 {
+				scale = 1 / float64(s)
+			}
+			return x.launch(v, "xent_loss", 1, acc, scale, v.ptr)
+		}), nil
+	}
+	return devFunc(func(x *Exec, v *value) error {
+		s, err := scored(v)
+		if err != nil {
+			return err
+		}
+		if s == 0 {
+			return x.b.Zero(v.ptr, v.bytes)
+		}
+		if err := x.launch(v, "xent_lse", int64(N), int32(C), v.ins[0].ptr, v.ins[1].ptr, lse, int32(0), acc); err != nil {
+			return err
+		}
+		return x.launch(v, "xent_grad", int64(N*C), int32(C), v.ins[0].ptr, v.ins[1].ptr, lse, v.ins[2].ptr, 1/float64(s), v.ptr)
+	}), nil
+}
