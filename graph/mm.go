@@ -3,6 +3,7 @@ package graph
 import (
 	"fmt"
 	"hash"
+	"runtime"
 
 	"github.com/chewxy/hm"
 	"gonum.org/v1/gonum/blas"
@@ -89,14 +90,6 @@ func (op *mmOp) Do(vals ...G.Value) (G.Value, error) {
 		return nil, fmt.Errorf("graph: matmul: shapes %v and %v, want matrices", as, bs)
 	}
 	m, k, n := op.dims(as, bs)
-	ta, tb := blas.NoTrans, blas.NoTrans
-	if op.transA {
-		ta = blas.Trans
-	}
-	if op.transB {
-		tb = blas.Trans
-	}
-	impl := gonum.Implementation{}
 	switch a := vals[0].Data().(type) {
 	case []float64:
 		b, ok := vals[1].Data().([]float64)
@@ -104,7 +97,7 @@ func (op *mmOp) Do(vals ...G.Value) (G.Value, error) {
 			return nil, fmt.Errorf("graph: matmul: mixed dtypes")
 		}
 		c := make([]float64, m*n)
-		impl.Dgemm(ta, tb, m, n, k, 1, a, as[1], b, bs[1], 0, c, n)
+		Gemm(op.transA, op.transB, m, n, k, 1, a, as[1], b, bs[1], 0, c, n)
 		return tensor.New(tensor.WithShape(m, n), tensor.WithBacking(c)), nil
 	case []float32:
 		b, ok := vals[1].Data().([]float32)
@@ -112,7 +105,7 @@ func (op *mmOp) Do(vals ...G.Value) (G.Value, error) {
 			return nil, fmt.Errorf("graph: matmul: mixed dtypes")
 		}
 		c := make([]float32, m*n)
-		impl.Sgemm(ta, tb, m, n, k, 1, a, as[1], b, bs[1], 0, c, n)
+		Gemm(op.transA, op.transB, m, n, k, 1, a, as[1], b, bs[1], 0, c, n)
 		return tensor.New(tensor.WithShape(m, n), tensor.WithBacking(c)), nil
 	}
 	return nil, fmt.Errorf("graph: matmul: unsupported data %T", vals[0].Data())
@@ -147,4 +140,95 @@ func (op *mmOp) SymDiff(in G.Nodes, output, dc *G.Node) (G.Nodes, error) {
 		return nil, err
 	}
 	return G.Nodes{da, db}, nil
+}
+
+// Gemm computes C = alpha·op(A)·op(B) + beta·C on row-major slices (op
+// transposes when tA/tB; C is m×n, the inner dimension k), with gonum's
+// BLAS, arranged for the thin matrices of attention layers:
+//
+//   - gonum's kernels run a vector operation per row of C (an axpy of
+//     length n for op(B) = B, a dot of length k for op(B) = Bᵀ), so a thin
+//     B (at most 4096 values) is passed transposed when that makes the
+//     vectors longer, and a product with a thin result Aᵀ·B is computed as
+//     its transpose Bᵀ·A;
+//   - with GOMAXPROCS = 1 a tall product is cut into bands of rows that
+//     gonum runs serially, instead of its goroutine per 64×64 block.
+//
+// The result is the same product; only the order of the floating-point
+// additions may differ.
+func Gemm[F float32 | float64](tA, tB bool, m, n, k int, alpha F, a []F, lda int, b []F, ldb int, beta F, c []F, ldc int) {
+	const thin, small = 8, 4096
+	switch {
+	case !tA && !tB && n < thin && k >= 2*n && k*n <= small:
+		// Rows of C as n dots of length k: B transposed (n×k).
+		bt := make([]F, n*k)
+		for l := 0; l < k; l++ {
+			for j := 0; j < n; j++ {
+				bt[j*k+l] = b[l*ldb+j]
+			}
+		}
+		gemmBands(false, true, m, n, k, alpha, a, lda, bt, k, beta, c, ldc)
+	case !tA && tB && k < thin && n >= 2*k && k*n <= small:
+		// Rows of C as k axpys of length n: B (n×k) transposed (k×n).
+		bt := make([]F, k*n)
+		for j := 0; j < n; j++ {
+			for l := 0; l < k; l++ {
+				bt[l*n+j] = b[j*ldb+l]
+			}
+		}
+		gemmBands(false, false, m, n, k, alpha, a, lda, bt, n, beta, c, ldc)
+	case tA && !tB && n < thin && m >= 2*n && m*n <= small:
+		// Cᵀ = Bᵀ A (n×m): axpys of length m instead of n.
+		ct := make([]F, n*m)
+		gemmBands(true, false, n, m, k, 1, b, ldb, a, lda, 0, ct, m)
+		for i := 0; i < m; i++ {
+			row := c[i*ldc : i*ldc+n]
+			for j := range row {
+				v := alpha * ct[j*m+i]
+				if beta != 0 {
+					v += beta * row[j]
+				}
+				row[j] = v
+			}
+		}
+	default:
+		gemmBands(tA, tB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
+	}
+}
+
+// gemmBands calls BLAS Gemm, in bands of rows when one thread runs Go.
+func gemmBands[F float32 | float64](tA, tB bool, m, n, k int, alpha F, a []F, lda int, b []F, ldb int, beta F, c []F, ldc int) {
+	const band = 128 // rows; with n <= 64 gonum runs a band serially
+	if m <= band || n > 64 || runtime.GOMAXPROCS(0) > 1 {
+		gemmRaw(tA, tB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
+		return
+	}
+	for r := 0; r < m; r += band {
+		h := min(band, m-r)
+		var ab []F
+		if tA {
+			ab = a[r:] // column offset r of the (k×m) A
+		} else {
+			ab = a[r*lda:]
+		}
+		gemmRaw(tA, tB, h, n, k, alpha, ab, lda, b, ldb, beta, c[r*ldc:], ldc)
+	}
+}
+
+var blasImpl gonum.Implementation
+
+func gemmRaw[F float32 | float64](tA, tB bool, m, n, k int, alpha F, a []F, lda int, b []F, ldb int, beta F, c []F, ldc int) {
+	ta, tb := blas.NoTrans, blas.NoTrans
+	if tA {
+		ta = blas.Trans
+	}
+	if tB {
+		tb = blas.Trans
+	}
+	switch a := any(a).(type) {
+	case []float64:
+		blasImpl.Dgemm(ta, tb, m, n, k, float64(alpha), a, lda, any(b).([]float64), ldb, float64(beta), any(c).([]float64), ldc)
+	case []float32:
+		blasImpl.Sgemm(ta, tb, m, n, k, float32(alpha), a, lda, any(b).([]float32), ldb, float32(beta), any(c).([]float32), ldc)
+	}
 }

@@ -2,6 +2,8 @@ package graph_test
 
 import (
 	"fmt"
+	"math/rand/v2"
+	"runtime"
 	"testing"
 
 	"github.com/gdattn/gdattn/graph"
@@ -131,4 +133,70 @@ func TestConcatLast(t *testing.T) {
 	if _, err := graph.ConcatLast(a, c); err == nil {
 		t.Error("ConcatLast((2,1), (3,1)): no error")
 	}
+}
+
+// TestGemm compares Gemm with a plain-Go product on the shapes that take its
+// special paths (thin B, thin results, bands of rows at GOMAXPROCS = 1), for
+// every transpose combination, beta 0 and 0.5, float64 and float32.
+func TestGemm(t *testing.T) {
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1))
+	rng := rand.New(rand.NewPCG(7, 1))
+	shapes := [][3]int{{300, 5, 25}, {300, 25, 5}, {25, 5, 300}, {5, 25, 300}, {300, 50, 25}, {4, 5, 3}}
+	for _, sh := range shapes {
+		m, n, k := sh[0], sh[1], sh[2]
+		for _, ta := range []bool{false, true} {
+			for _, tb := range []bool{false, true} {
+				for _, beta := range []float64{0, 0.5} {
+					a := make([]float64, m*k)
+					b := make([]float64, k*n)
+					c := make([]float64, m*n)
+					for _, s := range [][]float64{a, b, c} {
+						for i := range s {
+							s[i] = rng.NormFloat64()
+						}
+					}
+					lda, ldb := k, n
+					at := func(i, l int) float64 { return a[i*k+l] }
+					bt := func(l, j int) float64 { return b[l*n+j] }
+					if ta {
+						lda = m
+						at = func(i, l int) float64 { return a[l*m+i] }
+					}
+					if tb {
+						ldb = k
+						bt = func(l, j int) float64 { return b[j*k+l] }
+					}
+					want := make([]float64, m*n)
+					for i := 0; i < m; i++ {
+						for j := 0; j < n; j++ {
+							var s float64
+							for l := 0; l < k; l++ {
+								s += at(i, l) * bt(l, j)
+							}
+							want[i*n+j] = 2*s + beta*c[i*n+j]
+						}
+					}
+					name := fmt.Sprintf("%dx%dx%d/tA=%v/tB=%v/beta=%v", m, n, k, ta, tb, beta)
+					got := append([]float64(nil), c...)
+					graph.Gemm(ta, tb, m, n, k, 2, a, lda, b, ldb, beta, got, n)
+					graphtest.AllClose(t, name, got, want, 1e-12)
+					a32, b32, c32 := to32(a), to32(b), to32(c)
+					graph.Gemm(ta, tb, m, n, k, 2, a32, lda, b32, ldb, float32(beta), c32, n)
+					got32 := make([]float64, len(c32))
+					for i, v := range c32 {
+						got32[i] = float64(v)
+					}
+					graphtest.AllClose(t, name+"/float32", got32, want, 1e-3)
+				}
+			}
+		}
+	}
+}
+
+func to32(x []float64) []float32 {
+	out := make([]float32, len(x))
+	for i, v := range x {
+		out[i] = float32(v)
+	}
+	return out
 }

@@ -7,8 +7,7 @@ import (
 	"sync/atomic"
 
 	"github.com/chewxy/hm"
-	"gonum.org/v1/gonum/blas"
-	"gonum.org/v1/gonum/blas/gonum"
+	"github.com/gdattn/gdattn/graph"
 	G "gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
 )
@@ -628,21 +627,7 @@ func axpyF[F float32 | float64](alpha F, x, y []F) {
 	}
 }
 
-var blasImpl gonum.Implementation
-
-// gemm is C = op(A) op(B) + beta C on row-major slices (gonum BLAS).
+// gemm is C = op(A) op(B) + beta C on row-major slices (graph.Gemm).
 func gemm[F float32 | float64](tA, tB bool, m, n, k int, a []F, lda int, b []F, ldb int, beta F, c []F, ldc int) {
-	ta, tb := blas.NoTrans, blas.NoTrans
-	if tA {
-		ta = blas.Trans
-	}
-	if tB {
-		tb = blas.Trans
-	}
-	switch a := any(a).(type) {
-	case []float64:
-		blasImpl.Dgemm(ta, tb, m, n, k, 1, a, lda, any(b).([]float64), ldb, float64(beta), any(c).([]float64), ldc)
-	case []float32:
-		blasImpl.Sgemm(ta, tb, m, n, k, 1, a, lda, any(b).([]float32), ldb, float32(beta), any(c).([]float32), ldc)
-	}
+	graph.Gemm(tA, tB, m, n, k, 1, a, lda, b, ldb, beta, c, ldc)
 }
