@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # build-ptx.sh: compile the gdattn CUDA kernels, graph/cuda/kernels/*.cu, into the one
-# PTX module graph/cuda/kernels/gdattn.ptx that the GPU backend (go build -tags cuda)
+# PTX module graph/cuda/kernels/gdattn.ptx that the GPU backend (go build -tags gdcuda)
 # embeds and the CUDA driver JIT-compiles for whatever GPU it finds at cuda.Open.
 #
 #   scripts/build-ptx.sh          regenerate gdattn.ptx (and run go generate ./graph/cuda)
@@ -17,7 +17,7 @@
 # the GPUs we run on, it is also assembled with ptxas -arch=sm_90 (PTXAS_SM) and the
 # result thrown away. The first lines of gdattn.ptx record the SHA-256 of the kernel
 # sources (go run ./graph/cuda/internal/gen -hash), which TestPTXMatchesSources compares
-# with the kernel table, so a stale PTX fails the tests of -tags cuda.
+# with the kernel table, so a stale PTX fails the tests of -tags gdcuda.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 K=graph/cuda/kernels

@@ -12,11 +12,15 @@ type Ptr uintptr
 
 // Backend is what the executor needs from a device: memory, copies, kernel
 // launches by name and strided batched matrix products. Two implementations
-// exist: the GPU driver (build tag cuda; libcuda and cuBLAS loaded with dlopen)
-// and the emulator (build tag cudaemu), which compiles the very same kernel
+// exist: the GPU driver (build tag gdcuda; libcuda and cuBLAS loaded with
+// dlopen) and the emulator (build tag cudaemu), which compiles the very same kernel
 // sources of kernels/*.cu as C and runs every launch as one serial thread, so
 // the executor and the kernels' arithmetic are tested on machines without a
 // GPU.
+//
+// The GPU tag is gdcuda, not cuda: under -tags cuda Gorgonia v0.9.18 compiles
+// its own CUDA engine (gorgonia.org/cu, cuDNN headers), which does not build,
+// so no package that imports Gorgonia builds with -tags cuda.
 //
 // Kernel contract (kernels/common.h): every kernel is an extern "C" __global__
 // function whose body is one grid-stride loop over n work items and uses

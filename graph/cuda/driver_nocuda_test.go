@@ -1,4 +1,4 @@
-//go:build !cuda
+//go:build !gdcuda
 
 package cuda
 
@@ -11,7 +11,7 @@ import (
 // TestOpenWithoutTag checks that Open explains the missing build tag.
 func TestOpenWithoutTag(t *testing.T) {
 	_, err := Open(0)
-	if !errors.Is(err, ErrNoDevice) || !strings.Contains(err.Error(), "-tags cuda") {
-		t.Fatalf("Open(0) = %v, want ErrNoDevice mentioning -tags cuda", err)
+	if !errors.Is(err, ErrNoDevice) || !strings.Contains(err.Error(), "-tags gdcuda") {
+		t.Fatalf("Open(0) = %v, want ErrNoDevice mentioning -tags gdcuda", err)
 	}
 }

@@ -1,4 +1,4 @@
-//go:build cuda || cudaemu
+//go:build gdcuda || cudaemu
 
 package cuda
 

@@ -5,11 +5,13 @@
 // The emulator backend compiles every kernel file as C (kernels/emu.h) and
 // calls kernels by their index in kernelTable (ptx_kernels.go).
 
+#include "kernels/adam.cu"
 #include "kernels/attn.cu"
 #include "kernels/elem.cu"
 #include "kernels/selftest.cu"
 #include "kernels/shape.cu"
 #include "kernels/softmax.cu"
+#include "kernels/sparse.cu"
 
 // gdattn_emu_dispatch calls kernel k with the parameter values a[i] point to;
 // it returns -1 for an unknown k.
@@ -17,124 +19,160 @@ int gdattn_emu_dispatch(int k, void **a) {
     (void)a;
     switch (k) {
     case 0:
-        attn_fwd_f32(*(long long *)a[0], *(int *)a[1], *(void **)a[2], *(int *)a[3], *(int *)a[4], *(int *)a[5], *(void **)a[6], *(void **)a[7], *(int *)a[8], *(void **)a[9], *(void **)a[10]);
+        adam_update_f32(*(long long *)a[0], *(void **)a[1], *(void **)a[2], *(void **)a[3], *(void **)a[4], *(double *)a[5], *(double *)a[6], *(double *)a[7], *(double *)a[8], *(double *)a[9], *(double *)a[10], *(double *)a[11], *(int *)a[12], *(double *)a[13]);
         return 0;
     case 1:
-        attn_fwd_f64(*(long long *)a[0], *(int *)a[1], *(void **)a[2], *(int *)a[3], *(int *)a[4], *(int *)a[5], *(void **)a[6], *(void **)a[7], *(int *)a[8], *(void **)a[9], *(void **)a[10]);
+        adam_update_f64(*(long long *)a[0], *(void **)a[1], *(void **)a[2], *(void **)a[3], *(void **)a[4], *(double *)a[5], *(double *)a[6], *(double *)a[7], *(double *)a[8], *(double *)a[9], *(double *)a[10], *(double *)a[11], *(int *)a[12], *(double *)a[13]);
         return 0;
     case 2:
-        attn_fwd_softmax_f32(*(long long *)a[0], *(void **)a[1], *(int *)a[2], *(int *)a[3], *(int *)a[4], *(void **)a[5], *(void **)a[6], *(int *)a[7], *(void **)a[8], *(void **)a[9]);
+        attn_fwd_f32(*(long long *)a[0], *(int *)a[1], *(void **)a[2], *(int *)a[3], *(int *)a[4], *(int *)a[5], *(void **)a[6], *(void **)a[7], *(int *)a[8], *(void **)a[9], *(void **)a[10]);
         return 0;
     case 3:
-        attn_fwd_softmax_f64(*(long long *)a[0], *(void **)a[1], *(int *)a[2], *(int *)a[3], *(int *)a[4], *(void **)a[5], *(void **)a[6], *(int *)a[7], *(void **)a[8], *(void **)a[9]);
+        attn_fwd_f64(*(long long *)a[0], *(int *)a[1], *(void **)a[2], *(int *)a[3], *(int *)a[4], *(int *)a[5], *(void **)a[6], *(void **)a[7], *(int *)a[8], *(void **)a[9], *(void **)a[10]);
         return 0;
     case 4:
-        attn_rowsum_f32(*(long long *)a[0], *(int *)a[1], *(void **)a[2], *(void **)a[3], *(void **)a[4]);
+        attn_fwd_softmax_f32(*(long long *)a[0], *(void **)a[1], *(int *)a[2], *(int *)a[3], *(int *)a[4], *(void **)a[5], *(void **)a[6], *(int *)a[7], *(void **)a[8], *(void **)a[9]);
         return 0;
     case 5:
-        attn_rowsum_f64(*(long long *)a[0], *(int *)a[1], *(void **)a[2], *(void **)a[3], *(void **)a[4]);
+        attn_fwd_softmax_f64(*(long long *)a[0], *(void **)a[1], *(int *)a[2], *(int *)a[3], *(int *)a[4], *(void **)a[5], *(void **)a[6], *(int *)a[7], *(void **)a[8], *(void **)a[9]);
         return 0;
     case 6:
-        attn_bwd_q_f32(*(long long *)a[0], *(int *)a[1], *(void **)a[2], *(int *)a[3], *(int *)a[4], *(int *)a[5], *(void **)a[6], *(void **)a[7], *(int *)a[8], *(void **)a[9], *(void **)a[10], *(void **)a[11], *(void **)a[12], *(int *)a[13], *(void **)a[14], *(int *)a[15], *(void **)a[16]);
+        attn_rowsum_f32(*(long long *)a[0], *(int *)a[1], *(void **)a[2], *(void **)a[3], *(void **)a[4]);
         return 0;
     case 7:
-        attn_bwd_q_f64(*(long long *)a[0], *(int *)a[1], *(void **)a[2], *(int *)a[3], *(int *)a[4], *(int *)a[5], *(void **)a[6], *(void **)a[7], *(int *)a[8], *(void **)a[9], *(void **)a[10], *(void **)a[11], *(void **)a[12], *(int *)a[13], *(void **)a[14], *(int *)a[15], *(void **)a[16]);
+        attn_rowsum_f64(*(long long *)a[0], *(int *)a[1], *(void **)a[2], *(void **)a[3], *(void **)a[4]);
         return 0;
     case 8:
-        attn_bwd_k_f32(*(long long *)a[0], *(int *)a[1], *(void **)a[2], *(int *)a[3], *(int *)a[4], *(int *)a[5], *(void **)a[6], *(void **)a[7], *(int *)a[8], *(void **)a[9], *(void **)a[10], *(void **)a[11], *(void **)a[12], *(void **)a[13]);
+        attn_bwd_q_f32(*(long long *)a[0], *(int *)a[1], *(void **)a[2], *(int *)a[3], *(int *)a[4], *(int *)a[5], *(void **)a[6], *(void **)a[7], *(int *)a[8], *(void **)a[9], *(void **)a[10], *(void **)a[11], *(void **)a[12], *(int *)a[13], *(void **)a[14], *(int *)a[15], *(void **)a[16]);
         return 0;
     case 9:
-        attn_bwd_k_f64(*(long long *)a[0], *(int *)a[1], *(void **)a[2], *(int *)a[3], *(int *)a[4], *(int *)a[5], *(void **)a[6], *(void **)a[7], *(int *)a[8], *(void **)a[9], *(void **)a[10], *(void **)a[11], *(void **)a[12], *(void **)a[13]);
+        attn_bwd_q_f64(*(long long *)a[0], *(int *)a[1], *(void **)a[2], *(int *)a[3], *(int *)a[4], *(int *)a[5], *(void **)a[6], *(void **)a[7], *(int *)a[8], *(void **)a[9], *(void **)a[10], *(void **)a[11], *(void **)a[12], *(int *)a[13], *(void **)a[14], *(int *)a[15], *(void **)a[16]);
         return 0;
     case 10:
-        ew_unary_f32(*(long long *)a[0], *(int *)a[1], *(void **)a[2], *(void **)a[3]);
+        attn_bwd_k_f32(*(long long *)a[0], *(int *)a[1], *(void **)a[2], *(int *)a[3], *(int *)a[4], *(int *)a[5], *(void **)a[6], *(void **)a[7], *(int *)a[8], *(void **)a[9], *(void **)a[10], *(void **)a[11], *(void **)a[12], *(void **)a[13]);
         return 0;
     case 11:
-        ew_unary_f64(*(long long *)a[0], *(int *)a[1], *(void **)a[2], *(void **)a[3]);
+        attn_bwd_k_f64(*(long long *)a[0], *(int *)a[1], *(void **)a[2], *(int *)a[3], *(int *)a[4], *(int *)a[5], *(void **)a[6], *(void **)a[7], *(int *)a[8], *(void **)a[9], *(void **)a[10], *(void **)a[11], *(void **)a[12], *(void **)a[13]);
         return 0;
     case 12:
-        ew_binary_f32(*(long long *)a[0], *(int *)a[1], *(void **)a[2], *(long long *)a[3], *(void **)a[4], *(long long *)a[5], *(void **)a[6]);
+        ew_unary_f32(*(long long *)a[0], *(int *)a[1], *(void **)a[2], *(void **)a[3]);
         return 0;
     case 13:
-        ew_binary_f64(*(long long *)a[0], *(int *)a[1], *(void **)a[2], *(long long *)a[3], *(void **)a[4], *(long long *)a[5], *(void **)a[6]);
+        ew_unary_f64(*(long long *)a[0], *(int *)a[1], *(void **)a[2], *(void **)a[3]);
         return 0;
     case 14:
-        fill_f32(*(long long *)a[0], *(float *)a[1], *(void **)a[2]);
+        ew_binary_f32(*(long long *)a[0], *(int *)a[1], *(void **)a[2], *(long long *)a[3], *(void **)a[4], *(long long *)a[5], *(void **)a[6]);
         return 0;
     case 15:
-        fill_f64(*(long long *)a[0], *(double *)a[1], *(void **)a[2]);
+        ew_binary_f64(*(long long *)a[0], *(int *)a[1], *(void **)a[2], *(long long *)a[3], *(void **)a[4], *(long long *)a[5], *(void **)a[6]);
         return 0;
     case 16:
-        axpy_f32(*(long long *)a[0], *(float *)a[1], *(void **)a[2], *(void **)a[3]);
+        fill_f32(*(long long *)a[0], *(float *)a[1], *(void **)a[2]);
         return 0;
     case 17:
-        axpy_f64(*(long long *)a[0], *(double *)a[1], *(void **)a[2], *(void **)a[3]);
+        fill_f64(*(long long *)a[0], *(double *)a[1], *(void **)a[2]);
         return 0;
     case 18:
-        scale_f32(*(long long *)a[0], *(float *)a[1], *(void **)a[2]);
+        axpy_f32(*(long long *)a[0], *(float *)a[1], *(void **)a[2], *(void **)a[3]);
         return 0;
     case 19:
-        scale_f64(*(long long *)a[0], *(double *)a[1], *(void **)a[2]);
+        axpy_f64(*(long long *)a[0], *(double *)a[1], *(void **)a[2], *(void **)a[3]);
         return 0;
     case 20:
-        iota_f32(*(long long *)a[0], *(float *)a[1], *(float *)a[2], *(int *)a[3], *(void **)a[4]);
+        scale_f32(*(long long *)a[0], *(float *)a[1], *(void **)a[2]);
         return 0;
     case 21:
-        iota_f64(*(long long *)a[0], *(double *)a[1], *(double *)a[2], *(int *)a[3], *(void **)a[4]);
+        scale_f64(*(long long *)a[0], *(double *)a[1], *(void **)a[2]);
         return 0;
     case 22:
-        sum_f32(*(long long *)a[0], *(void **)a[1], *(void **)a[2]);
+        iota_f32(*(long long *)a[0], *(float *)a[1], *(float *)a[2], *(int *)a[3], *(void **)a[4]);
         return 0;
     case 23:
-        sum_f64(*(long long *)a[0], *(void **)a[1], *(void **)a[2]);
+        iota_f64(*(long long *)a[0], *(double *)a[1], *(double *)a[2], *(int *)a[3], *(void **)a[4]);
         return 0;
     case 24:
-        repeat_f32(*(long long *)a[0], *(void **)a[1], *(void **)a[2], *(long long *)a[3], *(long long *)a[4], *(long long *)a[5]);
+        sum_f32(*(long long *)a[0], *(void **)a[1], *(void **)a[2]);
         return 0;
     case 25:
-        repeat_f64(*(long long *)a[0], *(void **)a[1], *(void **)a[2], *(long long *)a[3], *(long long *)a[4], *(long long *)a[5]);
+        sum_f64(*(long long *)a[0], *(void **)a[1], *(void **)a[2]);
         return 0;
     case 26:
-        band_copy_f32(*(long long *)a[0], *(void **)a[1], *(void **)a[2], *(long long *)a[3], *(long long *)a[4], *(long long *)a[5], *(long long *)a[6], *(long long *)a[7], *(long long *)a[8]);
+        repeat_f32(*(long long *)a[0], *(void **)a[1], *(void **)a[2], *(long long *)a[3], *(long long *)a[4], *(long long *)a[5]);
         return 0;
     case 27:
-        band_copy_f64(*(long long *)a[0], *(void **)a[1], *(void **)a[2], *(long long *)a[3], *(long long *)a[4], *(long long *)a[5], *(long long *)a[6], *(long long *)a[7], *(long long *)a[8]);
+        repeat_f64(*(long long *)a[0], *(void **)a[1], *(void **)a[2], *(long long *)a[3], *(long long *)a[4], *(long long *)a[5]);
         return 0;
     case 28:
-        permute4_f32(*(long long *)a[0], *(void **)a[1], *(void **)a[2], *(long long *)a[3], *(long long *)a[4], *(long long *)a[5], *(long long *)a[6], *(long long *)a[7], *(long long *)a[8], *(long long *)a[9]);
+        band_copy_f32(*(long long *)a[0], *(void **)a[1], *(void **)a[2], *(long long *)a[3], *(long long *)a[4], *(long long *)a[5], *(long long *)a[6], *(long long *)a[7], *(long long *)a[8]);
         return 0;
     case 29:
-        permute4_f64(*(long long *)a[0], *(void **)a[1], *(void **)a[2], *(long long *)a[3], *(long long *)a[4], *(long long *)a[5], *(long long *)a[6], *(long long *)a[7], *(long long *)a[8], *(long long *)a[9]);
+        band_copy_f64(*(long long *)a[0], *(void **)a[1], *(void **)a[2], *(long long *)a[3], *(long long *)a[4], *(long long *)a[5], *(long long *)a[6], *(long long *)a[7], *(long long *)a[8]);
         return 0;
     case 30:
-        reduce4_f32(*(long long *)a[0], *(void **)a[1], *(void **)a[2], *(long long *)a[3], *(long long *)a[4], *(long long *)a[5], *(long long *)a[6], *(int *)a[7]);
+        permute4_f32(*(long long *)a[0], *(void **)a[1], *(void **)a[2], *(long long *)a[3], *(long long *)a[4], *(long long *)a[5], *(long long *)a[6], *(long long *)a[7], *(long long *)a[8], *(long long *)a[9]);
         return 0;
     case 31:
-        reduce4_f64(*(long long *)a[0], *(void **)a[1], *(void **)a[2], *(long long *)a[3], *(long long *)a[4], *(long long *)a[5], *(long long *)a[6], *(int *)a[7]);
+        permute4_f64(*(long long *)a[0], *(void **)a[1], *(void **)a[2], *(long long *)a[3], *(long long *)a[4], *(long long *)a[5], *(long long *)a[6], *(long long *)a[7], *(long long *)a[8], *(long long *)a[9]);
         return 0;
     case 32:
-        reduce4_atomic_f32(*(long long *)a[0], *(void **)a[1], *(void **)a[2], *(long long *)a[3], *(long long *)a[4], *(long long *)a[5], *(int *)a[6]);
+        reduce4_f32(*(long long *)a[0], *(void **)a[1], *(void **)a[2], *(long long *)a[3], *(long long *)a[4], *(long long *)a[5], *(long long *)a[6], *(int *)a[7]);
         return 0;
     case 33:
-        cast_acc_f32(*(long long *)a[0], *(void **)a[1], *(void **)a[2]);
+        reduce4_f64(*(long long *)a[0], *(void **)a[1], *(void **)a[2], *(long long *)a[3], *(long long *)a[4], *(long long *)a[5], *(long long *)a[6], *(int *)a[7]);
         return 0;
     case 34:
-        reduce4_atomic_f64(*(long long *)a[0], *(void **)a[1], *(void **)a[2], *(long long *)a[3], *(long long *)a[4], *(long long *)a[5], *(int *)a[6]);
+        reduce4_atomic_f32(*(long long *)a[0], *(void **)a[1], *(void **)a[2], *(long long *)a[3], *(long long *)a[4], *(long long *)a[5], *(int *)a[6]);
         return 0;
     case 35:
-        cast_acc_f64(*(long long *)a[0], *(void **)a[1], *(void **)a[2]);
+        cast_acc_f32(*(long long *)a[0], *(void **)a[1], *(void **)a[2]);
         return 0;
     case 36:
-        softmax_rows_f32(*(long long *)a[0], *(int *)a[1], *(int *)a[2], *(void **)a[3], *(void **)a[4]);
+        reduce4_atomic_f64(*(long long *)a[0], *(void **)a[1], *(void **)a[2], *(long long *)a[3], *(long long *)a[4], *(long long *)a[5], *(int *)a[6]);
         return 0;
     case 37:
-        softmax_rows_f64(*(long long *)a[0], *(int *)a[1], *(int *)a[2], *(void **)a[3], *(void **)a[4]);
+        cast_acc_f64(*(long long *)a[0], *(void **)a[1], *(void **)a[2]);
         return 0;
     case 38:
-        softmax_grad_rows_f32(*(long long *)a[0], *(int *)a[1], *(int *)a[2], *(void **)a[3], *(void **)a[4], *(void **)a[5]);
+        softmax_rows_f32(*(long long *)a[0], *(int *)a[1], *(int *)a[2], *(void **)a[3], *(void **)a[4]);
         return 0;
     case 39:
+        softmax_rows_f64(*(long long *)a[0], *(int *)a[1], *(int *)a[2], *(void **)a[3], *(void **)a[4]);
+        return 0;
+    case 40:
+        softmax_grad_rows_f32(*(long long *)a[0], *(int *)a[1], *(int *)a[2], *(void **)a[3], *(void **)a[4], *(void **)a[5]);
+        return 0;
+    case 41:
         softmax_grad_rows_f64(*(long long *)a[0], *(int *)a[1], *(int *)a[2], *(void **)a[3], *(void **)a[4], *(void **)a[5]);
+        return 0;
+    case 42:
+        gather_rows_f32(*(long long *)a[0], *(void **)a[1], *(void **)a[2], *(int *)a[3], *(void **)a[4]);
+        return 0;
+    case 43:
+        gather_rows_f64(*(long long *)a[0], *(void **)a[1], *(void **)a[2], *(int *)a[3], *(void **)a[4]);
+        return 0;
+    case 44:
+        scatter_rows_f32(*(long long *)a[0], *(void **)a[1], *(void **)a[2], *(int *)a[3], *(void **)a[4]);
+        return 0;
+    case 45:
+        scatter_rows_f64(*(long long *)a[0], *(void **)a[1], *(void **)a[2], *(int *)a[3], *(void **)a[4]);
+        return 0;
+    case 46:
+        xent_lse_f32(*(long long *)a[0], *(int *)a[1], *(void **)a[2], *(void **)a[3], *(void **)a[4], *(int *)a[5], *(void **)a[6]);
+        return 0;
+    case 47:
+        xent_lse_f64(*(long long *)a[0], *(int *)a[1], *(void **)a[2], *(void **)a[3], *(void **)a[4], *(int *)a[5], *(void **)a[6]);
+        return 0;
+    case 48:
+        xent_loss_f32(*(long long *)a[0], *(void **)a[1], *(double *)a[2], *(void **)a[3]);
+        return 0;
+    case 49:
+        xent_loss_f64(*(long long *)a[0], *(void **)a[1], *(double *)a[2], *(void **)a[3]);
+        return 0;
+    case 50:
+        xent_grad_f32(*(long long *)a[0], *(int *)a[1], *(void **)a[2], *(void **)a[3], *(void **)a[4], *(void **)a[5], *(double *)a[6], *(void **)a[7]);
+        return 0;
+    case 51:
+        xent_grad_f64(*(long long *)a[0], *(int *)a[1], *(void **)a[2], *(void **)a[3], *(void **)a[4], *(void **)a[5], *(double *)a[6], *(void **)a[7]);
         return 0;
     }
     return -1;

@@ -6,7 +6,7 @@
  *
  * The same source is compiled two ways:
  *   - by nvcc (scripts/build-ptx.sh) into kernels/gdattn.ptx, which the GPU
- *     backend (build tag cuda) embeds and loads with cuModuleLoadDataEx;
+ *     backend (build tag gdcuda) embeds and loads with cuModuleLoadDataEx;
  *   - by gcc as plain C11 (build tag cudaemu, through the generated
  *     emu_kernels.c), where kernels/emu.h turns every launch into one serial
  *     thread (blockDim = gridDim = 1), so the grid-stride loop visits every
