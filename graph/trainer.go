@@ -51,6 +51,53 @@ type TrainConfig struct {
 	Total int
 	// Label prefixes progress output.
 	Label string
+	// HostOptimizer makes the update run on the host even when the
+	// machine's executor is a [DeviceUpdater] (which it then uses by
+	// default).
+	HostOptimizer bool
+}
+
+// DeviceUpdater is implemented by a [Machine]'s executor that can apply the
+// Trainer's Adam/AdamW update where its parameters live (graph/cuda's
+// executor does, on the GPU). The Trainer still reads the loss and the
+// gradients on the host for its NaN/Inf guard and the clipping norm; the
+// moments then live on the device and the update writes the new parameter
+// values back into the parameters' host values, so checkpoints and later
+// runs see them exactly as after a host update.
+type DeviceUpdater interface {
+	// UpdatesOnDevice reports whether the updater can make the updates
+	// (an executor running everything on the host says false).
+	UpdatesOnDevice() bool
+	// AdamUpdate applies one update to every parameter of the machine
+	// (aligned with Machine.Params) from the gradients of the last Run.
+	AdamUpdate(u AdamUpdate) error
+	// Moments copies the first and second moments of parameter i into m
+	// and v (each of the parameter's size).
+	Moments(i int, m, v []float64) error
+	// SetMoments replaces the moments of parameter i.
+	SetMoments(i int, m, v []float64) error
+}
+
+// AdamUpdate holds the constants of one Adam/AdamW update made by a
+// [DeviceUpdater], which computes in float64 what the host update computes:
+//
+//	g' = GradScale*g + wd*w            (Adam's L2 penalty, unless Decoupled)
+//	m  = Beta1*m + (1-Beta1)*g'
+//	v  = Beta2*v + (1-Beta2)*g'^2
+//	w  = w - LR*wd*w                   (AdamW: Decoupled)
+//	w  = w - LR * (m/BC1) / (sqrt(v/BC2) + Eps)
+//
+// with wd = WeightDecay[i] for parameter i.
+type AdamUpdate struct {
+	LR, Beta1, Beta2, Eps float64
+	// BC1 and BC2 are the bias corrections 1-Beta1^t and 1-Beta2^t.
+	BC1, BC2  float64
+	Decoupled bool
+	// WeightDecay is the decay of each parameter (0: none).
+	WeightDecay []float64
+	// GradScale multiplies every gradient (the clipping factor; 1 when
+	// the gradients are not clipped).
+	GradScale float64
 }
 
 // DefaultTrainConfig returns the defaults: Adam, LR 1e-3, betas (0.9,
@@ -88,6 +135,8 @@ type Trainer struct {
 	grads    [][]float64
 	step     int
 	prog     *progress
+	dev      DeviceUpdater // non-nil: the update runs on the machine's device
+	devErr   error         // a failure of State to read the device moments
 }
 
 // NewTrainer returns a trainer for m, which must compute gradients, after
@@ -161,8 +210,15 @@ func NewTrainer(m *Machine, cfg TrainConfig) (*Trainer, error) {
 	if cfg.Progress != nil {
 		t.prog = newProgress(cfg, isTerminal(cfg.Progress))
 	}
+	if du, ok := m.Executor().(DeviceUpdater); ok && !cfg.HostOptimizer && du.UpdatesOnDevice() {
+		t.dev = du
+	}
 	return t, nil
 }
+
+// OnDevice reports whether the trainer's updates run on the machine's
+// device (see [DeviceUpdater]).
+func (t *Trainer) OnDevice() bool { return t.dev != nil }
 
 // Machine returns the trainer's machine.
 func (t *Trainer) Machine() *Machine { return t.m }
@@ -209,6 +265,16 @@ func (t *Trainer) Step() (float64, error) {
 	if !(lr >= 0) || math.IsInf(lr, 0) {
 		return loss, fmt.Errorf("graph: trainer: step %d: schedule gives learning rate %v; parameters not updated", n, lr)
 	}
+	if t.dev != nil {
+		if err := t.deviceUpdate(n, lr); err != nil {
+			return loss, err
+		}
+		t.step = n
+		if t.prog != nil {
+			t.prog.report(n, loss, lr)
+		}
+		return loss, nil
+	}
 	// Fetch every view before writing any, so a failure leaves all
 	// parameters untouched. Views are fetched anew each step: SetValue on a
 	// scalar parameter rebinds its value.
@@ -249,8 +315,48 @@ func (t *Trainer) Step() (float64, error) {
 	return loss, nil
 }
 
-// State returns a deep copy of the optimiser state.
+// deviceUpdate makes update n with learning rate lr through t.dev: the
+// clipping factor is computed from the gradients read on the host exactly as
+// ClipGlobalNorm computes it.
+func (t *Trainer) deviceUpdate(n int, lr float64) error {
+	if t.devErr != nil {
+		return fmt.Errorf("graph: trainer: step %d: %w", n, t.devErr)
+	}
+	scale := 1.0
+	if t.cfg.ClipNorm > 0 {
+		if norm := GlobalNorm(t.grads); norm > t.cfg.ClipNorm {
+			scale = t.cfg.ClipNorm / norm
+		}
+	}
+	u := AdamUpdate{
+		LR: lr, Beta1: t.cfg.Beta1, Beta2: t.cfg.Beta2, Eps: t.cfg.Eps,
+		BC1:       1 - math.Pow(t.cfg.Beta1, float64(n)),
+		BC2:       1 - math.Pow(t.cfg.Beta2, float64(n)),
+		Decoupled: t.decouple, GradScale: scale,
+		WeightDecay: make([]float64, len(t.params)),
+	}
+	for i := range t.params {
+		if t.decay[i] {
+			u.WeightDecay[i] = t.cfg.WeightDecay
+		}
+	}
+	if err := t.dev.AdamUpdate(u); err != nil {
+		return fmt.Errorf("graph: trainer: step %d: device update: %w", n, err)
+	}
+	return nil
+}
+
+// State returns a deep copy of the optimiser state. With a device update
+// (OnDevice) the moments are read from the device; if that fails, the next
+// Step returns the error.
 func (t *Trainer) State() TrainerState {
+	if t.dev != nil {
+		for i := range t.params {
+			if err := t.dev.Moments(i, t.mom[i], t.vel[i]); err != nil && t.devErr == nil {
+				t.devErr = fmt.Errorf("reading the moments of %q: %w", t.names[i], err)
+			}
+		}
+	}
 	st := TrainerState{Step: t.step, M: map[string][]float64{}, V: map[string][]float64{}}
 	for i, name := range t.names {
 		st.M[name] = append([]float64(nil), t.mom[i]...)
@@ -288,6 +394,13 @@ func (t *Trainer) SetState(st TrainerState) error {
 			}
 			if len(vs) != len(t.mom[i]) {
 				return fmt.Errorf("graph: trainer: SetState: %s[%q] has %d values, want %d", kv.what, name, len(vs), len(t.mom[i]))
+			}
+		}
+	}
+	if t.dev != nil {
+		for i, name := range t.names {
+			if err := t.dev.SetMoments(i, st.M[name], st.V[name]); err != nil {
+				return fmt.Errorf("graph: trainer: SetState: moments of %q: %w", name, err)
 			}
 		}
 	}

@@ -69,8 +69,8 @@ type Exec struct {
 	allocs []Ptr
 	closed bool
 	ran    bool
-	// stats
-	runs int
+	runs   int
+	mom    [][2]Ptr // Adam moments per parameter (exec_update.go)
 }
 
 // value is one node's device buffer and how it is computed.

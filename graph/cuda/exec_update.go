@@ -1,0 +1,124 @@
+package cuda
+
+import (
+	"errors"
+	"fmt"
+	"unsafe"
+
+	"github.com/gdattn/gdattn/graph"
+)
+
+// Exec implements graph.DeviceUpdater: a graph.Trainer on a machine built
+// with NewExecutor makes its Adam/AdamW updates on the device (unless
+// TrainConfig.HostOptimizer), with float64 moments resident in device memory
+// (allocated zeroed at the first update), and the updated parameters copied
+// back into their host values.
+var _ graph.DeviceUpdater = (*Exec)(nil)
+
+// UpdatesOnDevice reports whether the executor makes the Trainer's updates
+// on the device: always, except with ExecOptions.HostOnly.
+func (x *Exec) UpdatesOnDevice() bool { return !x.opts.HostOnly }
+
+// moments returns the device moment buffers of parameter i, allocating
+// zeroed ones the first time.
+func (x *Exec) moments(i int) (Ptr, Ptr, error) {
+	if i < 0 || i >= len(x.prog.Params) {
+		return 0, 0, fmt.Errorf("cuda: parameter %d of %d", i, len(x.prog.Params))
+	}
+	if x.mom == nil {
+		x.mom = make([][2]Ptr, len(x.prog.Params))
+	}
+	if x.mom[i][0] != 0 {
+		return x.mom[i][0], x.mom[i][1], nil
+	}
+	bytes := int64(x.byNode[x.prog.Params[i]].size) * 8
+	for k := range x.mom[i] {
+		p, err := x.alloc(bytes)
+		if err != nil {
+			return 0, 0, err
+		}
+		if err := x.b.Zero(p, bytes); err != nil {
+			return 0, 0, err
+		}
+		x.mom[i][k] = p
+	}
+	return x.mom[i][0], x.mom[i][1], nil
+}
+
+// AdamUpdate applies one update (graph.AdamUpdate) to every parameter from
+// the gradients of the last Run, then copies the parameters to the host.
+func (x *Exec) AdamUpdate(u graph.AdamUpdate) error {
+	if x.closed {
+		return errors.New("cuda: executor is closed")
+	}
+	if !x.ran {
+		return errors.New("cuda: device update before the first Run")
+	}
+	if len(u.WeightDecay) != len(x.prog.Params) {
+		return fmt.Errorf("cuda: device update: %d weight decays for %d parameters", len(u.WeightDecay), len(x.prog.Params))
+	}
+	for i, p := range x.prog.Params {
+		pv, gv := x.byNode[p], x.byNode[x.prog.Grads[i]]
+		if pv.size != gv.size || pv.dt != gv.dt {
+			return fmt.Errorf("cuda: device update of %q: gradient has %d %v elements, parameter %d %v", p.Name(), gv.size, gv.dt, pv.size, pv.dt)
+		}
+		m, v, err := x.moments(i)
+		if err != nil {
+			return err
+		}
+		dec := int32(0)
+		if u.Decoupled {
+			dec = 1
+		}
+		if err := x.launch(pv, "adam_update", int64(pv.size), pv.ptr, gv.ptr, m, v, u.LR, u.Beta1, u.Beta2, u.Eps,
+			u.BC1, u.BC2, u.WeightDecay[i], dec, u.GradScale); err != nil {
+			return fmt.Errorf("cuda: device update of %q: %w", p.Name(), err)
+		}
+	}
+	if err := x.b.Sync(); err != nil {
+		return fmt.Errorf("cuda: device update: %w", err)
+	}
+	for _, p := range x.prog.Params {
+		hv := p.Value()
+		if hv == nil {
+			return fmt.Errorf("cuda: parameter %q has no host value", p.Name())
+		}
+		if err := x.copyOut(x.byNode[p], hv); err != nil {
+			return fmt.Errorf("cuda: download of %q: %w", p.Name(), err)
+		}
+	}
+	return nil
+}
+
+// Moments copies the first and second moments of parameter i (zeros before
+// the first update) into m and v.
+func (x *Exec) Moments(i int, m, v []float64) error {
+	mp, vp, err := x.moments(i)
+	if err != nil {
+		return err
+	}
+	n := x.byNode[x.prog.Params[i]].size
+	if len(m) != n || len(v) != n {
+		return fmt.Errorf("cuda: moments of parameter %d: %d and %d values, want %d", i, len(m), len(v), n)
+	}
+	if err := x.b.CopyDtoH(unsafe.Pointer(&m[0]), mp, int64(n)*8); err != nil {
+		return err
+	}
+	return x.b.CopyDtoH(unsafe.Pointer(&v[0]), vp, int64(n)*8)
+}
+
+// SetMoments uploads the moments of parameter i.
+func (x *Exec) SetMoments(i int, m, v []float64) error {
+	mp, vp, err := x.moments(i)
+	if err != nil {
+		return err
+	}
+	n := x.byNode[x.prog.Params[i]].size
+	if len(m) != n || len(v) != n {
+		return fmt.Errorf("cuda: moments of parameter %d: %d and %d values, want %d", i, len(m), len(v), n)
+	}
+	if err := x.b.CopyHtoD(mp, unsafe.Pointer(&m[0]), int64(n)*8); err != nil {
+		return err
+	}
+	return x.b.CopyHtoD(vp, unsafe.Pointer(&v[0]), int64(n)*8)
+}
