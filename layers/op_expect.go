@@ -155,10 +155,18 @@ func softmaxRowInPlace[F float32 | float64](x []F) {
 		}
 	}
 	var sum float64
-	for i, v := range x {
-		e := math.Exp(float64(v - mx))
-		x[i] = F(e)
-		sum += e
+	if is32[F]() {
+		for i, v := range x {
+			e := expFast(float64(v - mx))
+			x[i] = F(e)
+			sum += e
+		}
+	} else {
+		for i, v := range x {
+			e := math.Exp(float64(v - mx))
+			x[i] = F(e)
+			sum += e
+		}
 	}
 	inv := F(1 / sum)
 	for i := range x {

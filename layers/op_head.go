@@ -292,8 +292,12 @@ func kernelRow[F float32 | float64](kind kernelKind, g F, s, w []F) {
 	case kindLinear:
 		copy(w, s)
 	case kindExp:
+		exp := math.Exp
+		if is32[F]() {
+			exp = expFast
+		}
 		for i, v := range s {
-			w[i] = F(math.Exp(float64(g * v)))
+			w[i] = F(exp(float64(g * v)))
 		}
 	case kindSoftmax:
 		mx := g * s[0]
@@ -303,10 +307,18 @@ func kernelRow[F float32 | float64](kind kernelKind, g F, s, w []F) {
 			}
 		}
 		var sum float64
-		for i, v := range s {
-			e := math.Exp(float64(g*v - mx))
-			w[i] = F(e)
-			sum += e
+		if is32[F]() {
+			for i, v := range s {
+				e := expFast(float64(g*v - mx))
+				w[i] = F(e)
+				sum += e
+			}
+		} else {
+			for i, v := range s {
+				e := math.Exp(float64(g*v - mx))
+				w[i] = F(e)
+				sum += e
+			}
 		}
 		inv := 1 / sum
 		for i := range w {

@@ -1,0 +1,31 @@
+package layers
+
+import (
+	"math"
+	"testing"
+)
+
+// TestExpFast checks expFast against math.Exp over the range attention scores
+// take, relative error 1e-8.
+func TestExpFast(t *testing.T) {
+	worst := 0.0
+	for x := -120.0; x <= 120; x += 0.0137 {
+		want := math.Exp(x)
+		got := expFast(x)
+		if e := math.Abs(got-want) / want; e > worst {
+			worst = e
+		}
+	}
+	if worst > 1e-8 {
+		t.Errorf("expFast: largest relative error %.3g, want < 1e-8", worst)
+	}
+	for _, x := range []float64{-800, 800, math.Inf(-1), math.Inf(1)} {
+		if got, want := expFast(x), math.Exp(x); got != want {
+			t.Errorf("expFast(%v) = %v, want %v", x, got, want)
+		}
+	}
+	if !math.IsNaN(expFast(math.NaN())) {
+		t.Error("expFast(NaN) is not NaN")
+	}
+	t.Logf("largest relative error %.3g", worst)
+}
