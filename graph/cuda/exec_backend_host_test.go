@@ -1,4 +1,4 @@
-//go:build !cudaemu && !cuda
+//go:build !cudaemu && !gdcuda
 
 package cuda
 
