@@ -219,9 +219,11 @@ func (m *LM) build() (err error) {
 	if m.emb, err = layers.NewSparseEmbedding(s.Sub("wte"), layers.EmbeddingConfig{Vocab: V, Dim: d, WInit: cfg.EmbedInit}); err != nil {
 		return err
 	}
-	we, err := m.emb.We() // (d', C)
-	if err != nil {
-		return err
+	var we *G.Node // W_e (d', C), a transposed copy of the table: only for E(w_e|f) of later steps
+	if cfg.Steps > 1 && !cfg.MeanE {
+		if we, err = m.emb.We(); err != nil {
+			return err
+		}
 	}
 	wpe, err := s.Param("wpe", tensor.Shape{T + 1, d}, cfg.EmbedInit) // (T+1, d')
 	if err != nil {
@@ -307,7 +309,12 @@ func (m *LM) build() (err error) {
 		return err
 	}
 	h = G.Must(lnf.Forward(h))
-	logits := G.Must(G.Mul(h, we)) // (rows, C)
+	// h W_e with W_e = wteᵀ: graph.MatMul hands the transpose to BLAS, so
+	// neither the product nor its gradient materialises a (d', C) copy.
+	logits, err := graph.MatMul(h, m.emb.Weight(), false, true) // (rows, C)
+	if err != nil {
+		return err
+	}
 	if m.Next {
 		m.NextLogits = logits
 		return nil

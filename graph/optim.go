@@ -61,8 +61,31 @@ func nanSchedule(int) float64 { return math.NaN() }
 // GlobalNorm returns the L2 norm of all gradients taken together,
 // sqrt(sum_i sum_j g_i[j]^2).
 func GlobalNorm(grads [][]float64) float64 {
-	// Scaled sum of squares (as in BLAS dnrm2) so huge gradients do not
-	// overflow to +Inf.
+	// A plain sum of squares in four independent sums (one pass, no
+	// division), unless it overflows to +Inf or its terms may underflow:
+	// then the scaled sum of squares of BLAS dnrm2.
+	var s0, s1, s2, s3 float64
+	for _, g := range grads {
+		j := 0
+		for ; j+3 < len(g); j += 4 {
+			s0 += g[j] * g[j]
+			s1 += g[j+1] * g[j+1]
+			s2 += g[j+2] * g[j+2]
+			s3 += g[j+3] * g[j+3]
+		}
+		for ; j < len(g); j++ {
+			s0 += g[j] * g[j]
+		}
+	}
+	if ssq := (s0 + s1) + (s2 + s3); ssq > 1e-200 && !math.IsInf(ssq, 0) && !math.IsNaN(ssq) {
+		return math.Sqrt(ssq)
+	}
+	return scaledNorm(grads)
+}
+
+// scaledNorm is GlobalNorm by the scaled sum of squares of BLAS dnrm2, safe
+// from overflow and underflow.
+func scaledNorm(grads [][]float64) float64 {
 	scale, ssq := 0.0, 1.0
 	for _, g := range grads {
 		for _, v := range g {
@@ -119,20 +142,32 @@ type adamHyper struct {
 //	w  = w - lr * (m/bc1) / (sqrt(v/bc2) + eps)
 //
 // which is torch.optim.Adam / AdamW.
+//
+// The loop is written as torch's: w -= (lr/bc1) m / (sqrt(v)/sqrt(bc2) +
+// eps), with the per-update constants hoisted, one division and one square
+// root per element, and no allocation.
 func adamUpdate[T float32 | float64](w []T, g, m, v []float64, h adamHyper) {
+	b1, b2 := h.beta1, h.beta2
+	c1, c2 := 1-b1, 1-b2
+	step := h.lr / h.bc1
+	rbc2 := 1 / math.Sqrt(h.bc2)
+	eps := h.eps
+	l2, keep := 0.0, 1.0 // g += l2*w (Adam's L2 penalty); w *= keep (AdamW's decay)
+	if h.wd != 0 {
+		if h.decoupled {
+			keep = 1 - h.lr*h.wd
+		} else {
+			l2 = h.wd
+		}
+	}
+	w, g, m, v = w[:len(w)], g[:len(w)], m[:len(w)], v[:len(w)]
 	for i := range w {
 		p := float64(w[i])
-		gi := g[i]
-		if h.wd != 0 && !h.decoupled {
-			gi += h.wd * p
-		}
-		m[i] = h.beta1*m[i] + (1-h.beta1)*gi
-		v[i] = h.beta2*v[i] + (1-h.beta2)*gi*gi
-		if h.wd != 0 && h.decoupled {
-			p -= h.lr * h.wd * p
-		}
-		p -= h.lr * (m[i] / h.bc1) / (math.Sqrt(v[i]/h.bc2) + h.eps)
-		w[i] = T(p)
+		gi := g[i] + l2*p
+		mi := b1*m[i] + c1*gi
+		vi := b2*v[i] + c2*gi*gi
+		m[i], v[i] = mi, vi
+		w[i] = T(p*keep - step*mi/(math.Sqrt(vi)*rbc2+eps))
 	}
 }
 

@@ -5,6 +5,7 @@ import (
 	"hash"
 	"hash/fnv"
 	"math"
+	"runtime"
 	"sync"
 
 	"github.com/chewxy/hm"
@@ -333,14 +334,28 @@ func SetLabels(node *G.Node, labels []int, c int) error {
 }
 
 // sparseXentOp is (logits (N, C), labels (N)) -> mean NLL (scalar); with
-// back set it is (logits, labels, dL) -> dlogits (N, C). The forward op
-// keeps each row's log-sum-exp of its last run, which the backward op of the
-// same run reuses (one exp per logit in each direction).
+// back set it is (logits, labels, dL) -> dlogits (N, C).
+//
+// The forward op computes each row's softmax once and keeps it in a buffer
+// it owns (reused from run to run): the exponentials exp(x − max) in prob
+// and each row's 1/Σ in inv. The backward op of the same run turns that
+// buffer into the gradient in place, (softmax − onehot)·dL/n, so a training
+// step computes one exponential per logit and allocates nothing of size
+// (N, C). The gradient value therefore aliases the forward buffer: it is
+// valid until the op runs again, which is all a tape machine needs (the
+// gradient is consumed within the run that makes it). When the forward
+// buffer does not hold this run's logits (a backward op run on its own), the
+// backward op recomputes the softmax.
 type sparseXentOp struct {
 	n, c int
 	back bool
 	fwd  *sparseXentOp // the forward op, for a backward op
-	lse  []float64     // forward: log Σ exp of each row at the last Do
+
+	// Forward op state, from its last Do.
+	prob  any       // []float32 or []float64 (N·C): exp(x − row max)
+	inv   []float64 // 1/Σ_j exp(x_j − row max) of each row
+	ready bool      // prob holds the softmax of the last forward run, not yet consumed
+	src   any       // the logits slice prob was computed from
 }
 
 func (op *sparseXentOp) Arity() int {
@@ -421,14 +436,14 @@ func (op *sparseXentOp) Do(vals ...G.Value) (G.Value, error) {
 	switch x := denseData(vals[0]).(type) {
 	case []float64:
 		if !op.back {
-			return G.NewF64(op.loss(x, labels, scored)), nil
+			return G.NewF64(xentLoss(op, x, labels, scored)), nil
 		}
-		return tensor.New(tensor.WithShape(op.n, op.c), tensor.WithBacking(op.grad(x, labels, scored, g))), nil
+		return tensor.New(tensor.WithShape(op.n, op.c), tensor.WithBacking(xentGrad(op, x, labels, scored, g))), nil
 	case []float32:
 		if !op.back {
-			return G.NewF32(float32(op.loss(x, labels, scored))), nil
+			return G.NewF32(float32(xentLoss(op, x, labels, scored))), nil
 		}
-		return tensor.New(tensor.WithShape(op.n, op.c), tensor.WithBacking(op.grad(x, labels, scored, g))), nil
+		return tensor.New(tensor.WithShape(op.n, op.c), tensor.WithBacking(xentGrad(op, x, labels, scored, g))), nil
 	}
 	return nil, fmt.Errorf("layers: sparse cross-entropy: unsupported logits %T", vals[0].Data())
 }
@@ -452,9 +467,10 @@ func scalarOf(v G.Value) (float64, error) {
 }
 
 // parallelRows calls f on two halves of [0, n) concurrently (the rows of a
-// (N, C) softmax are independent), or once for small n.
+// (N, C) softmax are independent) when more than one thread may run Go
+// code, or once for small n or GOMAXPROCS = 1.
 func parallelRows(n, c int, f func(lo, hi int)) {
-	if n < 2 || n*c < 1<<16 {
+	if n < 2 || n*c < 1<<16 || runtime.GOMAXPROCS(0) < 2 {
 		f(0, n)
 		return
 	}
@@ -466,94 +482,155 @@ func parallelRows(n, c int, f func(lo, hi int)) {
 	wg.Wait()
 }
 
-// rowLSE returns log Σ exp(row), computed stably.
-func rowLSE[F float32 | float64](row []F) float64 {
+// rowExp writes e[j] = exp(row[j] − max(row)) and returns max(row) and
+// Σ_j e[j]. float32 rows use exp32, float64 rows math.Exp.
+func rowExp[F float32 | float64](row, e []F) (float64, float64) {
 	m := row[0]
 	for _, v := range row[1:] {
 		if v > m {
 			m = v
 		}
 	}
+	e = e[:len(row)]
 	s := 0.0
-	for _, v := range row {
-		s += math.Exp(float64(v - m))
+	switch r := any(row).(type) {
+	case []float32:
+		e32 := any(e).([]float32)
+		m32 := float32(m)
+		var s0, s1 float64 // two sums: independent additions
+		j := 0
+		for ; j+1 < len(r); j += 2 {
+			a, b := exp32(r[j]-m32), exp32(r[j+1]-m32)
+			e32[j], e32[j+1] = a, b
+			s0 += float64(a)
+			s1 += float64(b)
+		}
+		if j < len(r) {
+			a := exp32(r[j] - m32)
+			e32[j] = a
+			s0 += float64(a)
+		}
+		s = s0 + s1
+	case []float64:
+		e64 := any(e).([]float64)
+		m64 := float64(m)
+		for j, v := range r {
+			a := math.Exp(v - m64)
+			e64[j] = a
+			s += a
+		}
 	}
-	return float64(m) + math.Log(s)
+	return float64(m), s
 }
 
+// exp32 is e^x for float32 x <= 0 (the shifted logits of a softmax), to
+// about 1 ulp: x = k ln 2 + r with |r| <= ln 2 / 2, e^r by Cephes' expf
+// polynomial, times 2^k built in the exponent bits; 0 below −87 (where e^x
+// is under the smallest normal float32, 1.2e-38). It is several times
+// faster than math.Exp on a float64 and rounding the result.
+func exp32(x float32) float32 {
+	if x < -87 {
+		return 0
+	}
+	const (
+		log2e = 1.44269504088896341
+		ln2hi = 0.693359375
+		ln2lo = -2.12194440e-4
+	)
+	k := float32(int32(x*log2e - 0.5)) // round to nearest for x <= 0
+	r := x - k*ln2hi - k*ln2lo
+	p := float32(1.9875691500e-4)
+	p = p*r + 1.3981999507e-3
+	p = p*r + 8.3334519073e-3
+	p = p*r + 4.1665795894e-2
+	p = p*r + 1.6666665459e-1
+	p = p*r + 5.0000001201e-1
+	p = p*r*r + r + 1
+	return p * math.Float32frombits(uint32(int32(k)+127)<<23)
+}
+
+// xentLoss computes every row's softmax into op.prob and op.inv and
+// returns the mean NLL of the scored rows.
 func xentLoss[F float32 | float64](op *sparseXentOp, x []F, labels []int, scored int) float64 {
 	c := op.c
-	if len(op.lse) != op.n {
-		op.lse = make([]float64, op.n)
+	prob, ok := op.prob.([]F)
+	if !ok || len(prob) != len(x) {
+		prob = make([]F, len(x))
+		op.prob = prob
 	}
+	if len(op.inv) != op.n {
+		op.inv = make([]float64, op.n)
+	}
+	lse := make([]float64, op.n)
 	parallelRows(op.n, c, func(lo, hi int) {
 		for i := lo; i < hi; i++ {
-			op.lse[i] = rowLSE(x[i*c : (i+1)*c])
+			m, s := rowExp(x[i*c:(i+1)*c], prob[i*c:(i+1)*c])
+			op.inv[i] = 1 / s
+			lse[i] = m + math.Log(s)
 		}
 	})
+	op.ready, op.src = true, x
 	if scored == 0 {
 		return 0
 	}
 	total := 0.0
 	for i, l := range labels {
 		if l >= 0 {
-			total += op.lse[i] - float64(x[i*c+l])
+			total += lse[i] - float64(x[i*c+l])
 		}
 	}
 	return total / float64(scored)
 }
 
-func (op *sparseXentOp) loss(x any, labels []int, scored int) float64 {
-	switch x := x.(type) {
-	case []float64:
-		return xentLoss(op, x, labels, scored)
-	case []float32:
-		return xentLoss(op, x, labels, scored)
-	}
-	return math.NaN()
-}
-
-func (op *sparseXentOp) grad(x any, labels []int, scored int, g float64) any {
-	switch x := x.(type) {
-	case []float64:
-		return xentGrad(op, x, labels, scored, g)
-	case []float32:
-		return xentGrad(op, x, labels, scored, g)
-	}
-	return nil
-}
-
-// xentGrad is (softmax(x) − onehot(labels))·g/scored for the scored rows,
-// reusing the forward pass's log-sum-exps when it ran on these logits.
+// xentGrad is (softmax(x) − onehot(labels))·g/scored for the scored rows
+// (0 for the others), written in place into the forward op's softmax
+// buffer when that holds the softmax of x (see sparseXentOp).
 func xentGrad[F float32 | float64](op *sparseXentOp, x []F, labels []int, scored int, g float64) []F {
-	c := op.c
-	out := make([]F, len(x))
-	if scored == 0 {
-		return out
+	c, f := op.c, op.fwd
+	prob, ok := f.prob.([]F)
+	if !ok || !f.ready || len(prob) != len(x) || len(f.inv) != op.n || !sameSlice(f.src, x) {
+		// No softmax of these logits at hand: compute it.
+		if !ok || len(prob) != len(x) {
+			prob = make([]F, len(x))
+			f.prob = prob
+		}
+		if len(f.inv) != op.n {
+			f.inv = make([]float64, op.n)
+		}
+		parallelRows(op.n, c, func(lo, hi int) {
+			for i := lo; i < hi; i++ {
+				_, s := rowExp(x[i*c:(i+1)*c], prob[i*c:(i+1)*c])
+				f.inv[i] = 1 / s
+			}
+		})
 	}
-	lse := op.fwd.lse
-	if len(lse) != op.n {
-		lse = nil
+	f.ready, f.src = false, nil // the buffer now becomes the gradient
+	if scored == 0 {
+		clear(prob)
+		return prob
 	}
 	scale := g / float64(scored)
 	parallelRows(op.n, c, func(lo, hi int) {
 		for i := lo; i < hi; i++ {
+			o := prob[i*c : (i+1)*c]
 			l := labels[i]
 			if l < 0 {
+				clear(o)
 				continue
 			}
-			row, o := x[i*c:(i+1)*c], out[i*c:(i+1)*c]
-			var ls float64
-			if lse != nil {
-				ls = lse[i]
-			} else {
-				ls = rowLSE(row)
-			}
-			for j, v := range row {
-				o[j] = F(math.Exp(float64(v)-ls) * scale)
+			k := F(f.inv[i] * scale)
+			for j := range o {
+				o[j] *= k
 			}
 			o[l] -= F(scale)
 		}
 	})
-	return out
+	return prob
+}
+
+// sameSlice reports whether a (a []float32 or []float64) starts at the same
+// element as b and has its length.
+func sameSlice[F float32 | float64](a any, b []F) bool {
+	s, ok := a.([]F)
+	return ok && len(s) == len(b) && len(s) > 0 && &s[0] == &b[0]
 }

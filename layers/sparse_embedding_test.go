@@ -2,6 +2,7 @@ package layers
 
 import (
 	"math"
+	"math/rand/v2"
 	"strings"
 	"testing"
 
@@ -303,5 +304,86 @@ func BenchmarkEmbeddingBackward(b *testing.B) {
 				}
 			}
 		})
+	}
+}
+
+func TestExp32(t *testing.T) {
+	worst := 0.0
+	for i := 0; i <= 1_000_000; i++ {
+		x := -87 * float64(i) / 1_000_000
+		got, want := float64(exp32(float32(x))), math.Exp(float64(float32(x)))
+		if e := math.Abs(got-want) / want; e > worst {
+			worst = e
+		}
+	}
+	// float32 has a 2^-24 ≈ 6e-8 relative rounding unit.
+	if worst > 2.5e-7 {
+		t.Errorf("exp32: max relative error %.2e on [-87, 0], want <= 2.5e-7", worst)
+	}
+	t.Logf("exp32: max relative error %.2e", worst)
+	if exp32(-88) != 0 || exp32(-1e30) != 0 || exp32(0) != 1 {
+		t.Errorf("exp32(-88), exp32(-1e30), exp32(0) = %v, %v, %v; want 0, 0, 1", exp32(-88), exp32(-1e30), exp32(0))
+	}
+}
+
+// TestSparseXentLarge compares the float32 op with the float64 op on a wide
+// softmax (rows split between goroutines with GOMAXPROCS >= 2), over two
+// runs (the softmax buffer is reused), and the backward op run on its own
+// (it recomputes the softmax) with the backward after a forward.
+func TestSparseXentLarge(t *testing.T) {
+	const n, c = 24, 4000
+	rng := rand.New(rand.NewPCG(3, 4))
+	x64 := make([]float64, n*c)
+	x32 := make([]float32, n*c)
+	for i := range x64 {
+		x64[i] = 4 * rng.NormFloat64()
+		x32[i] = float32(x64[i])
+		x64[i] = float64(x32[i])
+	}
+	labels := make([]int, n)
+	for i := range labels {
+		labels[i] = rng.IntN(c) - 1 // some -1: not scored
+	}
+	lab := tensor.New(tensor.WithShape(n), tensor.WithBacking(labels))
+	for run := 0; run < 2; run++ {
+		f64 := &sparseXentOp{n: n, c: c}
+		b64 := &sparseXentOp{n: n, c: c, back: true, fwd: f64}
+		f32 := &sparseXentOp{n: n, c: c}
+		b32 := &sparseXentOp{n: n, c: c, back: true, fwd: f32}
+		for rep := 0; rep < 2; rep++ {
+			l64, err := f64.Do(tensor.New(tensor.WithShape(n, c), tensor.WithBacking(x64)), lab)
+			if err != nil {
+				t.Fatal(err)
+			}
+			g64, err := b64.Do(tensor.New(tensor.WithShape(n, c), tensor.WithBacking(x64)), lab, G.NewF64(2))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if run == 0 {
+				l32, err := f32.Do(tensor.New(tensor.WithShape(n, c), tensor.WithBacking(x32)), lab)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if d := math.Abs(float64(*l32.(*G.F32)) - float64(*l64.(*G.F64))); d > 1e-5 {
+					t.Errorf("loss float32 vs float64: differ by %.2e", d)
+				}
+			}
+			// run 1: the backward op alone, without a forward run.
+			g32, err := b32.Do(tensor.New(tensor.WithShape(n, c), tensor.WithBacking(x32)), lab, G.NewF32(2))
+			if err != nil {
+				t.Fatal(err)
+			}
+			a, b := g32.Data().([]float32), g64.Data().([]float64)
+			worst := 0.0
+			for i := range a {
+				worst = math.Max(worst, math.Abs(float64(a[i])-b[i]))
+			}
+			if worst > 1e-7 {
+				t.Errorf("run %d rep %d: gradient float32 vs float64: max difference %.2e", run, rep, worst)
+			}
+			if run == 1 {
+				break
+			}
+		}
 	}
 }

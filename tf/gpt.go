@@ -257,11 +257,12 @@ func (m *GPT) build() (err error) {
 	if err != nil {
 		return err
 	}
-	we, err := m.emb.We()
+	// Tied to wte: ln_f(h) wteᵀ, the transpose handed to BLAS (graph.MatMul)
+	// rather than materialised.
+	logits, err := graph.MatMul(G.Must(lnf.Forward(h)), m.emb.Weight(), false, true) // (rows, C)
 	if err != nil {
 		return err
 	}
-	logits := G.Must(G.Mul(G.Must(lnf.Forward(h)), we)) // (rows, C), tied to wte
 	if m.Next {
 		m.NextLogits = logits
 		return nil
