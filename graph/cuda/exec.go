@@ -70,7 +70,8 @@ type Exec struct {
 	closed bool
 	ran    bool
 	runs   int
-	mom    [][2]Ptr // Adam moments per parameter (exec_update.go)
+	mom    [][2]Ptr        // Adam moments per parameter (exec_update.go)
+	shared map[any]*shared // buffers of fused ops (op_fused.go)
 }
 
 // value is one node's device buffer and how it is computed.

@@ -74,6 +74,14 @@ func lower(x *Exec, v *value) error {
 		dev = lowerGorgoniaSlice(v, op)
 	case "graph.softmaxOp", "graph.softmaxGradOp":
 		dev = lowerSoftmax(v, op, typ == "graph.softmaxGradOp")
+	case "graph.concatOp":
+		dev = lowerConcatLast(v)
+	case "layers.expectOp", "layers.expectGradOp", "layers.expectParamGradOp":
+		kind := map[string]string{"layers.expectOp": "fwd", "layers.expectGradOp": "df", "layers.expectParamGradOp": "param"}[typ]
+		var err error
+		if dev, err = lowerExpect(x, v, op, kind); err != nil {
+			return err
+		}
 	case "layers.gatherOp":
 		dev = lowerGather(v, op)
 	case "layers.scatterOp":

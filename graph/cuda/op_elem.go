@@ -234,8 +234,17 @@ func outerInner(s tensor.Shape, axis int) (int64, int64) {
 // lowerConcat maps Gorgonia's concatOp along one axis.
 func lowerConcat(v *value, op G.Op) devOp {
 	axis, ok := fieldInt(op, "axis")
+	if !ok {
+		return nil
+	}
+	return concatAlong(v, axis)
+}
+
+// concatAlong concatenates v's inputs along axis (their other dims equal
+// v's).
+func concatAlong(v *value, axis int) devOp {
 	out := v.shape
-	if !ok || axis < 0 || axis >= len(out) {
+	if axis < 0 || axis >= len(out) {
 		return nil
 	}
 	outer, inner := outerInner(out, axis)

@@ -1,0 +1,175 @@
+package cuda
+
+import (
+	"reflect"
+
+	G "gorgonia.org/gorgonia"
+)
+
+// Device versions of the fused ops of layers and graph. The ops keep host
+// state between their forward and backward nodes; on the device the
+// intermediate values live in buffers shared by the nodes of one forward
+// op (keyed by that op), and a backward node is lowered only when the node
+// it reads them from runs on the device, so that every device node finds its
+// inputs computed in the same Run.
+
+// shared holds the device buffers shared by the nodes of one fused op.
+type shared struct {
+	fwd, grad bool // the forward / gradient node runs on the device
+	bufs      map[string]Ptr
+}
+
+// sharedOf returns the shared buffers of the fused op key.
+func (x *Exec) sharedOf(key any) *shared {
+	if x.shared == nil {
+		x.shared = map[any]*shared{}
+	}
+	s, ok := x.shared[key]
+	if !ok {
+		s = &shared{bufs: map[string]Ptr{}}
+		x.shared[key] = s
+	}
+	return s
+}
+
+// buf returns the shared buffer name of elems elements of v's dtype
+// (allocated once).
+func (x *Exec) buf(s *shared, name string, v *value, elems int) (Ptr, error) {
+	if p, ok := s.bufs[name]; ok {
+		return p, nil
+	}
+	p, err := x.alloc(int64(elems) * int64(v.dt.Size()))
+	if err != nil {
+		return 0, err
+	}
+	s.bufs[name] = p
+	return p, nil
+}
+
+// opKey returns the op a fused gradient op points to through field name
+// (as an interface value usable as a map key).
+func opKey(op G.Op, name string) (any, bool) {
+	f, ok := field(op, name)
+	if !ok || f.Kind() != reflect.Pointer || f.IsNil() {
+		return nil, false
+	}
+	return f.Pointer(), true
+}
+
+// selfKey is the map key of a forward op itself.
+func selfKey(op G.Op) any { return reflect.ValueOf(op).Pointer() }
+
+// lowerConcatLast maps graph.ConcatLast (concatenation along the last axis).
+func lowerConcatLast(v *value) devOp {
+	return concatAlong(v, len(v.shape)-1)
+}
+
+// lowerExpect maps layers' expectation op E = softmax(f K) Vᵀ (f (M, d'),
+// K and V (d', C)) and its gradients: df (ExpectationGrad{f}, inputs f, K,
+// V, E, dE) and dK, dV (ExpectationGrad{1|2}, inputs f, K, V, E, dE, df).
+func lowerExpect(x *Exec, v *value, op G.Op, kind string) (devOp, error) {
+	if len(v.ins) < 3 {
+		return nil, nil
+	}
+	f, k, vv := v.ins[0], v.ins[1], v.ins[2]
+	if len(f.shape) != 2 || len(k.shape) != 2 || len(vv.shape) != 2 || f.shape[1] != k.shape[0] || !k.shape.Eq(vv.shape) {
+		return nil, nil
+	}
+	m, dp, c := f.shape[0], f.shape[1], k.shape[1]
+	var key any
+	switch kind {
+	case "fwd":
+		key = selfKey(op)
+	default:
+		var ok bool
+		if key, ok = opKey(op, "e"); !ok {
+			return nil, nil
+		}
+	}
+	sh := x.sharedOf(key)
+	p, err := x.buf(sh, "p", v, m*c) // probabilities (M, C)
+	if err != nil {
+		return nil, err
+	}
+	ds, err := x.buf(sh, "ds", v, m*c) // dL/dlogits (M, C)
+	if err != nil {
+		return nil, err
+	}
+	rows, cols := int64(m), int32(c)
+	probs := func(x *Exec, v *value) error {
+		if err := x.b.Gemm(v.dt, false, false, m, c, dp, 1, f.ptr, dp, 0, k.ptr, c, 0, 0, p, c, 0, 1); err != nil {
+			return err
+		}
+		return x.launch(v, "softmax_rows", rows, cols, int32(0), p, p)
+	}
+	switch kind {
+	case "fwd":
+		if v.size != m*dp {
+			return nil, nil
+		}
+		sh.fwd = true
+		return devFunc(func(x *Exec, v *value) error {
+			if err := probs(x, v); err != nil {
+				return err
+			}
+			return x.b.Gemm(v.dt, false, true, m, dp, c, 1, p, c, 0, vv.ptr, c, 0, 0, v.ptr, dp, 0, 1)
+		}), nil
+	}
+	if len(v.ins) < 5 {
+		return nil, nil
+	}
+	dE := v.ins[4]
+	if dE.size != m*dp {
+		return nil, nil
+	}
+	fwdDev := sh.fwd
+	// dS = softmax'(P)·(dE V): the gradient of the logits.
+	dlogits := func(x *Exec, v *value) error {
+		if !fwdDev {
+			if err := probs(x, v); err != nil {
+				return err
+			}
+		}
+		if err := x.b.Gemm(v.dt, false, false, m, c, dp, 1, dE.ptr, dp, 0, vv.ptr, c, 0, 0, ds, c, 0, 1); err != nil {
+			return err
+		}
+		return x.launch(v, "softmax_grad_rows", rows, cols, int32(0), p, ds, ds)
+	}
+	if kind == "df" {
+		if len(v.ins) != 5 || v.size != m*dp {
+			return nil, nil
+		}
+		sh.grad = true
+		return devFunc(func(x *Exec, v *value) error {
+			if err := dlogits(x, v); err != nil {
+				return err
+			}
+			return x.b.Gemm(v.dt, false, true, m, dp, c, 1, ds, c, 0, k.ptr, c, 0, 0, v.ptr, dp, 0, 1)
+		}), nil
+	}
+	wrt, ok := fieldInt(op, "wrt")
+	if !ok || len(v.ins) != 6 || v.size != dp*c || (wrt != 1 && wrt != 2) {
+		return nil, nil
+	}
+	gradDev := sh.grad && fwdDev
+	if wrt == 2 {
+		// dV = dEᵀ P.
+		return devFunc(func(x *Exec, v *value) error {
+			if !fwdDev {
+				if err := probs(x, v); err != nil {
+					return err
+				}
+			}
+			return x.b.Gemm(v.dt, true, false, dp, c, m, 1, dE.ptr, dp, 0, p, c, 0, 0, v.ptr, c, 0, 1)
+		}), nil
+	}
+	// dK = fᵀ dS.
+	return devFunc(func(x *Exec, v *value) error {
+		if !gradDev {
+			if err := dlogits(x, v); err != nil {
+				return err
+			}
+		}
+		return x.b.Gemm(v.dt, true, false, dp, c, m, 1, f.ptr, dp, 0, ds, c, 0, 0, v.ptr, c, 0, 1)
+	}), nil
+}
