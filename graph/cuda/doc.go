@@ -1,4 +1,92 @@
-// Package cuda is gdattn's device layer (doc written below).
+// Package cuda runs gdattn's compiled Gorgonia graphs on an NVIDIA GPU. This
+// file documents its device layer: the [Backend] interface (device memory,
+// copies, kernel launches by name, strided batched Gemm), its two
+// implementations, and the kernels in kernels/*.cu. The executor (exec*.go,
+// op*.go) maps graph operations onto a Backend.
+//
+// # Build tags
+//
+//   - none: pure Go, no cgo. [Open] and [OpenEmulator] return errors wrapping
+//     [ErrNoDevice]; this is what go build ./... and go test ./... use.
+//   - gdcuda: the GPU backend (driver_cuda.go). cgo with only <dlfcn.h> and
+//     -ldl: libcuda.so.1 and cuBLAS (libcublas.so.13, .12, .11 or
+//     libcublas.so, also looked up in $CUDA_HOME/lib64 and
+//     /usr/local/cuda/lib64, or the path in $GDATTN_CUBLAS) are opened with
+//     dlopen when [Open] is called, so building needs gcc but no CUDA
+//     headers or libraries, and one binary works with CUDA 11, 12 or 13. The
+//     tag is not "cuda" because under -tags cuda Gorgonia v0.9.18 compiles
+//     its own CUDA engine (gorgonia.org/cu and cuDNN headers), which does not
+//     build against CUDA 12/13, so nothing that imports Gorgonia would build.
+//   - cudaemu: the CPU emulator (emu_backend.go, emu_kernels.c). cgo with gcc
+//     only (no g++): the kernel sources are compiled as C11 through
+//     kernels/emu.h and every launch runs as one serial thread, memory is C
+//     heap memory and Gemm is gonum's BLAS. It checks what a GPU does not:
+//     pointer arguments must point into live allocations, copies and Gemm
+//     operands must fit inside one, and fresh allocations read as NaN.
+//
+// Both tags may be given together. [Open] returns the device with the given
+// ordinal: it retains the primary context, JIT-compiles the embedded PTX and
+// creates a cuBLAS handle. Every call makes the context current on the
+// calling OS thread first (goroutines migrate), and a mutex serialises calls.
+// Launches use 256-thread blocks and min(ceil(n/256), 65535) blocks on the
+// legacy default stream, the stream cuBLAS uses too, so work runs in issue
+// order; copies to and from host memory are synchronous. Row-major Gemm calls
+// column-major cuBLAS on the transposes (B first, m and n swapped).
+//
+// # Kernels
+//
+// Kernels live in kernels/*.cu and follow kernels/common.h: C-compatible CUDA
+// (no templates), declared with GDATTN_KERNEL (extern "C" __global__ void),
+// one grid-stride loop, parameters pointer/int/long long/float/double, float
+// and double variants from one macro with GDATTN_FLOATS (names end in _f32,
+// _f64). kernels/selftest.cu holds fill, axpy, scale, iota and sum. After
+// changing a kernel:
+//
+//	go generate ./graph/cuda   # emu_kernels.c and ptx_kernels.go (kernel table; runs gcc -E)
+//	scripts/build-ptx.sh       # kernels/gdattn.ptx (needs nvcc; runs go generate too)
+//
+// The generator (internal/gen) preprocesses each kernel file with gcc and
+// reads the expanded signatures; the resulting table of names and parameter
+// kinds is what both backends check Launch arguments against (wrong count or
+// type is an error, not a crash). scripts/build-ptx.sh compiles all
+// kernels/*.cu as one translation unit with nvcc -ptx -arch=compute_70
+// (native double atomicAdd; drivers JIT it for newer GPUs such as sm_90),
+// assembles the result with ptxas -arch=sm_90 as a check, and writes the
+// SHA-256 of the kernel sources into the PTX header; TestPTXMatchesSources
+// (-tags gdcuda, no GPU needed) fails on a stale PTX, and
+// scripts/build-ptx.sh --check checks the same without nvcc. nvcc 11.8 comes
+// from Debian 12: add "non-free non-free-firmware" to the apt components,
+// then apt-get install nvidia-cuda-toolkit (about 2.8 GB).
+//
+// # Running on a GPU machine without Go
+//
+// scripts/gpu-bundle.sh [DIR] builds, here, the -tags gdcuda test binary
+// (go test -c), the example binaries and a run-on-gpu.sh into DIR (default
+// results/gpu-bundle). Copy DIR to the GPU machine and run DIR/run-on-gpu.sh:
+// it runs the tests with GDATTN_REQUIRE_GPU=1 (a missing device fails
+// instead of skipping) and trains the language model's paper preset for
+// STEPS (20) steps. The binaries are linked dynamically against glibc: this
+// build machine has glibc 2.36 (Debian 12, ldd --version), and the newest
+// symbol version they import is GLIBC_2.34 (objdump -T, recorded in
+// DIR/BUILD-INFO), so the GPU machine needs glibc 2.34 or newer.
+//
+// # What is verified where
+//
+// Without a GPU (scripts/ci-cuda.sh): go vet and go build with -tags gdcuda;
+// go test -tags gdcuda, whose GPU tests skip with the reason ("cuda: no CUDA
+// device found: libcuda.so.1: cannot open shared object file ..." or
+// "... cuInit: CUDA_ERROR_NO_DEVICE ...") while the PTX/kernel-table checks
+// run; go test -tags cudaemu, the same self-test (copies, every selftest
+// kernel and parameter kind, atomics, Gemm with all transposes, padded
+// leading dimensions, batches and stride-0 operands against a Go reference)
+// and the argument-validation tests on the emulator. On the development
+// machine, beyond CI: Open reached cuInit through a real libcuda.so.1
+// (Debian's 535 driver library, no device) and got CUDA_ERROR_NO_DEVICE, all
+// cuBLAS entry points resolved in libcublas.so.11 (TestLoadCuBLAS), and the
+// hand-written declarations were compared with the CUDA 11.8 cuda.h and
+// cublas_api.h (they differ only in enum versus int parameters of the same
+// size). Only a GPU run (run-on-gpu.sh) executes the kernels, the JIT of the
+// PTX by the installed driver and the cuBLAS calls.
 package cuda
 
 //go:generate go run ./internal/gen
