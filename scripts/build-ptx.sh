@@ -11,9 +11,11 @@
 # "non-free non-free-firmware" to the apt components, apt-get install nvidia-cuda-toolkit)
 # and the Go toolchain. All kernel files are compiled as one translation unit (a
 # generated file that #includes each of them), so kernel and helper names must be unique
-# across files. The target is virtual architecture compute_70 (override with PTX_ARCH):
-# the lowest that CUDA 13 drivers still JIT, and it has native double atomicAdd (sm_60+);
-# newer GPUs (H100/H200, sm_90) JIT the same PTX. As a check that the PTX is valid for
+# across files. The target is virtual architecture compute_75 (override with PTX_ARCH):
+# it has native double atomicAdd (sm_60+), and it is the lowest that CUDA 13 toolkits
+# still accept (CUDA 13.0 dropped Maxwell, Pascal and Volta, sm_70 included), so the
+# script also works with a CUDA 13 nvcc; the driver JIT-compiles the PTX for the GPU it
+# finds (H100/H200: sm_90) and caches the result. As a check that the PTX is valid for
 # the GPUs we run on, it is also assembled with ptxas -arch=sm_90 (PTXAS_SM) and the
 # result thrown away. The first lines of gdattn.ptx record the SHA-256 of the kernel
 # sources (go run ./graph/cuda/internal/gen -hash), which TestPTXMatchesSources compares
@@ -37,7 +39,7 @@ fi
 
 NVCC=${NVCC:-nvcc}
 PTXAS=${PTXAS:-ptxas}
-ARCH=${PTX_ARCH:-compute_70}
+ARCH=${PTX_ARCH:-compute_75}
 SM=${PTXAS_SM:-sm_90}
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT

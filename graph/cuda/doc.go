@@ -49,8 +49,9 @@
 // reads the expanded signatures; the resulting table of names and parameter
 // kinds is what both backends check Launch arguments against (wrong count or
 // type is an error, not a crash). scripts/build-ptx.sh compiles all
-// kernels/*.cu as one translation unit with nvcc -ptx -arch=compute_70
-// (native double atomicAdd; drivers JIT it for newer GPUs such as sm_90),
+// kernels/*.cu as one translation unit with nvcc -ptx -arch=compute_75
+// (native double atomicAdd; the lowest target CUDA 13 toolkits still accept;
+// the driver JIT-compiles it for the GPU it finds, e.g. sm_90),
 // assembles the result with ptxas -arch=sm_90 as a check, and writes the
 // SHA-256 of the kernel sources into the PTX header; TestPTXMatchesSources
 // (-tags gdcuda, no GPU needed) fails on a stale PTX, and

@@ -4,7 +4,7 @@ package cuda
 
 // kernelSourceHash is the SHA-256 of kernels/*.cu and kernels/*.h; it must
 // match the one scripts/build-ptx.sh wrote into kernels/gdattn.ptx.
-const kernelSourceHash = "1ab7306617f7041463e10c7db26810af7d4fd049f0bb8c15cf27a46711f4a608"
+const kernelSourceHash = "e6e0f7b23dca46d83f55cd67709ccae2121f6a9b1bf03a11f9ff2c3e3c426262"
 
 // kernelTable lists every kernel of kernels/*.cu in emulator dispatch order.
 var kernelTable = []kernelSig{
@@ -24,6 +24,10 @@ var kernelTable = []kernelSig{
 	{name: "ew_unary_f64", file: "elem.cu", params: []kernelParam{{"n", argInt64, "long long"}, {"op", argInt32, "int"}, {"x", argPtr, "const double*"}, {"y", argPtr, "double*"}}},
 	{name: "ew_binary_f32", file: "elem.cu", params: []kernelParam{{"n", argInt64, "long long"}, {"op", argInt32, "int"}, {"a", argPtr, "const float*"}, {"sa", argInt64, "long long"}, {"b", argPtr, "const float*"}, {"sb", argInt64, "long long"}, {"y", argPtr, "float*"}}},
 	{name: "ew_binary_f64", file: "elem.cu", params: []kernelParam{{"n", argInt64, "long long"}, {"op", argInt32, "int"}, {"a", argPtr, "const double*"}, {"sa", argInt64, "long long"}, {"b", argPtr, "const double*"}, {"sb", argInt64, "long long"}, {"y", argPtr, "double*"}}},
+	{name: "head_weights_f32", file: "head.cu", params: []kernelParam{{"n", argInt64, "long long"}, {"kind", argInt32, "int"}, {"gp", argPtr, "const float*"}, {"tk", argInt32, "int"}, {"s", argPtr, "const float*"}, {"w", argPtr, "float*"}}},
+	{name: "head_weights_f64", file: "head.cu", params: []kernelParam{{"n", argInt64, "long long"}, {"kind", argInt32, "int"}, {"gp", argPtr, "const double*"}, {"tk", argInt32, "int"}, {"s", argPtr, "const double*"}, {"w", argPtr, "double*"}}},
+	{name: "head_dscores_f32", file: "head.cu", params: []kernelParam{{"n", argInt64, "long long"}, {"kind", argInt32, "int"}, {"gp", argPtr, "const float*"}, {"tk", argInt32, "int"}, {"s", argPtr, "const float*"}, {"w", argPtr, "const float*"}, {"dw", argPtr, "float*"}, {"acc", argPtr, "double*"}}},
+	{name: "head_dscores_f64", file: "head.cu", params: []kernelParam{{"n", argInt64, "long long"}, {"kind", argInt32, "int"}, {"gp", argPtr, "const double*"}, {"tk", argInt32, "int"}, {"s", argPtr, "const double*"}, {"w", argPtr, "const double*"}, {"dw", argPtr, "double*"}, {"acc", argPtr, "double*"}}},
 	{name: "fill_f32", file: "selftest.cu", params: []kernelParam{{"n", argInt64, "long long"}, {"v", argFloat32, "float"}, {"x", argPtr, "float*"}}},
 	{name: "fill_f64", file: "selftest.cu", params: []kernelParam{{"n", argInt64, "long long"}, {"v", argFloat64, "double"}, {"x", argPtr, "double*"}}},
 	{name: "axpy_f32", file: "selftest.cu", params: []kernelParam{{"n", argInt64, "long long"}, {"a", argFloat32, "float"}, {"x", argPtr, "const float*"}, {"y", argPtr, "float*"}}},
