@@ -82,6 +82,12 @@ func lower(x *Exec, v *value) error {
 		if dev, err = lowerExpect(x, v, op, kind); err != nil {
 			return err
 		}
+	case "layers.headOp", "layers.headGradOp", "layers.headParamGradOp":
+		part := map[string]string{"layers.headOp": "fwd", "layers.headGradOp": "dz", "layers.headParamGradOp": "param"}[typ]
+		var err error
+		if dev, err = lowerHead(x, v, op, part); err != nil {
+			return err
+		}
 	case "layers.gatherOp":
 		dev = lowerGather(v, op)
 	case "layers.scatterOp":
@@ -202,4 +208,33 @@ func (x *Exec) launch(v *value, name string, n int64, args ...any) error {
 		return nil
 	}
 	return x.b.Launch(name+suffix(v.dt), n, append([]any{n}, args...)...)
+}
+
+// scalarArg returns a function giving the device address of a scalar
+// argument: input idx of v when learned, else a buffer holding fixed
+// (uploaded once, in v's dtype).
+func (x *Exec) scalarArg(v *value, learned bool, idx int, fixed float64) (func() Ptr, error) {
+	if learned {
+		if idx >= len(v.ins) || v.ins[idx].size != 1 {
+			return nil, fmt.Errorf("scalar input %d missing", idx)
+		}
+		in := v.ins[idx]
+		return func() Ptr { return in.ptr }, nil
+	}
+	buf, err := x.alloc(8)
+	if err != nil {
+		return nil, err
+	}
+	var hv G.Value = G.NewF64(fixed)
+	if v.dt == tensor.Float32 {
+		hv = G.NewF32(float32(fixed))
+	}
+	p, n, err := hostBytes(hv)
+	if err != nil {
+		return nil, err
+	}
+	if err := x.b.CopyHtoD(buf, p, n); err != nil {
+		return nil, err
+	}
+	return func() Ptr { return buf }, nil
 }

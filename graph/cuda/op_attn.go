@@ -2,7 +2,6 @@ package cuda
 
 import (
 	G "gorgonia.org/gorgonia"
-	"gorgonia.org/tensor"
 )
 
 // lowerKernel maps layers' fused kernel op (W = κ(q, k)) and its gradient
@@ -48,30 +47,9 @@ func lowerKernel(x *Exec, v *value, op G.Op, grad bool) (devOp, error) {
 	}
 	B, tq, tk, d := qs[0], int32(qs[1]), int32(ks[1]), int32(qs[2])
 	// g: the learned scalar node, or a constant buffer holding the fixed g.
-	var gp func() Ptr
-	if learnG {
-		gv := v.ins[2]
-		if gv.size != 1 {
-			return nil, nil
-		}
-		gp = func() Ptr { return gv.ptr }
-	} else {
-		buf, err := x.alloc(8)
-		if err != nil {
-			return nil, err
-		}
-		var hv G.Value = G.NewF64(gFixed)
-		if v.dt == tensor.Float32 {
-			hv = G.NewF32(float32(gFixed))
-		}
-		p, n, err := hostBytes(hv)
-		if err != nil {
-			return nil, err
-		}
-		if err := x.b.CopyHtoD(buf, p, n); err != nil {
-			return nil, err
-		}
-		gp = func() Ptr { return buf }
+	gp, err := x.scalarArg(v, learnG, 2, gFixed)
+	if err != nil {
+		return nil, nil // a malformed g input: leave the op to the fallback
 	}
 	keep := func() Ptr { return q.ptr } // any valid pointer when unmasked
 	mflag := int32(0)

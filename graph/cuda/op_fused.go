@@ -17,6 +17,7 @@ import (
 type shared struct {
 	fwd, grad bool // the forward / gradient node runs on the device
 	bufs      map[string]Ptr
+	plan      any // sizes and buffers the forward node chose
 }
 
 // sharedOf returns the shared buffers of the fused op key.
@@ -59,23 +60,58 @@ func opKey(op G.Op, name string) (any, bool) {
 // selfKey is the map key of a forward op itself.
 func selfKey(op G.Op) any { return reflect.ValueOf(op).Pointer() }
 
-// lowerConcatLast maps graph.ConcatLast (concatenation along the last axis).
+// lowerConcatLast maps graph.ConcatLast, the concatenation along the last
+// axis of inputs that have the same number of rows (all but the last
+// dimension taken together).
 func lowerConcatLast(v *value) devOp {
-	return concatAlong(v, len(v.shape)-1)
+	if len(v.shape) == 0 {
+		return nil
+	}
+	width := v.shape[len(v.shape)-1]
+	if width == 0 {
+		return nil
+	}
+	rows := v.size / width
+	var bands []band
+	off := int64(0)
+	for _, in := range v.ins {
+		if len(in.shape) == 0 || rows == 0 || in.size%rows != 0 {
+			return nil
+		}
+		w := int64(in.size / rows)
+		if in.shape[len(in.shape)-1] != int(w) {
+			return nil
+		}
+		bands = append(bands, band{outer: int64(rows), part: w, inner: 1, xfull: w, yfull: int64(width), yoff: off})
+		off += w
+	}
+	if off != int64(width) {
+		return nil
+	}
+	return devFunc(func(x *Exec, v *value) error {
+		for i, b := range bands {
+			if err := x.bandCopy(v, v.ins[i].ptr, v.ptr, b); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
 }
 
-// lowerExpect maps layers' expectation op E = softmax(f K) Vᵀ (f (M, d'),
+// lowerExpect maps layers' expectation op E = softmax(f K) Vᵀ (f (…, d'),
 // K and V (d', C)) and its gradients: df (ExpectationGrad{f}, inputs f, K,
 // V, E, dE) and dK, dV (ExpectationGrad{1|2}, inputs f, K, V, E, dE, df).
 func lowerExpect(x *Exec, v *value, op G.Op, kind string) (devOp, error) {
 	if len(v.ins) < 3 {
 		return nil, nil
 	}
+	// f of rank above 2 is the matrix of its rows.
 	f, k, vv := v.ins[0], v.ins[1], v.ins[2]
-	if len(f.shape) != 2 || len(k.shape) != 2 || len(vv.shape) != 2 || f.shape[1] != k.shape[0] || !k.shape.Eq(vv.shape) {
+	if len(f.shape) < 2 || len(k.shape) != 2 || len(vv.shape) != 2 || f.shape[len(f.shape)-1] != k.shape[0] || !k.shape.Eq(vv.shape) {
 		return nil, nil
 	}
-	m, dp, c := f.shape[0], f.shape[1], k.shape[1]
+	dp, c := k.shape[0], k.shape[1]
+	m := f.size / dp
 	var key any
 	switch kind {
 	case "fwd":

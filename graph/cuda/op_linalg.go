@@ -75,14 +75,42 @@ func gemm2(v *value, transA, transB bool) devOp {
 	return &gemmOp{transA: transA, transB: transB, m: m, n: n, k: k, lda: as[1], ldb: bs[1], batch: 1}
 }
 
-// lowerMM maps graph.MatMul (matrices, transpose flags).
+// lowerMM maps graph.MatMul: op(a)·op(b) where a node of rank above 2
+// counts as the matrix of its rows ((B, T, K) is (B·T, K)).
 func lowerMM(v *value, op G.Op) devOp {
 	transA, ok1 := fieldBool(op, "transA")
 	transB, ok2 := fieldBool(op, "transB")
 	if !ok1 || !ok2 || len(v.ins) != 2 {
 		return nil
 	}
-	return gemm2(v, transA, transB)
+	asMatrix := func(in *value) (rows, cols int, ok bool) {
+		s := in.shape
+		if len(s) < 2 {
+			return 0, 0, false
+		}
+		cols = s[len(s)-1]
+		if cols == 0 {
+			return 0, 0, false
+		}
+		return in.size / cols, cols, true
+	}
+	ar, ac, ok1 := asMatrix(v.ins[0])
+	br, bc, ok2 := asMatrix(v.ins[1])
+	if !ok1 || !ok2 {
+		return nil
+	}
+	m, k := ar, ac
+	if transA {
+		m, k = ac, ar
+	}
+	n, kb := bc, br
+	if transB {
+		n, kb = br, bc
+	}
+	if k != kb || v.size != m*n {
+		return nil
+	}
+	return &gemmOp{transA: transA, transB: transB, m: m, n: n, k: k, lda: ac, ldb: bc, batch: 1}
 }
 
 // gemm3 is the product of two (B, ·, ·) tensors with optional transposes of

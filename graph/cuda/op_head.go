@@ -1,0 +1,209 @@
+package cuda
+
+import (
+	G "gorgonia.org/gorgonia"
+)
+
+// headPlan holds the sizes and buffers of one fused attention head
+// (layers' headOp): z (B, T, Din), W_Q, W_K (Din, DK), W_V (Din, DV),
+// P (DV, Dout), keys the first Tk positions.
+type headPlan struct {
+	b, t, tk, din, dk, dv, dout, nh int
+	kind                             int32
+	gp                               func() Ptr
+	h, zh, s, w, ds, gb, dh, acc     Ptr
+}
+
+// off is p advanced by n elements of v's dtype.
+func off(v *value, p Ptr, n int) Ptr { return p + Ptr(uintptr(n)*v.dt.Size()) }
+
+// lowerHead maps layers' fused attention head: the forward op (part "fwd"),
+// its dz op ("dz", inputs: forward inputs, out, dout) and its parameter
+// gradient ops ("param", inputs: forward inputs, out, dout, dz; wrt 1..5 =
+// W_Q, W_K, W_V, P, g). The forward node keeps z[A U], the scores and the
+// weights in buffers shared with the gradient nodes, which are lowered only
+// when the node before them is.
+func lowerHead(x *Exec, v *value, op G.Op, part string) (devOp, error) {
+	hop := any(op)
+	if part != "fwd" {
+		f, ok := field(op, "head")
+		if !ok || f.IsNil() {
+			return nil, nil
+		}
+		hop = nil
+		key, _ := opKey(op, "head")
+		sh := x.sharedOf(key)
+		if (part == "dz" && !sh.fwd) || (part == "param" && !sh.grad) {
+			return nil, nil
+		}
+		return lowerHeadGrad(x, v, op, part, sh)
+	}
+	kindI, ok1 := fieldInt(hop, "kind")
+	learnG, ok2 := fieldBool(hop, "learnG")
+	ctx, ok3 := fieldBool(hop, "ctx")
+	gFixed, ok4 := fieldFloat(hop, "gFixed")
+	if !ok1 || !ok2 || !ok3 || !ok4 || (kindI != 0 && kindI != 2 && kindI != 4) {
+		return nil, nil
+	}
+	nf := 5
+	if learnG {
+		nf = 6
+	}
+	if len(v.ins) != nf {
+		return nil, nil
+	}
+	z, wq, wk, wv, wo := v.ins[0], v.ins[1], v.ins[2], v.ins[3], v.ins[4]
+	zs, qs, ks, vs, ps := z.shape, wq.shape, wk.shape, wv.shape, wo.shape
+	if len(zs) != 3 || len(qs) != 2 || len(ks) != 2 || len(vs) != 2 || len(ps) != 2 ||
+		qs[0] != zs[2] || ks[0] != zs[2] || vs[0] != zs[2] || qs[1] != ks[1] || ps[0] != vs[1] {
+		return nil, nil
+	}
+	hp := &headPlan{b: zs[0], t: zs[1], tk: zs[1], din: zs[2], dk: qs[1], dv: vs[1], dout: ps[1], kind: int32(kindI)}
+	if ctx {
+		hp.tk--
+	}
+	hp.nh = hp.din + hp.dout
+	if hp.tk < 1 || v.size != hp.b*hp.t*hp.dout {
+		return nil, nil
+	}
+	gp, err := x.scalarArg(v, learnG, nf-1, gFixed)
+	if err != nil {
+		return nil, err
+	}
+	hp.gp = gp
+	sh := x.sharedOf(selfKey(op))
+	M := hp.b * hp.t
+	for _, b := range []struct {
+		p *Ptr
+		n string
+		e int
+	}{{&hp.h, "h", hp.din * hp.nh}, {&hp.zh, "zh", M * hp.nh}, {&hp.s, "s", M * hp.tk}, {&hp.w, "w", M * hp.tk},
+		{&hp.ds, "ds", M * hp.tk}, {&hp.gb, "gb", M * hp.nh}, {&hp.dh, "dh", hp.din * hp.nh}} {
+		if *b.p, err = x.buf(sh, b.n, v, b.e); err != nil {
+			return nil, err
+		}
+	}
+	if hp.acc, err = x.buf(sh, "acc", v, 8/int(v.dt.Size())); err != nil {
+		return nil, err
+	}
+	sh.fwd = true
+	sh.plan = hp
+	T, Tk, Din, Dout, nh := hp.t, hp.tk, hp.din, hp.dout, hp.nh
+	return devFunc(func(x *Exec, v *value) error {
+		b, dt := x.b, v.dt
+		steps := []func() error{
+			// h = [W_Q W_Kᵀ | W_V P]
+			func() error {
+				return b.Gemm(dt, false, true, Din, Din, hp.dk, 1, wq.ptr, hp.dk, 0, wk.ptr, hp.dk, 0, 0, hp.h, nh, 0, 1)
+			},
+			func() error {
+				return b.Gemm(dt, false, false, Din, Dout, hp.dv, 1, wv.ptr, hp.dv, 0, wo.ptr, Dout, 0, 0, off(v, hp.h, Din), nh, 0, 1)
+			},
+			// zh = z h
+			func() error {
+				return b.Gemm(dt, false, false, M, nh, Din, 1, z.ptr, Din, 0, hp.h, nh, 0, 0, hp.zh, nh, 0, 1)
+			},
+			// s_b = (z A)_b z_b[:Tk]ᵀ
+			func() error {
+				return b.Gemm(dt, false, true, T, Tk, Din, 1, hp.zh, nh, int64(T*nh), z.ptr, Din, int64(T*Din), 0, hp.s, Tk, int64(T*Tk), hp.b)
+			},
+			func() error { return x.launch(v, "head_weights", int64(M), hp.kind, hp.gp(), int32(Tk), hp.s, hp.w) },
+			// out_b = w_b (z U)_b[:Tk]
+			func() error {
+				return b.Gemm(dt, false, false, T, Dout, Tk, 1, hp.w, Tk, int64(T*Tk), off(v, hp.zh, Din), nh, int64(T*nh), 0, v.ptr, Dout, int64(T*Dout), hp.b)
+			},
+		}
+		for _, s := range steps {
+			if err := s(); err != nil {
+				return err
+			}
+		}
+		return nil
+	}), nil
+}
+
+// lowerHeadGrad lowers the dz node and the parameter-gradient nodes of a
+// fused head whose forward node runs on the device.
+func lowerHeadGrad(x *Exec, v *value, op G.Op, part string, sh *shared) (devOp, error) {
+	hp, ok := sh.plan.(*headPlan)
+	if !ok {
+		return nil, nil
+	}
+	nf := len(v.ins) - 2
+	if part == "param" {
+		nf--
+	}
+	if nf != 5 && nf != 6 {
+		return nil, nil
+	}
+	z, wq, wk, wv, wo := v.ins[0], v.ins[1], v.ins[2], v.ins[3], v.ins[4]
+	dout := v.ins[nf+1]
+	M, T, Tk, Din, Dout, nh := hp.b*hp.t, hp.t, hp.tk, hp.din, hp.dout, hp.nh
+	if dout.size != M*Dout || z.size != M*Din {
+		return nil, nil
+	}
+	if part == "dz" {
+		if v.size != z.size {
+			return nil, nil
+		}
+		sh.grad = true
+		return devFunc(func(x *Exec, v *value) error {
+			b, dt := x.b, v.dt
+			steps := []func() error{
+				// dw_b = dout_b (z U)_b[:Tk]ᵀ, then ds and dg
+				func() error {
+					return b.Gemm(dt, false, true, T, Tk, Dout, 1, dout.ptr, Dout, int64(T*Dout), off(v, hp.zh, Din), nh, int64(T*nh), 0, hp.ds, Tk, int64(T*Tk), hp.b)
+				},
+				func() error { return b.Zero(hp.acc, 8) },
+				func() error {
+					return x.launch(v, "head_dscores", int64(M), hp.kind, hp.gp(), int32(Tk), hp.s, hp.w, hp.ds, hp.acc)
+				},
+				// gb = [ds_b z_b[:Tk] | w_bᵀ dout_b (rows < Tk)]
+				func() error { return b.Zero(hp.gb, int64(M*nh)*int64(v.dt.Size())) },
+				func() error {
+					return b.Gemm(dt, true, false, Tk, Dout, T, 1, hp.w, Tk, int64(T*Tk), dout.ptr, Dout, int64(T*Dout), 0, off(v, hp.gb, Din), nh, int64(T*nh), hp.b)
+				},
+				func() error {
+					return b.Gemm(dt, false, false, T, Din, Tk, 1, hp.ds, Tk, int64(T*Tk), z.ptr, Din, int64(T*Din), 0, hp.gb, nh, int64(T*nh), hp.b)
+				},
+				// dz_b[:Tk] = ds_bᵀ (z A)_b, dz += gb hᵀ
+				func() error { return b.Zero(v.ptr, v.bytes) },
+				func() error {
+					return b.Gemm(dt, true, false, Tk, Din, T, 1, hp.ds, Tk, int64(T*Tk), hp.zh, nh, int64(T*nh), 0, v.ptr, Din, int64(T*Din), hp.b)
+				},
+				func() error {
+					return b.Gemm(dt, false, true, M, Din, nh, 1, hp.gb, nh, 0, hp.h, nh, 0, 1, v.ptr, Din, 0, 1)
+				},
+				// dh = zᵀ gb = [dA | dU]
+				func() error {
+					return b.Gemm(dt, true, false, Din, nh, M, 1, z.ptr, Din, 0, hp.gb, nh, 0, 0, hp.dh, nh, 0, 1)
+				},
+			}
+			for _, s := range steps {
+				if err := s(); err != nil {
+					return err
+				}
+			}
+			return nil
+		}), nil
+	}
+	wrt, ok := fieldInt(op, "wrt")
+	if !ok || wrt < 1 || wrt > 5 || (wrt < 5 && v.size != v.ins[wrt].size) || (wrt == 5 && v.size != 1) {
+		return nil, nil
+	}
+	dA, dU := hp.dh, off(v, hp.dh, Din)
+	return devFunc(func(x *Exec, v *value) error {
+		b, dt := x.b, v.dt
+		switch wrt {
+		case 1: // dW_Q = dA W_K
+			return b.Gemm(dt, false, false, Din, hp.dk, Din, 1, dA, nh, 0, wk.ptr, hp.dk, 0, 0, v.ptr, hp.dk, 0, 1)
+		case 2: // dW_K = dAᵀ W_Q
+			return b.Gemm(dt, true, false, Din, hp.dk, Din, 1, dA, nh, 0, wq.ptr, hp.dk, 0, 0, v.ptr, hp.dk, 0, 1)
+		case 3: // dW_V = dU Pᵀ
+			return b.Gemm(dt, false, true, Din, hp.dv, Dout, 1, dU, nh, 0, wo.ptr, Dout, 0, 0, v.ptr, hp.dv, 0, 1)
+		case 4: // dP = W_Vᵀ dU
+			return b.Gemm(dt, true, false, hp.dv, Dout, Din, 1, wv.ptr, hp.dv, 0, dU, nh, 0, 0, v.ptr, Dout, 0, 1)
+		}
+		return x.launch(v, "cast_acc", 1, hp.acc, v.ptr)
+	}), nil
+}
