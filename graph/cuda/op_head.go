@@ -9,9 +9,9 @@ import (
 // P (DV, Dout), keys the first Tk positions.
 type headPlan struct {
 	b, t, tk, din, dk, dv, dout, nh int
-	kind                             int32
-	gp                               func() Ptr
-	h, zh, s, w, ds, gb, dh, acc     Ptr
+	kind                            int32
+	gp                              func() Ptr
+	h, zh, s, w, ds, gb, dh, acc    Ptr
 }
 
 // off is p advanced by n elements of v's dtype.
