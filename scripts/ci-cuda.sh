@@ -27,7 +27,7 @@ log=$(mktemp)
 if ! go test -tags gdcuda -count=1 -v ./graph/cuda >"$log" 2>&1; then
   cat "$log"; rm -f "$log"; exit 1
 fi
-grep -A1 -E -- '--- SKIP' "$log" | grep -vE '^--$' | head -20 || true
+grep -B1 -E -- '--- SKIP' "$log" | grep -vE '^(--|=== RUN.*)$' | head -20 || true
 tail -1 "$log"; rm -f "$log"
 echo "== go test -tags cudaemu ./graph/cuda/..."
 go test -tags cudaemu -count=1 ./graph/cuda/...
