@@ -1,0 +1,80 @@
+package graph
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"testing"
+
+	"gonum.org/v1/gonum/blas"
+	"gonum.org/v1/gonum/blas/gonum"
+)
+
+// gemmShapes are the float32 products benchmarked: the square 512³ product
+// (the practical ceiling of a BLAS on this machine) and the three products
+// of the tied output layer of the language models (N = B·T rows, d' = 64 or
+// 512, V = 50,258): logits = h Wᵀ, dh = dY W, dW = dYᵀ h.
+var gemmShapes = []struct {
+	name   string
+	tA, tB bool
+	m, n, k int
+}{
+	{"square512", false, false, 512, 512, 512},
+	{"logits-small", false, true, 512, 50258, 64},
+	{"dh-small", false, false, 512, 64, 50258},
+	{"dW-small", true, false, 50258, 64, 512},
+	{"logits-paper", false, true, 1024, 50258, 512},
+}
+
+func randF32(n int, rng *rand.Rand) []float32 {
+	out := make([]float32, n)
+	for i := range out {
+		out[i] = float32(rng.NormFloat64())
+	}
+	return out
+}
+
+// gemmOperands returns A, B and C of a shape with their leading dimensions.
+func gemmOperands(tA, tB bool, m, n, k int) (a []float32, lda int, b []float32, ldb int, c []float32) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	a, b, c = randF32(m*k, rng), randF32(k*n, rng), make([]float32, m*n)
+	lda, ldb = k, n
+	if tA {
+		lda = m
+	}
+	if tB {
+		ldb = k
+	}
+	return a, lda, b, ldb, c
+}
+
+// BenchmarkSgemm times gonum's pure-Go Sgemm (gonum.Implementation, as
+// Gorgonia's G.Mul) and graph.Gemm on gemmShapes, reporting GFLOP/s
+// (2mnk per product). Run it with GOMAXPROCS=1 for one core:
+//
+//	GOMAXPROCS=1 go test ./graph -run '^$' -bench Sgemm
+func BenchmarkSgemm(b *testing.B) {
+	for _, s := range gemmShapes {
+		a, lda, bb, ldb, c := gemmOperands(s.tA, s.tB, s.m, s.n, s.k)
+		flops := 2 * float64(s.m) * float64(s.n) * float64(s.k)
+		b.Run(fmt.Sprintf("gonum/%s", s.name), func(b *testing.B) {
+			ta, tb := blas.NoTrans, blas.NoTrans
+			if s.tA {
+				ta = blas.Trans
+			}
+			if s.tB {
+				tb = blas.Trans
+			}
+			var impl gonum.Implementation
+			for i := 0; i < b.N; i++ {
+				impl.Sgemm(ta, tb, s.m, s.n, s.k, 1, a, lda, bb, ldb, 0, c, s.n)
+			}
+			b.ReportMetric(flops*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
+		})
+		b.Run(fmt.Sprintf("graph.Gemm/%s", s.name), func(b *testing.B) {
+			for i := 0; i < b.N; i++ {
+				Gemm(s.tA, s.tB, s.m, s.n, s.k, 1, a, lda, bb, ldb, 0, c, s.n)
+			}
+			b.ReportMetric(flops*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
+		})
+	}
+}
