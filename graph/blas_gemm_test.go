@@ -14,8 +14,8 @@ import (
 // of the tied output layer of the language models (N = B·T rows, d' = 64 or
 // 512, V = 50,258): logits = h Wᵀ, dh = dY W, dW = dYᵀ h.
 var gemmShapes = []struct {
-	name   string
-	tA, tB bool
+	name    string
+	tA, tB  bool
 	m, n, k int
 }{
 	{"square512", false, false, 512, 512, 512},
