@@ -70,8 +70,7 @@ func NewEncoder(s *graph.Scope, cfg Config, batch int) (e *Encoder, err error) {
 		return nil, err
 	}
 	// Initial tokens.
-	x2 := G.Must(graph.Reshape(e.X, tensor.Shape{B * T, d})) // (B*T, d)
-	wy := G.Must(graph.MatMul(e.Labels, e.We, false, true))  // (B*T, d'): w_{e,y_i}, 0 at the query
+	wy := G.Must(graph.MatMul(e.Labels, e.We, false, true)) // (B*T, d'): w_{e,y_i}, 0 at the query
 	meanCol, err := s.Const("mean_weights", tensor.Shape{C, 1}, fill(C, 1/float64(C)))
 	if err != nil {
 		return nil, err
@@ -94,11 +93,11 @@ func NewEncoder(s *graph.Scope, cfg Config, batch int) (e *Encoder, err error) {
 	}
 	var z0 *G.Node
 	if cfg.Form == OneStep {
-		z0 = G.Must(graph.ConcatLast(x2, G.Must(G.Sub(wy, wbarRows)), f0)) // (B*T, d+2d')
+		z0 = G.Must(graph.ConcatLast(e.X, G.Must(G.Sub(wy, wbarRows)), f0)) // (B, T, d+2d')
 	} else {
-		z0 = G.Must(graph.ConcatLast(x2, wy, wbarRows, f0)) // (B*T, d+3d')
+		z0 = G.Must(graph.ConcatLast(e.X, wy, wbarRows, f0)) // (B, T, d+3d')
 	}
-	e.Tokens = G.Must(graph.Reshape(z0, tensor.Shape{B, T, cfg.TokenDim()})) // (B, T, D)
+	e.Tokens = z0 // (B, T, D)
 	return e, nil
 }
 

@@ -77,8 +77,7 @@ func (m *Model) buildStructured(step *G.Node, kern layers.Kernel) error {
 		for _, h := range heads {
 			o := G.Must(graph.BatchedMatMul(h.w, r, false, false)) // (B, T, d')
 			if h.p != nil {
-				o2 := G.Must(G.Mul(G.Must(graph.Reshape(o, tensor.Shape{B * T, dp})), h.p)) // (B*T, d')
-				o = G.Must(graph.Reshape(o2, tensor.Shape{B, T, dp}))
+				o = G.Must(graph.MatMul(o, h.p, false, false)) // (B, T, d')
 			}
 			if df == nil {
 				df = o
@@ -89,12 +88,12 @@ func (m *Model) buildStructured(step *G.Node, kern layers.Kernel) error {
 		f = G.Must(G.Add(f, df)) // (B, T, d')
 		m.F = append(m.F, f)
 		if cfg.Form == Interleaved && k+1 < cfg.Blocks {
-			fc := G.Must(graph.Reshape(G.Must(graph.Slice(f, 1, 0, N)), tensor.Shape{B * N, dp})) // (B*N, d')
-			ec, err := layers.Expectation(fc, m.We, nil, nil)                                     // (B*N, d')
+			fc := G.Must(graph.Slice(f, 1, 0, N))             // (B, N, d')
+			ec, err := layers.Expectation(fc, m.We, nil, nil) // (B, N, d')
 			if err != nil {
 				return err
 			}
-			e = G.Must(graph.Reshape(ec, tensor.Shape{B, N, dp}))
+			e = ec
 		}
 	}
 	return nil

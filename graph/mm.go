@@ -12,9 +12,15 @@ import (
 	"gorgonia.org/tensor"
 )
 
-// MatMul returns op(a)·op(b) for matrices, where op transposes when
-// transA/transB: a is (M, K) (or (K, M) transposed), b is (K, N) (or
-// (N, K)), the result (M, N).
+// MatMul returns op(a)·op(b), where op transposes when transA/transB: a is
+// (M, K) (or (K, M) transposed), b is (K, N) (or (N, K)), the result (M, N).
+//
+// A node of rank above 2 counts as the matrix of its rows: (B, T, K) is the
+// (B·T, K) matrix. An untransposed a of rank above 2 gives a result with
+// a's leading dimensions, (B, T, K)·(K, N) = (B, T, N), so token tensors need
+// no reshape (which copies) around a projection; b of rank above 2 is
+// allowed with transA and not transB only (the weight gradient aᵀ·b of two
+// token tensors).
 //
 // gdattn uses it instead of G.Mul with G.Transpose: Gorgonia's matrix
 // product materialises every transpose (its own and those of its backward
@@ -25,15 +31,24 @@ func MatMul(a, b *G.Node, transA, transB bool) (*G.Node, error) {
 		return nil, fmt.Errorf("graph: MatMul of a nil node")
 	}
 	as, bs := a.Shape(), b.Shape()
-	if len(as) != 2 || len(bs) != 2 {
+	if len(as) < 2 || len(bs) < 2 {
 		return nil, fmt.Errorf("graph: MatMul: shapes %v and %v, want matrices", as, bs)
 	}
-	ka, kb := as[1], bs[0]
-	if transA {
-		ka = as[0]
+	if len(bs) > 2 || len(as) > 2 && transA {
+		// aᵀ·b of two token tensors: the same leading dimensions.
+		same := len(as) == len(bs) && transA && !transB
+		for i := 0; same && i+1 < len(as); i++ {
+			same = as[i] == bs[i]
+		}
+		if !same {
+			return nil, fmt.Errorf("graph: MatMul: shapes %v and %v (transposed %v, %v): a rank above 2 is allowed for an untransposed a, or for aᵀ·b with the same leading dimensions", as, bs, transA, transB)
+		}
 	}
+	op := &mmOp{transA: transA, transB: transB, ra: len(as), rb: len(bs)}
+	_, ka, _ := op.dims(as, bs)
+	kb := rows(bs)
 	if transB {
-		kb = bs[1]
+		kb = bs[len(bs)-1]
 	}
 	if ka != kb {
 		return nil, fmt.Errorf("graph: MatMul: inner dimensions differ: %v (transposed %v) and %v (transposed %v)", as, transA, bs, transB)
@@ -44,52 +59,90 @@ func MatMul(a, b *G.Node, transA, transB bool) (*G.Node, error) {
 	if err := CheckDtype(a.Dtype()); err != nil {
 		return nil, fmt.Errorf("graph: MatMul: %w", err)
 	}
-	return G.ApplyOp(&mmOp{transA: transA, transB: transB}, a, b)
+	return G.ApplyOp(op, a, b)
 }
 
-type mmOp struct{ transA, transB bool }
+// rows is the product of all but the last dimension.
+func rows(s tensor.Shape) int {
+	r := 1
+	for _, d := range s[:len(s)-1] {
+		r *= d
+	}
+	return r
+}
+
+// mmOp is MatMul; ra and rb are the ranks of a and b.
+type mmOp struct {
+	transA, transB bool
+	ra, rb         int
+}
+
+// outRank is the rank of the result.
+func (op *mmOp) outRank() int {
+	if !op.transA && op.ra > 2 {
+		return op.ra
+	}
+	return 2
+}
 
 func (op *mmOp) Arity() int { return 2 }
 func (op *mmOp) Type() hm.Type {
-	t := &G.TensorType{Dims: 2, Of: hm.TypeVariable('a')}
-	return hm.NewFnType(t, t, t)
+	a := hm.TypeVariable('a')
+	return hm.NewFnType(&G.TensorType{Dims: op.ra, Of: a}, &G.TensorType{Dims: op.rb, Of: a}, &G.TensorType{Dims: op.outRank(), Of: a})
 }
+
+// dims are the sizes of the product as matrices: op(a) is m×k, op(b) k×n.
 func (op *mmOp) dims(as, bs tensor.Shape) (m, k, n int) {
-	m, k = as[0], as[1]
+	m, k = rows(as), as[len(as)-1]
 	if op.transA {
 		m, k = k, m
 	}
-	n = bs[1]
+	n = bs[len(bs)-1]
 	if op.transB {
-		n = bs[0]
+		n = rows(bs)
 	}
 	return m, k, n
 }
+
+func (op *mmOp) outShape(as, bs tensor.Shape) tensor.Shape {
+	m, _, n := op.dims(as, bs)
+	if op.outRank() > 2 {
+		return append(as[:len(as)-1].Clone(), n)
+	}
+	return tensor.Shape{m, n}
+}
+
 func (op *mmOp) InferShape(in ...G.DimSizer) (tensor.Shape, error) {
 	as, ok1 := in[0].(tensor.Shape)
 	bs, ok2 := in[1].(tensor.Shape)
-	if !ok1 || !ok2 || len(as) != 2 || len(bs) != 2 {
+	if !ok1 || !ok2 || len(as) != op.ra || len(bs) != op.rb {
 		return nil, fmt.Errorf("graph: matmul: cannot infer shape from %v, %v", in[0], in[1])
 	}
-	m, _, n := op.dims(as, bs)
-	return tensor.Shape{m, n}, nil
+	return op.outShape(as, bs), nil
 }
-func (op *mmOp) ReturnsPtr() bool      { return false }
-func (op *mmOp) CallsExtern() bool     { return false }
-func (op *mmOp) OverwritesInput() int  { return -1 }
-func (op *mmOp) WriteHash(h hash.Hash) { fmt.Fprintf(h, "gdattn.mm %v %v", op.transA, op.transB) }
-func (op *mmOp) Hashcode() uint32      { return hashOf(op) }
-func (op *mmOp) String() string        { return fmt.Sprintf("MatMul{%v,%v}", op.transA, op.transB) }
+func (op *mmOp) ReturnsPtr() bool     { return false }
+func (op *mmOp) CallsExtern() bool    { return false }
+func (op *mmOp) OverwritesInput() int { return -1 }
+func (op *mmOp) WriteHash(h hash.Hash) {
+	fmt.Fprintf(h, "gdattn.mm %v %v", op.transA, op.transB)
+	if op.ra > 2 || op.rb > 2 {
+		fmt.Fprintf(h, " ranks %d %d", op.ra, op.rb)
+	}
+}
+func (op *mmOp) Hashcode() uint32 { return hashOf(op) }
+func (op *mmOp) String() string   { return fmt.Sprintf("MatMul{%v,%v}", op.transA, op.transB) }
 
 func (op *mmOp) Do(vals ...G.Value) (G.Value, error) {
 	if len(vals) != 2 {
 		return nil, fmt.Errorf("graph: matmul: %d inputs, want 2", len(vals))
 	}
 	as, bs := vals[0].Shape(), vals[1].Shape()
-	if len(as) != 2 || len(bs) != 2 {
-		return nil, fmt.Errorf("graph: matmul: shapes %v and %v, want matrices", as, bs)
+	if len(as) != op.ra || len(bs) != op.rb {
+		return nil, fmt.Errorf("graph: matmul: shapes %v and %v, want ranks %d and %d", as, bs, op.ra, op.rb)
 	}
 	m, k, n := op.dims(as, bs)
+	lda, ldb := as[len(as)-1], bs[len(bs)-1]
+	out := op.outShape(as, bs)
 	switch a := vals[0].Data().(type) {
 	case []float64:
 		b, ok := vals[1].Data().([]float64)
@@ -97,16 +150,16 @@ func (op *mmOp) Do(vals ...G.Value) (G.Value, error) {
 			return nil, fmt.Errorf("graph: matmul: mixed dtypes")
 		}
 		c := make([]float64, m*n)
-		Gemm(op.transA, op.transB, m, n, k, 1, a, as[1], b, bs[1], 0, c, n)
-		return tensor.New(tensor.WithShape(m, n), tensor.WithBacking(c)), nil
+		Gemm(op.transA, op.transB, m, n, k, 1, a, lda, b, ldb, 0, c, n)
+		return tensor.New(tensor.WithShape(out...), tensor.WithBacking(c)), nil
 	case []float32:
 		b, ok := vals[1].Data().([]float32)
 		if !ok {
 			return nil, fmt.Errorf("graph: matmul: mixed dtypes")
 		}
 		c := make([]float32, m*n)
-		Gemm(op.transA, op.transB, m, n, k, 1, a, as[1], b, bs[1], 0, c, n)
-		return tensor.New(tensor.WithShape(m, n), tensor.WithBacking(c)), nil
+		Gemm(op.transA, op.transB, m, n, k, 1, a, lda, b, ldb, 0, c, n)
+		return tensor.New(tensor.WithShape(out...), tensor.WithBacking(c)), nil
 	}
 	return nil, fmt.Errorf("graph: matmul: unsupported data %T", vals[0].Data())
 }

@@ -133,6 +133,22 @@ func TestConcatLast(t *testing.T) {
 	if _, err := graph.ConcatLast(a, c); err == nil {
 		t.Error("ConcatLast((2,1), (3,1)): no error")
 	}
+	// Mixed ranks with the same rows: (2, 3, 1) and (6, 2) give (2, 3, 3).
+	mixed := func(s *graph.Scope) (*G.Node, error) {
+		a, _ := s.Param("a", tensor.Shape{2, 3, 1}, graph.Normal(1))
+		b, _ := s.Param("b", tensor.Shape{6, 2}, graph.Normal(1))
+		x, err := graph.ConcatLast(a, b)
+		if err != nil {
+			return nil, err
+		}
+		if !x.Shape().Eq(tensor.Shape{2, 3, 3}) {
+			return nil, fmt.Errorf("shape %v, want (2, 3, 3)", x.Shape())
+		}
+		w, _ := s.Const("w", tensor.Shape{2, 3, 3}, graphtest.RandValues(s, 18))
+		return G.Sum(G.Must(G.HadamardProd(x, w)))
+	}
+	graphtest.CheckGrad(t, mixed, graphtest.Options{Seed: 5})
+	graphtest.CheckGrad32(t, mixed, graphtest.Options{Seed: 5})
 }
 
 // TestGemm compares Gemm with a plain-Go product on the shapes that take its
@@ -199,4 +215,44 @@ func to32(x []float64) []float32 {
 		out[i] = float32(v)
 	}
 	return out
+}
+
+// TestMatMulRank3 checks (B, T, K)·(K, N) and (B, T, K)·(N, K)ᵀ, whose
+// gradients take the rank-3 aᵀ·b form, against finite differences, and the
+// shape rules.
+func TestMatMulRank3(t *testing.T) {
+	for _, tb := range []bool{false, true} {
+		build := func(s *graph.Scope) (*G.Node, error) {
+			a, _ := s.Param("a", tensor.Shape{2, 3, 4}, graph.Normal(1))
+			bsh := tensor.Shape{4, 5}
+			if tb {
+				bsh = tensor.Shape{5, 4}
+			}
+			b, _ := s.Param("b", bsh, graph.Normal(1))
+			c, err := graph.MatMul(a, b, false, tb)
+			if err != nil {
+				return nil, err
+			}
+			if !c.Shape().Eq(tensor.Shape{2, 3, 5}) {
+				return nil, fmt.Errorf("shape %v, want (2, 3, 5)", c.Shape())
+			}
+			w, _ := s.Const("w", tensor.Shape{2, 3, 5}, graphtest.RandValues(s, 30))
+			return G.Sum(G.Must(G.HadamardProd(c, w)))
+		}
+		graphtest.CheckGrad(t, build, graphtest.Options{Seed: 4})
+		graphtest.CheckGrad32(t, build, graphtest.Options{Seed: 4})
+	}
+	s, _ := graph.NewScope(graph.Float64, 1)
+	a, _ := s.Param("a", tensor.Shape{2, 3, 4}, graph.Normal(1))
+	b, _ := s.Param("b", tensor.Shape{2, 3, 5}, graph.Normal(1))
+	w, _ := s.Param("w", tensor.Shape{6, 4}, graph.Normal(1))
+	if c, err := graph.MatMul(a, b, true, false); err != nil || !c.Shape().Eq(tensor.Shape{4, 5}) {
+		t.Errorf("MatMul((2,3,4)ᵀ, (2,3,5)) = %v, %v; want shape (4, 5)", c, err)
+	}
+	if _, err := graph.MatMul(w, b, true, false); err == nil {
+		t.Error("MatMul((6,4)ᵀ, (2,3,5)): no error")
+	}
+	if _, err := graph.MatMul(a, w, true, false); err == nil {
+		t.Error("MatMul((2,3,4)ᵀ, (6,4)): no error")
+	}
 }

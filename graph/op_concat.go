@@ -9,10 +9,13 @@ import (
 	"gorgonia.org/tensor"
 )
 
-// ConcatLast concatenates nodes of equal rank along their last axis; all
-// other dimensions must agree. It is G.Concat on the last axis without
-// Gorgonia's element-by-element strided copy: rows are copied whole, and the
-// backward pass copies each input's band of the gradient back.
+// ConcatLast concatenates nodes along their last axis. The nodes must have
+// the same number of rows (the product of all but the last dimension); the
+// result has the first node's leading dimensions, so a (B, T, d) tensor and
+// (B·T, d') matrices concatenate to (B, T, d+d') without a reshape. It is
+// G.Concat on the last axis without Gorgonia's element-by-element strided
+// copy: rows are copied whole, and the backward pass copies each input's
+// band of the gradient back.
 func ConcatLast(xs ...*G.Node) (*G.Node, error) {
 	if len(xs) == 0 {
 		return nil, fmt.Errorf("graph: ConcatLast of no nodes")
@@ -21,37 +24,34 @@ func ConcatLast(xs ...*G.Node) (*G.Node, error) {
 		if x == nil {
 			return nil, fmt.Errorf("graph: ConcatLast of a nil node")
 		}
+		if len(x.Shape()) == 0 {
+			return nil, fmt.Errorf("graph: ConcatLast of scalar %q", x.Name())
+		}
 	}
 	first := xs[0].Shape()
-	if len(first) == 0 {
-		return nil, fmt.Errorf("graph: ConcatLast of scalar %q", xs[0].Name())
-	}
-	widths := make([]int, len(xs))
-	for i, x := range xs {
+	op := &concatOp{lead: first[:len(first)-1].Clone()}
+	for _, x := range xs {
 		s := x.Shape()
-		if len(s) != len(first) {
-			return nil, fmt.Errorf("graph: ConcatLast: shapes %v and %v have different ranks", first, s)
-		}
-		for d := 0; d+1 < len(s); d++ {
-			if s[d] != first[d] {
-				return nil, fmt.Errorf("graph: ConcatLast: shapes %v and %v differ outside the last axis", first, s)
-			}
+		if rows(s) != rows(first) {
+			return nil, fmt.Errorf("graph: ConcatLast: shapes %v and %v have different numbers of rows", first, s)
 		}
 		if x.Dtype() != xs[0].Dtype() {
 			return nil, fmt.Errorf("graph: ConcatLast: dtypes %v and %v differ", xs[0].Dtype(), x.Dtype())
 		}
-		widths[i] = s[len(s)-1]
+		op.widths = append(op.widths, s[len(s)-1])
+		op.shapes = append(op.shapes, s.Clone())
 	}
 	if len(xs) == 1 {
 		return xs[0], nil
 	}
-	return G.ApplyOp(&concatOp{lead: first[:len(first)-1].Clone(), widths: widths}, xs...)
+	return G.ApplyOp(op, xs...)
 }
 
 // concatOp concatenates along the last axis; lead are the other dims.
 type concatOp struct {
 	lead   tensor.Shape
 	widths []int
+	shapes []tensor.Shape // the inputs' shapes
 }
 
 func (op *concatOp) rows() int {
@@ -71,11 +71,11 @@ func (op *concatOp) total() int {
 func (op *concatOp) Arity() int { return len(op.widths) }
 func (op *concatOp) Type() hm.Type {
 	a := hm.TypeVariable('a')
-	ts := make([]hm.Type, len(op.widths)+1)
-	for i := range ts {
-		ts[i] = a
+	ts := make([]hm.Type, 0, len(op.shapes)+1)
+	for _, s := range op.shapes {
+		ts = append(ts, &G.TensorType{Dims: len(s), Of: a})
 	}
-	return hm.NewFnType(ts...)
+	return hm.NewFnType(append(ts, &G.TensorType{Dims: len(op.lead) + 1, Of: a})...)
 }
 func (op *concatOp) InferShape(...G.DimSizer) (tensor.Shape, error) {
 	return append(op.lead.Clone(), op.total()), nil
@@ -84,7 +84,7 @@ func (op *concatOp) ReturnsPtr() bool     { return false }
 func (op *concatOp) CallsExtern() bool    { return false }
 func (op *concatOp) OverwritesInput() int { return -1 }
 func (op *concatOp) WriteHash(h hash.Hash) {
-	fmt.Fprintf(h, "gdattn.concatlast %v %v", op.lead, op.widths)
+	fmt.Fprintf(h, "gdattn.concatlast %v %v", op.lead, op.shapes)
 }
 func (op *concatOp) Hashcode() uint32 { return hashOf(op) }
 func (op *concatOp) String() string   { return fmt.Sprintf("ConcatLast%v", op.widths) }
@@ -148,6 +148,11 @@ func (op *concatOp) SymDiff(in G.Nodes, output, grad *G.Node) (G.Nodes, error) {
 		g, err := Slice(grad, axis, off, off+w)
 		if err != nil {
 			return nil, err
+		}
+		if !g.Shape().Eq(op.shapes[i]) {
+			if g, err = Reshape(g, op.shapes[i]); err != nil {
+				return nil, err
+			}
 		}
 		out[i] = g
 		off += w

@@ -111,25 +111,25 @@ func (l *CrossAttention) Forward(z *G.Node) (out *G.Node, err error) {
 			err = fmt.Errorf("layers: cross-attention %q: %w", l.s.Path(), err)
 		}
 	}()
-	b, t, _, err := checkRank3("tokens", z, l.cfg.DIn)
+	_, _, _, err = checkRank3("tokens", z, l.cfg.DIn)
 	if err != nil {
 		return nil, err
 	}
-	z2 := G.Must(graph.Reshape(z, tensor.Shape{b * t, l.cfg.DIn})) // (B*T, DIn)
-	f := G.Must(graph.MatMul(z2, l.wq, false, false))              // (B*T, d')
+	f := G.Must(graph.MatMul(z, l.wq, false, false)) // (B, T, d')
 	e, err := Expectation(f, l.cfg.We, l.wk, l.wv)
 	if err != nil {
 		return nil, err
 	}
-	o := G.Must(graph.MatMul(e, l.wo, false, false))                     // (B*T, DOut)
-	return G.Must(graph.Reshape(o, tensor.Shape{b, t, l.cfg.DOut})), nil // (B, T, DOut)
+	return graph.MatMul(e, l.wo, false, false) // (B, T, DOut)
 }
 
 // Expectation returns E(w_e|f) = softmax(f W_K^T W_e) W_e^T W_V for f (M, d')
-// and W_e (d', C), shape (M, d'); wk and wv may be nil (identity).
+// and W_e (d', C), shape (M, d'); wk and wv may be nil (identity). f may
+// also be a tensor (…, d') of rows f, such as (B, T, d'); E then has its
+// shape.
 func Expectation(f, we, wk, wv *G.Node) (out *G.Node, err error) {
 	defer graph.Recover(&err)
-	if f == nil || we == nil || len(f.Shape()) != 2 || len(we.Shape()) != 2 || f.Shape()[1] != we.Shape()[0] {
+	if f == nil || we == nil || len(f.Shape()) < 2 || len(we.Shape()) != 2 || f.Shape()[len(f.Shape())-1] != we.Shape()[0] {
 		return nil, fmt.Errorf("layers: expectation: f and W_e must be (M, d') and (d', C)")
 	}
 	if f.Dtype() != we.Dtype() {
@@ -144,5 +144,5 @@ func Expectation(f, we, wk, wv *G.Node) (out *G.Node, err error) {
 		vals = G.Must(graph.MatMul(wv, we, true, false)) // (d', C): W_Vᵀ W_e
 	}
 	// softmax(f keys) valsᵀ (M, d') in one op (expectOp).
-	return G.ApplyOp(&expectOp{id: expectOpIDs.Add(1)}, f, keys, vals)
+	return G.ApplyOp(&expectOp{id: expectOpIDs.Add(1), rankF: len(f.Shape())}, f, keys, vals)
 }

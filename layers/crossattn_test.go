@@ -115,7 +115,7 @@ func TestExpectationErrors(t *testing.T) {
 	s := newTestScope(t, tensor.Float64)
 	we := mustConst(t, s, "we", tensor.Shape{cDP, cC}, make([]float64, cDP*cC))
 	f := mustConst(t, s, "f", tensor.Shape{cM, cDP}, make([]float64, cM*cDP))
-	f3 := mustConst(t, s, "f3", tensor.Shape{1, cM, cDP}, make([]float64, cM*cDP))
+	f1 := mustConst(t, s, "f1", tensor.Shape{cDP}, make([]float64, cDP))
 	fBad := mustConst(t, s, "f_bad", tensor.Shape{cM, cDP + 1}, make([]float64, cM*(cDP+1)))
 	for _, tc := range []struct {
 		name  string
@@ -123,13 +123,47 @@ func TestExpectationErrors(t *testing.T) {
 	}{
 		{"nil_f", nil, we},
 		{"nil_we", f, nil},
-		{"rank3_f", f3, we},
+		{"rank1_f", f1, we},
 		{"dim_mismatch", fBad, we},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := Expectation(tc.f, tc.we, nil, nil)
 			errContains(t, err, "layers: expectation", "(M, d')", "(d', C)")
 		})
+	}
+}
+
+// TestExpectationRank3 checks that a tensor (B, T, d') of rows f gives the
+// rows of the (B·T, d') matrix case, with the tensor's shape.
+func TestExpectationRank3(t *testing.T) {
+	fv, wev, _, _ := crossData()
+	for _, dc := range testDtypes {
+		s := newTestScope(t, dc.dt)
+		we := mustConst(t, s, "we", tensor.Shape{cDP, cC}, wev)
+		f2 := mustConst(t, s, "f2", tensor.Shape{cM, cDP}, fv)
+		f3 := mustConst(t, s, "f3", tensor.Shape{1, cM, cDP}, fv)
+		e2, err := Expectation(f2, we, nil, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		e3, err := Expectation(f3, we, nil, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !e3.Shape().Eq(tensor.Shape{1, cM, cDP}) {
+			t.Fatalf("%s: shape %v, want (1, %d, %d)", dc.name, e3.Shape(), cM, cDP)
+		}
+		m, err := graph.NewMachine(s, nil, graph.MachineOptions{NoGrad: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := m.Run(); err != nil {
+			t.Fatal(err)
+		}
+		v2, _ := graph.Values(e2)
+		v3, _ := graph.Values(e3)
+		graphtest.AllClose(t, dc.name, v3, v2, 0)
+		m.Close()
 	}
 }
 

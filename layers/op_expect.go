@@ -19,8 +19,9 @@ import (
 // expectParamGradOp nodes (taking df as an input, so they run after it)
 // return.
 type expectOp struct {
-	id uint64
-	st any // *expectState[F]
+	id    uint64
+	rankF int // rank of f (2, or more for a tensor of rows)
+	st    any // *expectState[F]
 }
 
 var expectOpIDs atomic.Uint64
@@ -48,12 +49,13 @@ func expectStateOf[F float32 | float64](p *any) *expectState[F] {
 
 func (op *expectOp) Arity() int { return 3 }
 func (op *expectOp) Type() hm.Type {
-	t := &G.TensorType{Dims: 2, Of: hm.TypeVariable('a')}
-	return hm.NewFnType(t, t, t, t)
+	a := hm.TypeVariable('a')
+	t, tf := &G.TensorType{Dims: 2, Of: a}, &G.TensorType{Dims: op.rankF, Of: a}
+	return hm.NewFnType(tf, t, t, tf)
 }
 func (op *expectOp) InferShape(in ...G.DimSizer) (tensor.Shape, error) {
 	fs, ok := in[0].(tensor.Shape)
-	if !ok || len(fs) != 2 {
+	if !ok || len(fs) != op.rankF {
 		return nil, fmt.Errorf("layers: expectation op: cannot infer shape from %v", in[0])
 	}
 	return fs.Clone(), nil
@@ -86,10 +88,11 @@ func (op *expectOp) SymDiff(inputs G.Nodes, output, grad *G.Node) (G.Nodes, erro
 // expectDims checks the shapes of f, K, V.
 func expectDims(vals []G.Value) (m, dp, c int, err error) {
 	fs, ks, vs := vals[0].Shape(), vals[1].Shape(), vals[2].Shape()
-	if len(fs) != 2 || len(ks) != 2 || !ks.Eq(vs) || ks[0] != fs[1] {
+	if len(fs) < 2 || len(ks) != 2 || !ks.Eq(vs) || ks[0] != fs[len(fs)-1] {
 		return 0, 0, 0, fmt.Errorf("layers: expectation op: shapes %v %v %v", fs, ks, vs)
 	}
-	return fs[0], fs[1], ks[1], nil
+	dp = fs[len(fs)-1]
+	return fs.TotalSize() / dp, dp, ks[1], nil
 }
 
 func expectInputs[F float32 | float64](vals []G.Value) (f, k, v []F, err error) {
@@ -127,7 +130,7 @@ func expectDo[F float32 | float64](op *expectOp, vals []G.Value, m, dp, c int) (
 	}
 	out := make([]F, m*dp)
 	expectForward(expectStateOf[F](&op.st), m, dp, c, f, k, v, out)
-	return tensor.New(tensor.WithShape(m, dp), tensor.WithBacking(out)), nil
+	return tensor.New(tensor.WithShape(vals[0].Shape().Clone()...), tensor.WithBacking(out)), nil
 }
 
 func expectForward[F float32 | float64](st *expectState[F], m, dp, c int, f, k, v, out []F) {
@@ -210,8 +213,9 @@ type expectGradOp struct{ e *expectOp }
 
 func (op *expectGradOp) Arity() int { return 5 }
 func (op *expectGradOp) Type() hm.Type {
-	t := &G.TensorType{Dims: 2, Of: hm.TypeVariable('a')}
-	return hm.NewFnType(t, t, t, t, t, t)
+	a := hm.TypeVariable('a')
+	t, tf := &G.TensorType{Dims: 2, Of: a}, &G.TensorType{Dims: op.e.rankF, Of: a}
+	return hm.NewFnType(tf, t, t, tf, tf, tf)
 }
 func (op *expectGradOp) InferShape(in ...G.DimSizer) (tensor.Shape, error) {
 	s, ok := in[0].(tensor.Shape)
@@ -262,7 +266,7 @@ func expectGradDo[F float32 | float64](e *expectOp, vals []G.Value, m, dp, c int
 	}
 	df := make([]F, m*dp)
 	expectBackward(expectStateOf[F](&e.st), m, dp, c, f, k, v, out, dout, df)
-	return tensor.New(tensor.WithShape(m, dp), tensor.WithBacking(df)), nil
+	return tensor.New(tensor.WithShape(vals[0].Shape().Clone()...), tensor.WithBacking(df)), nil
 }
 
 // expectParamGradOp returns dK (wrt 1) or dV (wrt 2). Inputs: f, K, V, E,
@@ -274,8 +278,9 @@ type expectParamGradOp struct {
 
 func (op *expectParamGradOp) Arity() int { return 6 }
 func (op *expectParamGradOp) Type() hm.Type {
-	t := &G.TensorType{Dims: 2, Of: hm.TypeVariable('a')}
-	return hm.NewFnType(t, t, t, t, t, t, t)
+	a := hm.TypeVariable('a')
+	t, tf := &G.TensorType{Dims: 2, Of: a}, &G.TensorType{Dims: op.e.rankF, Of: a}
+	return hm.NewFnType(tf, t, t, tf, tf, tf, t)
 }
 func (op *expectParamGradOp) InferShape(in ...G.DimSizer) (tensor.Shape, error) {
 	s, ok := in[op.wrt].(tensor.Shape)
