@@ -80,7 +80,14 @@
 // run; go test -tags cudaemu, the same self-test (copies, every selftest
 // kernel and parameter kind, atomics, Gemm with all transposes, padded
 // leading dimensions, batches and stride-0 operands against a Go reference)
-// and the argument-validation tests on the emulator. On the development
+// and the argument-validation tests on the emulator; and
+// TestGPUBackendOnFakeDriver, which compiles testdata/fakecuda.c (a CPU
+// stand-in for libcuda.so.1 and cuBLAS: strict about contexts, launch
+// geometry and JIT options, column-major Gemm written from the BLAS
+// definition) with the kernels into a shared library and re-runs the
+// package's tests against it through LD_LIBRARY_PATH, so the GPU backend's
+// own code (dlopen, symbols, kernelParams, the row-major Gemm swap, error
+// paths) and the executor's -tags gdcuda tests run end to end. On the development
 // machine, beyond CI: Open reached cuInit through a real libcuda.so.1
 // (Debian's 535 driver library, no device) and got CUDA_ERROR_NO_DEVICE, all
 // cuBLAS entry points resolved in libcublas.so.11 (TestLoadCuBLAS), and the

@@ -1,0 +1,229 @@
+/*
+ * fakecuda.c: a CPU stand-in for libcuda.so.1 and cuBLAS, written against the
+ * CUDA documentation, for TestGPUBackendOnFakeDriver (driver_fake_test.go).
+ * The test compiles it with the emulator's kernels (emu_kernels.c) and a
+ * generated table of kernel names into a shared library, installs it as
+ * libcuda.so.1 and libcublas.so.13 in a temporary directory and re-runs the
+ * -tags gdcuda GPU tests with LD_LIBRARY_PATH pointing there, so that the real
+ * GPU backend (dlopen, symbol lookup, trampolines, kernelParams, the
+ * row-major-to-column-major Gemm swap, error paths) runs without a GPU.
+ *
+ * It is strict where the backend could go wrong: launches must use 1-D grids
+ * of at most 65535 blocks of 256 threads on the default stream with
+ * kernelParams (not extra), calls need the context current, the JIT options
+ * must be the error-log pair, and cuBLAS computes column-major products from
+ * the BLAS definition, independently of the emulator's gonum path.
+ */
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef unsigned long long CUdeviceptr;
+
+int gdattn_emu_dispatch(int k, void **a);
+extern const char *fake_kernel_names[];
+extern const int fake_kernel_count;
+
+enum {
+    OK = 0,
+    ERR_INVALID_VALUE = 1,
+    ERR_OUT_OF_MEMORY = 2,
+    ERR_NOT_INITIALIZED = 3,
+    ERR_INVALID_DEVICE = 101,
+    ERR_INVALID_IMAGE = 200,
+    ERR_INVALID_CONTEXT = 201,
+    ERR_INVALID_HANDLE = 400,
+    ERR_NOT_FOUND = 500,
+};
+
+static int inited;
+static int ctx_token, mod_token, blas_token;
+static void *current;
+static long long live_allocs;
+
+#define NEED_CTX()                                                            \
+    do {                                                                      \
+        if (!inited) return ERR_NOT_INITIALIZED;                              \
+        if (current != &ctx_token) return ERR_INVALID_CONTEXT;                \
+    } while (0)
+
+int cuInit(unsigned int flags) {
+    if (flags != 0) return ERR_INVALID_VALUE;
+    inited = 1;
+    return OK;
+}
+int cuDeviceGetCount(int *n) {
+    if (!inited) return ERR_NOT_INITIALIZED;
+    *n = 1;
+    return OK;
+}
+int cuDeviceGet(int *d, int ordinal) {
+    if (!inited) return ERR_NOT_INITIALIZED;
+    if (ordinal != 0) return ERR_INVALID_DEVICE;
+    *d = 0;
+    return OK;
+}
+int cuDeviceGetName(char *name, int len, int d) {
+    if (d != 0) return ERR_INVALID_DEVICE;
+    snprintf(name, (size_t)len, "Fake CPU device");
+    return OK;
+}
+int cuDeviceTotalMem_v2(size_t *bytes, int d) {
+    if (d != 0) return ERR_INVALID_DEVICE;
+    *bytes = (size_t)1 << 30;
+    return OK;
+}
+int cuDeviceGetAttribute(int *v, int attr, int d) {
+    if (d != 0) return ERR_INVALID_DEVICE;
+    switch (attr) {
+    case 75: *v = 9; return OK; /* compute capability major */
+    case 76: *v = 0; return OK; /* minor */
+    case 16: *v = 4; return OK; /* multiprocessors */
+    }
+    return ERR_INVALID_VALUE;
+}
+int cuDevicePrimaryCtxRetain(void **ctx, int d) {
+    if (!inited) return ERR_NOT_INITIALIZED;
+    if (d != 0) return ERR_INVALID_DEVICE;
+    *ctx = &ctx_token;
+    return OK;
+}
+int cuDevicePrimaryCtxRelease_v2(int d) { return d == 0 ? OK : ERR_INVALID_DEVICE; }
+int cuCtxSetCurrent(void *ctx) {
+    if (ctx != &ctx_token) return ERR_INVALID_CONTEXT;
+    current = ctx;
+    return OK;
+}
+int cuCtxSynchronize(void) {
+    NEED_CTX();
+    return OK;
+}
+int cuMemAlloc_v2(CUdeviceptr *p, size_t n) {
+    NEED_CTX();
+    if (n == 0) return ERR_INVALID_VALUE;
+    void *m = malloc(n);
+    if (m == NULL) return ERR_OUT_OF_MEMORY;
+    memset(m, 0xFF, n); /* NaN in every float: unwritten memory shows */
+    *p = (CUdeviceptr)(uintptr_t)m;
+    live_allocs++;
+    return OK;
+}
+int cuMemFree_v2(CUdeviceptr p) {
+    NEED_CTX();
+    free((void *)(uintptr_t)p);
+    live_allocs--;
+    return OK;
+}
+int cuMemcpyHtoD_v2(CUdeviceptr d, const void *s, size_t n) {
+    NEED_CTX();
+    memcpy((void *)(uintptr_t)d, s, n);
+    return OK;
+}
+int cuMemcpyDtoH_v2(void *d, CUdeviceptr s, size_t n) {
+    NEED_CTX();
+    memcpy(d, (const void *)(uintptr_t)s, n);
+    return OK;
+}
+int cuMemcpyDtoD_v2(CUdeviceptr d, CUdeviceptr s, size_t n) {
+    NEED_CTX();
+    memmove((void *)(uintptr_t)d, (const void *)(uintptr_t)s, n);
+    return OK;
+}
+int cuMemsetD8_v2(CUdeviceptr d, unsigned char v, size_t n) {
+    NEED_CTX();
+    memset((void *)(uintptr_t)d, v, n);
+    return OK;
+}
+int cuModuleLoadDataEx(void **m, const void *image, unsigned int n, int *opts, void **vals) {
+    NEED_CTX();
+    const char *ptx = (const char *)image;
+    if (strstr(ptx, ".entry") == NULL || strstr(ptx, ".target") == NULL) return ERR_INVALID_IMAGE;
+    if (n != 2 || opts[0] != 5 || opts[1] != 6 || vals[0] == NULL || (uintptr_t)vals[1] == 0)
+        return ERR_INVALID_VALUE;
+    *m = &mod_token;
+    return OK;
+}
+int cuModuleUnload(void *m) {
+    NEED_CTX();
+    return m == &mod_token ? OK : ERR_INVALID_HANDLE;
+}
+int cuModuleGetFunction(void **f, void *m, const char *name) {
+    NEED_CTX();
+    if (m != &mod_token) return ERR_INVALID_HANDLE;
+    for (int i = 0; i < fake_kernel_count; i++) {
+        if (strcmp(fake_kernel_names[i], name) == 0) {
+            *f = (void *)(uintptr_t)(i + 1);
+            return OK;
+        }
+    }
+    return ERR_NOT_FOUND;
+}
+long long fake_launches;
+int cuLaunchKernel(void *f, unsigned int gx, unsigned int gy, unsigned int gz,
+                   unsigned int bx, unsigned int by, unsigned int bz,
+                   unsigned int shmem, void *stream, void **params, void **extra) {
+    NEED_CTX();
+    int k = (int)(uintptr_t)f - 1;
+    if (k < 0 || k >= fake_kernel_count) return ERR_INVALID_HANDLE;
+    if (gx == 0 || gx > 65535 || gy != 1 || gz != 1 || bx != 256 || by != 1 || bz != 1 ||
+        shmem != 0 || stream != NULL || params == NULL || extra != NULL)
+        return ERR_INVALID_VALUE;
+    fake_launches++;
+    return gdattn_emu_dispatch(k, params) == 0 ? OK : ERR_INVALID_HANDLE;
+}
+int cuGetErrorString(int r, const char **s) {
+    *s = r == ERR_INVALID_VALUE ? "invalid argument (fake driver)" : "fake driver error";
+    return OK;
+}
+int cuGetErrorName(int r, const char **s) {
+    switch (r) {
+    case ERR_INVALID_VALUE: *s = "CUDA_ERROR_INVALID_VALUE"; break;
+    case ERR_NOT_FOUND: *s = "CUDA_ERROR_NOT_FOUND"; break;
+    case ERR_INVALID_CONTEXT: *s = "CUDA_ERROR_INVALID_CONTEXT"; break;
+    default: *s = "CUDA_ERROR_FAKE"; break;
+    }
+    return OK;
+}
+
+/* cuBLAS: column-major C = alpha·op(A)·op(B) + beta·C per batch. */
+int cublasCreate_v2(void **h) {
+    if (current != &ctx_token) return 1; /* CUBLAS_STATUS_NOT_INITIALIZED */
+    *h = &blas_token;
+    return 0;
+}
+int cublasDestroy_v2(void *h) { return h == &blas_token ? 0 : 1; }
+
+#define FAKE_GEMM(NAME, T)                                                    \
+    int NAME(void *h, int ta, int tb, int m, int n, int k, const T *alpha,    \
+             const T *A, int lda, long long sa, const T *B, int ldb,          \
+             long long sb, const T *beta, T *C, int ldc, long long sc,        \
+             int batch) {                                                     \
+        if (h != &blas_token || current != &ctx_token) return 1;              \
+        if ((ta != 0 && ta != 1) || (tb != 0 && tb != 1)) return 7;           \
+        if (m < 0 || n < 0 || k < 0 || batch < 0) return 7;                   \
+        if (lda < (ta ? (k > 1 ? k : 1) : (m > 1 ? m : 1))) return 7;         \
+        if (ldb < (tb ? (n > 1 ? n : 1) : (k > 1 ? k : 1))) return 7;         \
+        if (ldc < (m > 1 ? m : 1)) return 7;                                  \
+        for (int b = 0; b < batch; b++) {                                     \
+            const T *a = A + b * sa, *bb = B + b * sb;                        \
+            T *c = C + b * sc;                                                \
+            for (int j = 0; j < n; j++) {                                     \
+                for (int i = 0; i < m; i++) {                                 \
+                    double s = 0;                                             \
+                    for (int l = 0; l < k; l++) {                             \
+                        double av = ta ? a[l + (long long)i * lda]            \
+                                       : a[i + (long long)l * lda];           \
+                        double bv = tb ? bb[j + (long long)l * ldb]           \
+                                       : bb[l + (long long)j * ldb];          \
+                        s += av * bv;                                         \
+                    }                                                         \
+                    T *cij = &c[i + (long long)j * ldc];                      \
+                    *cij = (T)(*alpha * s + (*beta == 0 ? 0 : *beta * *cij)); \
+                }                                                             \
+            }                                                                 \
+        }                                                                     \
+        return 0;                                                             \
+    }
+FAKE_GEMM(cublasSgemmStridedBatched, float)
+FAKE_GEMM(cublasDgemmStridedBatched, double)
