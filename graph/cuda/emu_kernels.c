@@ -20,10 +20,10 @@ int gdattn_emu_dispatch(int k, void **a) {
     (void)a;
     switch (k) {
     case 0:
-        adam_update_f32(*(long long *)a[0], *(void **)a[1], *(void **)a[2], *(void **)a[3], *(void **)a[4], *(double *)a[5], *(double *)a[6], *(double *)a[7], *(double *)a[8], *(double *)a[9], *(double *)a[10], *(double *)a[11], *(int *)a[12], *(double *)a[13]);
+        adam_update_f32(*(long long *)a[0], *(void **)a[1], *(void **)a[2], *(void **)a[3], *(void **)a[4], *(double *)a[5], *(double *)a[6], *(double *)a[7], *(double *)a[8], *(double *)a[9], *(double *)a[10], *(double *)a[11], *(double *)a[12]);
         return 0;
     case 1:
-        adam_update_f64(*(long long *)a[0], *(void **)a[1], *(void **)a[2], *(void **)a[3], *(void **)a[4], *(double *)a[5], *(double *)a[6], *(double *)a[7], *(double *)a[8], *(double *)a[9], *(double *)a[10], *(double *)a[11], *(int *)a[12], *(double *)a[13]);
+        adam_update_f64(*(long long *)a[0], *(void **)a[1], *(void **)a[2], *(void **)a[3], *(void **)a[4], *(double *)a[5], *(double *)a[6], *(double *)a[7], *(double *)a[8], *(double *)a[9], *(double *)a[10], *(double *)a[11], *(double *)a[12]);
         return 0;
     case 2:
         attn_fwd_f32(*(long long *)a[0], *(int *)a[1], *(void **)a[2], *(int *)a[3], *(int *)a[4], *(int *)a[5], *(void **)a[6], *(void **)a[7], *(int *)a[8], *(void **)a[9], *(void **)a[10]);

@@ -3,6 +3,7 @@ package cuda
 import (
 	"errors"
 	"fmt"
+	"math"
 	"unsafe"
 
 	"github.com/gdattn/gdattn/graph"
@@ -66,12 +67,16 @@ func (x *Exec) AdamUpdate(u graph.AdamUpdate) error {
 		if err != nil {
 			return err
 		}
-		dec := int32(0)
-		if u.Decoupled {
-			dec = 1
+		l2, keep := 0.0, 1.0
+		if wd := u.WeightDecay[i]; wd != 0 {
+			if u.Decoupled {
+				keep = 1 - u.LR*wd
+			} else {
+				l2 = wd
+			}
 		}
-		if err := x.launch(pv, "adam_update", int64(pv.size), pv.ptr, gv.ptr, m, v, u.LR, u.Beta1, u.Beta2, u.Eps,
-			u.BC1, u.BC2, u.WeightDecay[i], dec, u.GradScale); err != nil {
+		if err := x.launch(pv, "adam_update", int64(pv.size), pv.ptr, gv.ptr, m, v, u.Beta1, u.Beta2, u.Eps,
+			u.LR/u.BC1, 1/math.Sqrt(u.BC2), keep, l2, u.GradScale); err != nil {
 			return fmt.Errorf("cuda: device update of %q: %w", p.Name(), err)
 		}
 	}

@@ -1,24 +1,32 @@
 /*
  * adam.cu: the Trainer's Adam/AdamW update on the device (graph.AdamUpdate),
- * in double with double moments, as the host update.
+ * in double with double moments, in the same arithmetic form as the host
+ * update (graph/optim.go adamUpdate):
+ *
+ *     g' = scale·g + l2·w
+ *     m  = b1·m + (1−b1)·g'          v = b2·v + (1−b2)·g'²
+ *     w  = w·keep − step·m / (sqrt(v)·rbc2 + eps)
+ *
+ * with step = lr/bc1, rbc2 = 1/sqrt(bc2), keep = 1 − lr·wd (AdamW) or 1,
+ * l2 = wd (Adam) or 0.
  */
 #include "common.h"
 
 #define GDATTN_ADAM(T, S)                                                     \
     GDATTN_KERNEL GDATTN_NAME(adam_update, S)(                                \
-        long long n, T *w, const T *g, double *m, double *v, double lr,       \
-        double beta1, double beta2, double eps, double bc1, double bc2,       \
-        double wd, int decoupled, double scale) {                             \
+        long long n, T *w, const T *g, double *m, double *v, double b1,       \
+        double b2, double eps, double step, double rbc2, double keep,         \
+        double l2, double scale) {                                            \
         GDATTN_GRID_STRIDE(i, n) {                                            \
             double p = (double)w[i];                                          \
             double gi = (double)g[i];                                         \
             if (scale != 1) gi *= scale;                                      \
-            if (wd != 0 && !decoupled) gi += wd * p;                          \
-            m[i] = beta1 * m[i] + (1 - beta1) * gi;                           \
-            v[i] = beta2 * v[i] + (1 - beta2) * gi * gi;                      \
-            if (wd != 0 && decoupled) p -= lr * wd * p;                       \
-            p -= lr * (m[i] / bc1) / (sqrt(v[i] / bc2) + eps);                \
-            w[i] = (T)p;                                                      \
+            gi += l2 * p;                                                     \
+            double mi = b1 * m[i] + (1 - b1) * gi;                            \
+            double vi = b2 * v[i] + (1 - b2) * gi * gi;                       \
+            m[i] = mi;                                                        \
+            v[i] = vi;                                                        \
+            w[i] = (T)(p * keep - step * mi / (sqrt(vi) * rbc2 + eps));       \
         }                                                                     \
     }
 GDATTN_FLOATS(GDATTN_ADAM)
