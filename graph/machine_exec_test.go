@@ -21,6 +21,15 @@ func (f *fakeExec) Run() error {
 	f.runs++
 	if f.runs > 1 {
 		f.vm.Reset()
+		// The tape machine accumulates into the dual values: an executor
+		// leaves this run's gradients only.
+		for _, p := range f.p.Params {
+			if gv, err := p.Grad(); err == nil {
+				if err := zeroValue(gv); err != nil {
+					return err
+				}
+			}
+		}
 	}
 	return f.vm.RunAll()
 }
