@@ -6,7 +6,7 @@ import "testing"
 
 // execBackend returns the backend the executor tests run on: the emulator
 // (device kernels compiled with gcc, run serially).
-func execBackend(t *testing.T) (Backend, bool) {
+func execBackend(t testing.TB) (Backend, bool) {
 	t.Helper()
 	be, err := OpenEmulator()
 	if err != nil {

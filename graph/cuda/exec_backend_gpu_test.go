@@ -9,7 +9,7 @@ import (
 
 // execBackend returns the backend the executor tests run on: GPU 0, or a
 // skip when there is none.
-func execBackend(t *testing.T) (Backend, bool) {
+func execBackend(t testing.TB) (Backend, bool) {
 	t.Helper()
 	be, err := Open(0)
 	if errors.Is(err, ErrNoDevice) {

@@ -14,7 +14,7 @@ import (
 // execBackend returns the backend the executor tests run on without a
 // device or the emulator: hostMem, plain Go memory without kernels, so only
 // the CPU fallback path (ExecOptions.HostOnly) is exercised.
-func execBackend(t *testing.T) (Backend, bool) {
+func execBackend(t testing.TB) (Backend, bool) {
 	t.Helper()
 	return &hostMem{bufs: map[Ptr][]byte{}}, false
 }
