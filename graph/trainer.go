@@ -76,6 +76,10 @@ type DeviceUpdater interface {
 	Moments(i int, m, v []float64) error
 	// SetMoments replaces the moments of parameter i.
 	SetMoments(i int, m, v []float64) error
+	// SyncParams copies the parameters to their host values, for updaters
+	// that leave them on the device (a no-op for those that copy them back
+	// after each update).
+	SyncParams() error
 }
 
 // AdamUpdate holds the constants of one Adam/AdamW update made by a
@@ -214,6 +218,20 @@ func NewTrainer(m *Machine, cfg TrainConfig) (*Trainer, error) {
 		t.dev = du
 	}
 	return t, nil
+}
+
+// SyncParams makes the parameters' host values current when the updates run
+// on a device that keeps them there (graph/cuda's ExecOptions.ResidentParams):
+// call it before reading parameters or saving a checkpoint. Otherwise it
+// does nothing.
+func (t *Trainer) SyncParams() error {
+	if t.dev == nil {
+		return nil
+	}
+	if err := t.dev.SyncParams(); err != nil {
+		return fmt.Errorf("graph: trainer: %w", err)
+	}
+	return nil
 }
 
 // OnDevice reports whether the trainer's updates run on the machine's

@@ -48,6 +48,8 @@ func (h *hostUpdater) AdamUpdate(u AdamUpdate) error {
 	return nil
 }
 
+func (h *hostUpdater) SyncParams() error { return nil }
+
 func (h *hostUpdater) Moments(i int, m, v []float64) error {
 	copy(m, h.mom[i])
 	copy(v, h.vel[i])

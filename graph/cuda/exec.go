@@ -22,6 +22,16 @@ type ExecOptions struct {
 	// Gorgonia's op.Do on the host, result uploaded): a reference path for
 	// tests and for isolating a suspect device kernel.
 	HostOnly bool
+	// ResidentParams keeps the machine's parameters (those with gradients)
+	// in device memory: they are uploaded at the first Run (and at the next
+	// Run after InvalidateParams) instead of at every Run, and device
+	// updates (graph.Trainer with this executor) no longer copy them back
+	// to the host: SyncParams (graph.Trainer.SyncParams) does. Saves two
+	// parameter-sized transfers per training step; the price is that host
+	// values go stale: call SyncParams before reading parameters, saving a
+	// checkpoint or running another machine on the graph, and
+	// InvalidateParams after writing them on the host.
+	ResidentParams bool
 	// Logf receives the one-line report of the ops that run on the host,
 	// once per program. Nil means log.Printf; use a no-op func to silence it.
 	Logf func(format string, args ...any)
@@ -72,6 +82,10 @@ type Exec struct {
 	runs   int
 	mom    [][2]Ptr        // Adam moments per parameter (exec_update.go)
 	shared map[any]*shared // buffers of fused ops (op_fused.go)
+	// ResidentParams state: params holds the values of the machine's
+	// parameters; uploaded says the device copies are current.
+	params   map[*value]bool
+	uploaded bool
 }
 
 // value is one node's device buffer and how it is computed.
@@ -168,6 +182,10 @@ func newExec(b Backend, p *graph.Program, opts ExecOptions) (x *Exec, err error)
 	if err := x.planReads(); err != nil {
 		return nil, err
 	}
+	x.params = map[*value]bool{}
+	for _, p := range p.Params {
+		x.params[x.byNode[p]] = true
+	}
 	if fb := x.FallbackOps(); len(fb) > 0 {
 		logf := opts.Logf
 		if logf == nil {
@@ -246,7 +264,7 @@ func (x *Exec) Run() error {
 		return errors.New("cuda: executor is closed")
 	}
 	for _, v := range x.vals {
-		if v.kind != kindInput {
+		if v.kind != kindInput || (x.opts.ResidentParams && x.uploaded && x.params[v]) {
 			continue
 		}
 		hv := v.n.Value()
@@ -279,6 +297,7 @@ func (x *Exec) Run() error {
 	}
 	x.ran = true
 	x.runs++
+	x.uploaded = true
 	return nil
 }
 

@@ -167,3 +167,81 @@ func TestExecutorTrainerSetState(t *testing.T) {
 		t.Errorf("step %d after rewinding and stepping, want 3", st2.Step)
 	}
 }
+
+// TestExecutorResidentParams: with ExecOptions.ResidentParams a device
+// trainer leaves the parameters on the device (host values stale until
+// SyncParams), trains exactly as with the host copies refreshed every step,
+// and InvalidateParams makes a host write reach the device.
+func TestExecutorResidentParams(t *testing.T) {
+	be, device := execBackend(t)
+	if !device {
+		t.Skip("no device kernels: the trainer updates on the host")
+	}
+	cfg := graph.TrainConfig{Optimizer: "adamw", LR: 0.05, WeightDecay: 0.1}
+	const steps = 3
+	quiet := func(string, ...any) {}
+	wl, wp, _ := trainSteps(t, "tf-cross", tensor.Float64, NewExecutorWith(be, ExecOptions{Logf: quiet}), cfg, steps, true)
+
+	m, err := buildModel("tf-cross", tensor.Float64, 9)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mach, err := graph.NewMachine(m.s, m.loss, graph.MachineOptions{Executor: NewExecutorWith(be, ExecOptions{Logf: quiet, ResidentParams: true})})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer mach.Close()
+	tr, err := graph.NewTrainer(mach, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	initial := map[string][]float64{}
+	for _, p := range mach.Params() {
+		initial[p.Name()], _ = graph.Values(p)
+	}
+	var losses []float64
+	for i := 0; i < steps; i++ {
+		l, err := tr.Step()
+		if err != nil {
+			t.Fatal(err)
+		}
+		losses = append(losses, l)
+	}
+	if d := relDiff(losses, wl); d > 1e-12 {
+		t.Errorf("losses %v, with host copies %v", losses, wl)
+	}
+	for _, p := range mach.Params() {
+		v, _ := graph.Values(p)
+		if relDiff(v, initial[p.Name()]) != 0 {
+			t.Errorf("host value of %q changed before SyncParams", p.Name())
+		}
+	}
+	if err := tr.SyncParams(); err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range mach.Params() {
+		v, _ := graph.Values(p)
+		if d := relDiff(v, wp[p.Name()]); d > 1e-12 {
+			t.Errorf("%q after SyncParams differs by %.3g", p.Name(), d)
+		}
+	}
+	// A host write is seen only after InvalidateParams.
+	x := mach.Executor().(*Exec)
+	for _, p := range mach.Params() {
+		if err := graph.SetValue(p, initial[p.Name()]); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := mach.Run(); err != nil {
+		t.Fatal(err)
+	}
+	stale, _ := graph.Scalar(m.loss)
+	x.InvalidateParams()
+	if err := mach.Run(); err != nil {
+		t.Fatal(err)
+	}
+	fresh, _ := graph.Scalar(m.loss)
+	if fresh != wl[0] || stale == fresh {
+		t.Errorf("loss at the initial parameters %v (before InvalidateParams %v), want %v", fresh, stale, wl[0])
+	}
+}

@@ -83,6 +83,21 @@ func (x *Exec) AdamUpdate(u graph.AdamUpdate) error {
 	if err := x.b.Sync(); err != nil {
 		return fmt.Errorf("cuda: device update: %w", err)
 	}
+	if x.opts.ResidentParams {
+		return nil
+	}
+	return x.SyncParams()
+}
+
+// SyncParams copies the machine's parameters from the device into their
+// host values (needed only with ExecOptions.ResidentParams).
+func (x *Exec) SyncParams() error {
+	if x.closed {
+		return errors.New("cuda: executor is closed")
+	}
+	if !x.uploaded {
+		return nil // the device holds nothing newer than the host
+	}
 	for _, p := range x.prog.Params {
 		hv := p.Value()
 		if hv == nil {
@@ -94,6 +109,10 @@ func (x *Exec) AdamUpdate(u graph.AdamUpdate) error {
 	}
 	return nil
 }
+
+// InvalidateParams makes the next Run upload the parameters from their host
+// values (with ExecOptions.ResidentParams, after writing them on the host).
+func (x *Exec) InvalidateParams() { x.uploaded = false }
 
 // Moments copies the first and second moments of parameter i (zeros before
 // the first update) into m and v.
