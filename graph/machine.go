@@ -81,6 +81,9 @@ type ExecutorFactory func(p *Program) (Executor, error)
 // minibatches: feed inputs with [SetValue], call Run, read node values (with
 // [Values], [Scalar], [GradValues]) until the next Run. It is the only way
 // gdattn runs graphs (Gorgonia's LispMachine and solvers are not used).
+// With MachineOptions.Executor the same program runs on another executor
+// instead of the TapeMachine (graph/cuda's runs it on a GPU); the values
+// callers read after Run are the same.
 //
 // A gradient machine adds the gradient nodes of loss with respect to its
 // parameters to the graph once, when it is created, and binds dual values so
