@@ -21,7 +21,11 @@ import (
 // which is exactly what the literal token-level construction (Config.Literal)
 // computes — the tests check both against the reference — with a fraction of
 // the work.
-func (m *Model) buildStructured(step *G.Node, kern layers.Kernel) error {
+//
+// bk, when non-nil, is kern as a built-in kernel: with a single head the
+// kernel's inputs are the covariates themselves, data, and its weights are
+// then computed by bk.DataWeights, whose backward pass computes dg only.
+func (m *Model) buildStructured(step *G.Node, kern layers.Kernel, bk *layers.BuiltinKernel) error {
 	cfg, s := m.Cfg, m.s
 	B, T, N, d, dp, C := m.Batch, cfg.N+1, cfg.N, cfg.D, cfg.DPrime, cfg.C
 	x := m.X                                                                             // (B, T, d)
@@ -65,7 +69,12 @@ func (m *Model) buildStructured(step *G.Node, kern layers.Kernel) error {
 			heads[h].p = pm
 		}
 		keys := G.Must(graph.Slice(xh, 1, 0, N)) // (B, N, d): the context only
-		w, err := kern(xh, keys, nil)            // (B, T, N)
+		var w *G.Node
+		if bk != nil && cfg.Heads == 1 {
+			w, err = bk.DataWeights(xh, keys, nil) // (B, T, N)
+		} else {
+			w, err = kern(xh, keys, nil) // (B, T, N)
+		}
 		if err != nil {
 			return err
 		}

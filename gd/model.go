@@ -291,17 +291,19 @@ func (m *Model) build() error {
 		m.Alpha = G.Must(G.Exp(la))
 	}
 	step := G.Must(G.Mul(m.Alpha, scalarConst(s, 1/float64(cfg.N))))
-	kern, err := layers.NewKernel(s.Sub("kernel"), cfg.Kernel, layers.KernelConfig{Gamma: cfg.Gamma, Learnable: !cfg.FixedGamma})
+	bk, err := layers.NewBuiltinKernel(s.Sub("kernel"), cfg.Kernel, layers.KernelConfig{Gamma: cfg.Gamma, Learnable: !cfg.FixedGamma})
 	if err != nil {
 		return err
 	}
+	kern := bk.Kernel
 	if cfg.Bias {
 		kern = layers.WithBias(kern)
+		bk = nil // the weights are no longer the built-in kernel's
 	}
 	z := enc.Tokens // (B, T, D)
 	m.Tokens = append(m.Tokens, z)
 	if !cfg.Literal && cfg.Erase == EraseExact {
-		if err := m.buildStructured(step, kern); err != nil {
+		if err := m.buildStructured(step, kern, bk); err != nil {
 			return err
 		}
 		return m.head()

@@ -221,3 +221,16 @@ func applyMask(w *G.Node, mask *Mask) *G.Node {
 	}
 	return G.Must(G.HadamardProd(w, mask.Keep))
 }
+
+// DataWeights returns the weights κ(q, k) (B, Tq, Tk) of the kernel, as
+// Kernel does, for q and k that are data: no gradient flows to them (the
+// GD models' covariates), so the backward pass computes the gradient of g
+// alone instead of also those of q and k, which nothing would read. Do not
+// use it for q or k that depend on parameters: their gradients would be
+// missing.
+func (b *BuiltinKernel) DataWeights(q, k *G.Node, mask *Mask) (*G.Node, error) {
+	if err := checkQK(q, k); err != nil {
+		return nil, err
+	}
+	return applyKernelOpData(b.kind, q, k, b.g, b.gFixed, mask, true)
+}

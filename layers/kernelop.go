@@ -39,12 +39,40 @@ type kernelOp struct {
 	g      float64 // fixed g when !learnG
 	learnG bool
 	masked bool
+	// dataQK: q and k are data (no gradient flows to them), so the
+	// backward pass computes dg only.
+	dataQK bool
+	// c keeps the raw scores of the last forward run and the gradients of
+	// the last backward run (shared with the gradient ops, which copy op).
+	c *kernelCache
+}
+
+// kernelCache holds, for one kernel node, the forward run's q·k or
+// ||q − k||² (what the backward pass needs besides W) and the backward run's
+// three gradients, each with the buffers it was computed from; a gradient
+// op uses them only when its inputs are those buffers, and recomputes
+// otherwise.
+type kernelCache struct {
+	raw        any // []F, (B, Tq, Tk)
+	q, k, w    any // *F of the forward inputs and output
+	rawValid   bool
+	dq, dk     any // []F
+	dg         float64
+	gq, gk, gw any // *F of the backward run's q, k, W
+	gdw        any // *F of its dW
+	gradValid  bool
 }
 
 // applyKernelOp builds W = κ(q, k) for kind with g given either as a node
 // (learnable) or as a value.
 func applyKernelOp(kind kernelKind, q, k, g *G.Node, gFixed float64, mask *Mask) (*G.Node, error) {
-	op := &kernelOp{kind: kind, g: gFixed, learnG: g != nil, masked: mask != nil}
+	return applyKernelOpData(kind, q, k, g, gFixed, mask, false)
+}
+
+// applyKernelOpData is applyKernelOp, with dataQK when q and k are data
+// that need no gradient.
+func applyKernelOpData(kind kernelKind, q, k, g *G.Node, gFixed float64, mask *Mask, dataQK bool) (*G.Node, error) {
+	op := &kernelOp{kind: kind, g: gFixed, learnG: g != nil, masked: mask != nil, dataQK: dataQK, c: &kernelCache{}}
 	in := []*G.Node{q, k}
 	if g != nil {
 		in = append(in, g)
@@ -94,7 +122,7 @@ func (op *kernelOp) ReturnsPtr() bool     { return false }
 func (op *kernelOp) CallsExtern() bool    { return false }
 func (op *kernelOp) OverwritesInput() int { return -1 }
 func (op *kernelOp) WriteHash(h hash.Hash) {
-	fmt.Fprintf(h, "gdattn.kernel %d g=%v learn=%v masked=%v", op.kind, op.g, op.learnG, op.masked)
+	fmt.Fprintf(h, "gdattn.kernel %d g=%v learn=%v masked=%v data=%v", op.kind, op.g, op.learnG, op.masked, op.dataQK)
 }
 func (op *kernelOp) Hashcode() uint32 { return hashOp(op) }
 func (op *kernelOp) String() string   { return "Kernel{" + kindNames[op.kind] + "}" }
@@ -108,11 +136,19 @@ func (op *kernelOp) Do(vals ...G.Value) (G.Value, error) {
 	switch q := vals[0].Data().(type) {
 	case []float64:
 		w := make([]float64, a.b*a.tq*a.tk)
-		kernelForward(op.kind, a, q, vals[1].Data().([]float64), maskOf[float64](op, vals), w)
+		k, ok := vals[1].Data().([]float64)
+		if !ok {
+			return nil, fmt.Errorf("layers: kernel op: mixed dtypes")
+		}
+		kernelForwardCached(op, a, q, k, maskOf[float64](op, vals), w)
 		return tensor.New(tensor.WithShape(shape...), tensor.WithBacking(w)), nil
 	case []float32:
 		w := make([]float32, a.b*a.tq*a.tk)
-		kernelForward(op.kind, a, q, vals[1].Data().([]float32), maskOf[float32](op, vals), w)
+		k, ok := vals[1].Data().([]float32)
+		if !ok {
+			return nil, fmt.Errorf("layers: kernel op: mixed dtypes")
+		}
+		kernelForwardCached(op, a, q, k, maskOf[float32](op, vals), w)
 		return tensor.New(tensor.WithShape(shape...), tensor.WithBacking(w)), nil
 	}
 	return nil, fmt.Errorf("layers: kernel op: unsupported data %T", vals[0].Data())
@@ -120,7 +156,7 @@ func (op *kernelOp) Do(vals ...G.Value) (G.Value, error) {
 
 func (op *kernelOp) DiffWRT(n int) []bool {
 	d := make([]bool, n)
-	d[0], d[1] = true, true
+	d[0], d[1] = !op.dataQK, !op.dataQK
 	if op.learnG {
 		d[2] = true
 	}
@@ -130,7 +166,10 @@ func (op *kernelOp) DiffWRT(n int) []bool {
 func (op *kernelOp) SymDiff(inputs G.Nodes, output, grad *G.Node) (G.Nodes, error) {
 	out := make(G.Nodes, len(inputs))
 	gradIn := append(append(G.Nodes{}, inputs...), output, grad)
-	wrt := []int{0, 1}
+	var wrt []int
+	if !op.dataQK {
+		wrt = append(wrt, 0, 1)
+	}
 	if op.learnG {
 		wrt = append(wrt, 2)
 	}
@@ -181,8 +220,24 @@ func maskOf[F float32 | float64](op *kernelOp, vals []G.Value) []F {
 	return m
 }
 
-// kernelForward writes W into w.
-func kernelForward[F float32 | float64](kind kernelKind, a kernelArgs, q, k, keep, w []F) {
+// kernelForwardCached is kernelForward keeping the raw scores in op.c.
+func kernelForwardCached[F float32 | float64](op *kernelOp, a kernelArgs, q, k, keep, w []F) {
+	c := op.c
+	c.rawValid, c.gradValid = false, false
+	raw, _ := c.raw.([]F)
+	raw = grow(raw, len(w))
+	c.raw = raw
+	kernelForward(op.kind, a, q, k, keep, w, raw)
+	if len(q) > 0 && len(k) > 0 && len(w) > 0 {
+		c.q, c.k, c.w = &q[0], &k[0], &w[0]
+		c.rawValid = true
+	}
+}
+
+// kernelForward writes W into w and, if raw is non-nil, the raw scores
+// (q·k for the dot-product kernels, ||q − k||² for the distance kernels; 0
+// for masked pairs) into raw.
+func kernelForward[F float32 | float64](kind kernelKind, a kernelArgs, q, k, keep, w, raw []F) {
 	d := a.d
 	for b := 0; b < a.b; b++ {
 		for j := 0; j < a.tq; j++ {
@@ -192,28 +247,43 @@ func kernelForward[F float32 | float64](kind kernelKind, a kernelArgs, q, k, kee
 			if keep != nil {
 				keepRow = keep[(b*a.tq+j)*a.tk : (b*a.tq+j+1)*a.tk]
 			}
+			var rawRow []F
+			if raw != nil {
+				rawRow = raw[(b*a.tq+j)*a.tk : (b*a.tq+j+1)*a.tk]
+			}
 			mx := math.Inf(-1)
 			for i := range row {
 				if keepRow != nil && keepRow[i] == 0 {
 					row[i] = 0
+					if rawRow != nil {
+						rawRow[i] = 0
+					}
 					continue
 				}
 				ki := k[(b*a.tk+i)*d : (b*a.tk+i+1)*d]
-				var v float64
+				var v, r float64
 				switch kind {
 				case kindLinear:
-					v = dot(qj, ki)
+					r = dot(qj, ki)
+					v = r
 				case kindExp:
-					v = math.Exp(a.g * dot(qj, ki))
+					r = dot(qj, ki)
+					v = math.Exp(a.g * r)
 				case kindRBF:
-					v = math.Exp(-a.g * sqdist(qj, ki))
+					r = sqdist(qj, ki)
+					v = math.Exp(-a.g * r)
 				case kindLaplacian:
-					v = math.Exp(-a.g * math.Sqrt(sqdist(qj, ki)))
+					r = sqdist(qj, ki)
+					v = math.Exp(-a.g * math.Sqrt(r))
 				case kindSoftmax:
-					v = a.g * dot(qj, ki)
+					r = dot(qj, ki)
+					v = a.g * r
 					mx = math.Max(mx, v)
 				}
 				row[i] = F(v)
+				if rawRow != nil {
+					rawRow[i] = F(r)
+				}
 			}
 			if kind != kindSoftmax || math.IsInf(mx, -1) {
 				continue
@@ -237,7 +307,13 @@ func kernelForward[F float32 | float64](kind kernelKind, a kernelArgs, q, k, kee
 // kernelBackward accumulates the gradients of a loss L with respect to q, k
 // and g, given W and dW = dL/dW. Masked pairs have W = 0 and contribute
 // nothing. Only the slices that are non-nil are written.
-func kernelBackward[F float32 | float64](kind kernelKind, a kernelArgs, q, k, keep, w, dw, dq, dk []F) float64 {
+//
+// raw holds the forward pass's raw scores (see kernelForward); dg uses them
+// instead of recomputing q·k or ||q − k||², and the distances of the
+// Laplacian kernel come from them. (float32 raw scores are rounded to
+// float32: dg then carries float32 rounding, as the rest of a float32
+// gradient does.)
+func kernelBackward[F float32 | float64](kind kernelKind, a kernelArgs, q, k, keep, w, dw, dq, dk, raw []F) float64 {
 	d := a.d
 	var dg float64
 	diff := make([]float64, d)
@@ -267,18 +343,18 @@ func kernelBackward[F float32 | float64](kind kernelKind, a kernelArgs, q, k, ke
 				case kindExp:
 					e := dwi * wi
 					cq = a.g * e
-					dg += e * dot(qj, ki)
+					dg += e * float64(raw[o+i])
 				case kindSoftmax:
 					e := wi * (dwi - rowSum)
 					cq = a.g * e
-					dg += e * dot(qj, ki)
+					dg += e * float64(raw[o+i])
 				case kindRBF:
 					e := dwi * wi
 					cd = -2 * a.g * e
-					dg -= e * sqdist(qj, ki)
+					dg -= e * float64(raw[o+i])
 				case kindLaplacian:
 					e := dwi * wi
-					r := math.Sqrt(sqdist(qj, ki))
+					r := math.Sqrt(float64(raw[o+i]))
 					dg -= e * r
 					if r > 0 {
 						cd = -a.g * e / r
@@ -414,22 +490,48 @@ func kernelGradDo[F float32 | float64](op *kernelGradOp, a kernelArgs, vals []G.
 	if op.masked {
 		keep, _ = vals[nf-1].Data().([]F)
 	}
+	if len(q) == 0 || len(k) == 0 || len(w) == 0 || len(dw) != len(w) {
+		return nil, fmt.Errorf("layers: kernel gradient: empty or mismatched inputs")
+	}
+	c := op.c
+	fresh := c.gradValid && c.gq == any(&q[0]) && c.gk == any(&k[0]) && c.gw == any(&w[0]) && c.gdw == any(&dw[0])
+	if !fresh {
+		// One pass for all gradients this node's backward needs; the
+		// other gradient ops of the node read them from the cache.
+		raw, _ := c.raw.([]F)
+		if !(c.rawValid && c.q == any(&q[0]) && c.k == any(&k[0]) && c.w == any(&w[0]) && len(raw) == len(w)) {
+			raw = make([]F, len(w))
+			kernelForward(op.kind, a, q, k, keep, make([]F, len(w)), raw)
+		}
+		var dq, dk []F
+		if !op.dataQK {
+			dq, _ = c.dq.([]F)
+			dk, _ = c.dk.([]F)
+			dq, dk = grow(dq, len(q)), grow(dk, len(k))
+			clear(dq)
+			clear(dk)
+			c.dq, c.dk = dq, dk
+		}
+		c.dg = kernelBackward(op.kind, a, q, k, keep, w, dw, dq, dk, raw)
+		c.gq, c.gk, c.gw, c.gdw = &q[0], &k[0], &w[0], &dw[0]
+		c.gradValid = true
+	}
 	switch op.wrt {
-	case 0:
-		dq := make([]F, len(q))
-		kernelBackward(op.kind, a, q, k, keep, w, dw, dq, nil)
-		return tensor.New(tensor.WithShape(vals[0].Shape().Clone()...), tensor.WithBacking(dq)), nil
-	case 1:
-		dk := make([]F, len(k))
-		kernelBackward(op.kind, a, q, k, keep, w, dw, nil, dk)
-		return tensor.New(tensor.WithShape(vals[1].Shape().Clone()...), tensor.WithBacking(dk)), nil
+	case 0, 1:
+		src, shape := c.dq, vals[0].Shape()
+		if op.wrt == 1 {
+			src, shape = c.dk, vals[1].Shape()
+		}
+		g, ok := src.([]F)
+		if !ok {
+			return nil, fmt.Errorf("layers: kernel gradient: no gradient for input %d", op.wrt)
+		}
+		return tensor.New(tensor.WithShape(shape.Clone()...), tensor.WithBacking(append([]F(nil), g...))), nil
 	}
-	dg := kernelBackward(op.kind, a, q, k, keep, w, dw, nil, nil)
-	var zero F
-	if _, ok := any(zero).(float32); ok {
-		return G.NewF32(float32(dg)), nil
+	if is32[F]() {
+		return G.NewF32(float32(c.dg)), nil
 	}
-	return G.NewF64(dg), nil
+	return G.NewF64(c.dg), nil
 }
 
 func hashOp(op interface{ WriteHash(hash.Hash) }) uint32 {
