@@ -187,6 +187,18 @@ int gdattn_emu_dispatch(int k, void **a) {
     case 55:
         xent_grad_f64(*(long long *)a[0], *(int *)a[1], *(void **)a[2], *(void **)a[3], *(void **)a[4], *(void **)a[5], *(double *)a[6], *(void **)a[7]);
         return 0;
+    case 56:
+        xent_lse_part_f32(*(long long *)a[0], *(int *)a[1], *(int *)a[2], *(void **)a[3], *(void **)a[4], *(void **)a[5], *(void **)a[6]);
+        return 0;
+    case 57:
+        xent_lse_part_f64(*(long long *)a[0], *(int *)a[1], *(int *)a[2], *(void **)a[3], *(void **)a[4], *(void **)a[5], *(void **)a[6]);
+        return 0;
+    case 58:
+        xent_lse_join_f32(*(long long *)a[0], *(int *)a[1], *(int *)a[2], *(void **)a[3], *(void **)a[4], *(void **)a[5], *(void **)a[6], *(void **)a[7], *(int *)a[8], *(void **)a[9]);
+        return 0;
+    case 59:
+        xent_lse_join_f64(*(long long *)a[0], *(int *)a[1], *(int *)a[2], *(void **)a[3], *(void **)a[4], *(void **)a[5], *(void **)a[6], *(void **)a[7], *(int *)a[8], *(void **)a[9]);
+        return 0;
     }
     return -1;
 }

@@ -125,29 +125,7 @@ func TestExecutorMatchesTapeMachine(t *testing.T) {
 	for _, name := range modelNames {
 		for _, dt := range []tensor.Dtype{tensor.Float64, tensor.Float32} {
 			t.Run(fmt.Sprintf("%s/%v", name, dt), func(t *testing.T) {
-				want := tapeRun(t, name, dt)
-				m, err := buildModel(name, dt, 5)
-				if err != nil {
-					t.Fatal(err)
-				}
-				var report []string
-				opts := ExecOptions{HostOnly: !device, Logf: func(f string, a ...any) { report = append(report, fmt.Sprintf(f, a...)) }}
-				mach, err := graph.NewMachine(m.s, m.loss, graph.MachineOptions{Executor: NewExecutorWith(be, opts), Outputs: m.outputs})
-				if err != nil {
-					t.Fatal(err)
-				}
-				defer mach.Close()
-				for run := 0; run < 2; run++ { // a second run must give the same
-					if err := mach.Run(); err != nil {
-						t.Fatal(err)
-					}
-					got := takeSnapshot(t, m, mach)
-					worst := compareSnapshots(t, got, want, execTol(dt))
-					if run == 0 {
-						t.Logf("largest relative difference %.3g", worst)
-					}
-				}
-				x := mach.Executor().(*Exec)
+				x := compareModel(t, be, device, name, dt)
 				var dev, host []string
 				for _, p := range x.Placements() {
 					s := fmt.Sprintf("%s ×%d", p.Op, p.Count)
@@ -170,6 +148,52 @@ func TestExecutorMatchesTapeMachine(t *testing.T) {
 						}
 					}
 				}
+			})
+		}
+	}
+}
+
+// compareModel runs test model name through the executor twice and
+// compares loss, outputs and gradients with the TapeMachine's; it returns
+// the executor.
+func compareModel(t *testing.T, be Backend, device bool, name string, dt tensor.Dtype) *Exec {
+	t.Helper()
+	want := tapeRun(t, name, dt)
+	m, err := buildModel(name, dt, 5)
+	if err != nil {
+		t.Fatal(err)
+	}
+	opts := ExecOptions{HostOnly: !device, Logf: func(string, ...any) {}}
+	mach, err := graph.NewMachine(m.s, m.loss, graph.MachineOptions{Executor: NewExecutorWith(be, opts), Outputs: m.outputs})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { mach.Close() })
+	for run := 0; run < 2; run++ { // a second run must give the same
+		if err := mach.Run(); err != nil {
+			t.Fatal(err)
+		}
+		got := takeSnapshot(t, m, mach)
+		worst := compareSnapshots(t, got, want, execTol(dt))
+		if run == 0 {
+			t.Logf("largest relative difference %.3g", worst)
+		}
+	}
+	return mach.Executor().(*Exec)
+}
+
+// TestExecutorWideRows runs the language models with the wide-row
+// log-sum-exp of the cross-entropy (normally for vocabularies of 2048
+// tokens and more, 64 threads per row) forced on their 11-token vocabulary
+// with 3 threads per row.
+func TestExecutorWideRows(t *testing.T) {
+	be, device := execBackend(t)
+	defer func(w, c int) { wideRow, xentChunks = w, c }(wideRow, xentChunks)
+	wideRow, xentChunks = 4, 3
+	for _, name := range []string{"gdlm", "gdlm-ff", "gpt"} {
+		for _, dt := range []tensor.Dtype{tensor.Float64, tensor.Float32} {
+			t.Run(fmt.Sprintf("%s/%v", name, dt), func(t *testing.T) {
+				compareModel(t, be, device, name, dt)
 			})
 		}
 	}

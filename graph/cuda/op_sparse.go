@@ -68,6 +68,14 @@ func lowerScatter(v *value, op G.Op) devOp {
 	})
 }
 
+// wideRow is the row length from which the cross-entropy's log-sum-exp
+// runs xentChunks threads per row instead of one (variables so that tests
+// can take the wide path on small vocabularies).
+var (
+	wideRow    = 2048
+	xentChunks = 64
+)
+
 // lowerXent maps layers.SparseSoftmaxCrossEntropy (logits (N, C), labels
 // (N)) -> the mean over scored rows, and its gradient op (logits, labels,
 // dloss) -> (N, C).
@@ -93,6 +101,28 @@ func lowerXent(x *Exec, v *value, op G.Op) (devOp, error) {
 	if err != nil {
 		return nil, err
 	}
+	// Rows of at least wideRow logits take the two-launch log-sum-exp
+	// (xentChunks threads per row).
+	var pm, ps Ptr
+	wide := C >= wideRow
+	chunks := min(xentChunks, C)
+	if wide {
+		if pm, err = x.alloc(int64(N) * int64(chunks) * 8); err != nil {
+			return nil, err
+		}
+		if ps, err = x.alloc(int64(N) * int64(chunks) * 8); err != nil {
+			return nil, err
+		}
+	}
+	rowLSE := func(x *Exec, v *value, wantLoss int32) error {
+		if !wide {
+			return x.launch(v, "xent_lse", int64(N), int32(C), v.ins[0].ptr, v.ins[1].ptr, lse, wantLoss, acc)
+		}
+		if err := x.launch(v, "xent_lse_part", int64(N)*int64(chunks), int32(C), int32(chunks), v.ins[0].ptr, v.ins[1].ptr, pm, ps); err != nil {
+			return err
+		}
+		return x.launch(v, "xent_lse_join", int64(N), int32(C), int32(chunks), v.ins[0].ptr, v.ins[1].ptr, pm, ps, lse, wantLoss, acc)
+	}
 	scored := func(v *value) (int, error) {
 		labels, err := hostInts(v.ins[1], -1, C)
 		if err != nil {
@@ -115,7 +145,7 @@ func lowerXent(x *Exec, v *value, op G.Op) (devOp, error) {
 			if err := x.b.Zero(acc, 8); err != nil {
 				return err
 			}
-			if err := x.launch(v, "xent_lse", int64(N), int32(C), v.ins[0].ptr, v.ins[1].ptr, lse, int32(1), acc); err != nil {
+			if err := rowLSE(x, v, 1); err != nil {
 				return err
 			}
 			scale := 0.0
@@ -133,7 +163,7 @@ func lowerXent(x *Exec, v *value, op G.Op) (devOp, error) {
 		if s == 0 {
 			return x.b.Zero(v.ptr, v.bytes)
 		}
-		if err := x.launch(v, "xent_lse", int64(N), int32(C), v.ins[0].ptr, v.ins[1].ptr, lse, int32(0), acc); err != nil {
+		if err := rowLSE(x, v, 0); err != nil {
 			return err
 		}
 		return x.launch(v, "xent_grad", int64(N*C), int32(C), v.ins[0].ptr, v.ins[1].ptr, lse, v.ins[2].ptr, 1/float64(s), v.ptr)

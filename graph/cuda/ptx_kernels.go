@@ -4,7 +4,7 @@ package cuda
 
 // kernelSourceHash is the SHA-256 of kernels/*.cu and kernels/*.h; it must
 // match the one scripts/build-ptx.sh wrote into kernels/gdattn.ptx.
-const kernelSourceHash = "b7b365ccfa5258f79601fbc6a2a124f03d3f77ce505bfee601f3f8699d2270c6"
+const kernelSourceHash = "28b7ad1255dbbb64a21368fb76e6498e3203e8d55b4f1ee96a7d6925172cc700"
 
 // kernelTable lists every kernel of kernels/*.cu in emulator dispatch order.
 var kernelTable = []kernelSig{
@@ -64,4 +64,8 @@ var kernelTable = []kernelSig{
 	{name: "xent_loss_f64", file: "sparse.cu", params: []kernelParam{{"n", argInt64, "long long"}, {"acc", argPtr, "const double*"}, {"scale", argFloat64, "double"}, {"out", argPtr, "double*"}}},
 	{name: "xent_grad_f32", file: "sparse.cu", params: []kernelParam{{"n", argInt64, "long long"}, {"c", argInt32, "int"}, {"x", argPtr, "const float*"}, {"labels", argPtr, "const long long*"}, {"lse", argPtr, "const double*"}, {"gp", argPtr, "const float*"}, {"inv", argFloat64, "double"}, {"dx", argPtr, "float*"}}},
 	{name: "xent_grad_f64", file: "sparse.cu", params: []kernelParam{{"n", argInt64, "long long"}, {"c", argInt32, "int"}, {"x", argPtr, "const double*"}, {"labels", argPtr, "const long long*"}, {"lse", argPtr, "const double*"}, {"gp", argPtr, "const double*"}, {"inv", argFloat64, "double"}, {"dx", argPtr, "double*"}}},
+	{name: "xent_lse_part_f32", file: "sparse.cu", params: []kernelParam{{"n", argInt64, "long long"}, {"c", argInt32, "int"}, {"chunks", argInt32, "int"}, {"x", argPtr, "const float*"}, {"labels", argPtr, "const long long*"}, {"pm", argPtr, "double*"}, {"ps", argPtr, "double*"}}},
+	{name: "xent_lse_part_f64", file: "sparse.cu", params: []kernelParam{{"n", argInt64, "long long"}, {"c", argInt32, "int"}, {"chunks", argInt32, "int"}, {"x", argPtr, "const double*"}, {"labels", argPtr, "const long long*"}, {"pm", argPtr, "double*"}, {"ps", argPtr, "double*"}}},
+	{name: "xent_lse_join_f32", file: "sparse.cu", params: []kernelParam{{"n", argInt64, "long long"}, {"c", argInt32, "int"}, {"chunks", argInt32, "int"}, {"x", argPtr, "const float*"}, {"labels", argPtr, "const long long*"}, {"pm", argPtr, "const double*"}, {"ps", argPtr, "const double*"}, {"lse", argPtr, "double*"}, {"wantloss", argInt32, "int"}, {"acc", argPtr, "double*"}}},
+	{name: "xent_lse_join_f64", file: "sparse.cu", params: []kernelParam{{"n", argInt64, "long long"}, {"c", argInt32, "int"}, {"chunks", argInt32, "int"}, {"x", argPtr, "const double*"}, {"labels", argPtr, "const long long*"}, {"pm", argPtr, "const double*"}, {"ps", argPtr, "const double*"}, {"lse", argPtr, "double*"}, {"wantloss", argInt32, "int"}, {"acc", argPtr, "double*"}}},
 }

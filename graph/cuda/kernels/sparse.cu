@@ -81,3 +81,66 @@ GDATTN_FLOATS(GDATTN_XENT_LOSS)
         }                                                                     \
     }
 GDATTN_FLOATS(GDATTN_XENT_GRAD)
+
+/*
+ * Wide rows (the vocabulary-sized logits of the language models): the
+ * log-sum-exp of each row in two launches, so that many threads share a row
+ * and neighbouring threads read neighbouring logits.
+ *
+ * xent_lse_part_<T>: item (r, c) of n = rows·chunks (c = item mod chunks)
+ * takes the logits j ≡ c (mod chunks) of a scored row r and stores their
+ * running max and Σ exp(x − max) (one pass, rescaling the sum when the max
+ * grows) in pm and ps.
+ */
+#define GDATTN_XENT_LSE_PART(T, S)                                            \
+    GDATTN_KERNEL GDATTN_NAME(xent_lse_part, S)(long long n, int c,           \
+                                                int chunks, const T *x,       \
+                                                const long long *labels,      \
+                                                double *pm, double *ps) {     \
+        GDATTN_GRID_STRIDE(i, n) {                                            \
+            long long r = i / chunks;                                         \
+            int k = (int)(i % chunks), j;                                     \
+            if (labels[r] < 0) continue;                                      \
+            const T *row = x + r * c;                                         \
+            double m = (double)row[k < c ? k : 0], s = 0;                     \
+            for (j = k; j < c; j += chunks) {                                 \
+                double v = (double)row[j];                                    \
+                if (v > m) {                                                  \
+                    s = s * exp(m - v);                                       \
+                    m = v;                                                    \
+                }                                                             \
+                s += exp(v - m);                                              \
+            }                                                                 \
+            pm[i] = m;                                                        \
+            ps[i] = s;                                                        \
+        }                                                                     \
+    }
+GDATTN_FLOATS(GDATTN_XENT_LSE_PART)
+
+/*
+ * xent_lse_join_<T>: one item per row (n = rows) combines the chunks'
+ * partial maxima and sums into lse[r], and with wantloss adds
+ * lse[r] − x[r, labels[r]] into *acc.
+ */
+#define GDATTN_XENT_LSE_JOIN(T, S)                                            \
+    GDATTN_KERNEL GDATTN_NAME(xent_lse_join, S)(long long n, int c,           \
+                                                int chunks, const T *x,       \
+                                                const long long *labels,      \
+                                                const double *pm,             \
+                                                const double *ps,             \
+                                                double *lse, int wantloss,    \
+                                                double *acc) {                \
+        GDATTN_GRID_STRIDE(r, n) {                                            \
+            long long l = labels[r];                                          \
+            if (l < 0) continue;                                              \
+            const double *m = pm + r * chunks, *s = ps + r * chunks;          \
+            double mx = m[0], sum = 0;                                        \
+            int k;                                                            \
+            for (k = 1; k < chunks; k++) mx = m[k] > mx ? m[k] : mx;          \
+            for (k = 0; k < chunks; k++) sum += s[k] * exp(m[k] - mx);        \
+            double v = mx + log(sum);                                         \
+            lse[r] = v;                                                       \
+            if (wantloss) gdattn_atomic_add_f64(acc, v - (double)x[r * c + l]); \
+        }                                                                     \
+    }
+GDATTN_FLOATS(GDATTN_XENT_LSE_JOIN)
