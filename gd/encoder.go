@@ -32,6 +32,8 @@ type Encoder struct {
 	We *G.Node
 	// Tokens is the initial token tensor (B, T, D).
 	Tokens *G.Node
+
+	wy *G.Node // (B·T, d'): w_{e,y_i}, 0 at the query
 }
 
 // NewEncoder creates the inputs, the parameter "we" and the token tensor in
@@ -55,6 +57,7 @@ func NewEncoder(s *graph.Scope, cfg Config, batch int) (e *Encoder, err error) {
 	if e.Target, err = s.Input("target", tensor.Shape{B, C}); err != nil {
 		return nil, err
 	}
+	graph.MarkData(e.X, e.Labels, e.Target)
 	// W_e, optionally with a zero first column.
 	if cfg.ZeroColumn {
 		free, err := s.Param("we", tensor.Shape{dp, C - 1}, cfg.WeInit)
@@ -65,16 +68,19 @@ func NewEncoder(s *graph.Scope, cfg Config, batch int) (e *Encoder, err error) {
 		if err != nil {
 			return nil, err
 		}
+		graph.MarkData(zc)
 		e.We = G.Must(G.Concat(1, zc, free))
 	} else if e.We, err = s.Param("we", tensor.Shape{dp, C}, cfg.WeInit); err != nil {
 		return nil, err
 	}
 	// Initial tokens.
 	wy := G.Must(graph.MatMul(e.Labels, e.We, false, true)) // (B*T, d'): w_{e,y_i}, 0 at the query
+	e.wy = wy
 	meanCol, err := s.Const("mean_weights", tensor.Shape{C, 1}, fill(C, 1/float64(C)))
 	if err != nil {
 		return nil, err
 	}
+	graph.MarkData(meanCol)
 	wbar := G.Must(graph.MatMul(e.We, meanCol, false, false)) // (d', 1): w̄_e = E(w_e | f = 0)
 	rows := fill(B*T, 1)
 	if cfg.Form == OneStep {
@@ -86,11 +92,13 @@ func NewEncoder(s *graph.Scope, cfg Config, batch int) (e *Encoder, err error) {
 	if err != nil {
 		return nil, err
 	}
+	graph.MarkData(rowCol)
 	wbarRows := G.Must(graph.MatMul(rowCol, wbar, false, true)) // (B*T, d')
 	f0, err := s.Const("f0", tensor.Shape{B * T, dp}, make([]float64, B*T*dp))
 	if err != nil {
 		return nil, err
 	}
+	graph.MarkData(f0)
 	var z0 *G.Node
 	if cfg.Form == OneStep {
 		z0 = G.Must(graph.ConcatLast(e.X, G.Must(G.Sub(wy, wbarRows)), f0)) // (B, T, d+2d')

@@ -29,22 +29,25 @@ func (m *Model) buildStructured(step *G.Node, kern layers.Kernel, bk *layers.Bui
 	cfg, s := m.Cfg, m.s
 	B, T, N, d, dp, C := m.Batch, cfg.N+1, cfg.N, cfg.D, cfg.DPrime, cfg.C
 	x := m.X                                                                             // (B, T, d)
-	wy := G.Must(graph.MatMul(m.Labels, m.We, false, true))                              // (B*T, d')
+	wy := m.enc.wy                                                                       // (B*T, d'): the encoder's w_{e,y}, 0 at the query
 	wy = G.Must(graph.Slice(G.Must(graph.Reshape(wy, tensor.Shape{B, T, dp})), 1, 0, N)) // (B, N, d')
 	meanCol, err := s.Const("structured_mean_weights", tensor.Shape{C, 1}, fill(C, 1/float64(C)))
 	if err != nil {
 		return err
 	}
+	graph.MarkData(meanCol)
 	ones, err := s.Const("structured_context_rows", tensor.Shape{B * N, 1}, fill(B*N, 1))
 	if err != nil {
 		return err
 	}
+	graph.MarkData(ones)
 	wbar := G.Must(graph.MatMul(m.We, meanCol, false, false))                                         // (d', 1)
 	e := G.Must(graph.Reshape(G.Must(graph.MatMul(ones, wbar, false, true)), tensor.Shape{B, N, dp})) // (B, N, d'): E(w_e|0) = w̄_e
 	f0, err := s.Const("structured_f0", tensor.Shape{B, T, dp}, make([]float64, B*T*dp))
 	if err != nil {
 		return err
 	}
+	graph.MarkData(f0)
 	f := f0
 	m.F = append(m.F, f)
 

@@ -44,7 +44,7 @@ func MatMul(a, b *G.Node, transA, transB bool) (*G.Node, error) {
 			return nil, fmt.Errorf("graph: MatMul: shapes %v and %v (transposed %v, %v): a rank above 2 is allowed for an untransposed a, or for aᵀ·b with the same leading dimensions", as, bs, transA, transB)
 		}
 	}
-	op := &mmOp{transA: transA, transB: transB, ra: len(as), rb: len(bs)}
+	op := &mmOp{transA: transA, transB: transB, ra: len(as), rb: len(bs), dataA: IsData(a), dataB: IsData(b)}
 	_, ka, _ := op.dims(as, bs)
 	kb := rows(bs)
 	if transB {
@@ -75,6 +75,7 @@ func rows(s tensor.Shape) int {
 type mmOp struct {
 	transA, transB bool
 	ra, rb         int
+	dataA, dataB   bool // IsData of the inputs: no gradient for them
 }
 
 // outRank is the rank of the result.
@@ -128,6 +129,9 @@ func (op *mmOp) WriteHash(h hash.Hash) {
 	if op.ra > 2 || op.rb > 2 {
 		fmt.Fprintf(h, " ranks %d %d", op.ra, op.rb)
 	}
+	if op.dataA || op.dataB {
+		fmt.Fprintf(h, " data %v %v", op.dataA, op.dataB)
+	}
 }
 func (op *mmOp) Hashcode() uint32 { return hashOf(op) }
 func (op *mmOp) String() string   { return fmt.Sprintf("MatMul{%v,%v}", op.transA, op.transB) }
@@ -164,30 +168,35 @@ func (op *mmOp) Do(vals ...G.Value) (G.Value, error) {
 	return nil, fmt.Errorf("graph: matmul: unsupported data %T", vals[0].Data())
 }
 
-func (op *mmOp) DiffWRT(int) []bool { return []bool{true, true} }
+func (op *mmOp) DiffWRT(int) []bool { return []bool{!op.dataA, !op.dataB} }
 
-// SymDiff: for C = op(A)·op(B), the gradients are again products.
+// SymDiff: for C = op(A)·op(B), the gradients are again products (none
+// for a data input).
 func (op *mmOp) SymDiff(in G.Nodes, output, dc *G.Node) (G.Nodes, error) {
 	a, b := in[0], in[1]
 	var da, db *G.Node
 	var err error
+	grad := func(want bool, x, y *G.Node, tx, ty bool) *G.Node {
+		if !want || err != nil {
+			return nil
+		}
+		var n *G.Node
+		n, err = MatMul(x, y, tx, ty)
+		return n
+	}
 	switch {
 	case !op.transA && !op.transB: // C = A B
-		if da, err = MatMul(dc, b, false, true); err == nil {
-			db, err = MatMul(a, dc, true, false)
-		}
+		da = grad(!op.dataA, dc, b, false, true)
+		db = grad(!op.dataB, a, dc, true, false)
 	case !op.transA && op.transB: // C = A Bᵀ
-		if da, err = MatMul(dc, b, false, false); err == nil {
-			db, err = MatMul(dc, a, true, false)
-		}
+		da = grad(!op.dataA, dc, b, false, false)
+		db = grad(!op.dataB, dc, a, true, false)
 	case op.transA && !op.transB: // C = Aᵀ B
-		if da, err = MatMul(b, dc, false, true); err == nil {
-			db, err = MatMul(a, dc, false, false)
-		}
+		da = grad(!op.dataA, b, dc, false, true)
+		db = grad(!op.dataB, a, dc, false, false)
 	default: // C = Aᵀ Bᵀ
-		if da, err = MatMul(b, dc, true, true); err == nil {
-			db, err = MatMul(dc, a, true, true)
-		}
+		da = grad(!op.dataA, b, dc, true, true)
+		db = grad(!op.dataB, dc, a, true, true)
 	}
 	if err != nil {
 		return nil, err

@@ -40,6 +40,7 @@ func ConcatLast(xs ...*G.Node) (*G.Node, error) {
 		}
 		op.widths = append(op.widths, s[len(s)-1])
 		op.shapes = append(op.shapes, s.Clone())
+		op.data = append(op.data, IsData(x))
 	}
 	if len(xs) == 1 {
 		return xs[0], nil
@@ -52,6 +53,7 @@ type concatOp struct {
 	lead   tensor.Shape
 	widths []int
 	shapes []tensor.Shape // the inputs' shapes
+	data   []bool         // IsData of the inputs: no gradient for them
 }
 
 func (op *concatOp) rows() int {
@@ -85,6 +87,12 @@ func (op *concatOp) CallsExtern() bool    { return false }
 func (op *concatOp) OverwritesInput() int { return -1 }
 func (op *concatOp) WriteHash(h hash.Hash) {
 	fmt.Fprintf(h, "gdattn.concatlast %v %v", op.lead, op.shapes)
+	for _, d := range op.data {
+		if d {
+			fmt.Fprintf(h, " data %v", op.data)
+			break
+		}
+	}
 }
 func (op *concatOp) Hashcode() uint32 { return hashOf(op) }
 func (op *concatOp) String() string   { return fmt.Sprintf("ConcatLast%v", op.widths) }
@@ -135,16 +143,21 @@ func concatRows[F float32 | float64](vals []G.Value, rows int, widths []int) ([]
 func (op *concatOp) DiffWRT(n int) []bool {
 	d := make([]bool, n)
 	for i := range d {
-		d[i] = true
+		d[i] = i >= len(op.data) || !op.data[i]
 	}
 	return d
 }
 
-// SymDiff slices each input's band out of the gradient.
+// SymDiff slices each input's band out of the gradient (none for a data
+// input).
 func (op *concatOp) SymDiff(in G.Nodes, output, grad *G.Node) (G.Nodes, error) {
 	out := make(G.Nodes, len(in))
 	axis, off := len(op.lead), 0
 	for i, w := range op.widths {
+		if op.data[i] {
+			off += w
+			continue
+		}
 		g, err := Slice(grad, axis, off, off+w)
 		if err != nil {
 			return nil, err

@@ -7,6 +7,7 @@ import (
 	"math"
 
 	"github.com/chewxy/hm"
+	"github.com/gdattn/gdattn/graph"
 	G "gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
 )
@@ -65,8 +66,10 @@ type kernelCache struct {
 
 // applyKernelOp builds W = κ(q, k) for kind with g given either as a node
 // (learnable) or as a value.
+//
+// q and k that are data (graph.IsData) get no gradients.
 func applyKernelOp(kind kernelKind, q, k, g *G.Node, gFixed float64, mask *Mask) (*G.Node, error) {
-	return applyKernelOpData(kind, q, k, g, gFixed, mask, false)
+	return applyKernelOpData(kind, q, k, g, gFixed, mask, graph.IsData(q) && graph.IsData(k))
 }
 
 // applyKernelOpData is applyKernelOp, with dataQK when q and k are data

@@ -373,8 +373,9 @@ func headBackward[F float32 | float64](op *headOp, st *headState[F], d headDims,
 			o := (b*T + j) * Tk
 			srow, wrow := st.s[o:o+Tk], st.w[o:o+Tk]
 			dj := dout[(b*T+j)*Dout : (b*T+j+1)*Dout]
-			for i := range dw {
-				dw[i] = dotF(dj, hb[i*nh+Din:(i+1)*nh])
+			// dw_i = dj·Vu_i and dVu_i += w_i dj, one pass over each row.
+			for i, wi := range wrow {
+				dw[i] = dotAxpyF(dj, hb[i*nh+Din:(i+1)*nh], wi, gbb[i*nh+Din:(i+1)*nh])
 			}
 			switch op.kind {
 			case kindLinear:
@@ -398,11 +399,10 @@ func headBackward[F float32 | float64](op *headOp, st *headState[F], d headDims,
 			}
 			pj := hb[j*nh : j*nh+Din]
 			dpj := gbb[j*nh : j*nh+Din]
-			for i, wi := range wrow {
-				axpyF(wi, dj, gbb[i*nh+Din:(i+1)*nh])
-				if dsi := ds[i]; dsi != 0 {
-					axpyF(dsi, zb[i*Din:(i+1)*Din], dpj)
-					axpyF(dsi, pj, dzb[i*Din:(i+1)*Din])
+			for i, dsi := range ds {
+				if dsi != 0 {
+					// dP_j += ds_i z_i and dz_i += ds_i P_j, one pass.
+					axpy2F(dsi, zb[i*Din:(i+1)*Din], dpj, pj, dzb[i*Din:(i+1)*Din])
 				}
 			}
 		}
@@ -629,6 +629,34 @@ func dotF[F float32 | float64](a, b []F) F {
 		s0 += a[i] * b[i]
 	}
 	return (s0 + s1) + (s2 + s3)
+}
+
+// dotAxpyF returns x·y and adds α x to z (y and z at least as long as x).
+func dotAxpyF[F float32 | float64](x, y []F, alpha F, z []F) F {
+	y, z = y[:len(x)], z[:len(x)]
+	var s0, s1 F
+	i := 0
+	for ; i+2 <= len(x); i += 2 {
+		x0, x1 := x[i], x[i+1]
+		s0 += x0 * y[i]
+		s1 += x1 * y[i+1]
+		z[i] += alpha * x0
+		z[i+1] += alpha * x1
+	}
+	for ; i < len(x); i++ {
+		s0 += x[i] * y[i]
+		z[i] += alpha * x[i]
+	}
+	return s0 + s1
+}
+
+// axpy2F adds α x to y and α u to v (all at least len(x) long).
+func axpy2F[F float32 | float64](alpha F, x, y, u, v []F) {
+	y, u, v = y[:len(x)], u[:len(x)], v[:len(x)]
+	for i, xi := range x {
+		y[i] += alpha * xi
+		v[i] += alpha * u[i]
+	}
 }
 
 // axpyF adds α x to y (len(y) at least len(x)).
