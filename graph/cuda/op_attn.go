@@ -61,6 +61,10 @@ func lowerKernel(x *Exec, v *value, op G.Op, grad bool) (devOp, error) {
 		keep = func() Ptr { return mv.ptr }
 		mflag = 1
 	}
+	if kind == 0 || kind == 2 || kind == 4 {
+		return lowerKernelDot(x, v, kernelDot{kind: kind, grad: grad, wrt: wrt, learnG: learnG, nf: nf,
+			b: B, tq: int(tq), tk: int(tk), d: int(d), gp: gp, keep: keep, mflag: mflag})
+	}
 	if !grad {
 		if v.size != B*int(tq)*int(tk) {
 			return nil, nil
@@ -128,6 +132,119 @@ func lowerKernel(x *Exec, v *value, op G.Op, grad bool) (devOp, error) {
 			return err
 		}
 		if err := x.launch(v, "attn_bwd_q", rows, kind, gp(), tq, tk, d, q.ptr, k.ptr, mflag, keep(), w.ptr, dw.ptr, rs, int32(0), v.ptr, int32(1), acc); err != nil {
+			return err
+		}
+		return x.launch(v, "cast_acc", 1, acc, v.ptr)
+	}), nil
+}
+
+// kernelDot describes one node of a dot-product kernel op (linear, exp,
+// softmax) for lowerKernelDot.
+type kernelDot struct {
+	kind         int32
+	grad         bool
+	wrt, nf      int
+	learnG       bool
+	b, tq, tk, d int
+	gp, keep     func() Ptr
+	mflag        int32
+}
+
+// kernelDotKey identifies the gradient nodes of one kernel op: they read the
+// same q, k, W and dW.
+type kernelDotKey struct{ q, k, w, dw *value }
+
+// lowerKernelDot runs the dot-product kernels on Gemm: forward S = Q Kᵀ then
+// W = κ(S) row by row; backward C = dL/dS row by row, dQ = C K, dK = Cᵀ Q
+// and dg = Σ e S. The first gradient node of the op (in run order) computes
+// S, C and dg into buffers its sibling nodes reuse.
+func lowerKernelDot(x *Exec, v *value, kd kernelDot) (devOp, error) {
+	q, k := v.ins[0], v.ins[1]
+	B, tq, tk, d := kd.b, kd.tq, kd.tk, kd.d
+	n := B * tq * tk
+	rows := int64(B * tq)
+	scores := func(x *Exec, v *value, dst Ptr) error {
+		return x.b.Gemm(v.dt, false, true, tq, tk, d, 1, q.ptr, d, int64(tq*d), k.ptr, d, int64(tk*d), 0, dst, tk, int64(tq*tk), B)
+	}
+	if !kd.grad {
+		if v.size != n {
+			return nil, nil
+		}
+		return devFunc(func(x *Exec, v *value) error {
+			if err := scores(x, v, v.ptr); err != nil {
+				return err
+			}
+			return x.launch(v, "attn_dot_rows", rows, kd.kind, kd.gp(), int32(tk), kd.mflag, kd.keep(), v.ptr)
+		}), nil
+	}
+	w, dw := v.ins[kd.nf], v.ins[kd.nf+1]
+	if w.size != n || dw.size != n {
+		return nil, nil
+	}
+	switch kd.wrt {
+	case 0:
+		if v.size != q.size {
+			return nil, nil
+		}
+	case 1:
+		if v.size != k.size {
+			return nil, nil
+		}
+	default:
+		if v.size != 1 || !kd.learnG {
+			return nil, nil
+		}
+	}
+	// From here the node runs on the device.
+	sh := x.sharedOf(kernelDotKey{q, k, w, dw})
+	first := !sh.fwd // no sibling lowered yet: this node computes
+	sh.fwd = true
+	s, err := x.buf(sh, "s", v, n)
+	if err != nil {
+		return nil, err
+	}
+	c, err := x.buf(sh, "c", v, n)
+	if err != nil {
+		return nil, err
+	}
+	acc, err := x.buf(sh, "acc", v, 8/int(v.dt.Size()))
+	if err != nil {
+		return nil, err
+	}
+	wantg := int32(0)
+	if kd.learnG {
+		wantg = 1
+	}
+	prepare := func(x *Exec, v *value) error {
+		if !first {
+			return nil
+		}
+		if err := scores(x, v, s); err != nil {
+			return err
+		}
+		if err := x.b.Zero(acc, 8); err != nil {
+			return err
+		}
+		return x.launch(v, "attn_dot_coef", rows, kd.kind, kd.gp(), int32(tk), kd.mflag, kd.keep(), w.ptr, dw.ptr, s, c, wantg, acc)
+	}
+	switch kd.wrt {
+	case 0:
+		return devFunc(func(x *Exec, v *value) error {
+			if err := prepare(x, v); err != nil {
+				return err
+			}
+			return x.b.Gemm(v.dt, false, false, tq, d, tk, 1, c, tk, int64(tq*tk), k.ptr, d, int64(tk*d), 0, v.ptr, d, int64(tq*d), B)
+		}), nil
+	case 1:
+		return devFunc(func(x *Exec, v *value) error {
+			if err := prepare(x, v); err != nil {
+				return err
+			}
+			return x.b.Gemm(v.dt, true, false, tk, d, tq, 1, c, tk, int64(tq*tk), q.ptr, d, int64(tq*d), 0, v.ptr, d, int64(tk*d), B)
+		}), nil
+	}
+	return devFunc(func(x *Exec, v *value) error {
+		if err := prepare(x, v); err != nil {
 			return err
 		}
 		return x.launch(v, "cast_acc", 1, acc, v.ptr)

@@ -215,3 +215,74 @@ GDATTN_FLOATS(GDATTN_ATTN_BWD_Q)
         }                                                                     \
     }
 GDATTN_FLOATS(GDATTN_ATTN_BWD_K)
+
+/*
+ * The dot-product kernels (linear, exp, softmax) on Gemm: the raw scores
+ * S = Q Kᵀ (B, tq, tk) come from a batched product, these kernels do the
+ * per-row rest.
+ *
+ * attn_dot_rows_<T>: W = κ(S) in place, one item per row (n = B·tq):
+ * linear W = S, exp W = exp(g S), softmax W = softmax(g S) over the kept
+ * keys; masked pairs get 0 (a fully masked softmax row stays 0).
+ */
+#define GDATTN_ATTN_DOT_ROWS(T, S)                                            \
+    GDATTN_KERNEL GDATTN_NAME(attn_dot_rows, S)(long long n, int kind,        \
+                                                const T *gp, int tk,          \
+                                                int masked, const T *keep,    \
+                                                T *w) {                       \
+        GDATTN_GRID_STRIDE(r, n) {                                            \
+            T *row = w + r * tk;                                              \
+            const T *kr = masked ? keep + r * tk : 0;                         \
+            double g = (double)*gp, mx = 0, sum = 0;                          \
+            int i, any = 0;                                                   \
+            for (i = 0; i < tk; i++) {                                        \
+                if (kr && kr[i] == 0) { row[i] = 0; continue; }               \
+                if (kind == 2) row[i] = (T)exp(g * (double)row[i]);           \
+                if (kind == 4) {                                              \
+                    double v = (double)(T)(g * (double)row[i]);               \
+                    row[i] = (T)v;                                            \
+                    if (!any || v > mx) mx = v;                               \
+                    any = 1;                                                  \
+                }                                                             \
+            }                                                                 \
+            if (kind != 4 || !any) continue;                                  \
+            for (i = 0; i < tk; i++) {                                        \
+                if (kr && kr[i] == 0) continue;                               \
+                double e = exp((double)row[i] - mx);                          \
+                row[i] = (T)e;                                                \
+                sum += e;                                                     \
+            }                                                                 \
+            for (i = 0; i < tk; i++) row[i] = (T)((double)row[i] / sum);      \
+        }                                                                     \
+    }
+GDATTN_FLOATS(GDATTN_ATTN_DOT_ROWS)
+
+/*
+ * attn_dot_coef_<T>: C = dL/dS of the dot-product kernels, one item per
+ * row: linear C = dW, exp C = g W dW, softmax C = g W (dW − Σ_i W dW);
+ * masked pairs 0. With wantg, adds the row's dL/dg = Σ_i e_i S_i (e = W dW,
+ * or W (dW − Σ W dW)) into *acc; s holds the raw scores.
+ */
+#define GDATTN_ATTN_DOT_COEF(T, S)                                            \
+    GDATTN_KERNEL GDATTN_NAME(attn_dot_coef, S)(                              \
+        long long n, int kind, const T *gp, int tk, int masked,               \
+        const T *keep, const T *w, const T *dw, const T *s, T *c, int wantg,  \
+        double *acc) {                                                        \
+        GDATTN_GRID_STRIDE(r, n) {                                            \
+            long long o = r * tk;                                             \
+            double g = (double)*gp, rs = 0, dg = 0;                           \
+            int i;                                                            \
+            if (kind == 4)                                                    \
+                for (i = 0; i < tk; i++)                                      \
+                    rs += (double)w[o + i] * (double)dw[o + i];               \
+            for (i = 0; i < tk; i++) {                                        \
+                if (masked && keep[o + i] == 0) { c[o + i] = 0; continue; }   \
+                if (kind == 0) { c[o + i] = dw[o + i]; continue; }            \
+                double e = (double)w[o + i] * ((double)dw[o + i] - rs);       \
+                c[o + i] = (T)(g * e);                                        \
+                dg += e * (double)s[o + i];                                   \
+            }                                                                 \
+            if (wantg) gdattn_atomic_add_f64(acc, dg);                        \
+        }                                                                     \
+    }
+GDATTN_FLOATS(GDATTN_ATTN_DOT_COEF)
