@@ -268,9 +268,7 @@ func headForward[F float32 | float64](op *headOp, st *headState[F], d headDims, 
 			pj := hb[j*nh : j*nh+Din]
 			o := (b*T + j) * Tk
 			srow, wrow := st.s[o:o+Tk], st.w[o:o+Tk]
-			for i := range srow {
-				srow[i] = dotF(pj, zb[i*Din:(i+1)*Din])
-			}
+			dotsF(pj, zb, Din, srow)
 			kernelRow(op.kind, g, srow, wrow)
 			oj := out[(b*T+j)*Dout : (b*T+j+1)*Dout]
 			for i, wi := range wrow {
@@ -373,9 +371,10 @@ func headBackward[F float32 | float64](op *headOp, st *headState[F], d headDims,
 			o := (b*T + j) * Tk
 			srow, wrow := st.s[o:o+Tk], st.w[o:o+Tk]
 			dj := dout[(b*T+j)*Dout : (b*T+j+1)*Dout]
-			// dw_i = dj·Vu_i and dVu_i += w_i dj, one pass over each row.
+			// dw_i = dj·Vu_i, dVu_i += w_i dj.
+			dotsF(dj, hb[Din:], nh, dw)
 			for i, wi := range wrow {
-				dw[i] = dotAxpyF(dj, hb[i*nh+Din:(i+1)*nh], wi, gbb[i*nh+Din:(i+1)*nh])
+				axpyF(wi, dj, gbb[i*nh+Din:(i+1)*nh])
 			}
 			switch op.kind {
 			case kindLinear:
@@ -618,36 +617,42 @@ func headParamGradDo[F float32 | float64](op *headParamGradOp, vals []G.Value, n
 func dotF[F float32 | float64](a, b []F) F {
 	b = b[:len(a)]
 	var s0, s1, s2, s3 F
-	i := 0
-	for ; i+4 <= len(a); i += 4 {
-		s0 += a[i] * b[i]
-		s1 += a[i+1] * b[i+1]
-		s2 += a[i+2] * b[i+2]
-		s3 += a[i+3] * b[i+3]
+	for len(a) >= 4 && len(b) >= 4 {
+		s0 += a[0] * b[0]
+		s1 += a[1] * b[1]
+		s2 += a[2] * b[2]
+		s3 += a[3] * b[3]
+		a, b = a[4:], b[4:]
 	}
-	for ; i < len(a); i++ {
-		s0 += a[i] * b[i]
+	for i, v := range a {
+		s0 += v * b[i]
 	}
 	return (s0 + s1) + (s2 + s3)
 }
 
-// dotAxpyF returns x·y and adds α x to z (y and z at least as long as x).
-func dotAxpyF[F float32 | float64](x, y []F, alpha F, z []F) F {
-	y, z = y[:len(x)], z[:len(x)]
-	var s0, s1 F
+// dotsF sets out[i] = x · ys[i·stride : i·stride+len(x)] for every i of
+// out, four rows at a time: four independent sums, where one dot product
+// at a time waits on the latency of its additions.
+func dotsF[F float32 | float64](x, ys []F, stride int, out []F) {
+	n := len(x)
 	i := 0
-	for ; i+2 <= len(x); i += 2 {
-		x0, x1 := x[i], x[i+1]
-		s0 += x0 * y[i]
-		s1 += x1 * y[i+1]
-		z[i] += alpha * x0
-		z[i+1] += alpha * x1
+	for ; i+4 <= len(out); i += 4 {
+		y0 := ys[i*stride:][:n]
+		y1 := ys[(i+1)*stride:][:n]
+		y2 := ys[(i+2)*stride:][:n]
+		y3 := ys[(i+3)*stride:][:n]
+		var s0, s1, s2, s3 F
+		for c, v := range x {
+			s0 += v * y0[c]
+			s1 += v * y1[c]
+			s2 += v * y2[c]
+			s3 += v * y3[c]
+		}
+		out[i], out[i+1], out[i+2], out[i+3] = s0, s1, s2, s3
 	}
-	for ; i < len(x); i++ {
-		s0 += x[i] * y[i]
-		z[i] += alpha * x[i]
+	for ; i < len(out); i++ {
+		out[i] = dotF(x, ys[i*stride:i*stride+n])
 	}
-	return s0 + s1
 }
 
 // axpy2F adds α x to y and α u to v (all at least len(x) long).
