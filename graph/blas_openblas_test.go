@@ -67,10 +67,11 @@ func BenchmarkSgemmOpenBLAS(b *testing.B) {
 			tb = blas.Trans
 		}
 		b.Run(s.name, func(b *testing.B) {
+			cpu0 := cpuTime()
 			for i := 0; i < b.N; i++ {
 				sgemmOpenBLAS(ta, tb, s.m, s.n, s.k, 1, a, lda, bb, ldb, 0, c, s.n)
 			}
-			b.ReportMetric(flops*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
+			reportGFLOPs(b, flops, cpu0)
 		})
 	}
 }
