@@ -80,6 +80,17 @@ type DeviceUpdater interface {
 	// that leave them on the device (a no-op for those that copy them back
 	// after each update).
 	SyncParams() error
+	// GradStats summarises the gradients of the last Run, one GradStat per
+	// parameter, when they stay on the device (ok true); with ok false the
+	// Trainer reads the gradients on the host instead.
+	GradStats() (stats []GradStat, ok bool, err error)
+}
+
+// GradStat summarises one parameter's gradient kept on a device: the sum of
+// the squares of its finite elements and the number of NaN or ±Inf ones.
+type GradStat struct {
+	SumSq     float64
+	NonFinite int
 }
 
 // AdamUpdate holds the constants of one Adam/AdamW update made by a
@@ -251,7 +262,9 @@ func (t *Trainer) LR() float64 { return t.sched(t.step) }
 // inputs: it runs the machine, reads the loss and every gradient, and
 // returns an error without touching the parameters if any of them is NaN or
 // ±Inf (naming the step and "loss" or the parameter); otherwise it clips the
-// gradients, updates the parameters in place and returns the loss.
+// gradients, updates the parameters in place and returns the loss. With a
+// DeviceUpdater whose gradients stay on the device, the guard and the
+// clipping norm use its GradStats instead of host copies.
 func (t *Trainer) Step() (float64, error) {
 	n := t.step + 1
 	if t.prog != nil {
@@ -267,16 +280,40 @@ func (t *Trainer) Step() (float64, error) {
 	if math.IsNaN(loss) || math.IsInf(loss, 0) {
 		return loss, fmt.Errorf("graph: trainer: step %d: loss is %v; parameters not updated", n, loss)
 	}
-	for i, p := range t.params {
-		gv, err := p.Grad()
+	norm := -1.0 // the gradients' global norm when the device computed it
+	if t.dev != nil {
+		stats, ok, err := t.dev.GradStats()
 		if err != nil {
-			return loss, fmt.Errorf("graph: trainer: step %d: gradient of %q: %w", n, p.Name(), err)
+			return loss, fmt.Errorf("graph: trainer: step %d: gradient statistics: %w", n, err)
 		}
-		if err := readInto(t.grads[i], gv); err != nil {
-			return loss, fmt.Errorf("graph: trainer: step %d: gradient of %q: %w", n, p.Name(), err)
+		if ok {
+			if len(stats) != len(t.params) {
+				return loss, fmt.Errorf("graph: trainer: step %d: %d gradient statistics for %d parameters", n, len(stats), len(t.params))
+			}
+			ssq := 0.0
+			for i, st := range stats {
+				if st.NonFinite > 0 {
+					return loss, fmt.Errorf("graph: trainer: step %d: gradient of %q has %d NaN/Inf elements; parameters not updated", n, t.names[i], st.NonFinite)
+				}
+				ssq += st.SumSq
+			}
+			if norm = math.Sqrt(ssq); math.IsInf(norm, 0) && t.cfg.ClipNorm > 0 {
+				return loss, fmt.Errorf("graph: trainer: step %d: the gradients' squared norm overflows float64; parameters not updated", n)
+			}
 		}
-		if j := firstNonFinite(t.grads[i]); j >= 0 {
-			return loss, fmt.Errorf("graph: trainer: step %d: gradient of %q is %v at element %d; parameters not updated", n, p.Name(), t.grads[i][j], j)
+	}
+	if norm < 0 {
+		for i, p := range t.params {
+			gv, err := p.Grad()
+			if err != nil {
+				return loss, fmt.Errorf("graph: trainer: step %d: gradient of %q: %w", n, p.Name(), err)
+			}
+			if err := readInto(t.grads[i], gv); err != nil {
+				return loss, fmt.Errorf("graph: trainer: step %d: gradient of %q: %w", n, p.Name(), err)
+			}
+			if j := firstNonFinite(t.grads[i]); j >= 0 {
+				return loss, fmt.Errorf("graph: trainer: step %d: gradient of %q is %v at element %d; parameters not updated", n, p.Name(), t.grads[i][j], j)
+			}
 		}
 	}
 	lr := t.sched(t.step)
@@ -284,7 +321,7 @@ func (t *Trainer) Step() (float64, error) {
 		return loss, fmt.Errorf("graph: trainer: step %d: schedule gives learning rate %v; parameters not updated", n, lr)
 	}
 	if t.dev != nil {
-		if err := t.deviceUpdate(n, lr); err != nil {
+		if err := t.deviceUpdate(n, lr, norm); err != nil {
 			return loss, err
 		}
 		t.step = n
@@ -334,15 +371,19 @@ func (t *Trainer) Step() (float64, error) {
 }
 
 // deviceUpdate makes update n with learning rate lr through t.dev: the
-// clipping factor is computed from the gradients read on the host exactly as
-// ClipGlobalNorm computes it.
-func (t *Trainer) deviceUpdate(n int, lr float64) error {
+// clipping factor is computed from norm, the gradients' global norm from
+// the device, or, when norm < 0, from the gradients read on the host
+// exactly as ClipGlobalNorm computes it.
+func (t *Trainer) deviceUpdate(n int, lr, norm float64) error {
 	if t.devErr != nil {
 		return fmt.Errorf("graph: trainer: step %d: %w", n, t.devErr)
 	}
 	scale := 1.0
 	if t.cfg.ClipNorm > 0 {
-		if norm := GlobalNorm(t.grads); norm > t.cfg.ClipNorm {
+		if norm < 0 {
+			norm = GlobalNorm(t.grads)
+		}
+		if norm > t.cfg.ClipNorm {
 			scale = t.cfg.ClipNorm / norm
 		}
 	}

@@ -50,6 +50,8 @@ func (h *hostUpdater) AdamUpdate(u AdamUpdate) error {
 
 func (h *hostUpdater) SyncParams() error { return nil }
 
+func (h *hostUpdater) GradStats() ([]GradStat, bool, error) { return nil, false, nil }
+
 func (h *hostUpdater) Moments(i int, m, v []float64) error {
 	copy(m, h.mom[i])
 	copy(v, h.vel[i])

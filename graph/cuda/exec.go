@@ -23,15 +23,24 @@ type ExecOptions struct {
 	// tests and for isolating a suspect device kernel.
 	HostOnly bool
 	// ResidentParams keeps the machine's parameters (those with gradients)
-	// in device memory: they are uploaded at the first Run (and at the next
-	// Run after InvalidateParams) instead of at every Run, and device
-	// updates (graph.Trainer with this executor) no longer copy them back
-	// to the host: SyncParams (graph.Trainer.SyncParams) does. Saves two
+	// in device memory across device updates: after an update by a
+	// graph.Trainer using this executor, the parameters are neither copied
+	// back to the host nor uploaded again by the next Run; SyncParams
+	// (graph.Trainer.SyncParams) copies them to the host. Saves two
 	// parameter-sized transfers per training step; the price is that host
 	// values go stale: call SyncParams before reading parameters, saving a
 	// checkpoint or running another machine on the graph, and
-	// InvalidateParams after writing them on the host.
+	// InvalidateParams after writing them on the host between device
+	// updates. Without device updates (a host optimiser, evaluation runs)
+	// every Run uploads them as usual.
 	ResidentParams bool
+	// DeviceGrads leaves the parameters' gradients in device memory after
+	// Run (they are not downloaded; SyncGrads does): a graph.Trainer on
+	// the executor then takes its NaN/Inf guard and clipping norm from
+	// device statistics (GradStats) and never copies the gradients to the
+	// host. Gradients the caller also lists in Outputs, and Trace, still
+	// download.
+	DeviceGrads bool
 	// Logf receives the one-line report of the ops that run on the host,
 	// once per program. Nil means log.Printf; use a no-op func to silence it.
 	Logf func(format string, args ...any)
@@ -83,9 +92,12 @@ type Exec struct {
 	mom    [][2]Ptr        // Adam moments per parameter (exec_update.go)
 	shared map[any]*shared // buffers of fused ops (op_fused.go)
 	// ResidentParams state: params holds the values of the machine's
-	// parameters; uploaded says the device copies are current.
+	// parameters; devNewer says a device update made the device copies
+	// the current ones.
 	params   map[*value]bool
-	uploaded bool
+	devNewer bool
+	// DeviceGrads statistics buffers (exec_update.go).
+	statPart, statOut Ptr
 }
 
 // value is one node's device buffer and how it is computed.
@@ -118,6 +130,10 @@ const (
 func newExec(b Backend, p *graph.Program, opts ExecOptions) (x *Exec, err error) {
 	if p == nil || len(p.Nodes) == 0 {
 		return nil, errors.New("cuda: executor: empty program")
+	}
+	if opts.HostOnly {
+		// The host path has no device updates and keeps nothing resident.
+		opts.ResidentParams, opts.DeviceGrads = false, false
 	}
 	x = &Exec{b: b, prog: p, opts: opts, byNode: map[*G.Node]*value{}}
 	defer func() {
@@ -220,9 +236,11 @@ func (x *Exec) planReads() error {
 			return err
 		}
 	}
-	for _, n := range x.prog.Grads {
-		if err := add(n); err != nil {
-			return err
+	if !x.opts.DeviceGrads {
+		for _, n := range x.prog.Grads {
+			if err := add(n); err != nil {
+				return err
+			}
 		}
 	}
 	if x.prog.Trace {
@@ -264,7 +282,7 @@ func (x *Exec) Run() error {
 		return errors.New("cuda: executor is closed")
 	}
 	for _, v := range x.vals {
-		if v.kind != kindInput || (x.opts.ResidentParams && x.uploaded && x.params[v]) {
+		if v.kind != kindInput || (x.devNewer && x.params[v]) {
 			continue
 		}
 		hv := v.n.Value()
@@ -297,7 +315,6 @@ func (x *Exec) Run() error {
 	}
 	x.ran = true
 	x.runs++
-	x.uploaded = true
 	return nil
 }
 
@@ -316,8 +333,16 @@ func (x *Exec) download() error {
 			return fmt.Errorf("cuda: bind %q: %w", v.n.Name(), err)
 		}
 	}
-	// Gradients: into the parameter's dual value when a TapeMachine bound
-	// one, else through the gradient node bound above.
+	if x.opts.DeviceGrads && !x.prog.Trace {
+		return nil
+	}
+	return x.bindGrads()
+}
+
+// bindGrads makes the downloaded gradients readable with p.Grad(): copied
+// into the parameter's dual value when a TapeMachine bound one, else
+// through the gradient node, bound to its host value by download.
+func (x *Exec) bindGrads() error {
 	for i, p := range x.prog.Params {
 		gn := x.prog.Grads[i]
 		gv, err := p.Grad()

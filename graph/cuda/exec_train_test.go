@@ -2,9 +2,11 @@ package cuda
 
 import (
 	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/gdattn/gdattn/graph"
+	G "gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
 )
 
@@ -243,5 +245,116 @@ func TestExecutorResidentParams(t *testing.T) {
 	fresh, _ := graph.Scalar(m.loss)
 	if fresh != wl[0] || stale == fresh {
 		t.Errorf("loss at the initial parameters %v (before InvalidateParams %v), want %v", fresh, stale, wl[0])
+	}
+}
+
+// TestExecutorDeviceGrads: with ExecOptions.DeviceGrads (and
+// ResidentParams) a device trainer never copies gradients or parameters to
+// the host and trains exactly as with host copies (clipping included, from
+// the device's gradient norms); SyncGrads makes the gradients readable.
+func TestExecutorDeviceGrads(t *testing.T) {
+	be, device := execBackend(t)
+	if !device {
+		t.Skip("no device kernels: the trainer updates on the host")
+	}
+	quiet := func(string, ...any) {}
+	cfg := graph.TrainConfig{Optimizer: "adamw", LR: 0.05, WeightDecay: 0.1, ClipNorm: 0.05}
+	const steps = 3
+	for _, dt := range []tensor.Dtype{tensor.Float64, tensor.Float32} {
+		wl, wp, ws := trainSteps(t, "gpt", dt, NewExecutorWith(be, ExecOptions{Logf: quiet}), cfg, steps, true)
+		m, err := buildModel("gpt", dt, 9)
+		if err != nil {
+			t.Fatal(err)
+		}
+		mach, err := graph.NewMachine(m.s, m.loss, graph.MachineOptions{Outputs: m.outputs, Executor: NewExecutorWith(be, ExecOptions{Logf: quiet, ResidentParams: true, DeviceGrads: true})})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer mach.Close()
+		tr, err := graph.NewTrainer(mach, cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var losses []float64
+		for i := 0; i < steps; i++ {
+			l, err := tr.Step()
+			if err != nil {
+				t.Fatal(err)
+			}
+			losses = append(losses, l)
+		}
+		tol := execTol(dt)
+		if dt == tensor.Float32 {
+			tol = 1e-5 // the clipping norm is summed in another order
+		}
+		if d := relDiff(losses, wl); d > tol {
+			t.Errorf("%v: losses %v, with host copies %v", dt, losses, wl)
+		}
+		if err := tr.SyncParams(); err != nil {
+			t.Fatal(err)
+		}
+		st := tr.State()
+		for _, p := range mach.Params() {
+			v, _ := graph.Values(p)
+			if d := relDiff(v, wp[p.Name()]); d > tol {
+				t.Errorf("%v: %q differs by %.3g", dt, p.Name(), d)
+			}
+			if d := relDiff(st.M[p.Name()], ws.M[p.Name()]); d > tol {
+				t.Errorf("%v: first moment of %q differs by %.3g", dt, p.Name(), d)
+			}
+		}
+		// Gradients: readable after SyncGrads, equal to a plain run's.
+		x := mach.Executor().(*Exec)
+		x.InvalidateParams()
+		if err := mach.Run(); err != nil {
+			t.Fatal(err)
+		}
+		if err := x.SyncGrads(); err != nil {
+			t.Fatal(err)
+		}
+		got := takeSnapshot(t, m, mach)
+		plain, err := graph.NewMachine(m.s, m.loss, graph.MachineOptions{Outputs: m.outputs, Executor: NewExecutorWith(be, ExecOptions{Logf: quiet})})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer plain.Close()
+		if err := plain.Run(); err != nil {
+			t.Fatal(err)
+		}
+		compareSnapshots(t, got, takeSnapshot(t, m, plain), execTol(dt))
+	}
+}
+
+// TestExecutorDeviceGradsGuard: the NaN/Inf guard works on device
+// statistics: d sqrt(w)/dw is +Inf at w = 0 while the loss is finite.
+func TestExecutorDeviceGradsGuard(t *testing.T) {
+	be, device := execBackend(t)
+	if !device {
+		t.Skip("no device kernels: the trainer updates on the host")
+	}
+	s, err := graph.NewScope(tensor.Float64, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w, err := s.Param("w", tensor.Shape{3}, graph.FromValues([]float64{1, 0, 4}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	loss := G.Must(G.Sum(G.Must(G.Sqrt(w))))
+	mach, err := graph.NewMachine(s, loss, graph.MachineOptions{Executor: NewExecutorWith(be, ExecOptions{Logf: func(string, ...any) {}, DeviceGrads: true})})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer mach.Close()
+	tr, err := graph.NewTrainer(mach, graph.TrainConfig{LR: 0.1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	l, err := tr.Step()
+	if err == nil || !strings.Contains(err.Error(), `gradient of "w" has 1 NaN/Inf elements`) {
+		t.Fatalf("step: loss %v, error %v; want the NaN/Inf guard", l, err)
+	}
+	if v, _ := graph.Values(w); v[0] != 1 || v[1] != 0 || v[2] != 4 {
+		t.Errorf("parameters changed to %v", v)
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"unsafe"
 
 	"github.com/gdattn/gdattn/graph"
+	G "gorgonia.org/gorgonia"
 )
 
 // Exec implements graph.DeviceUpdater: a graph.Trainer on a machine built
@@ -84,9 +85,10 @@ func (x *Exec) AdamUpdate(u graph.AdamUpdate) error {
 		return fmt.Errorf("cuda: device update: %w", err)
 	}
 	if x.opts.ResidentParams {
+		x.devNewer = true
 		return nil
 	}
-	return x.SyncParams()
+	return x.downloadParams()
 }
 
 // SyncParams copies the machine's parameters from the device into their
@@ -95,9 +97,14 @@ func (x *Exec) SyncParams() error {
 	if x.closed {
 		return errors.New("cuda: executor is closed")
 	}
-	if !x.uploaded {
+	if !x.devNewer {
 		return nil // the device holds nothing newer than the host
 	}
+	return x.downloadParams()
+}
+
+// downloadParams copies the parameters into their host values.
+func (x *Exec) downloadParams() error {
 	for _, p := range x.prog.Params {
 		hv := p.Value()
 		if hv == nil {
@@ -112,7 +119,7 @@ func (x *Exec) SyncParams() error {
 
 // InvalidateParams makes the next Run upload the parameters from their host
 // values (with ExecOptions.ResidentParams, after writing them on the host).
-func (x *Exec) InvalidateParams() { x.uploaded = false }
+func (x *Exec) InvalidateParams() { x.devNewer = false }
 
 // Moments copies the first and second moments of parameter i (zeros before
 // the first update) into m and v.
@@ -145,4 +152,79 @@ func (x *Exec) SetMoments(i int, m, v []float64) error {
 		return err
 	}
 	return x.b.CopyHtoD(vp, unsafe.Pointer(&v[0]), int64(n)*8)
+}
+
+// gradChunks is the number of threads summarising one gradient.
+const gradChunks = 1024
+
+// GradStats returns, with ExecOptions.DeviceGrads, the sum of squares and
+// the number of NaN/±Inf elements of each parameter's gradient of the last
+// Run, computed on the device (ok false without DeviceGrads: the gradients
+// are on the host).
+func (x *Exec) GradStats() ([]graph.GradStat, bool, error) {
+	if !x.opts.DeviceGrads || x.opts.HostOnly {
+		return nil, false, nil
+	}
+	if x.closed {
+		return nil, false, errors.New("cuda: executor is closed")
+	}
+	if !x.ran {
+		return nil, false, errors.New("cuda: gradient statistics before the first Run")
+	}
+	np := len(x.prog.Params)
+	if np == 0 {
+		return nil, true, nil
+	}
+	if x.statPart == 0 {
+		var err error
+		if x.statPart, err = x.alloc(gradChunks * 16); err != nil {
+			return nil, false, err
+		}
+		if x.statOut, err = x.alloc(int64(np) * 16); err != nil {
+			return nil, false, err
+		}
+	}
+	for i, p := range x.prog.Params {
+		gv := x.byNode[x.prog.Grads[i]]
+		chunks := int64(min(gradChunks, gv.size))
+		if err := x.launch(gv, "grad_part", chunks, int64(gv.size), gv.ptr, x.statPart); err != nil {
+			return nil, false, fmt.Errorf("cuda: gradient statistics of %q: %w", p.Name(), err)
+		}
+		if err := x.b.Launch("grad_join", 1, int64(1), int32(chunks), x.statPart, x.statOut+Ptr(16*i)); err != nil {
+			return nil, false, fmt.Errorf("cuda: gradient statistics of %q: %w", p.Name(), err)
+		}
+	}
+	out := make([]float64, 2*np)
+	if err := x.b.CopyDtoH(unsafe.Pointer(&out[0]), x.statOut, int64(len(out))*8); err != nil {
+		return nil, false, err
+	}
+	stats := make([]graph.GradStat, np)
+	for i := range stats {
+		stats[i] = graph.GradStat{SumSq: out[2*i], NonFinite: int(out[2*i+1])}
+	}
+	return stats, true, nil
+}
+
+// SyncGrads downloads the gradients of the last Run so that p.Grad() reads
+// them (needed only with ExecOptions.DeviceGrads).
+func (x *Exec) SyncGrads() error {
+	if x.closed {
+		return errors.New("cuda: executor is closed")
+	}
+	if !x.ran {
+		return errors.New("cuda: SyncGrads before the first Run")
+	}
+	for _, gn := range x.prog.Grads {
+		v := x.byNode[gn]
+		if v.host == nil {
+			v.host = newHostValue(v.dt, v.shape)
+		}
+		if err := x.copyOut(v, v.host); err != nil {
+			return fmt.Errorf("cuda: download %q: %w", gn.Name(), err)
+		}
+		if err := G.UnsafeLet(gn, v.host); err != nil {
+			return fmt.Errorf("cuda: bind %q: %w", gn.Name(), err)
+		}
+	}
+	return x.bindGrads()
 }

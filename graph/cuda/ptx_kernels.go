@@ -4,7 +4,7 @@ package cuda
 
 // kernelSourceHash is the SHA-256 of kernels/*.cu and kernels/*.h; it must
 // match the one scripts/build-ptx.sh wrote into kernels/gdattn.ptx.
-const kernelSourceHash = "5ccc4a62b3a57b235d40ad41aba49da92925d5b681783fa725be35cb65793d0d"
+const kernelSourceHash = "df53cc0d92fadcf8da0b37d222f706c303f251267f495565c923c9a4b5dd09e8"
 
 // kernelTable lists every kernel of kernels/*.cu in emulator dispatch order.
 var kernelTable = []kernelSig{
@@ -28,6 +28,9 @@ var kernelTable = []kernelSig{
 	{name: "ew_unary_f64", file: "elem.cu", params: []kernelParam{{"n", argInt64, "long long"}, {"op", argInt32, "int"}, {"x", argPtr, "const double*"}, {"y", argPtr, "double*"}}},
 	{name: "ew_binary_f32", file: "elem.cu", params: []kernelParam{{"n", argInt64, "long long"}, {"op", argInt32, "int"}, {"a", argPtr, "const float*"}, {"sa", argInt64, "long long"}, {"b", argPtr, "const float*"}, {"sb", argInt64, "long long"}, {"y", argPtr, "float*"}}},
 	{name: "ew_binary_f64", file: "elem.cu", params: []kernelParam{{"n", argInt64, "long long"}, {"op", argInt32, "int"}, {"a", argPtr, "const double*"}, {"sa", argInt64, "long long"}, {"b", argPtr, "const double*"}, {"sb", argInt64, "long long"}, {"y", argPtr, "double*"}}},
+	{name: "grad_part_f32", file: "gradstats.cu", params: []kernelParam{{"n", argInt64, "long long"}, {"size", argInt64, "long long"}, {"g", argPtr, "const float*"}, {"part", argPtr, "double*"}}},
+	{name: "grad_part_f64", file: "gradstats.cu", params: []kernelParam{{"n", argInt64, "long long"}, {"size", argInt64, "long long"}, {"g", argPtr, "const double*"}, {"part", argPtr, "double*"}}},
+	{name: "grad_join", file: "gradstats.cu", params: []kernelParam{{"n", argInt64, "long long"}, {"chunks", argInt32, "int"}, {"part", argPtr, "const double*"}, {"out", argPtr, "double*"}}},
 	{name: "head_weights_f32", file: "head.cu", params: []kernelParam{{"n", argInt64, "long long"}, {"kind", argInt32, "int"}, {"gp", argPtr, "const float*"}, {"tk", argInt32, "int"}, {"s", argPtr, "const float*"}, {"w", argPtr, "float*"}}},
 	{name: "head_weights_f64", file: "head.cu", params: []kernelParam{{"n", argInt64, "long long"}, {"kind", argInt32, "int"}, {"gp", argPtr, "const double*"}, {"tk", argInt32, "int"}, {"s", argPtr, "const double*"}, {"w", argPtr, "double*"}}},
 	{name: "head_dscores_f32", file: "head.cu", params: []kernelParam{{"n", argInt64, "long long"}, {"kind", argInt32, "int"}, {"gp", argPtr, "const float*"}, {"tk", argInt32, "int"}, {"s", argPtr, "const float*"}, {"w", argPtr, "const float*"}, {"dw", argPtr, "float*"}, {"acc", argPtr, "double*"}}},
