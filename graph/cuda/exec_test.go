@@ -252,3 +252,32 @@ func scaleValue(v G.Value, f float64) error {
 	}
 	return fmt.Errorf("value %T", v)
 }
+
+// TestExecutorForwardOnly: a forward-only machine restricted to Outputs
+// (an evaluation machine) computes the logits as the TapeMachine does.
+func TestExecutorForwardOnly(t *testing.T) {
+	be, device := execBackend(t)
+	for _, name := range []string{"gd-structured-softmax", "tf-cross", "gpt"} {
+		want := tapeRun(t, name, tensor.Float64)
+		m, err := buildModel(name, tensor.Float64, 5)
+		if err != nil {
+			t.Fatal(err)
+		}
+		mach, err := graph.NewMachine(m.s, nil, graph.MachineOptions{NoGrad: true, Outputs: m.outputs,
+			Executor: NewExecutorWith(be, ExecOptions{HostOnly: !device, Logf: t.Logf})})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer mach.Close()
+		if err := mach.Run(); err != nil {
+			t.Fatal(err)
+		}
+		got, err := graph.Values(m.outputs[0])
+		if err != nil {
+			t.Fatal(err)
+		}
+		if d := relDiff(got, want.outputs[0]); d > 1e-10 {
+			t.Errorf("%s: logits differ by %.3g", name, d)
+		}
+	}
+}
