@@ -173,7 +173,7 @@ func newExec(b Backend, p *graph.Program, opts ExecOptions) (x *Exec, err error)
 			v.kind = kindOp
 			v.what = opName(n.Op())
 			if !opts.HostOnly {
-				if err := lower(x, v); err != nil {
+				if err := lowerSafe(x, v); err != nil {
 					return nil, fmt.Errorf("cuda: executor: node %q (%v): %w", n.Name(), n.Op(), err)
 				}
 			}
@@ -210,6 +210,18 @@ func newExec(b Backend, p *graph.Program, opts ExecOptions) (x *Exec, err error)
 		logf("cuda: executor on %s: %d of %d ops run on the host: %s", b.Name(), x.count(false), x.count(true)+x.count(false), strings.Join(fb, ", "))
 	}
 	return x, nil
+}
+
+// lowerSafe is lower with a panic (a lowering that met an op it misreads:
+// a bug, or an op changed under it) turned into an error naming the op,
+// rather than a crash or a silently wrong program.
+func lowerSafe(x *Exec, v *value) (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("lowering to the device panicked: %v", r)
+		}
+	}()
+	return lower(x, v)
 }
 
 // planReads lists the values downloaded after each Run.

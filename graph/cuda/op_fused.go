@@ -57,8 +57,15 @@ func opKey(op G.Op, name string) (any, bool) {
 	return f.Pointer(), true
 }
 
-// selfKey is the map key of a forward op itself.
-func selfKey(op G.Op) any { return reflect.ValueOf(op).Pointer() }
+// selfKey is the map key of a forward op itself: its address (ok false
+// when the op is not a pointer, which the gradient ops could not point to).
+func selfKey(op G.Op) (any, bool) {
+	rv := reflect.ValueOf(op)
+	if rv.Kind() != reflect.Pointer || rv.IsNil() {
+		return nil, false
+	}
+	return rv.Pointer(), true
+}
 
 // lowerConcatLast maps graph.ConcatLast, the concatenation along the last
 // axis of inputs that have the same number of rows (all but the last
@@ -113,14 +120,14 @@ func lowerExpect(x *Exec, v *value, op G.Op, kind string) (devOp, error) {
 	dp, c := k.shape[0], k.shape[1]
 	m := f.size / dp
 	var key any
-	switch kind {
-	case "fwd":
-		key = selfKey(op)
-	default:
-		var ok bool
-		if key, ok = opKey(op, "e"); !ok {
-			return nil, nil
-		}
+	var ok bool
+	if kind == "fwd" {
+		key, ok = selfKey(op)
+	} else {
+		key, ok = opKey(op, "e")
+	}
+	if !ok {
+		return nil, nil
 	}
 	sh := x.sharedOf(key)
 	p, err := x.buf(sh, "p", v, m*c) // probabilities (M, C)

@@ -24,24 +24,21 @@ func off(v *value, p Ptr, n int) Ptr { return p + Ptr(uintptr(n)*v.dt.Size()) }
 // weights in buffers shared with the gradient nodes, which are lowered only
 // when the node before them is.
 func lowerHead(x *Exec, v *value, op G.Op, part string) (devOp, error) {
-	hop := any(op)
 	if part != "fwd" {
-		f, ok := field(op, "head")
-		if !ok || f.IsNil() {
+		key, ok := opKey(op, "head")
+		if !ok {
 			return nil, nil
 		}
-		hop = nil
-		key, _ := opKey(op, "head")
 		sh := x.sharedOf(key)
 		if (part == "dz" && !sh.fwd) || (part == "param" && !sh.grad) {
 			return nil, nil
 		}
 		return lowerHeadGrad(x, v, op, part, sh)
 	}
-	kindI, ok1 := fieldInt(hop, "kind")
-	learnG, ok2 := fieldBool(hop, "learnG")
-	ctx, ok3 := fieldBool(hop, "ctx")
-	gFixed, ok4 := fieldFloat(hop, "gFixed")
+	kindI, ok1 := fieldInt(op, "kind")
+	learnG, ok2 := fieldBool(op, "learnG")
+	ctx, ok3 := fieldBool(op, "ctx")
+	gFixed, ok4 := fieldFloat(op, "gFixed")
 	if !ok1 || !ok2 || !ok3 || !ok4 || (kindI != 0 && kindI != 2 && kindI != 4) {
 		return nil, nil
 	}
@@ -71,7 +68,11 @@ func lowerHead(x *Exec, v *value, op G.Op, part string) (devOp, error) {
 		return nil, err
 	}
 	hp.gp = gp
-	sh := x.sharedOf(selfKey(op))
+	key, ok := selfKey(op)
+	if !ok {
+		return nil, nil
+	}
+	sh := x.sharedOf(key)
 	M := hp.b * hp.t
 	for _, b := range []struct {
 		p *Ptr
