@@ -115,7 +115,9 @@ func tapeRun(t *testing.T, name string, dt tensor.Dtype) snapshot {
 
 // expensiveOps are the op types the tests require on the device when the
 // backend has kernels.
-var expensiveOps = []string{"gorgonia.linAlgBinOp", "graph.bmmOp", "layers.kernelOp", "layers.kernelGradOp", "graph.softmaxOp", "graph.softmaxGradOp"}
+var expensiveOps = []string{"gorgonia.linAlgBinOp", "graph.mmOp", "graph.bmmOp", "layers.kernelOp", "layers.kernelGradOp",
+	"graph.softmaxOp", "graph.softmaxGradOp", "layers.headOp", "layers.headGradOp", "layers.headParamGradOp",
+	"layers.expectOp", "layers.expectGradOp", "layers.expectParamGradOp", "layers.sparseXentOp"}
 
 // TestExecutorMatchesTapeMachine runs every test model (forward, loss and all
 // parameter gradients) through the executor and compares with Gorgonia's
