@@ -86,6 +86,7 @@ type Exec struct {
 	byNode map[*G.Node]*value
 	read   []*value // downloaded after each Run
 	allocs []Ptr
+	bytes  int64 // allocated by alloc
 	closed bool
 	ran    bool
 	runs   int
@@ -277,14 +278,20 @@ func (x *Exec) alloc(bytes int64) (Ptr, error) {
 		return 0, err
 	}
 	x.allocs = append(x.allocs, p)
+	x.bytes += bytes
 	return p, nil
 }
+
+// DeviceBytes returns the device memory the executor holds: one buffer per
+// node (reshapes share their input's), the fused ops' scratch buffers and,
+// after the first device update, the Adam moments.
+func (x *Exec) DeviceBytes() int64 { return x.bytes }
 
 func (x *Exec) free() {
 	for _, p := range x.allocs {
 		_ = x.b.Free(p)
 	}
-	x.allocs = nil
+	x.allocs, x.bytes = nil, 0
 }
 
 // Run uploads the inputs and parameters, runs the program and downloads the
