@@ -429,8 +429,16 @@ func doOp(op G.Op, args []G.Value) (out G.Value, err error) {
 	return op.Do(args...)
 }
 
-// upload copies a host value into v's device buffer.
+// upload copies a host value into v's device buffer (a view, e.g. a slice
+// or a lazily transposed tensor an op returned, is materialised first).
 func (x *Exec) upload(v *value, hv G.Value) error {
+	if d, ok := hv.(*tensor.Dense); ok && (d.IsMaterializable() || d.RequiresIterator()) {
+		m, ok := d.Materialize().(G.Value)
+		if !ok {
+			return fmt.Errorf("cannot materialise a %T view", hv)
+		}
+		hv = m
+	}
 	p, n, err := hostBytes(hv)
 	if err != nil {
 		return err

@@ -2,10 +2,12 @@ package cuda
 
 import (
 	"fmt"
+	"hash"
 	"math"
 	"strings"
 	"testing"
 
+	"github.com/chewxy/hm"
 	"github.com/gdattn/gdattn/graph"
 	G "gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
@@ -281,5 +283,59 @@ func TestExecutorForwardOnly(t *testing.T) {
 		if d := relDiff(got, want.outputs[0]); d > 1e-10 {
 			t.Errorf("%s: logits differ by %.3g", name, d)
 		}
+	}
+}
+
+// viewOp returns a view of its input (a transposed tensor that is not
+// materialised), as some Gorgonia ops do: the fallback must upload the
+// view's elements in its logical order.
+type viewOp struct{}
+
+func (viewOp) Arity() int { return 1 }
+func (viewOp) Type() hm.Type {
+	a := hm.TypeVariable('a')
+	t := &G.TensorType{Dims: 2, Of: a}
+	return hm.NewFnType(t, t)
+}
+func (viewOp) InferShape(in ...G.DimSizer) (tensor.Shape, error) {
+	s := in[0].(tensor.Shape)
+	return tensor.Shape{s[1], s[0]}, nil
+}
+func (viewOp) Do(v ...G.Value) (G.Value, error) {
+	d := v[0].(*tensor.Dense).ShallowClone()
+	if err := d.T(); err != nil {
+		return nil, err
+	}
+	return d, nil
+}
+func (viewOp) ReturnsPtr() bool      { return false }
+func (viewOp) CallsExtern() bool     { return false }
+func (viewOp) OverwritesInput() int  { return -1 }
+func (viewOp) WriteHash(h hash.Hash) { fmt.Fprint(h, "viewOp") }
+func (viewOp) Hashcode() uint32      { return 7 }
+func (viewOp) String() string        { return "viewOp" }
+
+func TestExecutorFallbackView(t *testing.T) {
+	be, device := execBackend(t)
+	s, err := graph.NewScope(tensor.Float64, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	x, err := s.Param("x", tensor.Shape{2, 3}, graph.FromValues([]float64{1, 2, 3, 4, 5, 6}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	y := G.Must(G.ApplyOp(viewOp{}, x))
+	mach, err := graph.NewMachine(s, nil, graph.MachineOptions{NoGrad: true, Outputs: G.Nodes{y}, Executor: NewExecutorWith(be, ExecOptions{HostOnly: !device, Logf: func(string, ...any) {}})})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer mach.Close()
+	if err := mach.Run(); err != nil {
+		t.Fatal(err)
+	}
+	got, _ := graph.Values(y)
+	if want := []float64{1, 4, 2, 5, 3, 6}; relDiff(got, want) != 0 {
+		t.Errorf("transposed view uploaded as %v, want %v", got, want)
 	}
 }
