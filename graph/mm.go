@@ -216,9 +216,18 @@ func (op *mmOp) SymDiff(in G.Nodes, output, dc *G.Node) (G.Nodes, error) {
 //   - with GOMAXPROCS = 1 a tall product is cut into bands of rows that
 //     gonum runs serially, instead of its goroutine per 64×64 block.
 //
+// On amd64 with AVX2 and FMA, float32 products with alpha 1 and beta 0 or 1
+// run on gdattn's own kernel instead (rowKernel32, mm_amd64.s): one row of C
+// at a time, 32 columns per pass in vector registers, fused multiply-adds.
+//
 // The result is the same product; only the order of the floating-point
-// additions may differ.
+// additions (and, with FMA, their rounding) may differ.
 func Gemm[F float32 | float64](tA, tB bool, m, n, k int, alpha F, a []F, lda int, b []F, ldb int, beta F, c []F, ldc int) {
+	if a32, ok := any(a).([]float32); ok && haveRowKernel && alpha == 1 && (beta == 0 || beta == 1) {
+		if gemmRows32(tA, tB, m, n, k, a32, lda, any(b).([]float32), ldb, beta == 1, any(c).([]float32), ldc) {
+			return
+		}
+	}
 	const thin, small = 8, 4096
 	switch {
 	case !tA && !tB && n < thin && k >= 2*n && k*n <= small:
@@ -294,3 +303,58 @@ func gemmRaw[F float32 | float64](tA, tB bool, m, n, k int, alpha F, a []F, lda 
 		blasImpl.Sgemm(ta, tb, m, n, k, float32(alpha), a, lda, any(b).([]float32), ldb, float32(beta), any(c).([]float32), ldc)
 	}
 }
+
+// gemmRows32 is Gemm with rowKernel32, for alpha = 1; acc adds to C (beta
+// 1) instead of overwriting it (beta 0). It reports false, having done
+// nothing, when the slices are too short for the sizes (Gemm's BLAS path
+// then reports it) or a transposed B is too large to copy.
+func gemmRows32(tA, tB bool, m, n, k int, a []float32, lda int, b []float32, ldb int, acc bool, c []float32, ldc int) bool {
+	if m <= 0 || n <= 0 || k < 0 {
+		return m == 0 || n == 0
+	}
+	if k == 0 {
+		if !acc {
+			for i := 0; i < m; i++ {
+				clear(c[i*ldc : i*ldc+n])
+			}
+		}
+		return true
+	}
+	// Shapes as stored: A is m×k (k×m transposed), B k×n (n×k).
+	ar, ac := m, k
+	if tA {
+		ar, ac = k, m
+	}
+	br, bc := k, n
+	if tB {
+		br, bc = n, k
+	}
+	if lda < ac || ldb < bc || ldc < n || len(a) < (ar-1)*lda+ac || len(b) < (br-1)*ldb+bc || len(c) < (m-1)*ldc+n {
+		return false
+	}
+	if tB {
+		if k*n > 1<<16 {
+			return false
+		}
+		bt := make([]float32, k*n)
+		for j := 0; j < n; j++ {
+			row := b[j*ldb : j*ldb+k]
+			for l, v := range row {
+				bt[l*n+j] = v
+			}
+		}
+		b, ldb = bt, n
+	}
+	for i := 0; i < m; i++ {
+		if tA {
+			rowKernel32(&c[i*ldc], &a[i], &b[0], lda, ldb, k, n, acc)
+		} else {
+			rowKernel32(&c[i*ldc], &a[i*lda], &b[0], 1, ldb, k, n, acc)
+		}
+	}
+	return true
+}
+
+// HaveRowKernel reports whether Gemm runs float32 products on gdattn's
+// AVX2/FMA kernel on this machine.
+func HaveRowKernel() bool { return haveRowKernel }

@@ -2,6 +2,7 @@ package graph_test
 
 import (
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"runtime"
 	"testing"
@@ -254,5 +255,70 @@ func TestMatMulRank3(t *testing.T) {
 	}
 	if _, err := graph.MatMul(a, w, true, false); err == nil {
 		t.Error("MatMul((2,3,4)ᵀ, (6,4)): no error")
+	}
+}
+
+// TestGemmRows32 checks the float32 row kernel path of Gemm (alpha 1, beta
+// 0 or 1) on column counts around its vector width and chunk size, with a
+// padded C whose padding must stay untouched, against a float64 product.
+func TestGemmRows32(t *testing.T) {
+	t.Logf("AVX2/FMA row kernel in use: %v", graph.HaveRowKernel())
+	rng := rand.New(rand.NewPCG(8, 1))
+	for _, n := range []int{1, 5, 7, 8, 9, 25, 31, 32, 33, 50, 64, 65, 100} {
+		for _, k := range []int{0, 1, 5, 25} {
+			for _, ta := range []bool{false, true} {
+				for _, tb := range []bool{false, true} {
+					for _, beta := range []float32{0, 1} {
+						const m = 7
+						ldc := n + 3
+						a := make([]float32, m*k)
+						b := make([]float32, k*n)
+						c := make([]float32, m*ldc)
+						for _, s := range [][]float32{a, b, c} {
+							for i := range s {
+								s[i] = float32(rng.NormFloat64())
+							}
+						}
+						c0 := append([]float32(nil), c...)
+						lda, ldb := k, n
+						at := func(i, l int) float64 { return float64(a[i*k+l]) }
+						bt := func(l, j int) float64 { return float64(b[l*n+j]) }
+						if ta {
+							lda = m
+							at = func(i, l int) float64 { return float64(a[l*m+i]) }
+						}
+						if tb {
+							ldb = k
+							bt = func(l, j int) float64 { return float64(b[j*k+l]) }
+						}
+						if ta && k == 0 {
+							lda = m
+						}
+						if tb && k == 0 {
+							ldb = 1
+						}
+						graph.Gemm(ta, tb, m, n, k, 1, a, max(lda, 1), b, max(ldb, 1), beta, c, ldc)
+						for i := 0; i < m; i++ {
+							for j := 0; j < ldc; j++ {
+								got := float64(c[i*ldc+j])
+								if j >= n {
+									if got != float64(c0[i*ldc+j]) {
+										t.Fatalf("n=%d k=%d tA=%v tB=%v beta=%v: padding C[%d,%d] changed", n, k, ta, tb, beta, i, j)
+									}
+									continue
+								}
+								want := float64(beta) * float64(c0[i*ldc+j])
+								for l := 0; l < k; l++ {
+									want += at(i, l) * bt(l, j)
+								}
+								if math.Abs(got-want) > 1e-4*(1+math.Abs(want)) {
+									t.Fatalf("n=%d k=%d tA=%v tB=%v beta=%v: C[%d,%d] = %v, want %v", n, k, ta, tb, beta, i, j, got, want)
+								}
+							}
+						}
+					}
+				}
+			}
+		}
 	}
 }
