@@ -265,7 +265,7 @@ func TestGemmRows32(t *testing.T) {
 	t.Logf("AVX2/FMA row kernel in use: %v", graph.HaveRowKernel())
 	rng := rand.New(rand.NewPCG(8, 1))
 	for _, n := range []int{1, 5, 7, 8, 9, 25, 31, 32, 33, 50, 64, 65, 100} {
-		for _, k := range []int{0, 1, 5, 25} {
+		for _, k := range []int{1, 5, 25} {
 			for _, ta := range []bool{false, true} {
 				for _, tb := range []bool{false, true} {
 					for _, beta := range []float32{0, 1} {
@@ -291,13 +291,7 @@ func TestGemmRows32(t *testing.T) {
 							ldb = k
 							bt = func(l, j int) float64 { return float64(b[j*k+l]) }
 						}
-						if ta && k == 0 {
-							lda = m
-						}
-						if tb && k == 0 {
-							ldb = 1
-						}
-						graph.Gemm(ta, tb, m, n, k, 1, a, max(lda, 1), b, max(ldb, 1), beta, c, ldc)
+						graph.Gemm(ta, tb, m, n, k, 1, a, lda, b, ldb, beta, c, ldc)
 						for i := 0; i < m; i++ {
 							for j := 0; j < ldc; j++ {
 								got := float64(c[i*ldc+j])
