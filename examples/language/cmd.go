@@ -38,10 +38,16 @@ func cmdTrain(args []string) error {
 	testFrac := fs.Float64("test-frac", 0, "fraction of the stories held out for test (0: the preset's)")
 	noEval := fs.Bool("no-eval", false, "skip the test evaluation after training")
 	stories := fs.Int("stories", 200, "test stories to continue in the evaluation (the paper: 200)")
+	devName := fs.String("device", "cpu", "where the graphs run: cpu, cuda (NVIDIA GPU; build with -tags gdcuda) or emulator (graph/cuda's CPU emulator; -tags cudaemu)")
 	dec := decodeFlags(fs, data.DecodeBeam)
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
+	dev, err := openDevice(*devName)
+	if err != nil {
+		return err
+	}
+	defer dev.close()
 	var rc runConfig
 	var ckpt *graph.Checkpoint
 	if *resume != "" {
@@ -93,7 +99,7 @@ func cmdTrain(args []string) error {
 	} else if err := checkVocab(ckpt, ds.Codec.Vocab); err != nil {
 		return err
 	}
-	t, err := newTrainer(rc, ds, ckpt, *out, os.Stderr)
+	t, err := newTrainer(rc, ds, ckpt, *out, dev, os.Stderr)
 	if err != nil {
 		return err
 	}
@@ -102,6 +108,9 @@ func cmdTrain(args []string) error {
 	fmt.Fprintf(os.Stderr, "%s: %d attention + %d other parameters; %d steps of %d×%d tokens from step %d\n",
 		modelLabel(rc.Model), attn, rest, rc.Train.Steps, rc.Train.Batch, t.m.context, t.tr.StepCount())
 	if err := t.run(); err != nil {
+		return err
+	}
+	if err := t.tr.SyncParams(); err != nil {
 		return err
 	}
 	if *noEval {

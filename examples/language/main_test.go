@@ -60,7 +60,7 @@ func TestResumeEqualsUninterrupted(t *testing.T) {
 			}
 			dir := t.TempDir()
 			train := func(out string, ckpt *graph.Checkpoint, stopAfter int) *trainer {
-				tr, err := newTrainer(rc, ds, ckpt, out, nil)
+				tr, err := newTrainer(rc, ds, ckpt, out, nil, nil)
 				if err != nil {
 					t.Fatal(err)
 				}

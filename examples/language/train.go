@@ -45,6 +45,7 @@ type trainer struct {
 	train *graph.Machine
 	eval  *graph.Machine
 	tr    *graph.Trainer
+	dev   *device
 	out   string
 	log   io.Writer
 	// stopAfter, when positive, ends run after that many steps (as if the
@@ -55,7 +56,8 @@ type trainer struct {
 
 // newTrainer builds the model, its machines and the AdamW trainer; with a
 // non-nil checkpoint it restores the parameters and the optimiser state.
-func newTrainer(rc runConfig, ds *data.TextData, ckpt *graph.Checkpoint, out string, log io.Writer) (*trainer, error) {
+// dev nil means the CPU.
+func newTrainer(rc runConfig, ds *data.TextData, ckpt *graph.Checkpoint, out string, dev *device, log io.Writer) (*trainer, error) {
 	if log == nil {
 		log = io.Discard
 	}
@@ -63,11 +65,11 @@ func newTrainer(rc runConfig, ds *data.TextData, ckpt *graph.Checkpoint, out str
 	if err != nil {
 		return nil, err
 	}
-	t := &trainer{rc: rc, ds: ds, m: m, out: out, log: log}
-	if t.train, err = graph.NewMachine(m.Scope(), m.loss, graph.MachineOptions{}); err != nil {
+	t := &trainer{rc: rc, ds: ds, m: m, dev: dev, out: out, log: log}
+	if t.train, err = graph.NewMachine(m.Scope(), m.loss, dev.options(graph.MachineOptions{}, true)); err != nil {
 		return nil, err
 	}
-	if t.eval, err = graph.NewMachine(m.Scope(), nil, graph.MachineOptions{NoGrad: true, Outputs: G.Nodes{m.loss}}); err != nil {
+	if t.eval, err = graph.NewMachine(m.Scope(), nil, dev.options(graph.MachineOptions{NoGrad: true, Outputs: G.Nodes{m.loss}}, false)); err != nil {
 		return nil, err
 	}
 	ts := rc.Train
@@ -159,6 +161,9 @@ func (t *trainer) run() error {
 
 // save writes the parameters, the optimiser state and the vocabulary.
 func (t *trainer) save() error {
+	if err := t.tr.SyncParams(); err != nil {
+		return err
+	}
 	st := t.tr.State()
 	opts := graph.SaveOptions{Optim: &st}
 	if ids := t.ds.Codec.Vocab.GPTIDs(); ids != nil {
@@ -174,6 +179,9 @@ func (t *trainer) save() error {
 // validLoss is the mean loss over the first EvalBatches batches of
 // consecutive validation windows.
 func (t *trainer) validLoss() (float64, error) {
+	if err := t.tr.SyncParams(); err != nil {
+		return 0, err
+	}
 	nll, n, err := scoreWindows(t.m, t.eval, t.ds.ValidStream, t.ds.Codec.Vocab.Pad, t.rc.Train.EvalBatches)
 	if err != nil {
 		return 0, err

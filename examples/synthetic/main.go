@@ -50,6 +50,7 @@ func main() {
 	flag.BoolVar(&o.plan, "plan", false, "with -sweep: print the pending runs and the time estimate, train nothing")
 	flag.BoolVar(&o.plotOnly, "plot-only", false, "with -sweep: write JSON, CSV and PNG from the recorded runs, train nothing")
 	flag.StringVar(&o.shard, "shard", "", "with -sweep: i/n runs only every n-th pending run from the i-th (0 <= i < n), to run n processes on one results directory")
+	flag.StringVar(&o.device, "device", "cpu", "where the graphs run: cpu, cuda (NVIDIA GPU; build with -tags gdcuda) or emulator (graph/cuda's CPU emulator; -tags cudaemu)")
 	flag.Usage = usage
 	flag.Parse()
 	o.set = map[string]bool{}
@@ -64,6 +65,11 @@ func run(o options) error {
 	if flag.NArg() > 0 {
 		return fmt.Errorf("unexpected argument %q (flags only; see -h)", flag.Arg(0))
 	}
+	closeDev, err := openDevice(o.device)
+	if err != nil {
+		return err
+	}
+	defer closeDev()
 	if o.sweep == "" {
 		for _, f := range []string{"quick", "Ls", "results", "figures", "plan", "plot-only", "shard"} {
 			if o.set[f] {

@@ -17,6 +17,7 @@ import (
 
 type options struct {
 	blocks, kernel, dtype, out, evalDir, xPath, yPath, probsPath string
+	device                                                       string
 	L, M, N, epochs, batch, seeds                                int
 	lr                                                           float64
 	seed, dataSeed                                               uint64
@@ -173,7 +174,7 @@ func (r runSpec) train(d *dataSets, w io.Writer, label string) (*trained, error)
 	if err != nil {
 		return nil, err
 	}
-	tc := icl.TrainConfig{Epochs: r.Epochs, LR: r.LR, Seed: r.Seed, Progress: w, Label: label}
+	tc := icl.TrainConfig{Epochs: r.Epochs, LR: r.LR, Seed: r.Seed, Progress: w, Label: label, Executor: executor}
 	run, err := icl.NewRunner(m, tc, icl.Steps(r.L, r.Batch, r.Epochs))
 	if err != nil {
 		return nil, err

@@ -55,6 +55,9 @@ type TrainConfig struct {
 	// AfterEpoch, if non-nil, is called after every epoch (1-based) and may
 	// evaluate the model; returning an error stops training.
 	AfterEpoch func(epoch int, meanLoss float64) error
+	// Executor, if non-nil, runs the training and evaluation machines (e.g.
+	// graph/cuda's executor on a GPU); nil means Gorgonia's Go VM.
+	Executor graph.ExecutorFactory
 }
 
 // Runner holds the compiled training and evaluation machines of a model.
@@ -78,11 +81,11 @@ func NewRunner(m Model, cfg TrainConfig, steps int) (*Runner, error) {
 	if err != nil {
 		return nil, err
 	}
-	tm, err := graph.NewMachine(m.Scope, loss, graph.MachineOptions{})
+	tm, err := graph.NewMachine(m.Scope, loss, graph.MachineOptions{Executor: cfg.Executor})
 	if err != nil {
 		return nil, err
 	}
-	em, err := graph.NewMachine(m.Scope, nil, graph.MachineOptions{NoGrad: true, Outputs: G.Nodes{probs}})
+	em, err := graph.NewMachine(m.Scope, nil, graph.MachineOptions{NoGrad: true, Outputs: G.Nodes{probs}, Executor: cfg.Executor})
 	if err != nil {
 		return nil, err
 	}
