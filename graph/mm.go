@@ -358,3 +358,39 @@ func gemmRows32(tA, tB bool, m, n, k int, a []float32, lda int, b []float32, ldb
 // HaveRowKernel reports whether Gemm runs float32 products on gdattn's
 // AVX2/FMA kernel on this machine.
 func HaveRowKernel() bool { return haveRowKernel }
+
+// MulAddRow sets (acc false) or increments (acc true) c[j], j < n, by
+// Σ_{l<k} a[l·inca]·b[l·ldb + j]: one row of a matrix product whose left
+// factor's row is read with stride inca (1 for a row of A, the row length
+// of A for a column of A, that is a row of Aᵀ). float32 runs on the
+// AVX2/FMA kernel where the machine has one. It panics, like a slice
+// expression, when a, b or c is too short.
+func MulAddRow[F float32 | float64](c, a []F, inca int, b []F, ldb, k, n int, acc bool) {
+	if n <= 0 {
+		return
+	}
+	if k <= 0 {
+		if !acc {
+			clear(c[:n])
+		}
+		return
+	}
+	_ = a[(k-1)*inca]
+	_ = b[(k-1)*ldb+n-1]
+	_ = c[n-1]
+	if c32, ok := any(c).([]float32); ok && haveRowKernel {
+		rowKernel32(&c32[0], &any(a).([]float32)[0], &any(b).([]float32)[0], inca, ldb, k, n, acc)
+		return
+	}
+	c = c[:n]
+	if !acc {
+		clear(c)
+	}
+	for l := 0; l < k; l++ {
+		al := a[l*inca]
+		br := b[l*ldb : l*ldb+n]
+		for j, v := range br {
+			c[j] += al * v
+		}
+	}
+}

@@ -316,3 +316,45 @@ func TestGemmRows32(t *testing.T) {
 		}
 	}
 }
+
+// TestMulAddRow checks MulAddRow in float64 and float32 (the AVX2 kernel
+// where present) with a strided left factor, overwriting and accumulating.
+func TestMulAddRow(t *testing.T) {
+	rng := rand.New(rand.NewPCG(9, 1))
+	const k, n, inca, ldb = 11, 37, 3, 40
+	a := make([]float64, (k-1)*inca+1)
+	b := make([]float64, (k-1)*ldb+n)
+	c := make([]float64, n)
+	for _, s := range [][]float64{a, b, c} {
+		for i := range s {
+			s[i] = rng.NormFloat64()
+		}
+	}
+	for _, acc := range []bool{false, true} {
+		want := make([]float64, n)
+		for j := range want {
+			if acc {
+				want[j] = c[j]
+			}
+			for l := 0; l < k; l++ {
+				want[j] += a[l*inca] * b[l*ldb+j]
+			}
+		}
+		got := append([]float64(nil), c...)
+		graph.MulAddRow(got, a, inca, b, ldb, k, n, acc)
+		graphtest.AllClose(t, fmt.Sprintf("float64/acc=%v", acc), got, want, 1e-12)
+		c32 := to32(c)
+		graph.MulAddRow(c32, to32(a), inca, to32(b), ldb, k, n, acc)
+		got32 := make([]float64, n)
+		for i, v := range c32 {
+			got32[i] = float64(v)
+		}
+		graphtest.AllClose(t, fmt.Sprintf("float32/acc=%v", acc), got32, want, 1e-4)
+	}
+	defer func() {
+		if recover() == nil {
+			t.Error("MulAddRow with a short b: no panic")
+		}
+	}()
+	graph.MulAddRow(c, a, inca, b[:len(b)-1], ldb, k, n, false)
+}

@@ -178,10 +178,11 @@ type headState[F float32 | float64] struct {
 	z, out         *F
 	wq, wk, wv, wo []F
 	valid          bool
-	// Backward scratch and results: dL/dw and dL/ds of one query row,
-	// [dL/d(zA) | dL/d(zU)] (B·T, DIn+DOut), zᵀ of that, the matrices'
-	// gradients and dg, and the dz buffer they go with.
-	dw, ds             []F
+	// Backward scratch and results: dL/dw of one query row, dL/ds of one
+	// sequence (T, Tk), [dL/d(zA) | dL/d(zU)] (B·T, DIn+DOut), zᵀ times
+	// that ([dA | dU]), the matrices' gradients and dg, and the dz buffer
+	// they go with.
+	dw, dsb            []F
 	gb, dh             []F
 	dwq, dwk, dwv, dwo []F
 	dg                 float64
@@ -270,10 +271,7 @@ func headForward[F float32 | float64](op *headOp, st *headState[F], d headDims, 
 			srow, wrow := st.s[o:o+Tk], st.w[o:o+Tk]
 			dotsF(pj, zb, Din, srow)
 			kernelRow(op.kind, g, srow, wrow)
-			oj := out[(b*T+j)*Dout : (b*T+j+1)*Dout]
-			for i, wi := range wrow {
-				axpyF(wi, hb[i*nh+Din:(i+1)*nh], oj)
-			}
+			graph.MulAddRow(out[(b*T+j)*Dout:], wrow, 1, hb[Din:], nh, Tk, Dout, false) // out_j = Σ_i w_ji Vu_i
 		}
 	}
 	st.z, st.out = &in.z[0], &out[0]
@@ -359,23 +357,23 @@ func headBackward[F float32 | float64](op *headOp, st *headState[F], d headDims,
 	gb := st.gb
 	clear(gb)
 	st.dw = grow(st.dw, Tk)
-	st.ds = grow(st.ds, Tk)
-	dw, ds := st.dw, st.ds
+	dw := st.dw
+	st.dsb = grow(st.dsb, T*Tk)
+	dsb := st.dsb
 	var dg float64
 	for b := 0; b < B; b++ {
 		zb := in.z[b*T*Din : (b+1)*T*Din]
 		hb := st.zh[b*T*nh : (b+1)*T*nh]
 		gbb := gb[b*T*nh : (b+1)*T*nh]
 		dzb := dz[b*T*Din : (b+1)*T*Din]
+		db := dout[b*T*Dout : (b+1)*T*Dout]
+		wb := st.w[b*T*Tk : (b+1)*T*Tk]
 		for j := 0; j < T; j++ {
 			o := (b*T + j) * Tk
 			srow, wrow := st.s[o:o+Tk], st.w[o:o+Tk]
-			dj := dout[(b*T+j)*Dout : (b*T+j+1)*Dout]
-			// dw_i = dj·Vu_i, dVu_i += w_i dj.
-			dotsF(dj, hb[Din:], nh, dw)
-			for i, wi := range wrow {
-				axpyF(wi, dj, gbb[i*nh+Din:(i+1)*nh])
-			}
+			dj := db[j*Dout : (j+1)*Dout]
+			dotsF(dj, hb[Din:], nh, dw) // dw_i = dj·Vu_i
+			ds := dsb[j*Tk : (j+1)*Tk]
 			switch op.kind {
 			case kindLinear:
 				copy(ds, dw)
@@ -396,14 +394,15 @@ func headBackward[F float32 | float64](op *headOp, st *headState[F], d headDims,
 					dg += float64(e) * float64(srow[i])
 				}
 			}
-			pj := hb[j*nh : j*nh+Din]
-			dpj := gbb[j*nh : j*nh+Din]
-			for i, dsi := range ds {
-				if dsi != 0 {
-					// dP_j += ds_i z_i and dz_i += ds_i P_j, one pass.
-					axpy2F(dsi, zb[i*Din:(i+1)*Din], dpj, pj, dzb[i*Din:(i+1)*Din])
-				}
-			}
+		}
+		// The batch's products, a row of the result per call:
+		// dVu = wᵀ dout, dP = ds Zc (into gb), dZc += dsᵀ P.
+		for i := 0; i < Tk; i++ {
+			graph.MulAddRow(gbb[i*nh+Din:], wb[i:], Tk, db, Dout, T, Dout, false)
+			graph.MulAddRow(dzb[i*Din:], dsb[i:], Tk, hb, nh, T, Din, true)
+		}
+		for j := 0; j < T; j++ {
+			graph.MulAddRow(gbb[j*nh:], dsb[j*Tk:], 1, zb, Din, Tk, Din, false)
 		}
 	}
 	// dz += gb hᵀ; dh = zᵀ gb = [dA | dU].
