@@ -242,6 +242,10 @@ func kernelForwardCached[F float32 | float64](op *kernelOp, a kernelArgs, q, k, 
 // for masked pairs) into raw.
 func kernelForward[F float32 | float64](kind kernelKind, a kernelArgs, q, k, keep, w, raw []F) {
 	d := a.d
+	exp := math.Exp
+	if is32[F]() {
+		exp = expFast // float32 weights: see expFast
+	}
 	for b := 0; b < a.b; b++ {
 		for j := 0; j < a.tq; j++ {
 			qj := q[(b*a.tq+j)*d : (b*a.tq+j+1)*d]
@@ -271,13 +275,13 @@ func kernelForward[F float32 | float64](kind kernelKind, a kernelArgs, q, k, kee
 					v = r
 				case kindExp:
 					r = dot(qj, ki)
-					v = math.Exp(a.g * r)
+					v = exp(a.g * r)
 				case kindRBF:
 					r = sqdist(qj, ki)
-					v = math.Exp(-a.g * r)
+					v = exp(-a.g * r)
 				case kindLaplacian:
 					r = sqdist(qj, ki)
-					v = math.Exp(-a.g * math.Sqrt(r))
+					v = exp(-a.g * math.Sqrt(r))
 				case kindSoftmax:
 					r = dot(qj, ki)
 					v = a.g * r
@@ -296,7 +300,7 @@ func kernelForward[F float32 | float64](kind kernelKind, a kernelArgs, q, k, kee
 				if keepRow != nil && keepRow[i] == 0 {
 					continue
 				}
-				e := math.Exp(float64(row[i]) - mx)
+				e := exp(float64(row[i]) - mx)
 				row[i] = F(e)
 				sum += e
 			}
