@@ -4,7 +4,10 @@
 #   - vet and build everything with -tags gdcuda (cgo + libdl; libcuda and cuBLAS are
 #     loaded at run time, so nothing CUDA is needed to build),
 #   - go test -tags gdcuda: the GPU tests skip with the reason ("cuda: no CUDA device
-#     found: ..."); the PTX/kernel-table consistency tests run,
+#     found: ..."); the PTX/kernel-table consistency tests run, and the GPU backend and
+#     the executor's GPU tests run on a fake libcuda.so.1/cuBLAS (testdata/fakecuda.c),
+#   - the same on a threaded fake driver under ThreadSanitizer (TestGPUKernelRaces,
+#     about a minute; needs gcc's libtsan): data races between a kernel's work items,
 #   - go test -tags cudaemu: the kernels compiled as C and run by the CPU emulator,
 #   - build-ptx.sh --check: kernels/gdattn.ptx and the generated kernel table are up to
 #     date with kernels/*.cu (no nvcc needed).
@@ -29,6 +32,8 @@ if ! go test -tags gdcuda -count=1 -v ./graph/cuda >"$log" 2>&1; then
 fi
 grep -B1 -E -- '--- SKIP' "$log" | grep -vE '^(--|=== RUN.*)$' | head -20 || true
 tail -1 "$log"; rm -f "$log"
+echo "== go test -tags gdcuda -run TestGPUKernelRaces ./graph/cuda (kernels in 4 threads under ThreadSanitizer)"
+GDATTN_FAKE_TSAN=1 go test -tags gdcuda -count=1 -run TestGPUKernelRaces -timeout 20m ./graph/cuda
 echo "== go test -tags cudaemu ./graph/cuda/..."
 go test -tags cudaemu -count=1 ./graph/cuda/...
 echo "== scripts/build-ptx.sh --check"

@@ -87,7 +87,11 @@
 // definition) with the kernels into a shared library and re-runs the
 // package's tests against it through LD_LIBRARY_PATH, so the GPU backend's
 // own code (dlopen, symbols, kernelParams, the row-major Gemm swap, error
-// paths) and the executor's -tags gdcuda tests run end to end. On the development
+// paths) and the executor's -tags gdcuda tests run end to end; and, with
+// GDATTN_FAKE_TSAN=1, TestGPUKernelRaces, the same on a fake driver that runs
+// each launch as 4 OS threads with real atomics under ThreadSanitizer, which
+// reports any two work items of a kernel touching the same memory without
+// atomics (a race the serial emulator cannot see; none found). On the development
 // machine, beyond CI: Open reached cuInit through a real libcuda.so.1
 // (Debian's 535 driver library, no device) and got CUDA_ERROR_NO_DEVICE, all
 // cuBLAS entry points resolved in libcublas.so.11 (TestLoadCuBLAS), and the

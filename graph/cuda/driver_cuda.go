@@ -460,7 +460,7 @@ func Open(ordinal int) (Backend, error) {
 	}
 	g.name += ", " + filepath.Base(cublasUsed)
 	g.funcs = make([]C.CUfunction, len(kernelTable))
-	g.slots = (*[maxArgs]uint64)(C.calloc(maxArgs, 8))
+	g.slots = (*[maxArgs]uint64)(C.malloc(maxArgs * 8)) // packArgs writes every slot a launch reads
 	if g.slots == nil {
 		return fail(errors.New("cuda: out of host memory"))
 	}

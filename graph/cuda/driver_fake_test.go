@@ -17,15 +17,70 @@ const fakeEnv = "GDATTN_FAKE_CUDA"
 
 // TestGPUBackendOnFakeDriver builds testdata/fakecuda.c (a CPU stand-in for
 // libcuda.so.1 and cuBLAS that runs the kernels compiled as C) into a
-// temporary directory and re-runs this test binary's GPU tests there with
+// temporary directory and re-runs this test binary's tests there with
 // LD_LIBRARY_PATH pointing at it: the real GPU backend — dlopen, symbol
 // lookup, context handling, kernelParams, launch geometry, the row-major Gemm
-// through column-major cuBLAS — then runs end to end without a GPU.
-// The child runs every test of the package (the executor's -tags gdcuda
-// tests included) unless GDATTN_FAKE_RUN gives another -test.run pattern.
+// through column-major cuBLAS — then runs end to end without a GPU. The child
+// runs every test of the package (the executor's -tags gdcuda tests included)
+// unless GDATTN_FAKE_RUN gives another -test.run pattern.
 func TestGPUBackendOnFakeDriver(t *testing.T) {
+	out := runOnFakeDriver(t, false)
+	if strings.Contains(out, "--- SKIP: TestGPUSelfTest") {
+		t.Fatalf("TestGPUSelfTest skipped on the fake driver:\n%s", out)
+	}
+	t.Logf("tests on the fake driver:\n%s", grepLines(out, `^(--- |ok|PASS)|backend:`))
+}
+
+// TestGPUKernelRaces runs the package's tests on the fake driver built with
+// -DGDATTN_EMU_THREADS (every launch runs 4 OS threads, atomicAdd is atomic)
+// and ThreadSanitizer, and fails on any data race: two work items of a kernel
+// writing, or one writing and one reading, the same memory without atomics,
+// which the serial emulator cannot notice but a GPU gets wrong. It takes about
+// a minute, so it runs only with GDATTN_FAKE_TSAN=1 (scripts/ci-cuda.sh sets
+// it).
+func TestGPUKernelRaces(t *testing.T) {
+	if os.Getenv("GDATTN_FAKE_TSAN") == "" {
+		t.Skip("set GDATTN_FAKE_TSAN=1 to run the kernels under ThreadSanitizer")
+	}
+	out := runOnFakeDriver(t, true)
+	races, other := kernelRaces(out)
+	if len(races) > 0 {
+		t.Fatalf("%d data races between work items of kernels; the first:\n%s", len(races), races[0])
+	}
+	t.Logf("no data races between work items (%d other ThreadSanitizer reports: memory the Go side malloc'ed on another thread, ordered by Go synchronisation it cannot see):\n%s",
+		other, grepLines(out, `^(--- |ok|PASS)|backend:`))
+}
+
+// kernelRaces returns the ThreadSanitizer reports in out whose two accesses
+// both happen in kernel threads of the fake driver (fake_thread), and the
+// number of other reports. ThreadSanitizer counts malloc as a write and does
+// not see the Go mutex that orders the backend's calls, so memory the Go side
+// allocates with C.malloc on one OS thread and a launch reads on another is
+// reported too; those reports have no kernel frame in their previous access.
+func kernelRaces(out string) (races []string, other int) {
+	reports := strings.Split(out, "WARNING: ThreadSanitizer: data race")[1:]
+	for _, r := range reports {
+		if i := strings.Index(r, "SUMMARY:"); i >= 0 {
+			r = r[:i]
+		}
+		sections := strings.Split(r, "\n\n")
+		if len(sections) >= 2 && strings.Contains(sections[0], "fake_thread") && strings.Contains(sections[1], "fake_thread") {
+			races = append(races, r)
+		} else {
+			other++
+		}
+	}
+	return races, other
+}
+
+var dispatchCaseRE = regexp.MustCompile(`(?m)^    case (\d+):\n        (\w+)\(`)
+
+// runOnFakeDriver builds the fake driver (threaded and under ThreadSanitizer
+// with tsan) and runs this test binary against it; it returns the output.
+func runOnFakeDriver(t *testing.T, tsan bool) string {
+	t.Helper()
 	if os.Getenv(fakeEnv) != "" {
-		t.Skip("inside the fake-driver run")
+		t.Skip("inside a fake-driver run")
 	}
 	cc := os.Getenv("CC")
 	if cc == "" {
@@ -33,6 +88,21 @@ func TestGPUBackendOnFakeDriver(t *testing.T) {
 	}
 	if _, err := exec.LookPath(cc); err != nil {
 		t.Skipf("no C compiler (%s) to build the fake driver", cc)
+	}
+	// The fake calls kernels by their index in emu_kernels.c; check that it
+	// matches the kernel table compiled into this binary.
+	src, err := os.ReadFile("emu_kernels.c")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cases := dispatchCaseRE.FindAllStringSubmatch(string(src), -1)
+	if len(cases) != len(kernelTable) {
+		t.Fatalf("emu_kernels.c dispatches %d kernels, the kernel table has %d: run go generate ./graph/cuda", len(cases), len(kernelTable))
+	}
+	for i, c := range cases {
+		if c[1] != fmt.Sprint(i) || c[2] != kernelTable[i].name {
+			t.Fatalf("emu_kernels.c case %s calls %s, the kernel table's entry %d is %s: run go generate ./graph/cuda", c[1], c[2], i, kernelTable[i].name)
+		}
 	}
 	dir := t.TempDir()
 	var names strings.Builder
@@ -46,9 +116,22 @@ func TestGPUBackendOnFakeDriver(t *testing.T) {
 		t.Fatal(err)
 	}
 	lib := filepath.Join(dir, "libcuda.so.1")
-	build := exec.Command(cc, "-shared", "-fPIC", "-O1", "-std=gnu11", "-o", lib,
-		filepath.Join("testdata", "fakecuda.c"), "emu_kernels.c", namesC, "-lm")
-	if out, err := build.CombinedOutput(); err != nil {
+	args := []string{"-shared", "-fPIC", "-O1", "-g", "-std=gnu11", "-I.", "-pthread", "-o", lib}
+	env := []string{fakeEnv + "=1", "GDATTN_REQUIRE_GPU=1"}
+	if tsan {
+		rt, err := exec.Command(cc, "-print-file-name=libtsan.so").Output()
+		rtPath := strings.TrimSpace(string(rt))
+		if err != nil || !filepath.IsAbs(rtPath) {
+			t.Skipf("%s has no ThreadSanitizer runtime (libtsan.so)", cc)
+		}
+		args = append(args, "-fsanitize=thread", "-DGDATTN_EMU_THREADS")
+		// The backend allocates its argument slots with malloc, not calloc,
+		// so that ThreadSanitizer sees no write of them: the writes are Go's,
+		// ordered before each launch by a Go mutex it cannot see.
+		env = append(env, "LD_PRELOAD="+rtPath, "TSAN_OPTIONS=history_size=4")
+	}
+	args = append(args, filepath.Join("testdata", "fakecuda.c"), "emu_kernels.c", namesC, "-lm")
+	if out, err := exec.Command(cc, args...).CombinedOutput(); err != nil {
 		t.Fatalf("building the fake driver: %v\n%s", err, out)
 	}
 	blas := filepath.Join(dir, "libcublas.so.13")
@@ -60,22 +143,17 @@ func TestGPUBackendOnFakeDriver(t *testing.T) {
 		run = "."
 	}
 	child := exec.Command(os.Args[0], "-test.run", run, "-test.v", "-test.count=1")
-	child.Env = append(os.Environ(),
-		fakeEnv+"=1",
-		"GDATTN_REQUIRE_GPU=1",
+	child.Env = append(append(os.Environ(), env...),
 		"GDATTN_CUBLAS="+blas,
 		"LD_LIBRARY_PATH="+dir+string(os.PathListSeparator)+os.Getenv("LD_LIBRARY_PATH"))
 	out, err := child.CombinedOutput()
 	if err != nil {
-		t.Fatalf("GPU tests on the fake driver: %v\n%s", err, out)
+		t.Fatalf("tests on the fake driver: %v\n%s", err, out)
 	}
-	if !regexp.MustCompile(`backend: Fake CPU device \(sm_90, 4 SMs, 1 GiB\), libcublas\.so\.13`).Match(out) {
+	if run == "." && !regexp.MustCompile(`backend: Fake CPU device \(sm_90, 4 SMs, 1 GiB\), libcublas\.so\.13`).Match(out) {
 		t.Fatalf("the GPU tests did not run on the fake driver:\n%s", out)
 	}
-	if strings.Contains(string(out), "--- SKIP: TestGPUSelfTest") {
-		t.Fatalf("TestGPUSelfTest skipped on the fake driver:\n%s", out)
-	}
-	t.Logf("GPU tests on the fake driver:\n%s", grepLines(string(out), `^(--- |ok|PASS)|backend:`))
+	return string(out)
 }
 
 func grepLines(s, pattern string) string {

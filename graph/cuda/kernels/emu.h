@@ -25,9 +25,21 @@ typedef struct {
     unsigned int x, y, z;
 } gdattn_dim3;
 
+#if defined(GDATTN_EMU_THREADS)
+/*
+ * Threaded emulation (only testdata/fakecuda.c builds it, for the race test
+ * of driver_fake_test.go): a launch runs blockDim.x OS threads, thread t with
+ * threadIdx.x = t, and atomicAdd is a real atomic, so that kernels whose
+ * work items write the same memory without atomics race, which
+ * ThreadSanitizer reports.
+ */
+extern __thread gdattn_dim3 threadIdx;
+extern gdattn_dim3 blockDim;
+#else
 static const gdattn_dim3 threadIdx = {0, 0, 0};
-static const gdattn_dim3 blockIdx = {0, 0, 0};
 static const gdattn_dim3 blockDim = {1, 1, 1};
+#endif
+static const gdattn_dim3 blockIdx = {0, 0, 0};
 static const gdattn_dim3 gridDim = {1, 1, 1};
 
 #if defined(GDATTN_GEN)
@@ -57,33 +69,32 @@ static inline double rsqrt(double x) { return 1.0 / sqrt(x); }
 #define max(a, b) ((a) > (b) ? (a) : (b))
 #endif
 
+#if defined(GDATTN_EMU_THREADS)
+/* atomicAdd: compare-and-swap loops; returns the old value like CUDA's. */
+#define GDATTN_EMU_ATOMIC(NAME, T)                                            \
+    static inline T NAME(T *p, T v) {                                         \
+        T old, nw;                                                            \
+        __atomic_load(p, &old, __ATOMIC_RELAXED);                             \
+        do {                                                                  \
+            nw = old + v;                                                     \
+        } while (!__atomic_compare_exchange(p, &old, &nw, 0, __ATOMIC_SEQ_CST, \
+                                            __ATOMIC_RELAXED));               \
+        return old;                                                           \
+    }
+#else
 /* atomicAdd: serial, so a plain add; returns the old value like CUDA's. */
-static inline float gdattn_emu_atomic_add_f(float *p, float v) {
-    float old = *p;
-    *p = old + v;
-    return old;
-}
-static inline double gdattn_emu_atomic_add_d(double *p, double v) {
-    double old = *p;
-    *p = old + v;
-    return old;
-}
-static inline int gdattn_emu_atomic_add_i(int *p, int v) {
-    int old = *p;
-    *p = old + v;
-    return old;
-}
-static inline unsigned int gdattn_emu_atomic_add_u(unsigned int *p, unsigned int v) {
-    unsigned int old = *p;
-    *p = old + v;
-    return old;
-}
-static inline unsigned long long gdattn_emu_atomic_add_ull(unsigned long long *p,
-                                                          unsigned long long v) {
-    unsigned long long old = *p;
-    *p = old + v;
-    return old;
-}
+#define GDATTN_EMU_ATOMIC(NAME, T)                                            \
+    static inline T NAME(T *p, T v) {                                         \
+        T old = *p;                                                           \
+        *p = old + v;                                                         \
+        return old;                                                           \
+    }
+#endif
+GDATTN_EMU_ATOMIC(gdattn_emu_atomic_add_f, float)
+GDATTN_EMU_ATOMIC(gdattn_emu_atomic_add_d, double)
+GDATTN_EMU_ATOMIC(gdattn_emu_atomic_add_i, int)
+GDATTN_EMU_ATOMIC(gdattn_emu_atomic_add_u, unsigned int)
+GDATTN_EMU_ATOMIC(gdattn_emu_atomic_add_ull, unsigned long long)
 #define atomicAdd(p, v)                                                       \
     _Generic((p),                                                             \
         float *: gdattn_emu_atomic_add_f,                                     \

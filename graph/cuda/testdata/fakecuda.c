@@ -14,6 +14,7 @@
  * must be the error-log pair, and cuBLAS computes column-major products from
  * the BLAS definition, independently of the emulator's gonum path.
  */
+#include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -21,7 +22,43 @@
 
 typedef unsigned long long CUdeviceptr;
 
+#if defined(GDATTN_EMU_THREADS)
+/* Threaded launches: FAKE_THREADS threads per launch (see kernels/emu.h). */
+#include "kernels/emu.h"
+#define FAKE_THREADS 4
+__thread gdattn_dim3 threadIdx;
+gdattn_dim3 blockDim = {FAKE_THREADS, 1, 1};
+struct fake_job {
+    int k, rc;
+    unsigned int t;
+    void **params;
+};
 int gdattn_emu_dispatch(int k, void **a);
+static void *fake_thread(void *arg) {
+    struct fake_job *j = arg;
+    threadIdx.x = j->t;
+    j->rc = gdattn_emu_dispatch(j->k, j->params);
+    return NULL;
+}
+static int fake_run(int k, void **params) {
+    pthread_t th[FAKE_THREADS];
+    struct fake_job jobs[FAKE_THREADS];
+    int rc = 0;
+    for (unsigned int t = 0; t < FAKE_THREADS; t++) {
+        jobs[t] = (struct fake_job){k, 0, t, params};
+        if (pthread_create(&th[t], NULL, fake_thread, &jobs[t]) != 0) return -1;
+    }
+    for (unsigned int t = 0; t < FAKE_THREADS; t++) {
+        pthread_join(th[t], NULL);
+        rc |= jobs[t].rc;
+    }
+    return rc;
+}
+#else
+int gdattn_emu_dispatch(int k, void **a);
+static int fake_run(int k, void **params) { return gdattn_emu_dispatch(k, params); }
+#endif
+
 extern const char *fake_kernel_names[];
 extern const int fake_kernel_count;
 
@@ -37,44 +74,66 @@ enum {
     ERR_NOT_FOUND = 500,
 };
 
+/*
+ * Every entry point holds fake_mu: the backend serialises its calls with a Go
+ * mutex, which ThreadSanitizer cannot see, and calls come from whichever OS
+ * thread runs the goroutine; the lock makes that order visible.
+ */
+static pthread_mutex_t fake_mu = PTHREAD_MUTEX_INITIALIZER;
+static void fake_unlock(int *unused) {
+    (void)unused;
+    pthread_mutex_unlock(&fake_mu);
+}
+#define FAKE_LOCK()                                                           \
+    pthread_mutex_lock(&fake_mu);                                             \
+    int fake_guard_ __attribute__((cleanup(fake_unlock))) = 0;                \
+    (void)fake_guard_
+
 static int inited;
 static int ctx_token, mod_token, blas_token;
 static void *current;
 static long long live_allocs;
 
 #define NEED_CTX()                                                            \
+    FAKE_LOCK();                                                              \
     do {                                                                      \
         if (!inited) return ERR_NOT_INITIALIZED;                              \
         if (current != &ctx_token) return ERR_INVALID_CONTEXT;                \
     } while (0)
 
 int cuInit(unsigned int flags) {
+    FAKE_LOCK();
     if (flags != 0) return ERR_INVALID_VALUE;
     inited = 1;
     return OK;
 }
 int cuDeviceGetCount(int *n) {
+    FAKE_LOCK();
     if (!inited) return ERR_NOT_INITIALIZED;
     *n = 1;
     return OK;
 }
 int cuDeviceGet(int *d, int ordinal) {
+    FAKE_LOCK();
     if (!inited) return ERR_NOT_INITIALIZED;
     if (ordinal != 0) return ERR_INVALID_DEVICE;
     *d = 0;
     return OK;
 }
 int cuDeviceGetName(char *name, int len, int d) {
+    FAKE_LOCK();
     if (d != 0) return ERR_INVALID_DEVICE;
     snprintf(name, (size_t)len, "Fake CPU device");
     return OK;
 }
 int cuDeviceTotalMem_v2(size_t *bytes, int d) {
+    FAKE_LOCK();
     if (d != 0) return ERR_INVALID_DEVICE;
     *bytes = (size_t)1 << 30;
     return OK;
 }
 int cuDeviceGetAttribute(int *v, int attr, int d) {
+    FAKE_LOCK();
     if (d != 0) return ERR_INVALID_DEVICE;
     switch (attr) {
     case 75: *v = 9; return OK; /* compute capability major */
@@ -84,13 +143,18 @@ int cuDeviceGetAttribute(int *v, int attr, int d) {
     return ERR_INVALID_VALUE;
 }
 int cuDevicePrimaryCtxRetain(void **ctx, int d) {
+    FAKE_LOCK();
     if (!inited) return ERR_NOT_INITIALIZED;
     if (d != 0) return ERR_INVALID_DEVICE;
     *ctx = &ctx_token;
     return OK;
 }
-int cuDevicePrimaryCtxRelease_v2(int d) { return d == 0 ? OK : ERR_INVALID_DEVICE; }
+int cuDevicePrimaryCtxRelease_v2(int d) {
+    FAKE_LOCK();
+    return d == 0 ? OK : ERR_INVALID_DEVICE;
+}
 int cuCtxSetCurrent(void *ctx) {
+    FAKE_LOCK();
     if (ctx != &ctx_token) return ERR_INVALID_CONTEXT;
     current = ctx;
     return OK;
@@ -148,12 +212,18 @@ int cuModuleUnload(void *m) {
     NEED_CTX();
     return m == &mod_token ? OK : ERR_INVALID_HANDLE;
 }
+/*
+ * Function handles point into fake_funcs: the backend keeps them in Go
+ * variables of pointer type, so they must be real addresses (the Go runtime
+ * rejects small integers in pointer slots when it copies a stack).
+ */
+static char fake_funcs[4096];
 int cuModuleGetFunction(void **f, void *m, const char *name) {
     NEED_CTX();
     if (m != &mod_token) return ERR_INVALID_HANDLE;
-    for (int i = 0; i < fake_kernel_count; i++) {
+    for (int i = 0; i < fake_kernel_count && i < (int)sizeof fake_funcs; i++) {
         if (strcmp(fake_kernel_names[i], name) == 0) {
-            *f = (void *)(uintptr_t)(i + 1);
+            *f = &fake_funcs[i];
             return OK;
         }
     }
@@ -164,13 +234,14 @@ int cuLaunchKernel(void *f, unsigned int gx, unsigned int gy, unsigned int gz,
                    unsigned int bx, unsigned int by, unsigned int bz,
                    unsigned int shmem, void *stream, void **params, void **extra) {
     NEED_CTX();
-    int k = (int)(uintptr_t)f - 1;
-    if (k < 0 || k >= fake_kernel_count) return ERR_INVALID_HANDLE;
+    if ((char *)f < fake_funcs || (char *)f >= fake_funcs + sizeof fake_funcs) return ERR_INVALID_HANDLE;
+    int k = (int)((char *)f - fake_funcs);
+    if (k >= fake_kernel_count) return ERR_INVALID_HANDLE;
     if (gx == 0 || gx > 65535 || gy != 1 || gz != 1 || bx != 256 || by != 1 || bz != 1 ||
         shmem != 0 || stream != NULL || params == NULL || extra != NULL)
         return ERR_INVALID_VALUE;
     fake_launches++;
-    return gdattn_emu_dispatch(k, params) == 0 ? OK : ERR_INVALID_HANDLE;
+    return fake_run(k, params) == 0 ? OK : ERR_INVALID_HANDLE;
 }
 int cuGetErrorString(int r, const char **s) {
     *s = r == ERR_INVALID_VALUE ? "invalid argument (fake driver)" : "fake driver error";
@@ -188,17 +259,22 @@ int cuGetErrorName(int r, const char **s) {
 
 /* cuBLAS: column-major C = alpha·op(A)·op(B) + beta·C per batch. */
 int cublasCreate_v2(void **h) {
+    FAKE_LOCK();
     if (current != &ctx_token) return 1; /* CUBLAS_STATUS_NOT_INITIALIZED */
     *h = &blas_token;
     return 0;
 }
-int cublasDestroy_v2(void *h) { return h == &blas_token ? 0 : 1; }
+int cublasDestroy_v2(void *h) {
+    FAKE_LOCK();
+    return h == &blas_token ? 0 : 1;
+}
 
 #define FAKE_GEMM(NAME, T)                                                    \
     int NAME(void *h, int ta, int tb, int m, int n, int k, const T *alpha,    \
              const T *A, int lda, long long sa, const T *B, int ldb,          \
              long long sb, const T *beta, T *C, int ldc, long long sc,        \
              int batch) {                                                     \
+        FAKE_LOCK();                                                          \
         if (h != &blas_token || current != &ctx_token) return 1;              \
         if ((ta != 0 && ta != 1) || (tb != 0 && tb != 1)) return 7;           \
         if (m < 0 || n < 0 || k < 0 || batch < 0) return 7;                   \
