@@ -22,6 +22,10 @@ type ExecOptions struct {
 	// Gorgonia's op.Do on the host, result uploaded): a reference path for
 	// tests and for isolating a suspect device kernel.
 	HostOnly bool
+	// HostOps forces the ops whose report name (as in Placements, e.g.
+	// "graph.mmOp MatMul" or "layers.kernelOp") starts with one of these
+	// prefixes onto the CPU fallback: to isolate a suspect device kernel.
+	HostOps []string
 	// ResidentParams keeps the machine's parameters (those with gradients)
 	// in device memory across device updates: after an update by a
 	// graph.Trainer using this executor, the parameters are neither copied
@@ -195,7 +199,7 @@ func newExec(b Backend, p *graph.Program, opts ExecOptions) (x *Exec, err error)
 		default:
 			v.kind = kindOp
 			v.what = opName(n.Op())
-			if !opts.HostOnly {
+			if !opts.HostOnly && !forcedHost(v.what, opts.HostOps) {
 				if err := lowerSafe(x, v); err != nil {
 					return nil, fmt.Errorf("cuda: executor: node %q (%v): %w", n.Name(), n.Op(), err)
 				}
@@ -233,6 +237,16 @@ func newExec(b Backend, p *graph.Program, opts ExecOptions) (x *Exec, err error)
 		logf("cuda: executor on %s: %d of %d ops run on the host: %s", b.Name(), x.count(false), x.count(true)+x.count(false), strings.Join(fb, ", "))
 	}
 	return x, nil
+}
+
+// forcedHost reports whether op name what starts with one of prefixes.
+func forcedHost(what string, prefixes []string) bool {
+	for _, p := range prefixes {
+		if strings.HasPrefix(what, p) {
+			return true
+		}
+	}
+	return false
 }
 
 // lowerSafe is lower with a panic (a lowering that met an op it misreads:

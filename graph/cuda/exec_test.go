@@ -339,3 +339,34 @@ func TestExecutorFallbackView(t *testing.T) {
 		t.Errorf("transposed view uploaded as %v, want %v", got, want)
 	}
 }
+
+// TestExecutorHostOps: ExecOptions.HostOps moves the named ops (and the
+// fused gradient ops that depend on them) to the CPU fallback, next to
+// device ops that read and feed them, with the same results.
+func TestExecutorHostOps(t *testing.T) {
+	be, device := execBackend(t)
+	if !device {
+		t.Skip("everything runs on the host already")
+	}
+	want := tapeRun(t, "tf-cross", tensor.Float64)
+	m, err := buildModel("tf-cross", tensor.Float64, 5)
+	if err != nil {
+		t.Fatal(err)
+	}
+	opts := ExecOptions{HostOps: []string{"graph.mmOp", "layers.headOp"}, Logf: t.Logf}
+	mach, err := graph.NewMachine(m.s, m.loss, graph.MachineOptions{Outputs: m.outputs, Executor: NewExecutorWith(be, opts)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer mach.Close()
+	if err := mach.Run(); err != nil {
+		t.Fatal(err)
+	}
+	compareSnapshots(t, takeSnapshot(t, m, mach), want, 1e-10)
+	host := strings.Join(mach.Executor().(*Exec).FallbackOps(), ", ")
+	// The head's gradient ops read buffers of its device forward node, so
+	// they follow it onto the host.
+	if want := "graph.mmOp MatMul ×36, layers.headGradOp AttentionHeadGrad ×2, layers.headOp AttentionHead ×2, layers.headParamGradOp AttentionHeadGrad ×10"; host != want {
+		t.Errorf("host ops %q, want %q", host, want)
+	}
+}
