@@ -363,10 +363,16 @@ func TestExecutorHostOps(t *testing.T) {
 		t.Fatal(err)
 	}
 	compareSnapshots(t, takeSnapshot(t, m, mach), want, 1e-10)
-	host := strings.Join(mach.Executor().(*Exec).FallbackOps(), ", ")
+	var host []string
+	for _, p := range mach.Executor().(*Exec).Placements() {
+		if !p.Device {
+			host = append(host, p.Op)
+		}
+	}
 	// The head's gradient ops read buffers of its device forward node, so
 	// they follow it onto the host.
-	if want := "graph.mmOp MatMul ×36, layers.headGradOp AttentionHeadGrad ×2, layers.headOp AttentionHead ×2, layers.headParamGradOp AttentionHeadGrad ×10"; host != want {
-		t.Errorf("host ops %q, want %q", host, want)
+	got, wantHost := strings.Join(host, ", "), "graph.mmOp MatMul, layers.headGradOp AttentionHeadGrad, layers.headOp AttentionHead, layers.headParamGradOp AttentionHeadGrad"
+	if got != wantHost {
+		t.Errorf("host ops %q, want %q", got, wantHost)
 	}
 }
