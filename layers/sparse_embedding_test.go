@@ -321,6 +321,9 @@ func TestExp32(t *testing.T) {
 		t.Errorf("exp32: max relative error %.2e on [-87, 0], want <= 2.5e-7", worst)
 	}
 	t.Logf("exp32: max relative error %.2e", worst)
+	if nan := float32(math.NaN()); !math.IsNaN(float64(exp32(nan))) {
+		t.Errorf("exp32(NaN) = %v, want NaN (a NaN logit must make the loss NaN)", exp32(nan))
+	}
 	if exp32(-88) != 0 || exp32(-1e30) != 0 || exp32(0) != 1 {
 		t.Errorf("exp32(-88), exp32(-1e30), exp32(0) = %v, %v, %v; want 0, 0, 1", exp32(-88), exp32(-1e30), exp32(0))
 	}
