@@ -92,6 +92,19 @@ func (op *bmmOp) Do(vals ...G.Value) (G.Value, error) {
 	}
 	lda, ldb := as[2], bs[2]
 	impl := gonum.Implementation{}
+	if !op.transA && op.transB {
+		// A Bᵀ: every entry a dot product of a row of A and a row of B.
+		switch a := vals[0].Data().(type) {
+		case []float64:
+			if b, ok := vals[1].Data().([]float64); ok {
+				return bmmRowDots(a, b, B, m, n, k, as, bs), nil
+			}
+		case []float32:
+			if b, ok := vals[1].Data().([]float32); ok {
+				return bmmRowDots(a, b, B, m, n, k, as, bs), nil
+			}
+		}
+	}
 	switch a := vals[0].Data().(type) {
 	case []float64:
 		b, ok := vals[1].Data().([]float64)
@@ -133,6 +146,19 @@ func (op *bmmOp) Do(vals ...G.Value) (G.Value, error) {
 		return tensor.New(tensor.WithShape(B, m, n), tensor.WithBacking(c)), nil
 	}
 	return nil, fmt.Errorf("graph: bmm: unsupported data %T", vals[0].Data())
+}
+
+// bmmRowDots is A[i]·B[i]ᵀ for every i: a (B, m, k), b (B, n, k).
+func bmmRowDots[F float32 | float64](a, b []F, B, m, n, k int, as, bs tensor.Shape) G.Value {
+	c := make([]F, B*m*n)
+	sa, sb := as[1]*as[2], bs[1]*bs[2]
+	for i := 0; i < B; i++ {
+		ai, bi := a[i*sa:(i+1)*sa], b[i*sb:(i+1)*sb]
+		for r := 0; r < m; r++ {
+			dotRows(ai[r*k:(r+1)*k], bi, k, c[(i*m+r)*n:(i*m+r+1)*n])
+		}
+	}
+	return tensor.New(tensor.WithShape(B, m, n), tensor.WithBacking(c))
 }
 
 func (op *bmmOp) DiffWRT(int) []bool { return []bool{true, true} }

@@ -394,3 +394,32 @@ func MulAddRow[F float32 | float64](c, a []F, inca int, b []F, ldb, k, n int, ac
 		}
 	}
 }
+
+// dotRows sets out[j] = x · ys[j·stride : j·stride+len(x)] for every j of
+// out, four rows at a time (four independent sums).
+func dotRows[F float32 | float64](x, ys []F, stride int, out []F) {
+	n := len(x)
+	j := 0
+	for ; j+4 <= len(out); j += 4 {
+		y0 := ys[j*stride:][:n]
+		y1 := ys[(j+1)*stride:][:n]
+		y2 := ys[(j+2)*stride:][:n]
+		y3 := ys[(j+3)*stride:][:n]
+		var s0, s1, s2, s3 F
+		for c, v := range x {
+			s0 += v * y0[c]
+			s1 += v * y1[c]
+			s2 += v * y2[c]
+			s3 += v * y3[c]
+		}
+		out[j], out[j+1], out[j+2], out[j+3] = s0, s1, s2, s3
+	}
+	for ; j < len(out); j++ {
+		y := ys[j*stride:][:n]
+		var s F
+		for c, v := range x {
+			s += v * y[c]
+		}
+		out[j] = s
+	}
+}

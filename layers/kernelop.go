@@ -258,6 +258,13 @@ func kernelForward[F float32 | float64](kind kernelKind, a kernelArgs, q, k, kee
 			if raw != nil {
 				rawRow = raw[(b*a.tq+j)*a.tk : (b*a.tq+j+1)*a.tk]
 			}
+			if keepRow == nil && rawRow != nil && (kind == kindLinear || kind == kindExp || kind == kindSoftmax) {
+				// Unmasked dot-product kernels: the row's scores four keys
+				// at a time, then the weights.
+				dotsF(qj, k[b*a.tk*d:(b+1)*a.tk*d], d, rawRow)
+				dotWeights(kind, a.g, exp, rawRow, row)
+				continue
+			}
 			mx := math.Inf(-1)
 			for i := range row {
 				if keepRow != nil && keepRow[i] == 0 {
@@ -307,6 +314,33 @@ func kernelForward[F float32 | float64](kind kernelKind, a kernelArgs, q, k, kee
 			for i := range row {
 				row[i] = F(float64(row[i]) / sum)
 			}
+		}
+	}
+}
+
+// dotWeights sets the weights of one query row from its scores q·k_i for
+// the dot-product kernels (linear, exp, softmax), as kernelForward does.
+func dotWeights[F float32 | float64](kind kernelKind, g float64, exp func(float64) float64, raw, row []F) {
+	switch kind {
+	case kindLinear:
+		copy(row, raw)
+	case kindExp:
+		for i, r := range raw {
+			row[i] = F(exp(g * float64(r)))
+		}
+	case kindSoftmax:
+		mx := math.Inf(-1)
+		for _, r := range raw {
+			mx = math.Max(mx, g*float64(r))
+		}
+		var sum float64
+		for i, r := range raw {
+			e := exp(g*float64(r) - mx)
+			row[i] = F(e)
+			sum += e
+		}
+		for i := range row {
+			row[i] = F(float64(row[i]) / sum)
 		}
 	}
 }
