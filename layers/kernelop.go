@@ -318,6 +318,40 @@ func kernelForward[F float32 | float64](kind kernelKind, a kernelArgs, q, k, kee
 	}
 }
 
+// kernelDG is kernelBackward's dg alone, without a mask: one pass over W,
+// dW and the raw scores.
+func kernelDG[F float32 | float64](kind kernelKind, a kernelArgs, w, dw, raw []F) float64 {
+	var dg float64
+	n := a.tk
+	for o := 0; o+n <= len(w); o += n {
+		wr, dr, rr := w[o:o+n], dw[o:o+n], raw[o:o+n]
+		dr, rr = dr[:len(wr)], rr[:len(wr)]
+		switch kind {
+		case kindSoftmax:
+			var rs float64
+			for i, wi := range wr {
+				rs += float64(wi) * float64(dr[i])
+			}
+			for i, wi := range wr {
+				dg += float64(wi) * (float64(dr[i]) - rs) * float64(rr[i])
+			}
+		case kindExp:
+			for i, wi := range wr {
+				dg += float64(wi) * float64(dr[i]) * float64(rr[i])
+			}
+		case kindRBF:
+			for i, wi := range wr {
+				dg -= float64(wi) * float64(dr[i]) * float64(rr[i])
+			}
+		case kindLaplacian:
+			for i, wi := range wr {
+				dg -= float64(wi) * float64(dr[i]) * math.Sqrt(float64(rr[i]))
+			}
+		}
+	}
+	return dg
+}
+
 // dotWeights sets the weights of one query row from its scores q·k_i for
 // the dot-product kernels (linear, exp, softmax), as kernelForward does.
 func dotWeights[F float32 | float64](kind kernelKind, g float64, exp func(float64) float64, raw, row []F) {
@@ -331,7 +365,9 @@ func dotWeights[F float32 | float64](kind kernelKind, g float64, exp func(float6
 	case kindSoftmax:
 		mx := math.Inf(-1)
 		for _, r := range raw {
-			mx = math.Max(mx, g*float64(r))
+			if v := g * float64(r); v > mx || v != v {
+				mx = v
+			}
 		}
 		var sum float64
 		for i, r := range raw {
@@ -355,6 +391,9 @@ func dotWeights[F float32 | float64](kind kernelKind, g float64, exp func(float6
 // float32: dg then carries float32 rounding, as the rest of a float32
 // gradient does.)
 func kernelBackward[F float32 | float64](kind kernelKind, a kernelArgs, q, k, keep, w, dw, dq, dk, raw []F) float64 {
+	if dq == nil && dk == nil && keep == nil {
+		return kernelDG(kind, a, w, dw, raw)
+	}
 	d := a.d
 	var dg float64
 	diff := make([]float64, d)
