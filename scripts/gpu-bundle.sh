@@ -88,8 +88,12 @@ for t in ./*.test; do
 done
 
 echo "== language train -preset paper -steps ${STEPS:-20}"
+# Ask the example for the GPU if it has a flag for it (-device cuda, or -gpu).
 device=()
-if ./language train -h 2>&1 | grep -q -- '-device'; then device=(-device cuda); fi
+help=$(./language train -h 2>&1 || true)
+if grep -qE '^\s+-device\b' <<<"$help"; then device=(-device cuda)
+elif grep -qE '^\s+-gpu\b' <<<"$help"; then device=(-gpu)
+else echo "note: language train has no -device/-gpu flag; it trains on the CPU"; fi
 if ! ./language train -model gd -preset paper -steps "${STEPS:-20}" -corpus data/tinystories.txt -no-eval \
      "${device[@]}" ${LANGUAGE_ARGS:-} 2>&1 | tee logs/language-train.log; then
   status=1
