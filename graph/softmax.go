@@ -155,8 +155,12 @@ func softmaxRows[F float32 | float64](x, out []F, n int, log bool) {
 			}
 		}
 		var sum float64
+		exp := math.Exp
+		if isFloat32[F]() {
+			exp = Exp32 // float32 results
+		}
 		for i, v := range row {
-			e := math.Exp(float64(v - mx))
+			e := exp(float64(v - mx))
 			sum += e
 			if !log {
 				o[i] = F(e)
@@ -184,8 +188,12 @@ func softmaxGradRows[F float32 | float64](y, dy, out []F, n int, log bool) {
 			for _, g := range dr {
 				s += float64(g)
 			}
+			exp := math.Exp
+			if isFloat32[F]() {
+				exp = Exp32 // float32 results
+			}
 			for i := range o {
-				o[i] = F(float64(dr[i]) - math.Exp(float64(yr[i]))*s)
+				o[i] = F(float64(dr[i]) - exp(float64(yr[i]))*s)
 			}
 			continue
 		}
