@@ -309,9 +309,10 @@ func (m *LM) build() (err error) {
 		return err
 	}
 	h = G.Must(lnf.Forward(h))
-	// h W_e with W_e = wteᵀ: graph.MatMul hands the transpose to BLAS, so
-	// neither the product nor its gradient materialises a (d', C) copy.
-	logits, err := graph.MatMul(h, m.emb.Weight(), false, true) // (rows, C)
+	// h W_e with W_e = wteᵀ (layers.TiedLogits: the transpose handed to
+	// BLAS, no (d', C) copy, and the (rows, C) output and the gradients kept
+	// in buffers reused from run to run).
+	logits, err := m.emb.Logits(h) // (rows, C)
 	if err != nil {
 		return err
 	}

@@ -634,3 +634,153 @@ func sameSlice[F float32 | float64](a any, b []F) bool {
 	s, ok := a.([]F)
 	return ok && len(s) == len(b) && len(s) > 0 && &s[0] == &b[0]
 }
+
+// Logits returns the tied output layer h wᵀ for h (N, Dim): the logits
+// (N, Vocab) of a language model whose output matrix W_e = wᵀ is the token
+// embedding table (see [TiedLogits]).
+func (e *SparseEmbedding) Logits(h *G.Node) (*G.Node, error) {
+	out, err := TiedLogits(h, e.w)
+	if err != nil {
+		return nil, fmt.Errorf("layers: sparse embedding %q: %w", e.s.Path(), err)
+	}
+	return out, nil
+}
+
+// TiedLogits returns h wᵀ for h (N, D) and a table w (V, D): the product
+// graph.MatMul(h, w, false, true) computes, with its gradients dh = dY w and
+// dw = dYᵀ h, through graph.Gemm. Unlike graph.MatMul, the three ops keep
+// their (N, V), (N, D) and (V, D) outputs in buffers they own and reuse from
+// run to run (as the gather's gradient does), so a training step of a
+// language model allocates (and the runtime zeroes) no vocabulary-sized
+// tensor for its output layer. A value read from the output is valid until
+// the machine runs again.
+func TiedLogits(h, w *G.Node) (*G.Node, error) {
+	if h == nil || w == nil {
+		return nil, fmt.Errorf("layers: tied logits: nil input")
+	}
+	hs, ws := h.Shape(), w.Shape()
+	if hs.Dims() != 2 || ws.Dims() != 2 || hs[1] != ws[1] {
+		return nil, fmt.Errorf("layers: tied logits: h %v and table %v, want (N, D) and (V, D)", hs, ws)
+	}
+	if h.Dtype() != w.Dtype() {
+		return nil, fmt.Errorf("layers: tied logits: dtypes %v and %v differ", h.Dtype(), w.Dtype())
+	}
+	if err := graph.CheckDtype(h.Dtype()); err != nil {
+		return nil, fmt.Errorf("layers: tied logits: %w", err)
+	}
+	return G.ApplyOp(&tiedOp{n: hs[0], v: ws[0], d: ws[1]}, h, w)
+}
+
+// tiedOp is one of the three products of the tied output layer, for h
+// (n, d), w (v, d) and the logits' gradient dY (n, v).
+type tiedOp struct {
+	n, v, d int
+	mode    tiedMode
+	buf     any // []float32 or []float64: the output, reused
+}
+
+type tiedMode int
+
+const (
+	tiedForward tiedMode = iota // (h, w) -> h wᵀ (n, v)
+	tiedGradH                   // (dY, w) -> dY w (n, d)
+	tiedGradW                   // (dY, h) -> dYᵀ h (v, d)
+)
+
+func (op *tiedOp) outShape() tensor.Shape {
+	switch op.mode {
+	case tiedGradH:
+		return tensor.Shape{op.n, op.d}
+	case tiedGradW:
+		return tensor.Shape{op.v, op.d}
+	}
+	return tensor.Shape{op.n, op.v}
+}
+
+func (op *tiedOp) Arity() int { return 2 }
+func (op *tiedOp) Type() hm.Type {
+	t := &G.TensorType{Dims: 2, Of: hm.TypeVariable('a')}
+	return hm.NewFnType(t, t, t)
+}
+func (op *tiedOp) InferShape(...G.DimSizer) (tensor.Shape, error) { return op.outShape(), nil }
+func (op *tiedOp) ReturnsPtr() bool                               { return false }
+func (op *tiedOp) CallsExtern() bool                              { return false }
+func (op *tiedOp) OverwritesInput() int                           { return -1 }
+func (op *tiedOp) WriteHash(h hash.Hash) {
+	fmt.Fprintf(h, "gdattn.tied (%d,%d,%d) mode %d", op.n, op.v, op.d, op.mode)
+}
+func (op *tiedOp) Hashcode() uint32 { return hash32(op) }
+func (op *tiedOp) String() string {
+	return [...]string{"TiedLogits", "TiedLogitsGradH", "TiedLogitsGradW"}[op.mode] + fmt.Sprintf("(%d,%d,%d)", op.n, op.v, op.d)
+}
+func (op *tiedOp) DiffWRT(int) []bool {
+	if op.mode != tiedForward {
+		return []bool{false, false}
+	}
+	return []bool{true, true}
+}
+func (op *tiedOp) SymDiff(inputs G.Nodes, output, grad *G.Node) (G.Nodes, error) {
+	if op.mode != tiedForward {
+		return nil, fmt.Errorf("layers: the tied logits' gradients have no gradient of their own (second derivatives are unsupported)")
+	}
+	dh, err := G.ApplyOp(&tiedOp{n: op.n, v: op.v, d: op.d, mode: tiedGradH}, grad, inputs[1])
+	if err != nil {
+		return nil, err
+	}
+	dw, err := G.ApplyOp(&tiedOp{n: op.n, v: op.v, d: op.d, mode: tiedGradW}, grad, inputs[0])
+	if err != nil {
+		return nil, err
+	}
+	return G.Nodes{dh, dw}, nil
+}
+
+func (op *tiedOp) Do(vals ...G.Value) (G.Value, error) {
+	if len(vals) != 2 {
+		return nil, fmt.Errorf("layers: %v: %d inputs, want 2", op, len(vals))
+	}
+	switch a := denseData(vals[0]).(type) {
+	case []float64:
+		b, ok := denseData(vals[1]).([]float64)
+		if !ok {
+			return nil, fmt.Errorf("layers: %v: mixed dtypes", op)
+		}
+		return tiedDo(op, a, b)
+	case []float32:
+		b, ok := denseData(vals[1]).([]float32)
+		if !ok {
+			return nil, fmt.Errorf("layers: %v: mixed dtypes", op)
+		}
+		return tiedDo(op, a, b)
+	}
+	return nil, fmt.Errorf("layers: %v: unsupported data %T", op, vals[0].Data())
+}
+
+func tiedDo[F float32 | float64](op *tiedOp, a, b []F) (G.Value, error) {
+	n, v, d := op.n, op.v, op.d
+	// Input sizes: (h or dY) and (w or h).
+	wantA, wantB := n*d, v*d
+	if op.mode != tiedForward {
+		wantA = n * v
+		if op.mode == tiedGradW {
+			wantB = n * d
+		}
+	}
+	if len(a) != wantA || len(b) != wantB {
+		return nil, fmt.Errorf("layers: %v: inputs of %d and %d values, want %d and %d", op, len(a), len(b), wantA, wantB)
+	}
+	shape := op.outShape()
+	c, ok := op.buf.([]F)
+	if !ok || len(c) != shape.TotalSize() {
+		c = make([]F, shape.TotalSize())
+		op.buf = c
+	}
+	switch op.mode {
+	case tiedForward: // (n, v) = h (n, d) · wᵀ
+		graph.Gemm(false, true, n, v, d, 1, a, d, b, d, 0, c, v)
+	case tiedGradH: // (n, d) = dY (n, v) · w (v, d)
+		graph.Gemm(false, false, n, d, v, 1, a, v, b, d, 0, c, d)
+	case tiedGradW: // (v, d) = dYᵀ (v, n) · h (n, d)
+		graph.Gemm(true, false, v, d, n, 1, a, v, b, d, 0, c, d)
+	}
+	return tensor.New(tensor.WithShape(shape...), tensor.WithBacking(c)), nil
+}

@@ -257,9 +257,9 @@ func (m *GPT) build() (err error) {
 	if err != nil {
 		return err
 	}
-	// Tied to wte: ln_f(h) wteᵀ, the transpose handed to BLAS (graph.MatMul)
-	// rather than materialised.
-	logits, err := graph.MatMul(G.Must(lnf.Forward(h)), m.emb.Weight(), false, true) // (rows, C)
+	// Tied to wte: ln_f(h) wteᵀ by layers.TiedLogits (the transpose handed to
+	// BLAS rather than materialised; output and gradients in reused buffers).
+	logits, err := m.emb.Logits(G.Must(lnf.Forward(h))) // (rows, C)
 	if err != nil {
 		return err
 	}
