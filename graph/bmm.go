@@ -112,6 +112,10 @@ func (op *bmmOp) Do(vals ...G.Value) (G.Value, error) {
 			return nil, fmt.Errorf("graph: bmm: mixed dtypes")
 		}
 		c := make([]float64, B*m*n)
+		if haveRowKernel && !op.transB {
+			bmmRows(a, b, c, B, m, n, k, as, bs, lda, ldb, op.transA)
+			return tensor.New(tensor.WithShape(B, m, n), tensor.WithBacking(c)), nil
+		}
 		for i := 0; i < B; i++ {
 			impl.Dgemm(ta, tb, m, n, k, 1, a[i*as[1]*as[2]:(i+1)*as[1]*as[2]], lda,
 				b[i*bs[1]*bs[2]:(i+1)*bs[1]*bs[2]], ldb, 0, c[i*m*n:(i+1)*m*n], n)
@@ -124,19 +128,7 @@ func (op *bmmOp) Do(vals ...G.Value) (G.Value, error) {
 		}
 		c := make([]float32, B*m*n)
 		if haveRowKernel && !op.transB {
-			// Row by row on the AVX2 kernel: row r of op(A) is a row of A,
-			// or a column (stride lda) of A transposed.
-			sa, sb := as[1]*as[2], bs[1]*bs[2]
-			for i := 0; i < B; i++ {
-				ai, bi, ci := a[i*sa:(i+1)*sa], b[i*sb:(i+1)*sb], c[i*m*n:(i+1)*m*n]
-				for r := 0; r < m; r++ {
-					if op.transA {
-						MulAddRow(ci[r*n:], ai[r:], lda, bi, ldb, k, n, false)
-					} else {
-						MulAddRow(ci[r*n:], ai[r*lda:], 1, bi, ldb, k, n, false)
-					}
-				}
-			}
+			bmmRows(a, b, c, B, m, n, k, as, bs, lda, ldb, op.transA)
 			return tensor.New(tensor.WithShape(B, m, n), tensor.WithBacking(c)), nil
 		}
 		for i := 0; i < B; i++ {
@@ -146,6 +138,22 @@ func (op *bmmOp) Do(vals ...G.Value) (G.Value, error) {
 		return tensor.New(tensor.WithShape(B, m, n), tensor.WithBacking(c)), nil
 	}
 	return nil, fmt.Errorf("graph: bmm: unsupported data %T", vals[0].Data())
+}
+
+// bmmRows computes op(A[i])·B[i] row by row on the AVX2 kernels: row r of
+// op(A) is a row of A, or a column (stride lda) of A transposed.
+func bmmRows[F float32 | float64](a, b, c []F, B, m, n, k int, as, bs tensor.Shape, lda, ldb int, transA bool) {
+	sa, sb := as[1]*as[2], bs[1]*bs[2]
+	for i := 0; i < B; i++ {
+		ai, bi, ci := a[i*sa:(i+1)*sa], b[i*sb:(i+1)*sb], c[i*m*n:(i+1)*m*n]
+		for r := 0; r < m; r++ {
+			if transA {
+				MulAddRow(ci[r*n:], ai[r:], lda, bi, ldb, k, n, false)
+			} else {
+				MulAddRow(ci[r*n:], ai[r*lda:], 1, bi, ldb, k, n, false)
+			}
+		}
+	}
 }
 
 // bmmRowDots is A[i]·B[i]ᵀ for every i: a (B, m, k), b (B, n, k).

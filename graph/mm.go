@@ -216,15 +216,15 @@ func (op *mmOp) SymDiff(in G.Nodes, output, dc *G.Node) (G.Nodes, error) {
 //   - with GOMAXPROCS = 1 a tall product is cut into bands of rows that
 //     gonum runs serially, instead of its goroutine per 64×64 block.
 //
-// On amd64 with AVX2 and FMA, float32 products with alpha 1 and beta 0 or 1
-// run on gdattn's own kernel instead (rowKernel32, mm_amd64.s): one row of C
+// On amd64 with AVX2 and FMA, products with alpha 1 and beta 0 or 1 run on
+// gdattn's own kernels instead (rowKernel32/64, mm_amd64.s): one row of C
 // at a time, 32 columns per pass in vector registers, fused multiply-adds.
 //
 // The result is the same product; only the order of the floating-point
 // additions (and, with FMA, their rounding) may differ.
 func Gemm[F float32 | float64](tA, tB bool, m, n, k int, alpha F, a []F, lda int, b []F, ldb int, beta F, c []F, ldc int) {
-	if a32, ok := any(a).([]float32); ok && haveRowKernel && alpha == 1 && (beta == 0 || beta == 1) {
-		if gemmRows32(tA, tB, m, n, k, a32, lda, any(b).([]float32), ldb, beta == 1, any(c).([]float32), ldc) {
+	if haveRowKernel && alpha == 1 && (beta == 0 || beta == 1) {
+		if gemmRows(tA, tB, m, n, k, a, lda, b, ldb, beta == 1, c, ldc) {
 			return
 		}
 	}
@@ -304,11 +304,11 @@ func gemmRaw[F float32 | float64](tA, tB bool, m, n, k int, alpha F, a []F, lda 
 	}
 }
 
-// gemmRows32 is Gemm with rowKernel32, for alpha = 1; acc adds to C (beta
-// 1) instead of overwriting it (beta 0). It reports false, having done
+// gemmRows is Gemm with the row kernels, for alpha = 1; acc adds to C
+// (beta 1) instead of overwriting it (beta 0). It reports false, having done
 // nothing, when the slices are too short for the sizes (Gemm's BLAS path
 // then reports it) or a transposed B is too large to copy.
-func gemmRows32(tA, tB bool, m, n, k int, a []float32, lda int, b []float32, ldb int, acc bool, c []float32, ldc int) bool {
+func gemmRows[F float32 | float64](tA, tB bool, m, n, k int, a []F, lda int, b []F, ldb int, acc bool, c []F, ldc int) bool {
 	if m <= 0 || n <= 0 || k < 0 {
 		return m == 0 || n == 0
 	}
@@ -336,7 +336,7 @@ func gemmRows32(tA, tB bool, m, n, k int, a []float32, lda int, b []float32, ldb
 		if k*n > 1<<16 {
 			return false
 		}
-		bt := make([]float32, k*n)
+		bt := make([]F, k*n)
 		for j := 0; j < n; j++ {
 			row := b[j*ldb : j*ldb+k]
 			for l, v := range row {
@@ -347,23 +347,34 @@ func gemmRows32(tA, tB bool, m, n, k int, a []float32, lda int, b []float32, ldb
 	}
 	for i := 0; i < m; i++ {
 		if tA {
-			rowKernel32(&c[i*ldc], &a[i], &b[0], lda, ldb, k, n, acc)
+			rowKernel(c[i*ldc:], a[i:], b, lda, ldb, k, n, acc)
 		} else {
-			rowKernel32(&c[i*ldc], &a[i*lda], &b[0], 1, ldb, k, n, acc)
+			rowKernel(c[i*ldc:], a[i*lda:], b, 1, ldb, k, n, acc)
 		}
 	}
 	return true
 }
 
-// HaveRowKernel reports whether Gemm runs float32 products on gdattn's
-// AVX2/FMA kernel on this machine.
+// rowKernel calls rowKernel32 or rowKernel64 on the first elements of c, a
+// and b (the caller has checked their lengths).
+func rowKernel[F float32 | float64](c, a, b []F, inca, ldb, k, n int, acc bool) {
+	switch c := any(c).(type) {
+	case []float32:
+		rowKernel32(&c[0], &any(a).([]float32)[0], &any(b).([]float32)[0], inca, ldb, k, n, acc)
+	case []float64:
+		rowKernel64(&c[0], &any(a).([]float64)[0], &any(b).([]float64)[0], inca, ldb, k, n, acc)
+	}
+}
+
+// HaveRowKernel reports whether Gemm and MulAddRow run on gdattn's AVX2/FMA
+// kernels on this machine.
 func HaveRowKernel() bool { return haveRowKernel }
 
 // MulAddRow sets (acc false) or increments (acc true) c[j], j < n, by
 // Σ_{l<k} a[l·inca]·b[l·ldb + j]: one row of a matrix product whose left
 // factor's row is read with stride inca (1 for a row of A, the row length
-// of A for a column of A, that is a row of Aᵀ). float32 runs on the
-// AVX2/FMA kernel where the machine has one. It panics, like a slice
+// of A for a column of A, that is a row of Aᵀ). It runs on the AVX2/FMA
+// kernels where the machine has them. It panics, like a slice
 // expression, when a, b or c is too short.
 func MulAddRow[F float32 | float64](c, a []F, inca int, b []F, ldb, k, n int, acc bool) {
 	if n <= 0 {
@@ -378,8 +389,8 @@ func MulAddRow[F float32 | float64](c, a []F, inca int, b []F, ldb, k, n int, ac
 	_ = a[(k-1)*inca]
 	_ = b[(k-1)*ldb+n-1]
 	_ = c[n-1]
-	if c32, ok := any(c).([]float32); ok && haveRowKernel {
-		rowKernel32(&c32[0], &any(a).([]float32)[0], &any(b).([]float32)[0], inca, ldb, k, n, acc)
+	if haveRowKernel {
+		rowKernel(c, a, b, inca, ldb, k, n, acc)
 		return
 	}
 	c = c[:n]

@@ -13,3 +13,8 @@ var haveRowKernel = cpu.X86.HasAVX2 && cpu.X86.HasFMA
 //
 //go:noescape
 func rowKernel32(c, a, b *float32, inca, ldb, k, n int, acc bool)
+
+// rowKernel64 is rowKernel32 for float64.
+//
+//go:noescape
+func rowKernel64(c, a, b *float64, inca, ldb, k, n int, acc bool)

@@ -154,7 +154,8 @@ func TestConcatLast(t *testing.T) {
 
 // TestGemm compares Gemm with a plain-Go product on the shapes that take its
 // special paths (thin B, thin results, bands of rows at GOMAXPROCS = 1), for
-// every transpose combination, beta 0 and 0.5, float64 and float32.
+// every transpose combination, (alpha, beta) = (2, 0), (2, 0.5) (BLAS) and
+// (1, 0), (1, 1) (the row kernels), float64 and float32.
 func TestGemm(t *testing.T) {
 	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1))
 	rng := rand.New(rand.NewPCG(7, 1))
@@ -163,7 +164,8 @@ func TestGemm(t *testing.T) {
 		m, n, k := sh[0], sh[1], sh[2]
 		for _, ta := range []bool{false, true} {
 			for _, tb := range []bool{false, true} {
-				for _, beta := range []float64{0, 0.5} {
+				for _, ab := range [][2]float64{{2, 0}, {2, 0.5}, {1, 0}, {1, 1}} {
+					alpha, beta := ab[0], ab[1]
 					a := make([]float64, m*k)
 					b := make([]float64, k*n)
 					c := make([]float64, m*n)
@@ -190,15 +192,15 @@ func TestGemm(t *testing.T) {
 							for l := 0; l < k; l++ {
 								s += at(i, l) * bt(l, j)
 							}
-							want[i*n+j] = 2*s + beta*c[i*n+j]
+							want[i*n+j] = alpha*s + beta*c[i*n+j]
 						}
 					}
-					name := fmt.Sprintf("%dx%dx%d/tA=%v/tB=%v/beta=%v", m, n, k, ta, tb, beta)
+					name := fmt.Sprintf("%dx%dx%d/tA=%v/tB=%v/alpha=%v/beta=%v", m, n, k, ta, tb, alpha, beta)
 					got := append([]float64(nil), c...)
-					graph.Gemm(ta, tb, m, n, k, 2, a, lda, b, ldb, beta, got, n)
+					graph.Gemm(ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, got, n)
 					graphtest.AllClose(t, name, got, want, 1e-12)
 					a32, b32, c32 := to32(a), to32(b), to32(c)
-					graph.Gemm(ta, tb, m, n, k, 2, a32, lda, b32, ldb, float32(beta), c32, n)
+					graph.Gemm(ta, tb, m, n, k, float32(alpha), a32, lda, b32, ldb, float32(beta), c32, n)
 					got32 := make([]float64, len(c32))
 					for i, v := range c32 {
 						got32[i] = float64(v)
