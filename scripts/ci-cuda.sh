@@ -30,7 +30,7 @@ log=$(mktemp)
 if ! go test -tags gdcuda -count=1 -v ./graph/cuda >"$log" 2>&1; then
   cat "$log"; rm -f "$log"; exit 1
 fi
-grep -B1 -E -- '--- SKIP' "$log" | grep -vE '^(--|=== RUN.*)$' | head -20 || true
+grep -B1 -E -- '^--- SKIP' "$log" | grep -vE '^(--|=== RUN.*)$' | head -20 || true
 tail -1 "$log"; rm -f "$log"
 echo "== go test -tags gdcuda -run TestGPUKernelRaces ./graph/cuda (kernels in 4 threads under ThreadSanitizer)"
 GDATTN_FAKE_TSAN=1 go test -tags gdcuda -count=1 -run TestGPUKernelRaces -timeout 20m ./graph/cuda
