@@ -31,7 +31,10 @@
 // Launches use 256-thread blocks and min(ceil(n/256), 65535) blocks on the
 // legacy default stream, the stream cuBLAS uses too, so work runs in issue
 // order; copies to and from host memory are synchronous. Row-major Gemm calls
-// column-major cuBLAS on the transposes (B first, m and n swapped).
+// column-major cuBLAS on the transposes (B first, m and n swapped); when no
+// cuBLAS can be loaded, or GDATTN_NO_CUBLAS is set, Gemm runs the
+// gemm_naive kernel of kernels/selftest.cu instead (one thread per output
+// element, double sums: correct, slow) and Name says so.
 //
 // # Kernels
 //
@@ -39,7 +42,8 @@
 // (no templates), declared with GDATTN_KERNEL (extern "C" __global__ void),
 // one grid-stride loop, parameters pointer/int/long long/float/double, float
 // and double variants from one macro with GDATTN_FLOATS (names end in _f32,
-// _f64). kernels/selftest.cu holds fill, axpy, scale, iota and sum. After
+// _f64). kernels/selftest.cu holds fill, axpy, scale, iota, sum and
+// gemm_naive. After
 // changing a kernel:
 //
 //	go generate ./graph/cuda   # emu_kernels.c and ptx_kernels.go (kernel table; runs gcc -E)

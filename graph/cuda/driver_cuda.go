@@ -452,13 +452,18 @@ func Open(ordinal int) (Backend, error) {
 	if err := g.loadModule(); err != nil {
 		return fail(err)
 	}
-	if err := loadCuBLAS(); err != nil {
-		return fail(err)
+	// Gemm uses cuBLAS, or the gemm_naive kernel when cuBLAS cannot be
+	// loaded or GDATTN_NO_CUBLAS is set.
+	if os.Getenv("GDATTN_NO_CUBLAS") != "" {
+		g.name += ", Gemm by the gemm_naive kernel (GDATTN_NO_CUBLAS set)"
+	} else if err := loadCuBLAS(); err != nil {
+		g.name += ", Gemm by the gemm_naive kernel (" + err.Error() + ")"
+	} else {
+		if err := checkBLAS("cublasCreate", C.gd_cublasCreate(g.ctx, &g.blas)); err != nil {
+			return fail(err)
+		}
+		g.name += ", " + filepath.Base(cublasUsed)
 	}
-	if err := checkBLAS("cublasCreate", C.gd_cublasCreate(g.ctx, &g.blas)); err != nil {
-		return fail(err)
-	}
-	g.name += ", " + filepath.Base(cublasUsed)
 	g.funcs = make([]C.CUfunction, len(kernelTable))
 	g.slots = (*[maxArgs]uint64)(C.malloc(maxArgs * 8)) // packArgs writes every slot a launch reads
 	if g.slots == nil {
@@ -605,6 +610,12 @@ func (g *gpu) Launch(name string, n int64, args ...any) error {
 	if g.closed {
 		return errClosed
 	}
+	return g.launch(idx, n, args)
+}
+
+// launch packs args and launches kernel idx over n work items. Callers hold
+// g.mu.
+func (g *gpu) launch(idx int, n int64, args []any) error {
 	if err := packArgs(&kernelTable[idx], args, g.slots[:], nil); err != nil {
 		return err
 	}
@@ -616,7 +627,7 @@ func (g *gpu) Launch(name string, n int64, args ...any) error {
 		return err
 	}
 	r := C.gd_launch(g.ctx, f, C.uint(gridFor(n)), threadsPerBlock, (*C.uint64_t)(unsafe.Pointer(g.slots)), C.int(len(args)))
-	return check("cuLaunchKernel("+name+")", r)
+	return check("cuLaunchKernel("+kernelTable[idx].name+")", r)
 }
 
 func (g *gpu) Gemm(dt tensor.Dtype, transA, transB bool, m, n, k int, alpha float64,
@@ -634,6 +645,19 @@ func (g *gpu) Gemm(dt tensor.Dtype, transA, transB bool, m, n, k int, alpha floa
 	if s.noop {
 		return nil
 	}
+	if g.blas == nil {
+		name := "gemm_naive_f32"
+		if dt == tensor.Float64 {
+			name = "gemm_naive_f64"
+		}
+		idx, err := lookupKernel(name)
+		if err != nil {
+			return err
+		}
+		items := int64(batch) * int64(m) * int64(n)
+		return g.launch(idx, items, []any{items, cbool32(transA), cbool32(transB), int32(m), int32(n), int32(k), alpha,
+			a, int32(lda), sA, b, int32(ldb), sB, beta, c, int32(ldc), sC})
+	}
 	dbl := C.int(0)
 	call := "cublasSgemmStridedBatched"
 	if dt == tensor.Float64 {
@@ -643,6 +667,13 @@ func (g *gpu) Gemm(dt tensor.Dtype, transA, transB bool, m, n, k int, alpha floa
 		C.CUdeviceptr(a), C.int(lda), C.longlong(sA), C.CUdeviceptr(b), C.int(ldb), C.longlong(sB),
 		C.double(beta), C.CUdeviceptr(c), C.int(ldc), C.longlong(sC), C.int(batch))
 	return checkBLAS(call, st)
+}
+
+func cbool32(b bool) int32 {
+	if b {
+		return 1
+	}
+	return 0
 }
 
 func cbool(b bool) C.int {

@@ -31,6 +31,18 @@ func TestGPUBackendOnFakeDriver(t *testing.T) {
 	t.Logf("tests on the fake driver:\n%s", grepLines(out, `^(--- |ok|PASS)|backend:`))
 }
 
+// TestGPUGemmWithoutCuBLAS runs the device self-test on the fake driver with
+// GDATTN_NO_CUBLAS set, so that Gemm goes through the gemm_naive kernel.
+func TestGPUGemmWithoutCuBLAS(t *testing.T) {
+	t.Setenv("GDATTN_FAKE_RUN", "^TestGPUSelfTest$")
+	t.Setenv("GDATTN_NO_CUBLAS", "1")
+	out := runOnFakeDriver(t, false)
+	if !strings.Contains(out, "Gemm by the gemm_naive kernel (GDATTN_NO_CUBLAS set)") {
+		t.Fatalf("Gemm did not use the gemm_naive kernel:\n%s", out)
+	}
+	t.Logf("%s", grepLines(out, `^(--- |ok|PASS)|backend:`))
+}
+
 // TestGPUKernelRaces runs the package's tests on the fake driver built with
 // -DGDATTN_EMU_THREADS (every launch runs 4 OS threads, atomicAdd is atomic)
 // and ThreadSanitizer, and fails on any data race: two work items of a kernel
@@ -150,7 +162,7 @@ func runOnFakeDriver(t *testing.T, tsan bool) string {
 	if err != nil {
 		t.Fatalf("tests on the fake driver: %v\n%s", err, out)
 	}
-	if run == "." && !regexp.MustCompile(`backend: Fake CPU device \(sm_90, 4 SMs, 1 GiB\), libcublas\.so\.13`).Match(out) {
+	if (run == "." || strings.Contains(run, "TestGPUSelfTest")) && !regexp.MustCompile(`backend: Fake CPU device \(sm_90, 4 SMs, 1 GiB\), (libcublas\.so\.13|Gemm by the gemm_naive kernel)`).Match(out) {
 		t.Fatalf("the GPU tests did not run on the fake driver:\n%s", out)
 	}
 	return string(out)

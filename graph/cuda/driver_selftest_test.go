@@ -34,6 +34,19 @@ func testBackend(t *testing.T, be Backend) {
 			testGemmBroadcast(t, be, rng, dt)
 		}
 	})
+	t.Run("gemm_naive", func(t *testing.T) {
+		// The kernel the GPU backend uses for Gemm without cuBLAS.
+		rng := rand.New(rand.NewPCG(3, 4))
+		for _, dt := range []tensor.Dtype{tensor.Float64, tensor.Float32} {
+			for _, ta := range []bool{false, true} {
+				for _, tb := range []bool{false, true} {
+					testGemmCaseVia(t, be, rng, dt, 5, 3, 4, 1, ta, tb, true)
+					testGemmCaseVia(t, be, rng, dt, 7, 6, 9, 3, ta, tb, true)
+					testGemmCaseVia(t, be, rng, dt, 2, 4, 0, 2, ta, tb, true)
+				}
+			}
+		}
+	})
 }
 
 func mustAlloc(t *testing.T, be Backend, bytes int64) Ptr {
@@ -216,9 +229,10 @@ func gemmRef(ta, tb bool, m, n, k int, alpha float64, a []float64, lda int, sA i
 	}
 }
 
-// gemmRun uploads a, b, c in dtype dt, runs Gemm and returns C as float64.
+// gemmRun uploads a, b, c in dtype dt, runs Gemm (or, with viaKernel, the
+// gemm_naive kernel) and returns C as float64.
 func gemmRun(t *testing.T, be Backend, dt tensor.Dtype, ta, tb bool, m, n, k int, alpha float64,
-	a []float64, lda, sA int, b []float64, ldb, sB int, beta float64, c []float64, ldc, sC, batch int) []float64 {
+	a []float64, lda, sA int, b []float64, ldb, sB int, beta float64, c []float64, ldc, sC, batch int, viaKernel bool) []float64 {
 	t.Helper()
 	es := int64(8)
 	if dt == tensor.Float32 {
@@ -238,7 +252,22 @@ func gemmRun(t *testing.T, be Backend, dt tensor.Dtype, ta, tb bool, m, n, k int
 		return p
 	}
 	pa, pb, pc := up(a), up(b), up(c)
-	must(t, be.Gemm(dt, ta, tb, m, n, k, alpha, pa, lda, int64(sA), pb, ldb, int64(sB), beta, pc, ldc, int64(sC), batch))
+	if viaKernel {
+		name, items := "gemm_naive_f64", int64(batch*m*n)
+		if dt == tensor.Float32 {
+			name = "gemm_naive_f32"
+		}
+		b2i := func(v bool) int32 {
+			if v {
+				return 1
+			}
+			return 0
+		}
+		must(t, be.Launch(name, items, items, b2i(ta), b2i(tb), int32(m), int32(n), int32(k), alpha,
+			pa, int32(lda), int64(sA), pb, int32(ldb), int64(sB), beta, pc, int32(ldc), int64(sC)))
+	} else {
+		must(t, be.Gemm(dt, ta, tb, m, n, k, alpha, pa, lda, int64(sA), pb, ldb, int64(sB), beta, pc, ldc, int64(sC), batch))
+	}
 	must(t, be.Sync())
 	if dt == tensor.Float32 {
 		g := get32(t, be, pc, len(c))
@@ -262,6 +291,13 @@ func randSlice(rng *rand.Rand, n int) []float64 {
 // testGemmCase checks one Gemm shape with padded leading dimensions and
 // padded batch strides against gemmRef.
 func testGemmCase(t *testing.T, be Backend, rng *rand.Rand, dt tensor.Dtype, m, n, k, batch int, ta, tb bool) {
+	t.Helper()
+	testGemmCaseVia(t, be, rng, dt, m, n, k, batch, ta, tb, false)
+}
+
+// testGemmCaseVia is testGemmCase through Backend.Gemm or, with viaKernel,
+// the gemm_naive kernel.
+func testGemmCaseVia(t *testing.T, be Backend, rng *rand.Rand, dt tensor.Dtype, m, n, k, batch int, ta, tb, viaKernel bool) {
 	t.Helper()
 	aRows, aCols := m, k
 	if ta {
@@ -289,7 +325,7 @@ func testGemmCase(t *testing.T, be Backend, rng *rand.Rand, dt tensor.Dtype, m, 
 		}
 	}
 	gemmRef(ta, tb, m, n, k, alpha, a, lda, sA, b, ldb, sB, beta, want, ldc, sC, batch)
-	got := gemmRun(t, be, dt, ta, tb, m, n, k, alpha, a, lda, sA, b, ldb, sB, beta, c, ldc, sC, batch)
+	got := gemmRun(t, be, dt, ta, tb, m, n, k, alpha, a, lda, sA, b, ldb, sB, beta, c, ldc, sC, batch, viaKernel)
 	tol := 1e-12
 	if dt == tensor.Float32 {
 		tol = 1e-5
@@ -325,7 +361,7 @@ func testGemmBroadcast(t *testing.T, be Backend, rng *rand.Rand, dt tensor.Dtype
 			}
 		}
 		gemmRef(false, false, m, n, k, 1, a, k, sA, b, n, sB, 0, want, n, m*n, batch)
-		got := gemmRun(t, be, dt, false, false, m, n, k, 1, a, k, sA, b, n, sB, 0, c, n, m*n, batch)
+		got := gemmRun(t, be, dt, false, false, m, n, k, 1, a, k, sA, b, n, sB, 0, c, n, m*n, batch, false)
 		for i := range got {
 			if math.Abs(got[i]-want[i]) > 1e-5*(1+math.Abs(want[i])) {
 				t.Fatal(fmt.Sprintf("Gemm %v with stride 0 on %s: C[%d] = %v, want %v", dt, side, i, got[i], want[i]))

@@ -4,7 +4,7 @@ package cuda
 
 // kernelSourceHash is the SHA-256 of kernels/*.cu and kernels/*.h; it must
 // match the one scripts/build-ptx.sh wrote into kernels/gdattn.ptx.
-const kernelSourceHash = "df53cc0d92fadcf8da0b37d222f706c303f251267f495565c923c9a4b5dd09e8"
+const kernelSourceHash = "0f78ed64827090f7e6b4d6047102615f86fc90b584f045e923b2bf75d059bd84"
 
 // kernelTable lists every kernel of kernels/*.cu in emulator dispatch order.
 var kernelTable = []kernelSig{
@@ -45,6 +45,8 @@ var kernelTable = []kernelSig{
 	{name: "iota_f64", file: "selftest.cu", params: []kernelParam{{"n", argInt64, "long long"}, {"start", argFloat64, "double"}, {"step", argFloat64, "double"}, {"stride", argInt32, "int"}, {"x", argPtr, "double*"}}},
 	{name: "sum_f32", file: "selftest.cu", params: []kernelParam{{"n", argInt64, "long long"}, {"x", argPtr, "const float*"}, {"out", argPtr, "float*"}}},
 	{name: "sum_f64", file: "selftest.cu", params: []kernelParam{{"n", argInt64, "long long"}, {"x", argPtr, "const double*"}, {"out", argPtr, "double*"}}},
+	{name: "gemm_naive_f32", file: "selftest.cu", params: []kernelParam{{"n", argInt64, "long long"}, {"ta", argInt32, "int"}, {"tb", argInt32, "int"}, {"m", argInt32, "int"}, {"nc", argInt32, "int"}, {"k", argInt32, "int"}, {"alpha", argFloat64, "double"}, {"a", argPtr, "const float*"}, {"lda", argInt32, "int"}, {"sa", argInt64, "long long"}, {"b", argPtr, "const float*"}, {"ldb", argInt32, "int"}, {"sb", argInt64, "long long"}, {"beta", argFloat64, "double"}, {"c", argPtr, "float*"}, {"ldc", argInt32, "int"}, {"sc", argInt64, "long long"}}},
+	{name: "gemm_naive_f64", file: "selftest.cu", params: []kernelParam{{"n", argInt64, "long long"}, {"ta", argInt32, "int"}, {"tb", argInt32, "int"}, {"m", argInt32, "int"}, {"nc", argInt32, "int"}, {"k", argInt32, "int"}, {"alpha", argFloat64, "double"}, {"a", argPtr, "const double*"}, {"lda", argInt32, "int"}, {"sa", argInt64, "long long"}, {"b", argPtr, "const double*"}, {"ldb", argInt32, "int"}, {"sb", argInt64, "long long"}, {"beta", argFloat64, "double"}, {"c", argPtr, "double*"}, {"ldc", argInt32, "int"}, {"sc", argInt64, "long long"}}},
 	{name: "repeat_f32", file: "shape.cu", params: []kernelParam{{"n", argInt64, "long long"}, {"x", argPtr, "const float*"}, {"y", argPtr, "float*"}, {"din", argInt64, "long long"}, {"reps", argInt64, "long long"}, {"inner", argInt64, "long long"}}},
 	{name: "repeat_f64", file: "shape.cu", params: []kernelParam{{"n", argInt64, "long long"}, {"x", argPtr, "const double*"}, {"y", argPtr, "double*"}, {"din", argInt64, "long long"}, {"reps", argInt64, "long long"}, {"inner", argInt64, "long long"}}},
 	{name: "band_copy_f32", file: "shape.cu", params: []kernelParam{{"n", argInt64, "long long"}, {"x", argPtr, "const float*"}, {"y", argPtr, "float*"}, {"part", argInt64, "long long"}, {"inner", argInt64, "long long"}, {"xfull", argInt64, "long long"}, {"xoff", argInt64, "long long"}, {"yfull", argInt64, "long long"}, {"yoff", argInt64, "long long"}}},

@@ -1,7 +1,8 @@
 /*
  * selftest.cu: small kernels that test the device layer itself (launch,
  * argument passing of every parameter kind, atomics) and that the executor
- * may use too: fill, axpy, scale, iota, sum.
+ * may use too: fill, axpy, scale, iota, sum; and gemm_naive, the GPU
+ * backend's Gemm without cuBLAS.
  */
 #include "common.h"
 
@@ -46,3 +47,36 @@ GDATTN_FLOATS(GDATTN_IOTA)
         }                                                                     \
     }
 GDATTN_FLOATS(GDATTN_SUM)
+
+/*
+ * gemm_naive_<T>: the GPU backend's Gemm when cuBLAS cannot be loaded (or
+ * GDATTN_NO_CUBLAS is set), and a reference for it: for b in [0, batch),
+ * row-major C_b = alpha·op(A_b)·op(B_b) + beta·C_b with op(A_b) m×k and
+ * op(B_b) k×nc, one work item per output element, n = batch·m·nc, sums in
+ * double. beta == 0 overwrites C (NaNs included), as BLAS does.
+ */
+#define GDATTN_GEMM_NAIVE(T, S)                                               \
+    GDATTN_KERNEL GDATTN_NAME(gemm_naive, S)(                                 \
+        long long n, int ta, int tb, int m, int nc, int k, double alpha,      \
+        const T *a, int lda, long long sa, const T *b, int ldb, long long sb, \
+        double beta, T *c, int ldc, long long sc) {                           \
+        GDATTN_GRID_STRIDE(idx, n) {                                          \
+            long long mn = (long long)m * nc;                                 \
+            long long bt = idx / mn, r = idx % mn;                            \
+            long long i = r / nc, j = r % nc;                                 \
+            const T *ab = a + bt * sa;                                        \
+            const T *bb = b + bt * sb;                                        \
+            double s = 0;                                                     \
+            int l;                                                            \
+            for (l = 0; l < k; l++) {                                         \
+                double av = ta ? (double)ab[(long long)l * lda + i]           \
+                               : (double)ab[i * lda + l];                     \
+                double bv = tb ? (double)bb[j * ldb + l]                      \
+                               : (double)bb[(long long)l * ldb + j];          \
+                s += av * bv;                                                 \
+            }                                                                 \
+            T *cij = c + bt * sc + i * ldc + j;                               \
+            *cij = (T)(beta == 0 ? alpha * s : alpha * s + beta * (double)*cij); \
+        }                                                                     \
+    }
+GDATTN_FLOATS(GDATTN_GEMM_NAIVE)
