@@ -42,10 +42,7 @@ func BatchedMatMul(a, b *G.Node, transA, transB bool) (*G.Node, error) {
 	return G.ApplyOp(&bmmOp{transA: transA, transB: transB}, a, b)
 }
 
-type bmmOp struct {
-	preallocOp
-	transA, transB bool
-}
+type bmmOp struct{ transA, transB bool }
 
 func (op *bmmOp) Arity() int { return 2 }
 func (op *bmmOp) Type() hm.Type {
@@ -100,11 +97,11 @@ func (op *bmmOp) Do(vals ...G.Value) (G.Value, error) {
 		switch a := vals[0].Data().(type) {
 		case []float64:
 			if b, ok := vals[1].Data().([]float64); ok {
-				return bmmRowDots(a, b, OutBuffer[float64](op.pre, vals, B*m*n), B, m, n, k, as, bs), nil
+				return bmmRowDots(a, b, B, m, n, k, as, bs), nil
 			}
 		case []float32:
 			if b, ok := vals[1].Data().([]float32); ok {
-				return bmmRowDots(a, b, OutBuffer[float32](op.pre, vals, B*m*n), B, m, n, k, as, bs), nil
+				return bmmRowDots(a, b, B, m, n, k, as, bs), nil
 			}
 		}
 	}
@@ -114,7 +111,7 @@ func (op *bmmOp) Do(vals ...G.Value) (G.Value, error) {
 		if !ok {
 			return nil, fmt.Errorf("graph: bmm: mixed dtypes")
 		}
-		c := OutBuffer[float64](op.pre, vals, B*m*n)
+		c := make([]float64, B*m*n)
 		if haveRowKernel && !op.transB {
 			bmmRows(a, b, c, B, m, n, k, as, bs, lda, ldb, op.transA)
 			return tensor.New(tensor.WithShape(B, m, n), tensor.WithBacking(c)), nil
@@ -129,7 +126,7 @@ func (op *bmmOp) Do(vals ...G.Value) (G.Value, error) {
 		if !ok {
 			return nil, fmt.Errorf("graph: bmm: mixed dtypes")
 		}
-		c := OutBuffer[float32](op.pre, vals, B*m*n)
+		c := make([]float32, B*m*n)
 		if haveRowKernel && !op.transB {
 			bmmRows(a, b, c, B, m, n, k, as, bs, lda, ldb, op.transA)
 			return tensor.New(tensor.WithShape(B, m, n), tensor.WithBacking(c)), nil
@@ -160,7 +157,8 @@ func bmmRows[F float32 | float64](a, b, c []F, B, m, n, k int, as, bs tensor.Sha
 }
 
 // bmmRowDots is A[i]·B[i]ᵀ for every i: a (B, m, k), b (B, n, k).
-func bmmRowDots[F float32 | float64](a, b, c []F, B, m, n, k int, as, bs tensor.Shape) G.Value {
+func bmmRowDots[F float32 | float64](a, b []F, B, m, n, k int, as, bs tensor.Shape) G.Value {
+	c := make([]F, B*m*n)
 	sa, sb := as[1]*as[2], bs[1]*bs[2]
 	for i := 0; i < B; i++ {
 		ai, bi := a[i*sa:(i+1)*sa], b[i*sb:(i+1)*sb]
@@ -169,11 +167,6 @@ func bmmRowDots[F float32 | float64](a, b, c []F, B, m, n, k int, as, bs tensor.
 		}
 	}
 	return tensor.New(tensor.WithShape(B, m, n), tensor.WithBacking(c))
-}
-
-// UsePreallocDo is Do writing into p's memory when it fits (OutBuffer).
-func (op *bmmOp) UsePreallocDo(p G.Value, vals ...G.Value) (G.Value, error) {
-	return op.with(p, func() (G.Value, error) { return op.Do(vals...) })
 }
 
 func (op *bmmOp) DiffWRT(int) []bool { return []bool{true, true} }

@@ -73,7 +73,6 @@ func rows(s tensor.Shape) int {
 
 // mmOp is MatMul; ra and rb are the ranks of a and b.
 type mmOp struct {
-	preallocOp
 	transA, transB bool
 	ra, rb         int
 	dataA, dataB   bool // IsData of the inputs: no gradient for them
@@ -154,7 +153,7 @@ func (op *mmOp) Do(vals ...G.Value) (G.Value, error) {
 		if !ok {
 			return nil, fmt.Errorf("graph: matmul: mixed dtypes")
 		}
-		c := OutBuffer[float64](op.pre, vals, m*n)
+		c := make([]float64, m*n)
 		Gemm(op.transA, op.transB, m, n, k, 1, a, lda, b, ldb, 0, c, n)
 		return tensor.New(tensor.WithShape(out...), tensor.WithBacking(c)), nil
 	case []float32:
@@ -162,16 +161,11 @@ func (op *mmOp) Do(vals ...G.Value) (G.Value, error) {
 		if !ok {
 			return nil, fmt.Errorf("graph: matmul: mixed dtypes")
 		}
-		c := OutBuffer[float32](op.pre, vals, m*n)
+		c := make([]float32, m*n)
 		Gemm(op.transA, op.transB, m, n, k, 1, a, lda, b, ldb, 0, c, n)
 		return tensor.New(tensor.WithShape(out...), tensor.WithBacking(c)), nil
 	}
 	return nil, fmt.Errorf("graph: matmul: unsupported data %T", vals[0].Data())
-}
-
-// UsePreallocDo is Do writing into p's memory when it fits (OutBuffer).
-func (op *mmOp) UsePreallocDo(p G.Value, vals ...G.Value) (G.Value, error) {
-	return op.with(p, func() (G.Value, error) { return op.Do(vals...) })
 }
 
 func (op *mmOp) DiffWRT(int) []bool { return []bool{!op.dataA, !op.dataB} }

@@ -50,7 +50,6 @@ func ConcatLast(xs ...*G.Node) (*G.Node, error) {
 
 // concatOp concatenates along the last axis; lead are the other dims.
 type concatOp struct {
-	preallocOp
 	lead   tensor.Shape
 	widths []int
 	shapes []tensor.Shape // the inputs' shapes
@@ -105,13 +104,13 @@ func (op *concatOp) Do(vals ...G.Value) (G.Value, error) {
 	shape := append(op.lead.Clone(), op.total())
 	switch vals[0].Data().(type) {
 	case []float64:
-		out, err := concatRows(OutBuffer[float64](op.pre, vals, op.rows()*op.total()), vals, op.rows(), op.widths)
+		out, err := concatRows[float64](vals, op.rows(), op.widths)
 		if err != nil {
 			return nil, err
 		}
 		return tensor.New(tensor.WithShape(shape...), tensor.WithBacking(out)), nil
 	case []float32:
-		out, err := concatRows(OutBuffer[float32](op.pre, vals, op.rows()*op.total()), vals, op.rows(), op.widths)
+		out, err := concatRows[float32](vals, op.rows(), op.widths)
 		if err != nil {
 			return nil, err
 		}
@@ -120,11 +119,12 @@ func (op *concatOp) Do(vals ...G.Value) (G.Value, error) {
 	return nil, fmt.Errorf("graph: concat: unsupported data %T", vals[0].Data())
 }
 
-func concatRows[F float32 | float64](out []F, vals []G.Value, rows int, widths []int) ([]F, error) {
+func concatRows[F float32 | float64](vals []G.Value, rows int, widths []int) ([]F, error) {
 	total := 0
 	for _, w := range widths {
 		total += w
 	}
+	out := make([]F, rows*total)
 	off := 0
 	for i, v := range vals {
 		x, ok := v.Data().([]F)
@@ -138,11 +138,6 @@ func concatRows[F float32 | float64](out []F, vals []G.Value, rows int, widths [
 		off += w
 	}
 	return out, nil
-}
-
-// UsePreallocDo is Do writing into p's memory when it fits (OutBuffer).
-func (op *concatOp) UsePreallocDo(p G.Value, vals ...G.Value) (G.Value, error) {
-	return op.with(p, func() (G.Value, error) { return op.Do(vals...) })
 }
 
 func (op *concatOp) DiffWRT(n int) []bool {

@@ -30,10 +30,7 @@ func Reshape(x *G.Node, shape tensor.Shape) (*G.Node, error) {
 	return G.ApplyOp(&reshapeOp{from: x.Shape().Clone(), to: shape.Clone()}, x)
 }
 
-type reshapeOp struct {
-	preallocOp
-	from, to tensor.Shape
-}
+type reshapeOp struct{ from, to tensor.Shape }
 
 func (op *reshapeOp) Arity() int { return 1 }
 func (op *reshapeOp) Type() hm.Type {
@@ -55,12 +52,7 @@ func (op *reshapeOp) Do(vals ...G.Value) (G.Value, error) {
 	if len(vals) != 1 {
 		return nil, fmt.Errorf("graph: reshape: %d inputs, want 1", len(vals))
 	}
-	return copyDenseInto(op.pre, vals[0], op.to)
-}
-
-// UsePreallocDo is Do writing into p's memory when it fits (OutBuffer).
-func (op *reshapeOp) UsePreallocDo(p G.Value, vals ...G.Value) (G.Value, error) {
-	return op.with(p, func() (G.Value, error) { return op.Do(vals...) })
+	return copyDense(vals[0], op.to)
 }
 func (op *reshapeOp) DiffWRT(int) []bool { return []bool{true} }
 func (op *reshapeOp) SymDiff(inputs G.Nodes, output, grad *G.Node) (G.Nodes, error) {
@@ -69,10 +61,7 @@ func (op *reshapeOp) SymDiff(inputs G.Nodes, output, grad *G.Node) (G.Nodes, err
 }
 
 // copyDense returns a contiguous copy of v's data with the given shape.
-func copyDense(v G.Value, shape tensor.Shape) (G.Value, error) { return copyDenseInto(nil, v, shape) }
-
-// copyDenseInto is copyDense into p's memory when it fits (OutBuffer).
-func copyDenseInto(p, v G.Value, shape tensor.Shape) (G.Value, error) {
+func copyDense(v G.Value, shape tensor.Shape) (G.Value, error) {
 	t, ok := v.(tensor.Tensor)
 	if !ok {
 		return nil, fmt.Errorf("graph: expected a tensor, got %T", v)
@@ -82,13 +71,9 @@ func copyDenseInto(p, v G.Value, shape tensor.Shape) (G.Value, error) {
 	}
 	switch x := t.Data().(type) {
 	case []float64:
-		out := OutBuffer[float64](p, []G.Value{v}, len(x))
-		copy(out, x)
-		return tensor.New(tensor.WithShape(shape.Clone()...), tensor.WithBacking(out)), nil
+		return tensor.New(tensor.WithShape(shape.Clone()...), tensor.WithBacking(append([]float64(nil), x...))), nil
 	case []float32:
-		out := OutBuffer[float32](p, []G.Value{v}, len(x))
-		copy(out, x)
-		return tensor.New(tensor.WithShape(shape.Clone()...), tensor.WithBacking(out)), nil
+		return tensor.New(tensor.WithShape(shape.Clone()...), tensor.WithBacking(append([]float32(nil), x...))), nil
 	}
 	return nil, fmt.Errorf("graph: unsupported data %T", t.Data())
 }
@@ -110,7 +95,6 @@ func Slice(x *G.Node, axis, lo, hi int) (*G.Node, error) {
 }
 
 type sliceOp struct {
-	preallocOp
 	shape        tensor.Shape
 	axis, lo, hi int
 	backward     bool // scatter a slice gradient into zeros of shape
@@ -174,26 +158,15 @@ func (op *sliceOp) Do(vals ...G.Value) (G.Value, error) {
 	out := op.outShape()
 	switch x := t.Data().(type) {
 	case []float64:
-		y := OutBuffer[float64](op.pre, vals, out.TotalSize())
-		if op.backward {
-			clear(y)
-		}
+		y := make([]float64, out.TotalSize())
 		sliceCopy(x, y, outer, inner, full, part, op.lo, op.backward)
 		return tensor.New(tensor.WithShape(out...), tensor.WithBacking(y)), nil
 	case []float32:
-		y := OutBuffer[float32](op.pre, vals, out.TotalSize())
-		if op.backward {
-			clear(y)
-		}
+		y := make([]float32, out.TotalSize())
 		sliceCopy(x, y, outer, inner, full, part, op.lo, op.backward)
 		return tensor.New(tensor.WithShape(out...), tensor.WithBacking(y)), nil
 	}
 	return nil, fmt.Errorf("graph: slice: unsupported data %T", t.Data())
-}
-
-// UsePreallocDo is Do writing into p's memory when it fits (OutBuffer).
-func (op *sliceOp) UsePreallocDo(p G.Value, vals ...G.Value) (G.Value, error) {
-	return op.with(p, func() (G.Value, error) { return op.Do(vals...) })
 }
 
 // sliceCopy copies the [lo, lo+part) band of the axis (forward) or scatters

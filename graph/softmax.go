@@ -40,10 +40,7 @@ func applySoftmax(x *G.Node, log bool) (*G.Node, error) {
 }
 
 // softmaxOp is softmax (or log-softmax) over the last axis.
-type softmaxOp struct {
-	preallocOp
-	log bool
-}
+type softmaxOp struct{ log bool }
 
 func (op *softmaxOp) Arity() int { return 1 }
 func (op *softmaxOp) Type() hm.Type {
@@ -77,20 +74,15 @@ func (op *softmaxOp) Do(vals ...G.Value) (G.Value, error) {
 	n := shape[len(shape)-1]
 	switch x := vals[0].Data().(type) {
 	case []float64:
-		out := OutBuffer[float64](op.pre, vals, len(x))
+		out := make([]float64, len(x))
 		softmaxRows(x, out, n, op.log)
 		return tensor.New(tensor.WithShape(shape.Clone()...), tensor.WithBacking(out)), nil
 	case []float32:
-		out := OutBuffer[float32](op.pre, vals, len(x))
+		out := make([]float32, len(x))
 		softmaxRows(x, out, n, op.log)
 		return tensor.New(tensor.WithShape(shape.Clone()...), tensor.WithBacking(out)), nil
 	}
 	return nil, fmt.Errorf("graph: softmax: unsupported data %T", vals[0].Data())
-}
-
-// UsePreallocDo is Do writing into p's memory when it fits (OutBuffer).
-func (op *softmaxOp) UsePreallocDo(p G.Value, vals ...G.Value) (G.Value, error) {
-	return op.with(p, func() (G.Value, error) { return op.Do(vals...) })
 }
 
 func (op *softmaxOp) DiffWRT(inputs int) []bool { return []bool{true} }
@@ -105,10 +97,7 @@ func (op *softmaxOp) SymDiff(inputs G.Nodes, output, grad *G.Node) (G.Nodes, err
 
 // softmaxGradOp maps (y, dy) to dx: y⊙(dy − Σ dy⊙y) for softmax, and
 // dy − exp(y) Σ dy for log-softmax (rows along the last axis).
-type softmaxGradOp struct {
-	preallocOp
-	log bool
-}
+type softmaxGradOp struct{ log bool }
 
 func (op *softmaxGradOp) Arity() int { return 2 }
 func (op *softmaxGradOp) Type() hm.Type {
@@ -141,7 +130,7 @@ func (op *softmaxGradOp) Do(vals ...G.Value) (G.Value, error) {
 		if !ok || len(dy) != len(y) {
 			return nil, fmt.Errorf("graph: softmax gradient: mismatched gradient %T", vals[1].Data())
 		}
-		out := OutBuffer[float64](op.pre, vals, len(y))
+		out := make([]float64, len(y))
 		softmaxGradRows(y, dy, out, n, op.log)
 		return tensor.New(tensor.WithShape(shape.Clone()...), tensor.WithBacking(out)), nil
 	case []float32:
@@ -149,16 +138,11 @@ func (op *softmaxGradOp) Do(vals ...G.Value) (G.Value, error) {
 		if !ok || len(dy) != len(y) {
 			return nil, fmt.Errorf("graph: softmax gradient: mismatched gradient %T", vals[1].Data())
 		}
-		out := OutBuffer[float32](op.pre, vals, len(y))
+		out := make([]float32, len(y))
 		softmaxGradRows(y, dy, out, n, op.log)
 		return tensor.New(tensor.WithShape(shape.Clone()...), tensor.WithBacking(out)), nil
 	}
 	return nil, fmt.Errorf("graph: softmax gradient: unsupported data %T", vals[0].Data())
-}
-
-// UsePreallocDo is Do writing into p's memory when it fits (OutBuffer).
-func (op *softmaxGradOp) UsePreallocDo(p G.Value, vals ...G.Value) (G.Value, error) {
-	return op.with(p, func() (G.Value, error) { return op.Do(vals...) })
 }
 
 func softmaxRows[F float32 | float64](x, out []F, n int, log bool) {

@@ -36,7 +36,6 @@ var kindNames = [...]string{"linear", "rbf", "exp", "laplacian", "softmax"}
 // differences q_j − k_i, which generic broadcasts compute only through
 // rank-4 tensors (whose broadcast gradient is wrong in Gorgonia v0.9.18).
 type kernelOp struct {
-	preallocOp
 	kind   kernelKind
 	g      float64 // fixed g when !learnG
 	learnG bool
@@ -139,7 +138,7 @@ func (op *kernelOp) Do(vals ...G.Value) (G.Value, error) {
 	shape := tensor.Shape{a.b, a.tq, a.tk}
 	switch q := vals[0].Data().(type) {
 	case []float64:
-		w := graph.OutBuffer[float64](op.pre, vals, a.b*a.tq*a.tk)
+		w := make([]float64, a.b*a.tq*a.tk)
 		k, ok := vals[1].Data().([]float64)
 		if !ok {
 			return nil, fmt.Errorf("layers: kernel op: mixed dtypes")
@@ -147,7 +146,7 @@ func (op *kernelOp) Do(vals ...G.Value) (G.Value, error) {
 		kernelForwardCached(op, a, q, k, maskOf[float64](op, vals), w)
 		return tensor.New(tensor.WithShape(shape...), tensor.WithBacking(w)), nil
 	case []float32:
-		w := graph.OutBuffer[float32](op.pre, vals, a.b*a.tq*a.tk)
+		w := make([]float32, a.b*a.tq*a.tk)
 		k, ok := vals[1].Data().([]float32)
 		if !ok {
 			return nil, fmt.Errorf("layers: kernel op: mixed dtypes")
@@ -156,12 +155,6 @@ func (op *kernelOp) Do(vals ...G.Value) (G.Value, error) {
 		return tensor.New(tensor.WithShape(shape...), tensor.WithBacking(w)), nil
 	}
 	return nil, fmt.Errorf("layers: kernel op: unsupported data %T", vals[0].Data())
-}
-
-// UsePreallocDo is Do writing into p's memory when it fits
-// (graph.OutBuffer).
-func (op *kernelOp) UsePreallocDo(p G.Value, vals ...G.Value) (G.Value, error) {
-	return op.with(p, func() (G.Value, error) { return op.Do(vals...) })
 }
 
 func (op *kernelOp) DiffWRT(n int) []bool {
@@ -506,12 +499,6 @@ func sqdist[F float32 | float64](a, b []F) float64 {
 type kernelGradOp struct {
 	kernelOp
 	wrt int // 0: q, 1: k, 2: g
-}
-
-// UsePreallocDo runs Do: it overrides the forward op's method that
-// kernelGradOp would otherwise inherit through its embedded kernelOp.
-func (op *kernelGradOp) UsePreallocDo(p G.Value, vals ...G.Value) (G.Value, error) {
-	return op.Do(vals...)
 }
 
 func (op *kernelGradOp) Arity() int { return op.kernelOp.Arity() + 2 }

@@ -7,7 +7,6 @@ import (
 	"sync/atomic"
 
 	"github.com/chewxy/hm"
-	"github.com/gdattn/gdattn/graph"
 	G "gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
 )
@@ -20,7 +19,6 @@ import (
 // expectParamGradOp nodes (taking df as an input, so they run after it)
 // return.
 type expectOp struct {
-	preallocOp
 	id    uint64
 	rankF int // rank of f (2, or more for a tensor of rows)
 	st    any // *expectState[F]
@@ -130,15 +128,9 @@ func expectDo[F float32 | float64](op *expectOp, vals []G.Value, m, dp, c int) (
 	if err != nil {
 		return nil, err
 	}
-	out := graph.OutBuffer[F](op.pre, vals, m*dp)
+	out := make([]F, m*dp)
 	expectForward(expectStateOf[F](&op.st), m, dp, c, f, k, v, out)
 	return tensor.New(tensor.WithShape(vals[0].Shape().Clone()...), tensor.WithBacking(out)), nil
-}
-
-// UsePreallocDo is Do writing into p's memory when it fits
-// (graph.OutBuffer).
-func (op *expectOp) UsePreallocDo(p G.Value, vals ...G.Value) (G.Value, error) {
-	return op.with(p, func() (G.Value, error) { return op.Do(vals...) })
 }
 
 func expectForward[F float32 | float64](st *expectState[F], m, dp, c int, f, k, v, out []F) {
@@ -217,10 +209,7 @@ func expectBackward[F float32 | float64](st *expectState[F], m, dp, c int, f, k,
 }
 
 // expectGradOp returns df. Inputs: f, K, V, E, dE.
-type expectGradOp struct {
-	preallocOp
-	e *expectOp
-}
+type expectGradOp struct{ e *expectOp }
 
 func (op *expectGradOp) Arity() int { return 5 }
 func (op *expectGradOp) Type() hm.Type {
@@ -258,20 +247,14 @@ func (op *expectGradOp) Do(vals ...G.Value) (G.Value, error) {
 	}
 	switch vals[0].Data().(type) {
 	case []float64:
-		return expectGradDo[float64](op.e, op.pre, vals, m, dp, c)
+		return expectGradDo[float64](op.e, vals, m, dp, c)
 	case []float32:
-		return expectGradDo[float32](op.e, op.pre, vals, m, dp, c)
+		return expectGradDo[float32](op.e, vals, m, dp, c)
 	}
 	return nil, fmt.Errorf("layers: expectation gradient: unsupported data %T", vals[0].Data())
 }
 
-// UsePreallocDo is Do writing into p's memory when it fits
-// (graph.OutBuffer).
-func (op *expectGradOp) UsePreallocDo(p G.Value, vals ...G.Value) (G.Value, error) {
-	return op.with(p, func() (G.Value, error) { return op.Do(vals...) })
-}
-
-func expectGradDo[F float32 | float64](e *expectOp, pre G.Value, vals []G.Value, m, dp, c int) (G.Value, error) {
+func expectGradDo[F float32 | float64](e *expectOp, vals []G.Value, m, dp, c int) (G.Value, error) {
 	f, k, v, err := expectInputs[F](vals)
 	if err != nil {
 		return nil, err
@@ -281,7 +264,7 @@ func expectGradDo[F float32 | float64](e *expectOp, pre G.Value, vals []G.Value,
 	if !ok1 || !ok2 || len(out) != m*dp || len(dout) != m*dp {
 		return nil, fmt.Errorf("layers: expectation gradient: output or its gradient has the wrong type or size")
 	}
-	df := graph.OutBuffer[F](pre, vals, m*dp) // written whole by a product
+	df := make([]F, m*dp)
 	expectBackward(expectStateOf[F](&e.st), m, dp, c, f, k, v, out, dout, df)
 	return tensor.New(tensor.WithShape(vals[0].Shape().Clone()...), tensor.WithBacking(df)), nil
 }

@@ -32,7 +32,6 @@ import (
 // z and output buffers, the same matrices and g) and recomputes them
 // otherwise.
 type headOp struct {
-	preallocOp
 	kind   kernelKind
 	gFixed float64
 	learnG bool
@@ -219,7 +218,7 @@ func (op *headOp) Do(vals ...G.Value) (G.Value, error) {
 		if err != nil {
 			return nil, err
 		}
-		out := graph.OutBuffer[float64](op.pre, vals, d.b*d.t*d.dout)
+		out := make([]float64, d.b*d.t*d.dout)
 		headForward(op, stateOf[float64](&op.st), d, in, out)
 		return tensor.New(tensor.WithShape(shape...), tensor.WithBacking(out)), nil
 	case []float32:
@@ -227,20 +226,14 @@ func (op *headOp) Do(vals ...G.Value) (G.Value, error) {
 		if err != nil {
 			return nil, err
 		}
-		out := graph.OutBuffer[float32](op.pre, vals, d.b*d.t*d.dout)
+		out := make([]float32, d.b*d.t*d.dout)
 		headForward(op, stateOf[float32](&op.st), d, in, out)
 		return tensor.New(tensor.WithShape(shape...), tensor.WithBacking(out)), nil
 	}
 	return nil, fmt.Errorf("layers: attention head op: unsupported data %T", vals[0].Data())
 }
 
-// UsePreallocDo is Do writing into p's memory when it fits
-// (graph.OutBuffer).
-func (op *headOp) UsePreallocDo(p G.Value, vals ...G.Value) (G.Value, error) {
-	return op.with(p, func() (G.Value, error) { return op.Do(vals...) })
-}
-
-// headForward computes the head output into out (every element written) and keeps the
+// headForward computes the head output into out (zeroed) and keeps the
 // intermediate values in st.
 func headForward[F float32 | float64](op *headOp, st *headState[F], d headDims, in headInputs[F], out []F) {
 	B, T, Tk, Din, Dout := d.b, d.t, d.tk, d.din, d.dout
@@ -448,10 +441,7 @@ func headBackward[F float32 | float64](op *headOp, st *headState[F], d headDims,
 
 // headGradOp returns dL/dz of a headOp. Inputs: the forward inputs, the
 // forward output and dL/dout.
-type headGradOp struct {
-	preallocOp
-	head *headOp
-}
+type headGradOp struct{ head *headOp }
 
 func (op *headGradOp) Arity() int { return op.head.Arity() + 2 }
 func (op *headGradOp) Type() hm.Type {
@@ -492,20 +482,14 @@ func (op *headGradOp) Do(vals ...G.Value) (G.Value, error) {
 	}
 	switch vals[0].Data().(type) {
 	case []float64:
-		return headGradDo[float64](op.head, op.pre, vals, nf)
+		return headGradDo[float64](op.head, vals, nf)
 	case []float32:
-		return headGradDo[float32](op.head, op.pre, vals, nf)
+		return headGradDo[float32](op.head, vals, nf)
 	}
 	return nil, fmt.Errorf("layers: attention head gradient: unsupported data %T", vals[0].Data())
 }
 
-// UsePreallocDo is Do writing into p's memory when it fits
-// (graph.OutBuffer).
-func (op *headGradOp) UsePreallocDo(p G.Value, vals ...G.Value) (G.Value, error) {
-	return op.with(p, func() (G.Value, error) { return op.Do(vals...) })
-}
-
-func headGradDo[F float32 | float64](h *headOp, pre G.Value, vals []G.Value, nf int) (G.Value, error) {
+func headGradDo[F float32 | float64](h *headOp, vals []G.Value, nf int) (G.Value, error) {
 	d, err := h.dimsOf(vals[:nf])
 	if err != nil {
 		return nil, err
@@ -519,8 +503,7 @@ func headGradDo[F float32 | float64](h *headOp, pre G.Value, vals []G.Value, nf 
 	if !ok1 || !ok2 || len(out) != d.b*d.t*d.dout || len(dout) != len(out) {
 		return nil, fmt.Errorf("layers: attention head gradient: output or its gradient has the wrong type or size")
 	}
-	dz := graph.OutBuffer[F](pre, vals, len(in.z))
-	clear(dz) // headBackward accumulates into dz
+	dz := make([]F, len(in.z))
 	headBackward(h, stateOf[F](&h.st), d, in, out, dout, dz)
 	return tensor.New(tensor.WithShape(vals[0].Shape().Clone()...), tensor.WithBacking(dz)), nil
 }
