@@ -24,6 +24,8 @@ var gemmShapes = []struct {
 	{"dh-small", false, false, 512, 64, 50258},
 	{"dW-small", true, false, 50258, 64, 512},
 	{"logits-paper", false, true, 1024, 50258, 512},
+	{"dh-paper", false, false, 1024, 512, 50258},
+	{"dW-paper", true, false, 50258, 512, 1024},
 }
 
 func randF32(n int, rng *rand.Rand) []float32 {

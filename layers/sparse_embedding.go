@@ -7,9 +7,12 @@ import (
 	"math"
 	"runtime"
 	"sync"
+	"unsafe"
 
 	"github.com/chewxy/hm"
 	"github.com/gdattn/gdattn/graph"
+	"gonum.org/v1/gonum/blas"
+	"gonum.org/v1/gonum/blas/gonum"
 	G "gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
 )
@@ -755,6 +758,23 @@ func (op *tiedOp) Do(vals ...G.Value) (G.Value, error) {
 	return nil, fmt.Errorf("layers: %v: unsupported data %T", op, vals[0].Data())
 }
 
+// tableInCache is the largest table (bytes) whose product dY·w goes
+// through graph.Gemm rather than gonum's blocked Gemm: the 32 MiB L3 of the
+// benchmark machine (bench/results/gflops.md).
+const tableInCache = 32 << 20
+
+// gemmBlocked is c (m×n) = a (m×k) · b (k×n), row-major, by gonum's
+// blocked Gemm.
+func gemmBlocked[F float32 | float64](m, n, k int, a, b, c []F) {
+	var impl gonum.Implementation
+	switch a := any(a).(type) {
+	case []float32:
+		impl.Sgemm(blas.NoTrans, blas.NoTrans, m, n, k, 1, a, k, any(b).([]float32), n, 0, any(c).([]float32), n)
+	case []float64:
+		impl.Dgemm(blas.NoTrans, blas.NoTrans, m, n, k, 1, a, k, any(b).([]float64), n, 0, any(c).([]float64), n)
+	}
+}
+
 func tiedDo[F float32 | float64](op *tiedOp, a, b []F) (G.Value, error) {
 	n, v, d := op.n, op.v, op.d
 	// Input sizes: (h or dY) and (w or h).
@@ -778,7 +798,15 @@ func tiedDo[F float32 | float64](op *tiedOp, a, b []F) (G.Value, error) {
 	case tiedForward: // (n, v) = h (n, d) · wᵀ
 		graph.Gemm(false, true, n, v, d, 1, a, d, b, d, 0, c, v)
 	case tiedGradH: // (n, d) = dY (n, v) · w (v, d)
-		graph.Gemm(false, false, n, d, v, 1, a, v, b, d, 0, c, d)
+		// graph.Gemm's row kernel reads all of w once per row of dh: fast
+		// while w stays in the last-level cache (the small preset's 13 MB
+		// table), 2.6× slower than gonum's blocked Gemm once it does not
+		// (the paper preset's 103 MB: graph BenchmarkSgemm dh-paper).
+		if v*d*int(unsafe.Sizeof(a[0])) > tableInCache {
+			gemmBlocked(n, d, v, a, b, c)
+		} else {
+			graph.Gemm(false, false, n, d, v, 1, a, v, b, d, 0, c, d)
+		}
 	case tiedGradW: // (v, d) = dYᵀ (v, n) · h (n, d)
 		graph.Gemm(true, false, v, d, n, 1, a, v, b, d, 0, c, d)
 	}

@@ -489,3 +489,38 @@ func TestTiedLogitsReuse(t *testing.T) {
 		graphtest.AllClose(t, "w gradient", gw, append(append(append(append([]float64{}, c...), c...), c...), c...), 1e-6)
 	}
 }
+
+// TestGemmBlocked compares gonum's blocked product (the tied logits'
+// dY·w for large tables) with graph.Gemm.
+func TestGemmBlocked(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 6))
+	const m, n, k = 7, 5, 300
+	a, b := make([]float32, m*k), make([]float32, k*n)
+	for i := range a {
+		a[i] = float32(rng.NormFloat64())
+	}
+	for i := range b {
+		b[i] = float32(rng.NormFloat64())
+	}
+	got, want := make([]float32, m*n), make([]float32, m*n)
+	gemmBlocked(m, n, k, a, b, got)
+	graph.Gemm(false, false, m, n, k, 1, a, k, b, n, 0, want, n)
+	for i := range got {
+		if math.Abs(float64(got[i]-want[i])) > 1e-4 {
+			t.Fatalf("element %d: %v, want %v", i, got[i], want[i])
+		}
+	}
+	a64, b64, c64 := make([]float64, m*k), make([]float64, k*n), make([]float64, m*n)
+	for i := range a64 {
+		a64[i] = float64(a[i])
+	}
+	for i := range b64 {
+		b64[i] = float64(b[i])
+	}
+	gemmBlocked(m, n, k, a64, b64, c64)
+	for i := range c64 {
+		if math.Abs(c64[i]-float64(want[i])) > 1e-4 {
+			t.Fatalf("float64 element %d: %v, want %v", i, c64[i], want[i])
+		}
+	}
+}
