@@ -246,7 +246,24 @@ func kernelForward[F float32 | float64](kind kernelKind, a kernelArgs, q, k, kee
 	if is32[F]() {
 		exp = expFast // float32 weights: see expFast
 	}
+	// Unmasked dot-product kernels: each query row's scores q_j·k_i as one
+	// row of q_j Kᵀ (graph.MulAddRow, with the sequence's keys transposed
+	// once), then the weights.
+	fast := keep == nil && raw != nil && (kind == kindLinear || kind == kindExp || kind == kindSoftmax)
+	var kt []F
+	if fast {
+		kt = make([]F, d*a.tk)
+	}
 	for b := 0; b < a.b; b++ {
+		if fast {
+			transposeInto(kt, k[b*a.tk*d:(b+1)*a.tk*d], a.tk, d, d)
+			for j := 0; j < a.tq; j++ {
+				o := (b*a.tq + j) * a.tk
+				graph.MulAddRow(raw[o:o+a.tk], q[(b*a.tq+j)*d:(b*a.tq+j+1)*d], 1, kt, a.tk, d, a.tk, false)
+				dotWeights(kind, a.g, exp, raw[o:o+a.tk], w[o:o+a.tk])
+			}
+			continue
+		}
 		for j := 0; j < a.tq; j++ {
 			qj := q[(b*a.tq+j)*d : (b*a.tq+j+1)*d]
 			row := w[(b*a.tq+j)*a.tk : (b*a.tq+j+1)*a.tk]
@@ -257,13 +274,6 @@ func kernelForward[F float32 | float64](kind kernelKind, a kernelArgs, q, k, kee
 			var rawRow []F
 			if raw != nil {
 				rawRow = raw[(b*a.tq+j)*a.tk : (b*a.tq+j+1)*a.tk]
-			}
-			if keepRow == nil && rawRow != nil && (kind == kindLinear || kind == kindExp || kind == kindSoftmax) {
-				// Unmasked dot-product kernels: the row's scores four keys
-				// at a time, then the weights.
-				dotsF(qj, k[b*a.tk*d:(b+1)*a.tk*d], d, rawRow)
-				dotWeights(kind, a.g, exp, rawRow, row)
-				continue
 			}
 			mx := math.Inf(-1)
 			for i := range row {

@@ -178,11 +178,12 @@ type headState[F float32 | float64] struct {
 	z, out         *F
 	wq, wk, wv, wo []F
 	valid          bool
-	// Backward scratch and results: dL/dw of one query row, dL/ds of one
-	// sequence (T, Tk), [dL/d(zA) | dL/d(zU)] (B·T, DIn+DOut), zᵀ times
-	// that ([dA | dU]), the matrices' gradients and dg, and the dz buffer
-	// they go with.
-	dw, dsb            []F
+	// Scratch: a sequence's keys or values transposed (tb). Backward
+	// scratch and results: dL/dw of one query row, dL/ds of one sequence
+	// (T, Tk), [dL/d(zA) | dL/d(zU)] (B·T, DIn+DOut), zᵀ times that
+	// ([dA | dU]), the matrices' gradients and dg, and the dz buffer they
+	// go with.
+	dw, dsb, tb        []F
 	gb, dh             []F
 	dwq, dwk, dwv, dwo []F
 	dg                 float64
@@ -262,14 +263,17 @@ func headForward[F float32 | float64](op *headOp, st *headState[F], d headDims, 
 	st.s = grow(st.s, M*Tk)
 	st.w = grow(st.w, M*Tk)
 	g := F(d.g)
+	st.tb = grow(st.tb, max(Din, Dout)*Tk)
+	zt := st.tb[:Din*Tk]
 	for b := 0; b < B; b++ {
 		zb := in.z[b*T*Din : (b+1)*T*Din]
 		hb := st.zh[b*T*nh : (b+1)*T*nh]
+		transposeInto(zt, zb, Tk, Din, Din) // the keys z_i as columns
 		for j := 0; j < T; j++ {
 			pj := hb[j*nh : j*nh+Din]
 			o := (b*T + j) * Tk
 			srow, wrow := st.s[o:o+Tk], st.w[o:o+Tk]
-			dotsF(pj, zb, Din, srow)
+			graph.MulAddRow(srow, pj, 1, zt, Tk, Din, Tk, false) // s_ji = P_j·z_i
 			kernelRow(op.kind, g, srow, wrow)
 			graph.MulAddRow(out[(b*T+j)*Dout:], wrow, 1, hb[Din:], nh, Tk, Dout, false) // out_j = Σ_i w_ji Vu_i
 		}
@@ -360,6 +364,8 @@ func headBackward[F float32 | float64](op *headOp, st *headState[F], d headDims,
 	dw := st.dw
 	st.dsb = grow(st.dsb, T*Tk)
 	dsb := st.dsb
+	st.tb = grow(st.tb, max(Din, Dout)*Tk)
+	vt := st.tb[:Dout*Tk]
 	var dg float64
 	for b := 0; b < B; b++ {
 		zb := in.z[b*T*Din : (b+1)*T*Din]
@@ -368,11 +374,12 @@ func headBackward[F float32 | float64](op *headOp, st *headState[F], d headDims,
 		dzb := dz[b*T*Din : (b+1)*T*Din]
 		db := dout[b*T*Dout : (b+1)*T*Dout]
 		wb := st.w[b*T*Tk : (b+1)*T*Tk]
+		transposeInto(vt, hb[Din:], Tk, Dout, nh) // the values Vu_i as columns
 		for j := 0; j < T; j++ {
 			o := (b*T + j) * Tk
 			srow, wrow := st.s[o:o+Tk], st.w[o:o+Tk]
 			dj := db[j*Dout : (j+1)*Dout]
-			dotsF(dj, hb[Din:], nh, dw) // dw_i = dj·Vu_i
+			graph.MulAddRow(dw, dj, 1, vt, Tk, Dout, Tk, false) // dw_i = dj·Vu_i
 			ds := dsb[j*Tk : (j+1)*Tk]
 			switch op.kind {
 			case kindLinear:
@@ -629,28 +636,15 @@ func dotF[F float32 | float64](a, b []F) F {
 	return (s0 + s1) + (s2 + s3)
 }
 
-// dotsF sets out[i] = x · ys[i·stride : i·stride+len(x)] for every i of
-// out, four rows at a time: four independent sums, where one dot product
-// at a time waits on the latency of its additions.
-func dotsF[F float32 | float64](x, ys []F, stride int, out []F) {
-	n := len(x)
-	i := 0
-	for ; i+4 <= len(out); i += 4 {
-		y0 := ys[i*stride:][:n]
-		y1 := ys[(i+1)*stride:][:n]
-		y2 := ys[(i+2)*stride:][:n]
-		y3 := ys[(i+3)*stride:][:n]
-		var s0, s1, s2, s3 F
-		for c, v := range x {
-			s0 += v * y0[c]
-			s1 += v * y1[c]
-			s2 += v * y2[c]
-			s3 += v * y3[c]
+// transposeInto writes the rows×cols block of src (row stride stride) into
+// dst as its cols×rows transpose.
+func transposeInto[F float32 | float64](dst, src []F, rows, cols, stride int) {
+	dst = dst[:rows*cols]
+	for r := 0; r < rows; r++ {
+		row := src[r*stride : r*stride+cols]
+		for c, v := range row {
+			dst[c*rows+r] = v
 		}
-		out[i], out[i+1], out[i+2], out[i+3] = s0, s1, s2, s3
-	}
-	for ; i < len(out); i++ {
-		out[i] = dotF(x, ys[i*stride:i*stride+n])
 	}
 }
 
