@@ -486,7 +486,8 @@ func parallelRows(n, c int, f func(lo, hi int)) {
 }
 
 // rowExp writes e[j] = exp(row[j] − max(row)) and returns max(row) and
-// Σ_j e[j]. float32 rows use exp32, float64 rows math.Exp.
+// Σ_j e[j]. float32 rows use graph.Exp32 (exact to 1e-9, for results
+// stored as float32), float64 rows math.Exp.
 func rowExp[F float32 | float64](row, e []F) (float64, float64) {
 	m := row[0]
 	for _, v := range row[1:] {
@@ -499,19 +500,19 @@ func rowExp[F float32 | float64](row, e []F) (float64, float64) {
 	switch r := any(row).(type) {
 	case []float32:
 		e32 := any(e).([]float32)
-		m32 := float32(m)
+		m64 := float64(m)
 		var s0, s1 float64 // two sums: independent additions
 		j := 0
 		for ; j+1 < len(r); j += 2 {
-			a, b := exp32(r[j]-m32), exp32(r[j+1]-m32)
-			e32[j], e32[j+1] = a, b
-			s0 += float64(a)
-			s1 += float64(b)
+			a, b := graph.Exp32(float64(r[j])-m64), graph.Exp32(float64(r[j+1])-m64)
+			e32[j], e32[j+1] = float32(a), float32(b)
+			s0 += a
+			s1 += b
 		}
 		if j < len(r) {
-			a := exp32(r[j] - m32)
-			e32[j] = a
-			s0 += float64(a)
+			a := graph.Exp32(float64(r[j]) - m64)
+			e32[j] = float32(a)
+			s0 += a
 		}
 		s = s0 + s1
 	case []float64:
@@ -524,32 +525,6 @@ func rowExp[F float32 | float64](row, e []F) (float64, float64) {
 		}
 	}
 	return float64(m), s
-}
-
-// exp32 is e^x for float32 x <= 0 (the shifted logits of a softmax), to
-// about 1 ulp: x = k ln 2 + r with |r| <= ln 2 / 2, e^r by Cephes' expf
-// polynomial, times 2^k built in the exponent bits; 0 below −87 (where e^x
-// is under the smallest normal float32, 1.2e-38). It is several times
-// faster than math.Exp on a float64 and rounding the result.
-func exp32(x float32) float32 {
-	if x < -87 {
-		return 0
-	}
-	const (
-		log2e = 1.44269504088896341
-		ln2hi = 0.693359375
-		ln2lo = -2.12194440e-4
-	)
-	k := float32(int32(x*log2e - 0.5)) // round to nearest for x <= 0
-	r := x - k*ln2hi - k*ln2lo
-	p := float32(1.9875691500e-4)
-	p = p*r + 1.3981999507e-3
-	p = p*r + 8.3334519073e-3
-	p = p*r + 4.1665795894e-2
-	p = p*r + 1.6666665459e-1
-	p = p*r + 5.0000001201e-1
-	p = p*r*r + r + 1
-	return p * math.Float32frombits(uint32(int32(k)+127)<<23)
 }
 
 // xentLoss computes every row's softmax into op.prob and op.inv and

@@ -307,28 +307,6 @@ func BenchmarkEmbeddingBackward(b *testing.B) {
 	}
 }
 
-func TestExp32(t *testing.T) {
-	worst := 0.0
-	for i := 0; i <= 1_000_000; i++ {
-		x := -87 * float64(i) / 1_000_000
-		got, want := float64(exp32(float32(x))), math.Exp(float64(float32(x)))
-		if e := math.Abs(got-want) / want; e > worst {
-			worst = e
-		}
-	}
-	// float32 has a 2^-24 ≈ 6e-8 relative rounding unit.
-	if worst > 2.5e-7 {
-		t.Errorf("exp32: max relative error %.2e on [-87, 0], want <= 2.5e-7", worst)
-	}
-	t.Logf("exp32: max relative error %.2e", worst)
-	if nan := float32(math.NaN()); !math.IsNaN(float64(exp32(nan))) {
-		t.Errorf("exp32(NaN) = %v, want NaN (a NaN logit must make the loss NaN)", exp32(nan))
-	}
-	if exp32(-88) != 0 || exp32(-1e30) != 0 || exp32(0) != 1 {
-		t.Errorf("exp32(-88), exp32(-1e30), exp32(0) = %v, %v, %v; want 0, 0, 1", exp32(-88), exp32(-1e30), exp32(0))
-	}
-}
-
 // TestSparseXentLarge compares the float32 op with the float64 op on a wide
 // softmax (rows split between goroutines with GOMAXPROCS >= 2), over two
 // runs (the softmax buffer is reused), and the backward op run on its own
@@ -522,5 +500,21 @@ func TestGemmBlocked(t *testing.T) {
 		if math.Abs(c64[i]-float64(want[i])) > 1e-4 {
 			t.Fatalf("float64 element %d: %v, want %v", i, c64[i], want[i])
 		}
+	}
+}
+
+// TestSparseXentNaN: a NaN logit makes the loss NaN (the trainer's guard
+// then refuses the update), in both dtypes.
+func TestSparseXentNaN(t *testing.T) {
+	lab := tensor.New(tensor.WithShape(2), tensor.WithBacking([]int{1, 0}))
+	op32 := &sparseXentOp{n: 2, c: 3}
+	l32, err := op32.Do(tensor.New(tensor.WithShape(2, 3), tensor.WithBacking([]float32{0, 1, float32(math.NaN()), 1, 2, 3})), lab)
+	if err != nil || !math.IsNaN(float64(*l32.(*G.F32))) {
+		t.Errorf("float32: loss %v, %v; want NaN", l32, err)
+	}
+	op64 := &sparseXentOp{n: 2, c: 3}
+	l64, err := op64.Do(tensor.New(tensor.WithShape(2, 3), tensor.WithBacking([]float64{0, 1, math.NaN(), 1, 2, 3})), lab)
+	if err != nil || !math.IsNaN(float64(*l64.(*G.F64))) {
+		t.Errorf("float64: loss %v, %v; want NaN", l64, err)
 	}
 }
