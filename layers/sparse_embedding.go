@@ -7,12 +7,9 @@ import (
 	"math"
 	"runtime"
 	"sync"
-	"unsafe"
 
 	"github.com/chewxy/hm"
 	"github.com/gdattn/gdattn/graph"
-	"gonum.org/v1/gonum/blas"
-	"gonum.org/v1/gonum/blas/gonum"
 	G "gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
 )
@@ -655,6 +652,7 @@ type tiedOp struct {
 	n, v, d int
 	mode    tiedMode
 	buf     any // []float32 or []float64: the output, reused
+	wt      any // forward: wᵀ (d, v), reused
 }
 
 type tiedMode int
@@ -733,20 +731,27 @@ func (op *tiedOp) Do(vals ...G.Value) (G.Value, error) {
 	return nil, fmt.Errorf("layers: %v: unsupported data %T", op, vals[0].Data())
 }
 
-// tableInCache is the largest table (bytes) whose product dY·w goes
-// through graph.Gemm rather than gonum's blocked Gemm: the 32 MiB L3 of the
-// benchmark machine (bench/results/gflops.md).
-const tableInCache = 32 << 20
+// chunkLen is the number of rows of width d (a panel of wᵀ's columns or of
+// w's rows) that fill 256 KiB of float32s, a multiple of 16, at least 16.
+func chunkLen(d int) int {
+	return max(16, (65536/d)&^15)
+}
 
-// gemmBlocked is c (m×n) = a (m×k) · b (k×n), row-major, by gonum's
-// blocked Gemm.
-func gemmBlocked[F float32 | float64](m, n, k int, a, b, c []F) {
-	var impl gonum.Implementation
-	switch a := any(a).(type) {
-	case []float32:
-		impl.Sgemm(blas.NoTrans, blas.NoTrans, m, n, k, 1, a, k, any(b).([]float32), n, 0, any(c).([]float32), n)
-	case []float64:
-		impl.Dgemm(blas.NoTrans, blas.NoTrans, m, n, k, 1, a, k, any(b).([]float64), n, 0, any(c).([]float64), n)
+// transposeTable writes the (d, v) transpose of the row-major (v, d) matrix w
+// into wt, in 64×64 tiles.
+func transposeTable[F float32 | float64](wt, w []F, v, d int) {
+	const tile = 64
+	for i0 := 0; i0 < v; i0 += tile {
+		i1 := min(i0+tile, v)
+		for j0 := 0; j0 < d; j0 += tile {
+			j1 := min(j0+tile, d)
+			for i := i0; i < i1; i++ {
+				row := w[i*d : i*d+d]
+				for j := j0; j < j1; j++ {
+					wt[j*v+i] = row[j]
+				}
+			}
+		}
 	}
 }
 
@@ -769,21 +774,42 @@ func tiedDo[F float32 | float64](op *tiedOp, a, b []F) (G.Value, error) {
 		c = make([]F, shape.TotalSize())
 		op.buf = c
 	}
+	// Each product runs through graph.Gemm (its AVX2 row kernel where
+	// available) in panels of 256 KiB that stay in the L2 cache while every
+	// row of the result passes over them: the row kernel alone would stream
+	// the whole table (13 MB for the small preset, 103 MB for the paper's)
+	// once per row, and gonum's kernels for h wᵀ are inner products of length
+	// d. Per product (BenchmarkTiedLogits, one core) this is 2–4× gonum.
 	switch op.mode {
-	case tiedForward: // (n, v) = h (n, d) · wᵀ
-		graph.Gemm(false, true, n, v, d, 1, a, d, b, d, 0, c, v)
-	case tiedGradH: // (n, d) = dY (n, v) · w (v, d)
-		// graph.Gemm's row kernel reads all of w once per row of dh: fast
-		// while w stays in the last-level cache (the small preset's 13 MB
-		// table), 2.6× slower than gonum's blocked Gemm once it does not
-		// (the paper preset's 103 MB: graph BenchmarkSgemm dh-paper).
-		if v*d*int(unsafe.Sizeof(a[0])) > tableInCache {
-			gemmBlocked(n, d, v, a, b, c)
-		} else {
-			graph.Gemm(false, false, n, d, v, 1, a, v, b, d, 0, c, d)
+	case tiedForward: // (n, v) = h (n, d) · wᵀ: wᵀ (d, v) copied once, in column panels
+		wt, ok := op.wt.([]F)
+		if !ok || len(wt) != d*v {
+			wt = make([]F, d*v)
+			op.wt = wt
 		}
-	case tiedGradW: // (v, d) = dYᵀ (v, n) · h (n, d)
-		graph.Gemm(true, false, v, d, n, 1, a, v, b, d, 0, c, d)
+		transposeTable(wt, b, v, d)
+		cols := chunkLen(d)
+		for c0 := 0; c0 < v; c0 += cols {
+			graph.Gemm(false, false, n, min(cols, v-c0), d, 1, a, d, wt[c0:], v, 0, c[c0:], v)
+		}
+	case tiedGradH: // (n, d) = dY (n, v) · w (v, d), accumulated over panels of w's rows
+		rows := chunkLen(d)
+		for r0 := 0; r0 < v; r0 += rows {
+			var beta F
+			if r0 > 0 {
+				beta = 1
+			}
+			graph.Gemm(false, false, n, d, min(rows, v-r0), 1, a[r0:], v, b[r0*d:], d, beta, c, d)
+		}
+	case tiedGradW: // (v, d) = dYᵀ (v, n) · h (n, d), accumulated over panels of h's rows
+		rows := chunkLen(d)
+		for r0 := 0; r0 < n; r0 += rows {
+			var beta F
+			if r0 > 0 {
+				beta = 1
+			}
+			graph.Gemm(true, false, v, d, min(rows, n-r0), 1, a[r0*v:], v, b[r0*d:], d, beta, c, d)
+		}
 	}
 	return tensor.New(tensor.WithShape(shape...), tensor.WithBacking(c)), nil
 }

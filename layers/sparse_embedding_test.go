@@ -1,6 +1,7 @@
 package layers
 
 import (
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"strings"
@@ -371,17 +372,20 @@ func TestSparseXentLarge(t *testing.T) {
 
 // tiedLoss builds Σ R ⊙ TiedLogits(h, w) (or, with mul, the same through
 // G.Mul and a transpose) for h (3, 4), w (5, 4) and a constant R (3, 5).
-func tiedLoss(mul bool) graphtest.BuildFunc {
+func tiedLoss(mul bool) graphtest.BuildFunc { return tiedLossSized(mul, 3, 5, 4) }
+
+// tiedLossSized is tiedLoss for h (n, d) and w (v, d).
+func tiedLossSized(mul bool, n, v, d int) graphtest.BuildFunc {
 	return func(s *graph.Scope) (*G.Node, error) {
-		h, err := s.Param("h", tensor.Shape{3, 4}, graph.Normal(1))
+		h, err := s.Param("h", tensor.Shape{n, d}, graph.Normal(1))
 		if err != nil {
 			return nil, err
 		}
-		w, err := s.Param("w", tensor.Shape{5, 4}, graph.Normal(1))
+		w, err := s.Param("w", tensor.Shape{v, d}, graph.Normal(1))
 		if err != nil {
 			return nil, err
 		}
-		r, err := s.Const("r", tensor.Shape{3, 5}, graphtest.RandValues(s, 15))
+		r, err := s.Const("r", tensor.Shape{n, v}, graphtest.RandValues(s, n*v))
 		if err != nil {
 			return nil, err
 		}
@@ -412,6 +416,23 @@ func TestTiedLogits(t *testing.T) {
 		graphtest.AllClose(t, "loss", []float64{got}, []float64{want}, tol)
 		for _, name := range []string{"h", "w"} {
 			graphtest.AllClose(t, name+" gradient", gg[name], wg[name], tol)
+		}
+	}
+	// Several panels in every product: chunkLen(1024) = 64 rows, v = 150
+	// columns of wᵀ and rows of w, n = 70 rows of h.
+	if chunkLen(1024) != 64 {
+		t.Fatalf("chunkLen(1024) = %d, want 64", chunkLen(1024))
+	}
+	for _, dt := range []tensor.Dtype{graph.Float64, graph.Float32} {
+		got, gg := graphtest.Gradients(t, tiedLossSized(false, 70, 150, 1024), dt, 3)
+		want, wg := graphtest.Gradients(t, tiedLossSized(true, 70, 150, 1024), dt, 3)
+		tol := 1e-9
+		if dt == graph.Float32 {
+			tol = 1e-3
+		}
+		graphtest.AllClose(t, "panelled loss", []float64{got}, []float64{want}, tol)
+		for _, name := range []string{"h", "w"} {
+			graphtest.AllClose(t, "panelled "+name+" gradient", gg[name], wg[name], tol)
 		}
 	}
 	s, _ := graph.NewScope(graph.Float64, 1)
@@ -468,41 +489,6 @@ func TestTiedLogitsReuse(t *testing.T) {
 	}
 }
 
-// TestGemmBlocked compares gonum's blocked product (the tied logits'
-// dY·w for large tables) with graph.Gemm.
-func TestGemmBlocked(t *testing.T) {
-	rng := rand.New(rand.NewPCG(5, 6))
-	const m, n, k = 7, 5, 300
-	a, b := make([]float32, m*k), make([]float32, k*n)
-	for i := range a {
-		a[i] = float32(rng.NormFloat64())
-	}
-	for i := range b {
-		b[i] = float32(rng.NormFloat64())
-	}
-	got, want := make([]float32, m*n), make([]float32, m*n)
-	gemmBlocked(m, n, k, a, b, got)
-	graph.Gemm(false, false, m, n, k, 1, a, k, b, n, 0, want, n)
-	for i := range got {
-		if math.Abs(float64(got[i]-want[i])) > 1e-4 {
-			t.Fatalf("element %d: %v, want %v", i, got[i], want[i])
-		}
-	}
-	a64, b64, c64 := make([]float64, m*k), make([]float64, k*n), make([]float64, m*n)
-	for i := range a64 {
-		a64[i] = float64(a[i])
-	}
-	for i := range b64 {
-		b64[i] = float64(b[i])
-	}
-	gemmBlocked(m, n, k, a64, b64, c64)
-	for i := range c64 {
-		if math.Abs(c64[i]-float64(want[i])) > 1e-4 {
-			t.Fatalf("float64 element %d: %v, want %v", i, c64[i], want[i])
-		}
-	}
-}
-
 // TestSparseXentNaN: a NaN logit makes the loss NaN (the trainer's guard
 // then refuses the update), in both dtypes.
 func TestSparseXentNaN(t *testing.T) {
@@ -516,5 +502,42 @@ func TestSparseXentNaN(t *testing.T) {
 	l64, err := op64.Do(tensor.New(tensor.WithShape(2, 3), tensor.WithBacking([]float64{0, 1, math.NaN(), 1, 2, 3})), lab)
 	if err != nil || !math.IsNaN(float64(*l64.(*G.F64))) {
 		t.Errorf("float64: loss %v, %v; want NaN", l64, err)
+	}
+}
+
+// BenchmarkTiedLogits times the tied output layer's three products at the
+// language presets' sizes (small: N = 512, d' = 64; paper: N = 1024,
+// d' = 512; V = 50,258), float32:
+//
+//	GOMAXPROCS=1 go test ./layers -run '^$' -bench TiedLogits
+func BenchmarkTiedLogits(b *testing.B) {
+	for _, sz := range []struct {
+		name    string
+		n, v, d int
+	}{{"small", 512, 50258, 64}, {"paper", 1024, 50258, 512}} {
+		rng := rand.New(rand.NewPCG(1, 2))
+		h, w, dy := make([]float32, sz.n*sz.d), make([]float32, sz.v*sz.d), make([]float32, sz.n*sz.v)
+		for _, x := range [][]float32{h, w, dy} {
+			for i := range x {
+				x[i] = float32(rng.NormFloat64())
+			}
+		}
+		for _, mode := range []tiedMode{tiedForward, tiedGradH, tiedGradW} {
+			op := &tiedOp{n: sz.n, v: sz.v, d: sz.d, mode: mode}
+			x, y := h, w
+			if mode == tiedGradH {
+				x, y = dy, w
+			} else if mode == tiedGradW {
+				x, y = dy, h
+			}
+			b.Run(fmt.Sprintf("%s/%v", sz.name, op), func(b *testing.B) {
+				for i := 0; i < b.N; i++ {
+					if _, err := tiedDo(op, x, y); err != nil {
+						b.Fatal(err)
+					}
+				}
+				b.ReportMetric(2*float64(sz.n)*float64(sz.v)*float64(sz.d)*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
+			})
+		}
 	}
 }
