@@ -373,10 +373,23 @@ func dotWeights[F float32 | float64](kind kernelKind, g float64, exp func(float6
 			row[i] = F(exp(g * float64(r)))
 		}
 	case kindSoftmax:
-		mx := math.Inf(-1)
-		for _, r := range raw {
-			if v := g * float64(r); v > mx || v != v {
-				mx = v
+		var mx float64
+		if g > 0 && len(raw) > 0 {
+			// max_i g·r_i = g·max_i r_i; a NaN score makes its weights
+			// NaN through exp below either way.
+			mr := raw[0]
+			for _, r := range raw[1:] {
+				if r > mr {
+					mr = r
+				}
+			}
+			mx = g * float64(mr)
+		} else {
+			mx = math.Inf(-1)
+			for _, r := range raw {
+				if v := g * float64(r); v > mx || v != v {
+					mx = v
+				}
 			}
 		}
 		var sum float64
@@ -385,8 +398,9 @@ func dotWeights[F float32 | float64](kind kernelKind, g float64, exp func(float6
 			row[i] = F(e)
 			sum += e
 		}
+		inv := 1 / sum
 		for i := range row {
-			row[i] = F(float64(row[i]) / sum)
+			row[i] = F(float64(row[i]) * inv)
 		}
 	}
 }
