@@ -64,6 +64,12 @@ chunk:
 	MOVQ SI, R14
 	LEAQ (DX)(R13*4), R15
 	MOVQ R10, CX
+	// Up to 8 columns left: one vector; up to 16: two. The other
+	// accumulators stay zero and their masked stores write nothing.
+	CMPQ AX, $8
+	JLE  loop1
+	CMPQ AX, $16
+	JLE  loop2
 
 loop:
 	TESTQ CX, CX
@@ -81,6 +87,30 @@ loop:
 	ADDQ R9, R15
 	DECQ CX
 	JMP  loop
+
+loop1:
+	TESTQ CX, CX
+	JZ    endk
+	VBROADCASTSS (R14), Y8
+	VMASKMOVPS   (R15), Y12, Y9
+	VFMADD231PS  Y9, Y8, Y0
+	ADDQ R8, R14
+	ADDQ R9, R15
+	DECQ CX
+	JMP  loop1
+
+loop2:
+	TESTQ CX, CX
+	JZ    endk
+	VBROADCASTSS (R14), Y8
+	VMASKMOVPS   (R15), Y12, Y9
+	VFMADD231PS  Y9, Y8, Y0
+	VMASKMOVPS   32(R15), Y13, Y10
+	VFMADD231PS  Y10, Y8, Y1
+	ADDQ R8, R14
+	ADDQ R9, R15
+	DECQ CX
+	JMP  loop2
 
 endk:
 	LEAQ (DI)(R13*4), BX
@@ -167,6 +197,11 @@ chunk64:
 	MOVQ SI, R14
 	LEAQ (DX)(R13*8), R15
 	MOVQ R10, CX
+	// Up to 4 columns left: one vector; up to 8: two (as rowKernel32).
+	CMPQ AX, $4
+	JLE  loop164
+	CMPQ AX, $8
+	JLE  loop264
 
 loop64:
 	TESTQ CX, CX
@@ -184,6 +219,30 @@ loop64:
 	ADDQ R9, R15
 	DECQ CX
 	JMP  loop64
+
+loop164:
+	TESTQ CX, CX
+	JZ    endk64
+	VBROADCASTSD (R14), Y8
+	VMASKMOVPD   (R15), Y12, Y9
+	VFMADD231PD  Y9, Y8, Y0
+	ADDQ R8, R14
+	ADDQ R9, R15
+	DECQ CX
+	JMP  loop164
+
+loop264:
+	TESTQ CX, CX
+	JZ    endk64
+	VBROADCASTSD (R14), Y8
+	VMASKMOVPD   (R15), Y12, Y9
+	VFMADD231PD  Y9, Y8, Y0
+	VMASKMOVPD   32(R15), Y13, Y10
+	VFMADD231PD  Y10, Y8, Y1
+	ADDQ R8, R14
+	ADDQ R9, R15
+	DECQ CX
+	JMP  loop264
 
 endk64:
 	LEAQ (DI)(R13*8), BX
