@@ -229,19 +229,19 @@ func (m *LM) build() (err error) {
 	if err != nil {
 		return err
 	}
-	emb, err := m.emb.Lookup(m.IDs) // (B, T, d')
+	// w_{e,t_i} − w̄_e with w̄_e = E(w_e | f = 0), the mean embedding, in
+	// one op (the mean and its gradient fused with the lookup's).
+	values0, err := m.emb.LookupCentered(m.IDs) // (B, T, d')
 	if err != nil {
 		return err
 	}
-	// w̄_e = E(w_e | f = 0), the mean embedding, as (1, d').
-	meanRow, err := s.Const("mean_row", tensor.Shape{1, V}, fill(V, 1/float64(V)))
-	if err != nil {
-		return err
+	var emb *G.Node // w_{e,t_i} (B, T, d'): only for E(w_e|f_k) of later steps
+	if cfg.Steps > 1 && !cfg.MeanE {
+		if emb, err = m.emb.Lookup(m.IDs); err != nil {
+			return err
+		}
 	}
-	wbar := G.Must(G.Mul(meanRow, m.emb.Weight()))                               // (1, d')
-	negWbar := G.Must(graph.Reshape(G.Must(G.Neg(wbar)), tensor.Shape{1, 1, d})) // (1, 1, d')
-	values0 := G.Must(G.BroadcastAdd(emb, negWbar, nil, []byte{0, 1}))           // (B, T, d'): w_{e,t_i} − w̄_e
-	kernels, err := m.headKernels(wpe)                                           // per head (B, T+1, T)
+	kernels, err := m.headKernels(wpe) // per head (B, T+1, T)
 	if err != nil {
 		return err
 	}

@@ -102,6 +102,28 @@ func (e *SparseEmbedding) Lookup(ids *G.Node) (out *G.Node, err error) {
 	return Gather(e.w, ids)
 }
 
+// LookupCentered returns w[ids] − w̄ with w̄ = (1/Vocab) Σ_c w_c, the mean
+// row of the table: the values w_{e,t} − E(w_e|f=0) of the GD language
+// model. It is Lookup minus the mean computed in the same op, and its
+// gradient w.r.t. w is the gather's scatter-add with −(1/Vocab) Σ_i g_i
+// added to every row in the same pass that clears the buffer, instead of a
+// separate (1, Vocab) × (Vocab, Dim) product, its (Vocab, Dim) gradient and
+// the sum of the two gradients.
+func (e *SparseEmbedding) LookupCentered(ids *G.Node) (out *G.Node, err error) {
+	defer func() {
+		if err != nil {
+			err = fmt.Errorf("layers: sparse embedding %q: %w", e.s.Path(), err)
+		}
+	}()
+	if ids == nil || ids.Dtype() != tensor.Int || ids.Shape().Dims() == 0 {
+		return nil, fmt.Errorf("ids must be an int node of rank >= 1")
+	}
+	if ids.Graph() != e.s.Graph() {
+		return nil, fmt.Errorf("ids %q belong to another graph", ids.Name())
+	}
+	return G.ApplyOp(&gatherOp{v: e.cfg.Vocab, d: e.cfg.Dim, ids: ids.Shape().Clone(), center: true}, e.w, ids)
+}
+
 // SetIDs writes vals into the int node ids after checking their range; see
 // [Embedding.SetIDs].
 func (e *SparseEmbedding) SetIDs(ids *G.Node, vals []int) error {
@@ -125,10 +147,12 @@ func Gather(w, ids *G.Node) (*G.Node, error) {
 	return G.ApplyOp(&gatherOp{v: w.Shape()[0], d: w.Shape()[1], ids: ids.Shape().Clone()}, w, ids)
 }
 
-// gatherOp is (w (V, D), ids S) -> (S..., D).
+// gatherOp is (w (V, D), ids S) -> (S..., D): the rows w[ids], minus the
+// mean row of w with center.
 type gatherOp struct {
-	v, d int
-	ids  tensor.Shape
+	v, d   int
+	ids    tensor.Shape
+	center bool
 }
 
 func (op *gatherOp) Arity() int { return 2 }
@@ -143,7 +167,7 @@ func (op *gatherOp) ReturnsPtr() bool     { return false }
 func (op *gatherOp) CallsExtern() bool    { return false }
 func (op *gatherOp) OverwritesInput() int { return -1 }
 func (op *gatherOp) WriteHash(h hash.Hash) {
-	fmt.Fprintf(h, "gdattn.gather (%d,%d) ids %v", op.v, op.d, op.ids)
+	fmt.Fprintf(h, "gdattn.gather (%d,%d) ids %v center %v", op.v, op.d, op.ids, op.center)
 }
 func (op *gatherOp) Hashcode() uint32 { return hash32(op) }
 func (op *gatherOp) String() string   { return fmt.Sprintf("Gather(%d,%d)", op.v, op.d) }
@@ -151,7 +175,7 @@ func (op *gatherOp) DiffWRT(int) []bool {
 	return []bool{true, false}
 }
 func (op *gatherOp) SymDiff(inputs G.Nodes, output, grad *G.Node) (G.Nodes, error) {
-	g, err := G.ApplyOp(&scatterOp{v: op.v, d: op.d, ids: op.ids.Clone()}, inputs[1], grad)
+	g, err := G.ApplyOp(&scatterOp{v: op.v, d: op.d, ids: op.ids.Clone(), center: op.center}, inputs[1], grad)
 	if err != nil {
 		return nil, err
 	}
@@ -169,27 +193,57 @@ func (op *gatherOp) Do(vals ...G.Value) (G.Value, error) {
 	shape := append(op.ids.Clone(), op.d)
 	switch w := denseData(vals[0]).(type) {
 	case []float64:
-		return tensor.New(tensor.WithShape(shape...), tensor.WithBacking(gatherRows(w, ids, op.d))), nil
+		return tensor.New(tensor.WithShape(shape...), tensor.WithBacking(gatherRows(w, ids, op.d, op.center))), nil
 	case []float32:
-		return tensor.New(tensor.WithShape(shape...), tensor.WithBacking(gatherRows(w, ids, op.d))), nil
+		return tensor.New(tensor.WithShape(shape...), tensor.WithBacking(gatherRows(w, ids, op.d, op.center))), nil
 	}
 	return nil, fmt.Errorf("layers: gather: unsupported table data %T", vals[0].Data())
 }
 
-func gatherRows[F float32 | float64](w []F, ids []int, d int) []F {
+func gatherRows[F float32 | float64](w []F, ids []int, d int, center bool) []F {
 	out := make([]F, len(ids)*d)
 	for i, id := range ids {
 		copy(out[i*d:(i+1)*d], w[id*d:(id+1)*d])
 	}
+	if center {
+		mean := colMean(w, d)
+		for i := range ids {
+			row := out[i*d : (i+1)*d]
+			for j, m := range mean {
+				row[j] -= F(m)
+			}
+		}
+	}
 	return out
 }
 
+// colMean returns the mean row of the row-major (·, d) matrix w, summed in
+// float64.
+func colMean[F float32 | float64](w []F, d int) []float64 {
+	sum := make([]float64, d)
+	rows := len(w) / d
+	if rows == 0 {
+		return sum
+	}
+	for r := 0; r < rows; r++ {
+		for j, x := range w[r*d : (r+1)*d] {
+			sum[j] += float64(x)
+		}
+	}
+	for j := range sum {
+		sum[j] /= float64(rows)
+	}
+	return sum
+}
+
 // scatterOp is (ids S, grad (S..., D)) -> (V, D): the gradient of gatherOp
-// w.r.t. the table, accumulated into a buffer the op reuses.
+// w.r.t. the table, accumulated into a buffer the op reuses; with center,
+// −(1/V) Σ_i grad_i is added to every row (the gradient through the mean).
 type scatterOp struct {
-	v, d int
-	ids  tensor.Shape
-	buf  *tensor.Dense
+	v, d   int
+	ids    tensor.Shape
+	center bool
+	buf    *tensor.Dense
 }
 
 func (op *scatterOp) Arity() int { return 2 }
@@ -204,7 +258,7 @@ func (op *scatterOp) ReturnsPtr() bool     { return false }
 func (op *scatterOp) CallsExtern() bool    { return false }
 func (op *scatterOp) OverwritesInput() int { return -1 }
 func (op *scatterOp) WriteHash(h hash.Hash) {
-	fmt.Fprintf(h, "gdattn.scatter (%d,%d) ids %v", op.v, op.d, op.ids)
+	fmt.Fprintf(h, "gdattn.scatter (%d,%d) ids %v center %v", op.v, op.d, op.ids, op.center)
 }
 func (op *scatterOp) Hashcode() uint32   { return hash32(op) }
 func (op *scatterOp) String() string     { return fmt.Sprintf("ScatterAdd(%d,%d)", op.v, op.d) }
@@ -231,21 +285,34 @@ func (op *scatterOp) Do(vals ...G.Value) (G.Value, error) {
 		if !ok || len(gg) != len(ids)*op.d {
 			return nil, fmt.Errorf("layers: scatter: gradient %T of %d values for %d ids", g, len(gg), len(ids))
 		}
-		scatterRows(b, gg, ids, op.d)
+		scatterRows(b, gg, ids, op.d, op.center)
 	case []float32:
 		gg, ok := g.([]float32)
 		if !ok || len(gg) != len(ids)*op.d {
 			return nil, fmt.Errorf("layers: scatter: gradient %T of %d values for %d ids", g, len(gg), len(ids))
 		}
-		scatterRows(b, gg, ids, op.d)
+		scatterRows(b, gg, ids, op.d, op.center)
 	default:
 		return nil, fmt.Errorf("layers: scatter: unsupported dtype %v", vals[1].Dtype())
 	}
 	return op.buf, nil
 }
 
-func scatterRows[F float32 | float64](buf, g []F, ids []int, d int) {
-	clear(buf)
+func scatterRows[F float32 | float64](buf, g []F, ids []int, d int, center bool) {
+	if center {
+		// Every row starts at −(1/V) Σ_i g_i: the gradient through the mean.
+		fill := colMean(g, d) // (1/n) Σ_i g_i
+		scale := float64(len(ids)) / float64(len(buf)/d)
+		row0 := make([]F, d)
+		for j, m := range fill {
+			row0[j] = F(-m * scale)
+		}
+		for r := 0; r < len(buf); r += d {
+			copy(buf[r:r+d], row0)
+		}
+	} else {
+		clear(buf)
+	}
 	for i, id := range ids {
 		row, gr := buf[id*d:(id+1)*d], g[i*d:(i+1)*d]
 		for j := range row {

@@ -541,3 +541,54 @@ func BenchmarkTiedLogits(b *testing.B) {
 		}
 	}
 }
+
+// centeredBuild is Σ c ⊙ (x)² for x = LookupCentered(ids) or, with ref,
+// x = Lookup(ids) − (1/V) 1ᵀ w built from Gorgonia ops.
+func centeredBuild(ref bool) graphtest.BuildFunc {
+	const V, D = 6, 3
+	return func(s *graph.Scope) (*G.Node, error) {
+		e, err := NewSparseEmbedding(s.Sub("wte"), EmbeddingConfig{Vocab: V, Dim: D, WInit: graph.Normal(1)})
+		if err != nil {
+			return nil, err
+		}
+		ids, err := NewIDs(s, "ids", 2, 3)
+		if err != nil {
+			return nil, err
+		}
+		if err := e.SetIDs(ids, sparseIDs); err != nil {
+			return nil, err
+		}
+		var x *G.Node
+		if ref {
+			mean, err := s.Const("mean_row", tensor.Shape{1, V}, []float64{1.0 / V, 1.0 / V, 1.0 / V, 1.0 / V, 1.0 / V, 1.0 / V})
+			if err != nil {
+				return nil, err
+			}
+			wbar := G.Must(graph.Reshape(G.Must(G.Mul(mean, e.Weight())), tensor.Shape{1, 1, D}))
+			x = G.Must(G.BroadcastSub(G.Must(e.Lookup(ids)), wbar, nil, []byte{0, 1}))
+		} else if x, err = e.LookupCentered(ids); err != nil {
+			return nil, err
+		}
+		c, err := s.Const("c", tensor.Shape{2, 3, D}, graphtest.RandValues(s, 2*3*D))
+		if err != nil {
+			return nil, err
+		}
+		return G.Sum(G.Must(G.HadamardProd(G.Must(G.Square(x)), c)))
+	}
+}
+
+func TestLookupCentered(t *testing.T) {
+	worst := graphtest.CheckGrad(t, centeredBuild(false), graphtest.Options{Seed: 1})
+	worst32 := graphtest.CheckGrad32(t, centeredBuild(false), graphtest.Options{Seed: 1})
+	t.Logf("max relative error float64 %.2e, float32 %.2e", worst, worst32)
+	for _, dt := range []tensor.Dtype{graph.Float64, graph.Float32} {
+		got, gg := graphtest.Gradients(t, centeredBuild(false), dt, 2)
+		want, wg := graphtest.Gradients(t, centeredBuild(true), dt, 2)
+		tol := 1e-12
+		if dt == graph.Float32 {
+			tol = 1e-5
+		}
+		graphtest.AllClose(t, "value", []float64{got}, []float64{want}, tol)
+		graphtest.AllClose(t, "gradient", gg["wte/w"], wg["wte/w"], tol)
+	}
+}
