@@ -55,7 +55,8 @@ cat > "$DIR/run-on-gpu.sh" <<'RUN'
 # run-on-gpu.sh: run the gdattn GPU bundle (built by scripts/gpu-bundle.sh) on a machine
 # with an NVIDIA GPU, its driver (libcuda.so.1) and cuBLAS (libcublas.so.13, .12 or .11).
 #   STEPS=20 ./run-on-gpu.sh     (logs go to ./logs)
-# Environment: STEPS (language training steps, default 20), GDATTN_CUBLAS (path of
+# Environment: STEPS (language training steps, default 20), CHECK_STEPS (steps of the
+# CPU-vs-GPU loss agreement check, default 1; 0 skips it), GDATTN_CUBLAS (path of
 # libcublas.so.* when it is not on the loader path), LANGUAGE_ARGS (extra flags for
 # "language train").
 set -uo pipefail
@@ -86,6 +87,17 @@ for t in ./*.test; do
   fi
   grep -E -- '^(--- FAIL|--- SKIP|ok|FAIL|PASS)|backend:' "logs/$(basename "$t").log" | head -40
 done
+
+# Agreement check: the first CHECK_STEPS (1) steps on the CPU and on the GPU, same seed;
+# the losses should agree to about float32 rounding.
+if [ "${CHECK_STEPS:-1}" -gt 0 ] && grep -qE '^\s+-device\b' <<<"$(./language train -h 2>&1 || true)"; then
+  for dev in cpu cuda; do
+    echo "== language train -preset paper -steps ${CHECK_STEPS:-1} -device $dev (CPU/GPU agreement)"
+    ./language train -model gd -preset paper -steps "${CHECK_STEPS:-1}" -corpus data/tinystories.txt -no-eval \
+      -device "$dev" ${LANGUAGE_ARGS:-} > "logs/agree-$dev.log" 2>&1 || { status=1; echo "FAIL: logs/agree-$dev.log"; }
+    grep -E '^gd step [0-9]+/[0-9]+ loss' "logs/agree-$dev.log"
+  done
+fi
 
 echo "== language train -preset paper -steps ${STEPS:-20}"
 # Ask the example for the GPU if it has a flag for it (-device cuda, or -gpu).
