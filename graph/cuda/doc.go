@@ -32,7 +32,7 @@
 // legacy default stream, the stream cuBLAS uses too, so work runs in issue
 // order; copies to and from host memory are synchronous. Row-major Gemm calls
 // column-major cuBLAS on the transposes (B first, m and n swapped); when no
-// cuBLAS can be loaded, or GDATTN_NO_CUBLAS is set, Gemm runs the
+// cuBLAS can be loaded or initialised, or GDATTN_NO_CUBLAS is set, Gemm runs the
 // gemm_naive kernel of kernels/selftest.cu instead (one thread per output
 // element, double sums: correct, slow) and Name says so.
 //

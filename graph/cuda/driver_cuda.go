@@ -458,10 +458,10 @@ func Open(ordinal int) (Backend, error) {
 		g.name += ", Gemm by the gemm_naive kernel (GDATTN_NO_CUBLAS set)"
 	} else if err := loadCuBLAS(); err != nil {
 		g.name += ", Gemm by the gemm_naive kernel (" + err.Error() + ")"
+	} else if err := checkBLAS("cublasCreate", C.gd_cublasCreate(g.ctx, &g.blas)); err != nil {
+		g.blas = nil
+		g.name += ", Gemm by the gemm_naive kernel (" + err.Error() + ")"
 	} else {
-		if err := checkBLAS("cublasCreate", C.gd_cublasCreate(g.ctx, &g.blas)); err != nil {
-			return fail(err)
-		}
 		g.name += ", " + filepath.Base(cublasUsed)
 	}
 	g.funcs = make([]C.CUfunction, len(kernelTable))
