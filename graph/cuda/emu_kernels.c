@@ -198,33 +198,54 @@ int gdattn_emu_dispatch(int k, void **a) {
         scatter_rows_f64(*(long long *)a[0], *(void **)a[1], *(void **)a[2], *(int *)a[3], *(void **)a[4]);
         return 0;
     case 59:
-        xent_lse_f32(*(long long *)a[0], *(int *)a[1], *(void **)a[2], *(void **)a[3], *(void **)a[4], *(int *)a[5], *(void **)a[6]);
+        col_sum_part_f32(*(long long *)a[0], *(long long *)a[1], *(int *)a[2], *(int *)a[3], *(void **)a[4], *(void **)a[5]);
         return 0;
     case 60:
-        xent_lse_f64(*(long long *)a[0], *(int *)a[1], *(void **)a[2], *(void **)a[3], *(void **)a[4], *(int *)a[5], *(void **)a[6]);
+        col_sum_part_f64(*(long long *)a[0], *(long long *)a[1], *(int *)a[2], *(int *)a[3], *(void **)a[4], *(void **)a[5]);
         return 0;
     case 61:
-        xent_loss_f32(*(long long *)a[0], *(void **)a[1], *(double *)a[2], *(void **)a[3]);
+        col_mean_join(*(long long *)a[0], *(int *)a[1], *(long long *)a[2], *(void **)a[3], *(void **)a[4]);
         return 0;
     case 62:
-        xent_loss_f64(*(long long *)a[0], *(void **)a[1], *(double *)a[2], *(void **)a[3]);
+        gather_rows_centered_f32(*(long long *)a[0], *(void **)a[1], *(void **)a[2], *(int *)a[3], *(void **)a[4], *(void **)a[5]);
         return 0;
     case 63:
-        xent_grad_f32(*(long long *)a[0], *(int *)a[1], *(void **)a[2], *(void **)a[3], *(void **)a[4], *(void **)a[5], *(double *)a[6], *(void **)a[7]);
+        gather_rows_centered_f64(*(long long *)a[0], *(void **)a[1], *(void **)a[2], *(int *)a[3], *(void **)a[4], *(void **)a[5]);
         return 0;
     case 64:
-        xent_grad_f64(*(long long *)a[0], *(int *)a[1], *(void **)a[2], *(void **)a[3], *(void **)a[4], *(void **)a[5], *(double *)a[6], *(void **)a[7]);
+        fill_rows_scaled_f32(*(long long *)a[0], *(int *)a[1], *(void **)a[2], *(double *)a[3], *(void **)a[4]);
         return 0;
     case 65:
-        xent_lse_part_f32(*(long long *)a[0], *(int *)a[1], *(int *)a[2], *(void **)a[3], *(void **)a[4], *(void **)a[5], *(void **)a[6]);
+        fill_rows_scaled_f64(*(long long *)a[0], *(int *)a[1], *(void **)a[2], *(double *)a[3], *(void **)a[4]);
         return 0;
     case 66:
-        xent_lse_part_f64(*(long long *)a[0], *(int *)a[1], *(int *)a[2], *(void **)a[3], *(void **)a[4], *(void **)a[5], *(void **)a[6]);
+        xent_lse_f32(*(long long *)a[0], *(int *)a[1], *(void **)a[2], *(void **)a[3], *(void **)a[4], *(int *)a[5], *(void **)a[6]);
         return 0;
     case 67:
-        xent_lse_join_f32(*(long long *)a[0], *(int *)a[1], *(int *)a[2], *(void **)a[3], *(void **)a[4], *(void **)a[5], *(void **)a[6], *(void **)a[7], *(int *)a[8], *(void **)a[9]);
+        xent_lse_f64(*(long long *)a[0], *(int *)a[1], *(void **)a[2], *(void **)a[3], *(void **)a[4], *(int *)a[5], *(void **)a[6]);
         return 0;
     case 68:
+        xent_loss_f32(*(long long *)a[0], *(void **)a[1], *(double *)a[2], *(void **)a[3]);
+        return 0;
+    case 69:
+        xent_loss_f64(*(long long *)a[0], *(void **)a[1], *(double *)a[2], *(void **)a[3]);
+        return 0;
+    case 70:
+        xent_grad_f32(*(long long *)a[0], *(int *)a[1], *(void **)a[2], *(void **)a[3], *(void **)a[4], *(void **)a[5], *(double *)a[6], *(void **)a[7]);
+        return 0;
+    case 71:
+        xent_grad_f64(*(long long *)a[0], *(int *)a[1], *(void **)a[2], *(void **)a[3], *(void **)a[4], *(void **)a[5], *(double *)a[6], *(void **)a[7]);
+        return 0;
+    case 72:
+        xent_lse_part_f32(*(long long *)a[0], *(int *)a[1], *(int *)a[2], *(void **)a[3], *(void **)a[4], *(void **)a[5], *(void **)a[6]);
+        return 0;
+    case 73:
+        xent_lse_part_f64(*(long long *)a[0], *(int *)a[1], *(int *)a[2], *(void **)a[3], *(void **)a[4], *(void **)a[5], *(void **)a[6]);
+        return 0;
+    case 74:
+        xent_lse_join_f32(*(long long *)a[0], *(int *)a[1], *(int *)a[2], *(void **)a[3], *(void **)a[4], *(void **)a[5], *(void **)a[6], *(void **)a[7], *(int *)a[8], *(void **)a[9]);
+        return 0;
+    case 75:
         xent_lse_join_f64(*(long long *)a[0], *(int *)a[1], *(int *)a[2], *(void **)a[3], *(void **)a[4], *(void **)a[5], *(void **)a[6], *(void **)a[7], *(int *)a[8], *(void **)a[9]);
         return 0;
     }

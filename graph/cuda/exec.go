@@ -92,9 +92,12 @@ func NewExecutorWith(b Backend, opts ExecOptions) graph.ExecutorFactory {
 // (and their gradient); layers' kernel-weight op for the five kernels and
 // its gradients (dot-product kernels on Gemm), the fused attention head and
 // expectation ops with their gradients, the sparse embedding's gather and
-// scatter-add and the sparse softmax cross-entropy with its gradient. Any
+// scatter-add (centered too: LookupCentered's mean row and its gradient's
+// fill), the tied output layer's three products (layers.TiedLogits, on
+// Gemm) and the sparse softmax cross-entropy with its gradient. Any
 // other op (a new fused op, an op with int outputs, a shape the lowering
-// does not expect) runs through the CPU fallback: its inputs are
+// does not expect, an op of gdattn's packages with a field the lowering
+// does not know: see opFields) runs through the CPU fallback: its inputs are
 // downloaded, Gorgonia's op.Do runs on the host and the result is uploaded,
 // so every graph runs correctly and only speed depends on coverage.
 // Placements and FallbackOps say which ops run where; a one-line report of

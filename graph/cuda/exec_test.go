@@ -119,7 +119,8 @@ func tapeRun(t *testing.T, name string, dt tensor.Dtype) snapshot {
 // backend has kernels.
 var expensiveOps = []string{"gorgonia.linAlgBinOp", "graph.mmOp", "graph.bmmOp", "layers.kernelOp", "layers.kernelGradOp",
 	"graph.softmaxOp", "graph.softmaxGradOp", "layers.headOp", "layers.headGradOp", "layers.headParamGradOp",
-	"layers.expectOp", "layers.expectGradOp", "layers.expectParamGradOp", "layers.sparseXentOp"}
+	"layers.expectOp", "layers.expectGradOp", "layers.expectParamGradOp", "layers.sparseXentOp",
+	"layers.tiedOp", "layers.gatherOp", "layers.scatterOp"}
 
 // TestExecutorMatchesTapeMachine runs every test model (forward, loss and all
 // parameter gradients) through the executor and compares with Gorgonia's

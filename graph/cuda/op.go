@@ -3,6 +3,7 @@ package cuda
 import (
 	"fmt"
 	"reflect"
+	"slices"
 	"strings"
 
 	G "gorgonia.org/gorgonia"
@@ -24,13 +25,23 @@ func (f devFunc) run(x *Exec, v *value) error { return f(x, v) }
 // recognised by their Go type name (most are unexported, in Gorgonia, graph
 // and layers) and their parameters read with reflect; anything unexpected
 // leaves the op on the fallback path, so a new op costs speed, never
-// correctness.
+// correctness. That includes a new option of an op lowered here: an op of
+// graph or layers whose struct has a field opFields does not list runs on
+// the host, and its report name says which field ("[unlowered field
+// layers.gatherOp.center]").
 func lower(x *Exec, v *value) error {
 	if v.dt != tensor.Float32 && v.dt != tensor.Float64 {
 		return nil
 	}
 	op := v.n.Op()
 	typ := strings.TrimPrefix(fmt.Sprintf("%T", op), "*")
+	if f := unknownField(op); f != "" {
+		// An option this lowering does not know (added to the op after
+		// the lowering was written) could change what the op computes:
+		// the host runs it, and the report says why.
+		v.what += " [unlowered field " + f + "]"
+		return nil
+	}
 	switch typ {
 	case "gorgonia.reshapeOp", "graph.reshapeOp":
 		if len(v.ins) == 1 && v.ins[0].bytes == v.bytes && v.ins[0].dt == v.dt {
@@ -88,10 +99,17 @@ func lower(x *Exec, v *value) error {
 		if dev, err = lowerHead(x, v, op, part); err != nil {
 			return err
 		}
-	case "layers.gatherOp":
-		dev = lowerGather(v, op)
-	case "layers.scatterOp":
-		dev = lowerScatter(v, op)
+	case "layers.gatherOp", "layers.scatterOp":
+		lowerFn := lowerGather
+		if typ == "layers.scatterOp" {
+			lowerFn = lowerScatter
+		}
+		var err error
+		if dev, err = lowerFn(x, v, op); err != nil {
+			return err
+		}
+	case "layers.tiedOp":
+		dev = lowerTied(v, op)
 	case "layers.sparseXentOp":
 		var err error
 		if dev, err = lowerXent(x, v, op); err != nil {
@@ -107,6 +125,72 @@ func lower(x *Exec, v *value) error {
 		v.dev = dev
 	}
 	return nil
+}
+
+// opFields lists, for each op type of gdattn's own packages that lower
+// maps, every field of the op's struct the lowering knows: the fields it
+// reads, and those it knows not to matter on the device (host state,
+// caches, bookkeeping). An op whose struct has a field not listed here runs
+// on the host (unknownField): a new option of an op the executor lowers
+// (as center was for the gather) must not be silently ignored. Struct or
+// pointer-to-struct fields whose type is itself listed (a gradient op's
+// forward op) are checked too. Gorgonia's ops, pinned at v0.9.18, are not
+// listed.
+var opFields = map[string][]string{
+	"graph.mmOp":               {"transA", "transB", "ra", "rb", "dataA", "dataB"},
+	"graph.bmmOp":              {"transA", "transB"},
+	"graph.reshapeOp":          {"from", "to"},
+	"graph.sliceOp":            {"shape", "axis", "lo", "hi", "backward"},
+	"graph.softmaxOp":          {"log"},
+	"graph.softmaxGradOp":      {"log"},
+	"graph.concatOp":           {"lead", "widths", "shapes", "data"},
+	"layers.expectOp":          {"id", "rankF", "st"},
+	"layers.expectGradOp":      {"e"},
+	"layers.expectParamGradOp": {"e", "wrt"},
+	"layers.headOp":            {"kind", "gFixed", "learnG", "ctx", "id", "st", "gst"},
+	"layers.headGradOp":        {"head"},
+	"layers.headParamGradOp":   {"head", "wrt"},
+	"layers.gatherOp":          {"v", "d", "ids", "center"},
+	"layers.scatterOp":         {"v", "d", "ids", "center", "buf"},
+	"layers.sparseXentOp":      {"n", "c", "back", "fwd", "prob", "inv", "ready", "src"},
+	"layers.kernelOp":          {"kind", "g", "learnG", "masked", "dataQK", "c"},
+	"layers.kernelGradOp":      {"kernelOp", "wrt"},
+	"layers.tiedOp":            {"n", "v", "d", "mode", "buf", "wt"},
+}
+
+// unknownField returns "type.field" for the first field of op (or of a
+// listed op type it holds) that opFields does not list for its type, or ""
+// when every field is known or op's type is not listed.
+func unknownField(op any) string {
+	return unknownFieldOf(reflect.ValueOf(op), map[reflect.Type]bool{})
+}
+
+func unknownFieldOf(rv reflect.Value, seen map[reflect.Type]bool) string {
+	for rv.Kind() == reflect.Pointer || rv.Kind() == reflect.Interface {
+		if rv.IsNil() {
+			return ""
+		}
+		rv = rv.Elem()
+	}
+	if rv.Kind() != reflect.Struct || seen[rv.Type()] {
+		return ""
+	}
+	typ := strings.TrimPrefix(rv.Type().String(), "*")
+	known, ok := opFields[typ]
+	if !ok {
+		return ""
+	}
+	seen[rv.Type()] = true
+	for i := 0; i < rv.NumField(); i++ {
+		name := rv.Type().Field(i).Name
+		if !slices.Contains(known, name) {
+			return typ + "." + name
+		}
+		if f := unknownFieldOf(rv.Field(i), seen); f != "" {
+			return f
+		}
+	}
+	return ""
 }
 
 // suffix is the kernel name suffix of a dtype.

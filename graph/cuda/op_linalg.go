@@ -145,3 +145,44 @@ func lowerBMM(v *value, op G.Op) devOp {
 	}
 	return gemm3(v, transA, transB)
 }
+
+// Modes of layers.tiedOp (layers.TiedLogits and its two gradients), as the
+// op's mode field numbers them.
+const (
+	tiedForward = iota // (h (n, d), w (v, d)) -> h·wᵀ (n, v)
+	tiedGradH          // (dY (n, v), w (v, d)) -> dY·w (n, d)
+	tiedGradW          // (dY (n, v), h (n, d)) -> dYᵀ·h (v, d)
+)
+
+// lowerTied maps the tied output layer's three products (layers.tiedOp,
+// mode in the field mode) onto one Gemm each; the op's host buffers (buf,
+// wt) are not used on the device, where the output is the node's buffer and
+// cuBLAS reads w transposed in place.
+func lowerTied(v *value, op G.Op) devOp {
+	n, ok1 := fieldInt(op, "n")
+	V, ok2 := fieldInt(op, "v")
+	d, ok3 := fieldInt(op, "d")
+	mode, ok4 := fieldInt(op, "mode")
+	if !ok1 || !ok2 || !ok3 || !ok4 || n <= 0 || V <= 0 || d <= 0 || len(v.ins) != 2 {
+		return nil
+	}
+	a, b := v.ins[0].size, v.ins[1].size
+	switch mode {
+	case tiedForward:
+		if a != n*d || b != V*d || v.size != n*V {
+			return nil
+		}
+		return &gemmOp{transB: true, m: n, n: V, k: d, lda: d, ldb: d, batch: 1}
+	case tiedGradH:
+		if a != n*V || b != V*d || v.size != n*d {
+			return nil
+		}
+		return &gemmOp{m: n, n: d, k: V, lda: V, ldb: d, batch: 1}
+	case tiedGradW:
+		if a != n*V || b != n*d || v.size != V*d {
+			return nil
+		}
+		return &gemmOp{transA: true, m: V, n: d, k: n, lda: V, ldb: d, batch: 1}
+	}
+	return nil
+}

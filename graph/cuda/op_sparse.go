@@ -35,37 +35,102 @@ func intInput(v *value) bool {
 	return v.kind == kindInput && v.dt == tensor.Int && v.dt.Size() == 8
 }
 
-// lowerGather maps layers' gather op (w (V, D), ids) -> rows of w.
-func lowerGather(v *value, op G.Op) devOp {
+// meanChunks is the number of partial column sums of the centered lookup's
+// mean row (colMean): each of the d·meanChunks work items sums every
+// meanChunks-th row of its column.
+var meanChunks = 64
+
+// colMean returns a device function that writes into mean (d doubles) the
+// mean row of the row-major (rows, d) matrix at src(), in double (partial
+// sums in part, d·chunks doubles, allocated here).
+func colMean(x *Exec, rows, d int) (func(x *Exec, v *value, src, mean Ptr) error, error) {
+	chunks := max(1, min(meanChunks, rows))
+	part, err := x.alloc(int64(chunks) * int64(d) * 8)
+	if err != nil {
+		return nil, err
+	}
+	return func(x *Exec, v *value, src, mean Ptr) error {
+		if err := x.launch(v, "col_sum_part", int64(chunks)*int64(d), int64(rows), int32(d), int32(chunks), src, part); err != nil {
+			return err
+		}
+		return x.b.Launch("col_mean_join", int64(d), int64(d), int32(chunks), int64(rows), part, mean)
+	}, nil
+}
+
+// lowerGather maps layers' gather op (w (V, D), ids) -> rows of w, and with
+// center (SparseEmbedding.LookupCentered) the rows minus w's mean row.
+func lowerGather(x *Exec, v *value, op G.Op) (devOp, error) {
 	V, ok1 := fieldInt(op, "v")
 	D, ok2 := fieldInt(op, "d")
-	if !ok1 || !ok2 || len(v.ins) != 2 || !intInput(v.ins[1]) || v.ins[0].size != V*D || v.size != v.ins[1].size*D {
-		return nil
+	center, ok3 := fieldBool(op, "center")
+	if !ok1 || !ok2 || !ok3 || V <= 0 || D <= 0 || len(v.ins) != 2 || !intInput(v.ins[1]) || v.ins[0].size != V*D || v.size != v.ins[1].size*D {
+		return nil, nil
+	}
+	if !center {
+		return devFunc(func(x *Exec, v *value) error {
+			if _, err := hostInts(v.ins[1], 0, V); err != nil {
+				return err
+			}
+			return x.launch(v, "gather_rows", int64(v.size), v.ins[0].ptr, v.ins[1].ptr, int32(D), v.ptr)
+		}), nil
+	}
+	mean, err := x.alloc(int64(D) * 8)
+	if err != nil {
+		return nil, err
+	}
+	colMeanOf, err := colMean(x, V, D)
+	if err != nil {
+		return nil, err
 	}
 	return devFunc(func(x *Exec, v *value) error {
 		if _, err := hostInts(v.ins[1], 0, V); err != nil {
 			return err
 		}
-		return x.launch(v, "gather_rows", int64(v.size), v.ins[0].ptr, v.ins[1].ptr, int32(D), v.ptr)
-	})
+		if err := colMeanOf(x, v, v.ins[0].ptr, mean); err != nil {
+			return err
+		}
+		return x.launch(v, "gather_rows_centered", int64(v.size), v.ins[0].ptr, v.ins[1].ptr, int32(D), mean, v.ptr)
+	}), nil
 }
 
-// lowerScatter maps the gather's gradient (ids, g) -> (V, D) scatter-add.
-func lowerScatter(v *value, op G.Op) devOp {
+// lowerScatter maps the gather's gradient (ids, g) -> (V, D) scatter-add;
+// with center every row starts at −(1/V) Σ_i g_i (the gradient through the
+// mean row) instead of zero.
+func lowerScatter(x *Exec, v *value, op G.Op) (devOp, error) {
 	V, ok1 := fieldInt(op, "v")
 	D, ok2 := fieldInt(op, "d")
-	if !ok1 || !ok2 || len(v.ins) != 2 || !intInput(v.ins[0]) || v.size != V*D || v.ins[1].size != v.ins[0].size*D {
-		return nil
+	center, ok3 := fieldBool(op, "center")
+	if !ok1 || !ok2 || !ok3 || V <= 0 || D <= 0 || len(v.ins) != 2 || !intInput(v.ins[0]) || v.size != V*D || v.ins[1].size != v.ins[0].size*D {
+		return nil, nil
+	}
+	n := v.ins[0].size
+	var mean Ptr
+	var colMeanOf func(x *Exec, v *value, src, mean Ptr) error
+	if center && n > 0 {
+		var err error
+		if mean, err = x.alloc(int64(D) * 8); err != nil {
+			return nil, err
+		}
+		if colMeanOf, err = colMean(x, n, D); err != nil {
+			return nil, err
+		}
 	}
 	return devFunc(func(x *Exec, v *value) error {
 		if _, err := hostInts(v.ins[0], 0, V); err != nil {
 			return err
 		}
-		if err := x.b.Zero(v.ptr, v.bytes); err != nil {
+		if colMeanOf != nil {
+			if err := colMeanOf(x, v, v.ins[1].ptr, mean); err != nil {
+				return err
+			}
+			if err := x.launch(v, "fill_rows_scaled", int64(v.size), int32(D), mean, float64(n)/float64(V), v.ptr); err != nil {
+				return err
+			}
+		} else if err := x.b.Zero(v.ptr, v.bytes); err != nil {
 			return err
 		}
 		return x.launch(v, "scatter_rows", int64(v.ins[1].size), v.ins[0].ptr, v.ins[1].ptr, int32(D), v.ptr)
-	})
+	}), nil
 }
 
 // wideRow is the row length from which the cross-entropy's log-sum-exp

@@ -4,7 +4,7 @@ package cuda
 
 // kernelSourceHash is the SHA-256 of kernels/*.cu and kernels/*.h; it must
 // match the one scripts/build-ptx.sh wrote into kernels/gdattn.ptx.
-const kernelSourceHash = "0f78ed64827090f7e6b4d6047102615f86fc90b584f045e923b2bf75d059bd84"
+const kernelSourceHash = "cc85d5d5ece1cdb9cda0fb4c3b4f6327fef8f48658b3b90507e72f2873594621"
 
 // kernelTable lists every kernel of kernels/*.cu in emulator dispatch order.
 var kernelTable = []kernelSig{
@@ -67,6 +67,13 @@ var kernelTable = []kernelSig{
 	{name: "gather_rows_f64", file: "sparse.cu", params: []kernelParam{{"n", argInt64, "long long"}, {"w", argPtr, "const double*"}, {"ids", argPtr, "const long long*"}, {"d", argInt32, "int"}, {"out", argPtr, "double*"}}},
 	{name: "scatter_rows_f32", file: "sparse.cu", params: []kernelParam{{"n", argInt64, "long long"}, {"ids", argPtr, "const long long*"}, {"g", argPtr, "const float*"}, {"d", argInt32, "int"}, {"buf", argPtr, "float*"}}},
 	{name: "scatter_rows_f64", file: "sparse.cu", params: []kernelParam{{"n", argInt64, "long long"}, {"ids", argPtr, "const long long*"}, {"g", argPtr, "const double*"}, {"d", argInt32, "int"}, {"buf", argPtr, "double*"}}},
+	{name: "col_sum_part_f32", file: "sparse.cu", params: []kernelParam{{"n", argInt64, "long long"}, {"rows", argInt64, "long long"}, {"d", argInt32, "int"}, {"chunks", argInt32, "int"}, {"x", argPtr, "const float*"}, {"part", argPtr, "double*"}}},
+	{name: "col_sum_part_f64", file: "sparse.cu", params: []kernelParam{{"n", argInt64, "long long"}, {"rows", argInt64, "long long"}, {"d", argInt32, "int"}, {"chunks", argInt32, "int"}, {"x", argPtr, "const double*"}, {"part", argPtr, "double*"}}},
+	{name: "col_mean_join", file: "sparse.cu", params: []kernelParam{{"n", argInt64, "long long"}, {"chunks", argInt32, "int"}, {"rows", argInt64, "long long"}, {"part", argPtr, "const double*"}, {"mean", argPtr, "double*"}}},
+	{name: "gather_rows_centered_f32", file: "sparse.cu", params: []kernelParam{{"n", argInt64, "long long"}, {"w", argPtr, "const float*"}, {"ids", argPtr, "const long long*"}, {"d", argInt32, "int"}, {"mean", argPtr, "const double*"}, {"out", argPtr, "float*"}}},
+	{name: "gather_rows_centered_f64", file: "sparse.cu", params: []kernelParam{{"n", argInt64, "long long"}, {"w", argPtr, "const double*"}, {"ids", argPtr, "const long long*"}, {"d", argInt32, "int"}, {"mean", argPtr, "const double*"}, {"out", argPtr, "double*"}}},
+	{name: "fill_rows_scaled_f32", file: "sparse.cu", params: []kernelParam{{"n", argInt64, "long long"}, {"d", argInt32, "int"}, {"mean", argPtr, "const double*"}, {"scale", argFloat64, "double"}, {"buf", argPtr, "float*"}}},
+	{name: "fill_rows_scaled_f64", file: "sparse.cu", params: []kernelParam{{"n", argInt64, "long long"}, {"d", argInt32, "int"}, {"mean", argPtr, "const double*"}, {"scale", argFloat64, "double"}, {"buf", argPtr, "double*"}}},
 	{name: "xent_lse_f32", file: "sparse.cu", params: []kernelParam{{"n", argInt64, "long long"}, {"c", argInt32, "int"}, {"x", argPtr, "const float*"}, {"labels", argPtr, "const long long*"}, {"lse", argPtr, "double*"}, {"wantloss", argInt32, "int"}, {"acc", argPtr, "double*"}}},
 	{name: "xent_lse_f64", file: "sparse.cu", params: []kernelParam{{"n", argInt64, "long long"}, {"c", argInt32, "int"}, {"x", argPtr, "const double*"}, {"labels", argPtr, "const long long*"}, {"lse", argPtr, "double*"}, {"wantloss", argInt32, "int"}, {"acc", argPtr, "double*"}}},
 	{name: "xent_loss_f32", file: "sparse.cu", params: []kernelParam{{"n", argInt64, "long long"}, {"acc", argPtr, "const double*"}, {"scale", argFloat64, "double"}, {"out", argPtr, "float*"}}},

@@ -1,6 +1,7 @@
 /*
  * sparse.cu: the sparse embedding lookup of layers (gather of table rows by
- * id, and its gradient, a scatter-add into a zeroed table) and the sparse
+ * id, and its gradient, a scatter-add into a zeroed table; the centered
+ * variants subtract the table's mean row) and the sparse
  * softmax cross-entropy (labels < 0 are not scored). Ids and labels are Go
  * ints (64-bit, long long here), checked on the host before the launch.
  */
@@ -27,6 +28,68 @@ GDATTN_FLOATS(GDATTN_GATHER)
         }                                                                     \
     }
 GDATTN_FLOATS(GDATTN_SCATTER)
+
+/*
+ * Centered lookup (layers.SparseEmbedding.LookupCentered): the rows w[ids]
+ * minus the mean row w̄ of the table, and the gradient's pass through the
+ * mean, −(1/V) Σ_i g_i added to every row of the table's gradient.
+ *
+ * col_sum_part_<T>: item (k, j) of n = chunks·d (k = item / d, j = item mod
+ * d) sums x[r, j] over the rows r ≡ k (mod chunks) of the row-major
+ * (rows, d) matrix x, in double and in row order, into part[k·d + j];
+ * neighbouring items read neighbouring columns.
+ */
+#define GDATTN_COL_SUM_PART(T, S)                                             \
+    GDATTN_KERNEL GDATTN_NAME(col_sum_part, S)(long long n, long long rows,   \
+                                               int d, int chunks, const T *x, \
+                                               double *part) {                \
+        GDATTN_GRID_STRIDE(i, n) {                                            \
+            long long k = i / d, j = i % d, r;                                \
+            double s = 0;                                                     \
+            for (r = k; r < rows; r += chunks) s += (double)x[r * d + j];     \
+            part[i] = s;                                                      \
+        }                                                                     \
+    }
+GDATTN_FLOATS(GDATTN_COL_SUM_PART)
+
+/*
+ * col_mean_join: mean[j] = (Σ_k part[k·d + j]) / rows over the chunks
+ * partial sums (n = d; double only, the element type does not appear).
+ */
+GDATTN_KERNEL col_mean_join(long long n, int chunks, long long rows,
+                            const double *part, double *mean) {
+    GDATTN_GRID_STRIDE(j, n) {
+        double s = 0;
+        int k;
+        for (k = 0; k < chunks; k++) s += part[k * n + j];
+        mean[j] = s / (double)rows;
+    }
+}
+
+/* gather_rows_centered_<T>: out[i] = w[ids[i / d]·d + j] − (T)mean[j], j = i mod d. */
+#define GDATTN_GATHER_CENTERED(T, S)                                          \
+    GDATTN_KERNEL GDATTN_NAME(gather_rows_centered, S)(                       \
+        long long n, const T *w, const long long *ids, int d,                 \
+        const double *mean, T *out) {                                         \
+        GDATTN_GRID_STRIDE(i, n) {                                            \
+            long long j = i % d;                                              \
+            out[i] = w[ids[i / d] * d + j] - (T)mean[j];                      \
+        }                                                                     \
+    }
+GDATTN_FLOATS(GDATTN_GATHER_CENTERED)
+
+/*
+ * fill_rows_scaled_<T>: buf[i] = (T)(−mean[j]·scale), j = i mod d: the
+ * starting value of the centered scatter-add (mean = (1/|ids|) Σ_i g_i and
+ * scale = |ids|/V, so every row starts at −(1/V) Σ_i g_i).
+ */
+#define GDATTN_FILL_ROWS_SCALED(T, S)                                         \
+    GDATTN_KERNEL GDATTN_NAME(fill_rows_scaled, S)(long long n, int d,        \
+                                                   const double *mean,        \
+                                                   double scale, T *buf) {    \
+        GDATTN_GRID_STRIDE(i, n) { buf[i] = (T)(-mean[i % d] * scale); }      \
+    }
+GDATTN_FLOATS(GDATTN_FILL_ROWS_SCALED)
 
 /*
  * xent_lse_<T>: lse[r] = log Σ_j exp(x[r, j]) (max-shifted, in double) for
