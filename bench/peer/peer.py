@@ -267,8 +267,9 @@ class GDLM:
     (d', d'), ln_f/{scale,bias}, with ff ff/ln/{scale,bias} and
     ff/mlp/{w1,b1,w2,b2} (hidden 4d').
 
-    mirror: gdattn's graph: w_bar as a (1, V) mean row times wte, the
-    masked kernel of every query position 0..T (mask as a -1e30 bias and a
+    mirror: gdattn's graph as first written: w_bar as a (1, V) mean row
+    times wte (gdattn now fuses the mean into its lookup op,
+    layers.SparseEmbedding.LookupCentered), the masked kernel of every query position 0..T (mask as a -1e30 bias and a
     0/1 keep factor, as layers' kernel op), repeated over the batch by a
     product with a (B, 1) column of ones, one batched product and one P_m
     product per head, summed. idiomatic: the M kernels at once (masked_fill
