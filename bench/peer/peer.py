@@ -460,6 +460,14 @@ def cmd_time(a):
         y = torch.randint(0, a.c, (a.batch, T), generator=gen)
         inp = inputs(x, y, a.c, dtype)
         target = inp.target
+    dev = torch.device(a.device)
+    if dev.type != "cpu":
+        # Built on the CPU (the seeded generator is a CPU one), then moved;
+        # tensors the forward pass creates follow the default device.
+        m = to_device(m, dev)
+        inp, target = to_device(inp, dev), to_device(target, dev)
+        if hasattr(torch, "set_default_device"):
+            torch.set_default_device(dev)
     params = list(m.params.values())
     for t in params:
         t.requires_grad_(True)
@@ -477,7 +485,10 @@ def cmd_time(a):
 
     def infer():
         with torch.no_grad():
-            return m.logits(inp)
+            out = m.logits(inp)
+        if dev.type == "cuda":
+            torch.cuda.synchronize()
+        return out
 
     step = train if a.mode == "train" else infer
     for _ in range(a.warmup):
@@ -493,11 +504,33 @@ def cmd_time(a):
         ds.append(d)
         total += d
     print(json.dumps({
+        "device": str(dev) + ("" if dev.type != "cuda" else " (" + torch.cuda.get_device_name(dev) + ")"),
         "median_ms": 1e3 * statistics.median(ds), "mean_ms": 1e3 * total / len(ds), "min_ms": 1e3 * min(ds),
         "cpu_median_ms": 1e3 * statistics.median(cs),
         "steps": len(ds), "threads": torch.get_num_threads(), "torch": torch.__version__,
         "vm_hwm_bytes": vm_hwm(),
     }))
+
+
+def to_device(obj, dev):
+    """Moves obj to dev: a tensor, or (in place) every tensor held by an
+    object's attributes, dicts, lists and namespaces, recursively."""
+    if isinstance(obj, torch.Tensor):
+        return obj.to(dev)
+    if isinstance(obj, dict):
+        for k, v in obj.items():
+            obj[k] = to_device(v, dev)
+        return obj
+    if isinstance(obj, list):
+        for i, v in enumerate(obj):
+            obj[i] = to_device(v, dev)
+        return obj
+    if isinstance(obj, tuple):
+        return tuple(to_device(v, dev) for v in obj)
+    if hasattr(obj, "__dict__") and not isinstance(obj, type) and not callable(obj):
+        for k, v in vars(obj).items():
+            setattr(obj, k, to_device(v, dev))
+    return obj
 
 
 def cmd_check(a):
@@ -567,6 +600,7 @@ def main():
     t.add_argument("--mode", default="train", choices=["train", "infer"])
     t.add_argument("--impl", default="mirror", choices=IMPLS)
     t.add_argument("--threads", type=int, default=1)
+    t.add_argument("--device", default="cpu", help="torch device to time on, e.g. cuda (the GPU comparison of graph/cuda)")
     t.add_argument("--warmup", type=int, default=3)
     t.add_argument("--min-steps", type=int, default=10)
     t.add_argument("--min-time", type=float, default=2.0)
