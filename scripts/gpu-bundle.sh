@@ -7,8 +7,10 @@
 #   <pkg>.test           the same for every other package with tests built by -tags gdcuda
 #   language, synthetic  go build -tags gdcuda ./examples/language ./examples/synthetic
 #   data/tinystories.txt the language corpus, when ../shared/data has it
-#   run-on-gpu.sh        runs the tests (GDATTN_REQUIRE_GPU=1: no skipping) and trains the
-#                        language model's paper preset for a few steps
+#   peer.py              bench/peer's PyTorch models, timed on the GPU by run-on-gpu.sh
+#   run-on-gpu.sh        runs the tests (GDATTN_REQUIRE_GPU=1: no skipping), trains the
+#                        language model's paper preset for a few steps, and times gdattn's
+#                        executor and PyTorch eager (peer.py --device cuda) on the same GPU
 #   BUILD-INFO           commit, Go version, and the glibc the binaries need
 #
 #   scripts/gpu-bundle.sh [DIR]      (default: results/gpu-bundle, git-ignored)
@@ -36,6 +38,7 @@ for ex in language synthetic; do
   echo "gpu-bundle: go build -tags gdcuda ./examples/$ex"
   go build -tags gdcuda -o "$DIR/$ex" "./examples/$ex"
 done
+cp bench/peer/peer.py "$DIR/peer.py"
 if [ -f ../shared/data/tinystories/tinystories.txt ]; then
   cp ../shared/data/tinystories/tinystories.txt "$DIR/data/tinystories.txt"
 fi
@@ -110,6 +113,35 @@ if ! ./language train -model gd -preset paper -steps "${STEPS:-20}" -corpus data
      "${device[@]}" ${LANGUAGE_ARGS:-} 2>&1 | tee logs/language-train.log; then
   status=1
   echo "FAIL: language train (logs/language-train.log)"
+fi
+# Step times: gdattn's executor (BenchmarkExecutorTrainStep: copies and resident modes; the
+# language models train with plain Adam there) and PyTorch eager on the same GPU (peer.py,
+# the same models and sizes as bench/peer; AdamW + clipping for the language models), float32.
+if [ "${TIMINGS:-1}" = 1 ]; then
+  echo "== gdattn on the GPU: cuda.test -test.bench ExecutorTrainStep"
+  ./cuda.test -test.run '^$' -test.bench 'ExecutorTrainStep/(synthetic|language-paper)/' -test.benchtime "${BENCHTIME:-20x}" \
+    2>&1 | tee logs/bench-gpu.log | grep -E '^Benchmark|^(ok|FAIL|PASS)' || status=1
+  if python3 -c 'import torch, sys; sys.exit(0 if torch.cuda.is_available() else 1)' 2>/dev/null; then
+    echo "== PyTorch $(python3 -c 'import torch; print(torch.__version__)') on the GPU: peer.py time --device cuda"
+    syn="--batch 512 --n 10 --d 10 --dprime 5 --c 25"
+    paper="--batch 4 --context 256 --dprime 512 --heads 8 --vocab 50258"
+    while read -r name args; do
+      for impl in mirror idiomatic; do
+        printf '%-26s %-9s ' "$name" "$impl"
+        python3 peer.py time --device cuda --impl "$impl" --warmup 5 --min-steps 20 --min-time 2 $args \
+          2>>logs/peer-gpu.err | tee -a logs/peer-gpu.jsonl || { status=1; echo "FAIL (logs/peer-gpu.err)"; }
+      done
+    done <<PEER
+synthetic/gd-1             --model gd --depth 1 $syn
+synthetic/gd-2             --model gd --depth 2 $syn
+synthetic/tf-1             --model tf --depth 1 $syn
+synthetic/tf-2             --model tf --depth 2 --cross $syn
+language-paper/gdlm        --model gdlm $paper
+language-paper/gpt         --model gpt $paper
+PEER
+  else
+    echo "note: python3 with a CUDA-enabled torch not found: no PyTorch comparison"
+  fi
 fi
 exit $status
 RUN
