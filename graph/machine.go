@@ -24,14 +24,16 @@ type MachineOptions struct {
 	// Outputs, when non-empty on a NoGrad machine, restricts the compiled
 	// program to what the loss (if any) and Outputs depend on, so an
 	// evaluation machine on a graph that already holds gradient nodes does
-	// not compute them. Ignored on a gradient machine, which always runs the
-	// whole graph.
+	// not compute them. A gradient machine (without Trace) always compiles
+	// only what the loss, the gradients and Outputs depend on: list in
+	// Outputs any other node whose value you read after Run.
 	Outputs G.Nodes
 	// Trace keeps a copy of every node's value after Run (Gorgonia's
 	// TraceExec). Without it the register allocator reuses the memory of
 	// intermediate nodes once nothing later reads them, so only inputs,
 	// parameters, the loss, Outputs and nodes still needed at the end hold
-	// meaningful values after Run. Slower; meant for tests and inspection.
+	// meaningful values after Run. With Trace a gradient machine compiles
+	// the whole graph. Slower; meant for tests and inspection.
 	Trace bool
 	// Executor, when non-nil, runs the compiled program instead of
 	// Gorgonia's TapeMachine (nil, the default): NewMachine still adds the
@@ -141,7 +143,15 @@ func NewMachine(s *Scope, loss *G.Node, opts MachineOptions) (*Machine, error) {
 	}
 
 	prog := g
-	if m.grads == nil && len(opts.Outputs) > 0 {
+	switch {
+	case m.grads != nil && !opts.Trace:
+		// Only what the loss, the gradients and Outputs depend on: nodes
+		// the loss does not use (an unused token block, another machine's
+		// gradient nodes) are not computed.
+		roots := append(G.Nodes{loss}, m.grads...)
+		roots = append(roots, opts.Outputs...)
+		prog = g.ExactSubgraphRoots(roots...)
+	case m.grads == nil && len(opts.Outputs) > 0:
 		roots := append(G.Nodes(nil), opts.Outputs...)
 		if loss != nil {
 			roots = append(roots, loss)
