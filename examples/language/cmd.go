@@ -3,6 +3,7 @@ package main
 import (
 	"flag"
 	"fmt"
+	"github.com/gdattn/gdattn/examples/internal/device"
 	"os"
 	"strings"
 
@@ -38,7 +39,7 @@ func cmdTrain(args []string) error {
 	testFrac := fs.Float64("test-frac", 0, "fraction of the stories held out for test (0: the preset's)")
 	noEval := fs.Bool("no-eval", false, "skip the test evaluation after training")
 	stories := fs.Int("stories", 200, "test stories to continue in the evaluation (the paper: 200)")
-	devName := fs.String("device", "cpu", "where the graphs run: cpu, cuda (NVIDIA GPU; build with -tags gdcuda) or emulator (graph/cuda's CPU emulator; -tags cudaemu)")
+	devName := fs.String("device", "cpu", "where the graphs run: "+device.Names)
 	dec := decodeFlags(fs, data.DecodeBeam)
 	if err := fs.Parse(args); err != nil {
 		return err

@@ -45,7 +45,7 @@ type trainer struct {
 	train *graph.Machine
 	eval  *graph.Machine
 	tr    *graph.Trainer
-	dev   *device
+	dev   *placement
 	out   string
 	log   io.Writer
 	// stopAfter, when positive, ends run after that many steps (as if the
@@ -57,7 +57,7 @@ type trainer struct {
 // newTrainer builds the model, its machines and the AdamW trainer; with a
 // non-nil checkpoint it restores the parameters and the optimiser state.
 // dev nil means the CPU.
-func newTrainer(rc runConfig, ds *data.TextData, ckpt *graph.Checkpoint, out string, dev *device, log io.Writer) (*trainer, error) {
+func newTrainer(rc runConfig, ds *data.TextData, ckpt *graph.Checkpoint, out string, dev *placement, log io.Writer) (*trainer, error) {
 	if log == nil {
 		log = io.Discard
 	}

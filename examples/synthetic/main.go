@@ -19,6 +19,7 @@ package main
 import (
 	"flag"
 	"fmt"
+	"github.com/gdattn/gdattn/examples/internal/device"
 	"os"
 )
 
@@ -50,7 +51,7 @@ func main() {
 	flag.BoolVar(&o.plan, "plan", false, "with -sweep: print the pending runs and the time estimate, train nothing")
 	flag.BoolVar(&o.plotOnly, "plot-only", false, "with -sweep: write JSON, CSV and PNG from the recorded runs, train nothing")
 	flag.StringVar(&o.shard, "shard", "", "with -sweep: i/n runs only every n-th pending run from the i-th (0 <= i < n), to run n processes on one results directory")
-	flag.StringVar(&o.device, "device", "cpu", "where the graphs run: cpu, cuda (NVIDIA GPU; build with -tags gdcuda) or emulator (graph/cuda's CPU emulator; -tags cudaemu)")
+	flag.StringVar(&o.device, "device", "cpu", "where the graphs run: "+device.Names)
 	flag.Usage = usage
 	flag.Parse()
 	o.set = map[string]bool{}
