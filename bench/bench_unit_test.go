@@ -238,13 +238,18 @@ func TestFLOPs(t *testing.T) {
 		t.Errorf("GPT train: got %v, want %v", got, 3*992)
 	}
 	// GD LM, 1 head, B=1, T=2, d=4, V=10: logits 160, kernel 2·3·2·4 = 48,
-	// repeat 2·1·3·2 = 12, kernel × values 48, mean 80.
+	// repeat 2·1·3·2 = 12, kernel × values 48, P_m 2·1·3·16 = 96, mean 80;
+	// GD + FF adds 16·1·2·16 = 512.
 	lm := Workload{Model: ModelGDLM, Batch: 1, Context: 2, DPrime: 4, Heads: 1, Vocab: 10}
-	if got := FLOPs(lm, Infer); got != 160+48+12+48+80 {
-		t.Errorf("GD LM forward: got %v, want %v", got, 160+48+12+48+80)
+	if got := FLOPs(lm, Infer); got != 160+48+12+48+96+80 {
+		t.Errorf("GD LM forward: got %v, want %v", got, 160+48+12+48+96+80)
 	}
-	if got, want := FLOPs(lm, Train), 3*160+3*48+3*48+2*12+2*80.0; got != want {
+	if got, want := FLOPs(lm, Train), 3*160+3*48+3*48+3*96+2*12+2*80.0; got != want {
 		t.Errorf("GD LM train: got %v, want %v", got, want)
+	}
+	lm.FF = true
+	if got, want := FLOPs(lm, Train), 3*160+3*48+3*48+3*96+2*12+2*80+3*512.0; got != want {
+		t.Errorf("GD + FF train: got %v, want %v", got, want)
 	}
 	if got := FLOPs(SyntheticGD(1), Train); got != 0 {
 		t.Errorf("in-context workload: got %v FLOPs, want 0 (not counted)", got)

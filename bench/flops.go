@@ -9,16 +9,19 @@ package bench
 // workloads, whose cost is dominated by small products and bookkeeping
 // rather than by FLOPs.
 //
-// GD language model (gd.LM: H heads, one step, diagonal P_m), batch B,
-// context T, width d, vocabulary V, forward:
+// GD language model (gd.LM: H heads, L steps, full d×d head merges P_m as
+// the benchmark builds it), batch B, context T, width d, vocabulary V,
+// forward:
 //
 //	logits          2·B·T·d·V
-//	heads           H·(2·(T+1)·T·d  [kernel]  + 2·B·(T+1)·T  [repeat over the batch]  + 2·B·(T+1)·T·d  [kernel × values])
+//	heads           H·(2·(T+1)·T·d  [kernel]  + 2·B·(T+1)·T  [repeat over the batch])
+//	per step, head  2·B·(T+1)·T·d  [kernel × values]  + 2·B·(T+1)·d²  [o·P_m]
 //	mean embedding  2·V·d
+//	GD + FF         16·B·T·d²  (two products through the 4d hidden layer)
 //
-// and training adds the gradients: twice the logits and the kernel ×
-// values products (both inputs), twice the kernel, once the repeat and the
-// mean embedding (one input each).
+// and training adds the gradients: twice the logits, the kernel × values,
+// the P_m and the feed-forward products (both inputs), twice the kernel,
+// once the repeat and the mean embedding (one input each).
 //
 // GPT (tf.GPT: L layers, FF width 4d), forward per layer 8·B·T·d²
 // (Q, K, V and the output projection) + 4·B·T²·d (scores and weighted sum
@@ -34,11 +37,16 @@ func FLOPs(w Workload, mode Mode) float64 {
 		rep := 2 * B * (T + 1) * T
 		av := 2 * B * (T + 1) * T * d
 		mean := 2 * V * d
-		fwd := logits + L*H*av + H*(kern+rep) + mean
+		pm := 2 * B * (T + 1) * d * d
+		ff := 0.0
+		if w.FF {
+			ff = 16 * B * T * d * d
+		}
+		fwd := logits + L*H*(av+pm) + H*(kern+rep) + mean + ff
 		if mode == Infer {
 			return fwd
 		}
-		return fwd + 2*logits + 2*L*H*av + H*(2*kern+rep) + mean
+		return fwd + 2*logits + 2*L*H*(av+pm) + H*(2*kern+rep) + mean + 2*ff
 	case ModelGPT:
 		fwd := L*(24*B*T*d*d+4*B*T*T*d) + 2*B*T*d*V
 		if mode == Infer {
