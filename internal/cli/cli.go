@@ -211,3 +211,15 @@ func Exists(name, path, want string) error {
 	}
 	return nil
 }
+
+// InFile returns the first non-nil error of errs as a [*UsageError]
+// prefixed with file: "ckpt/config.json: model.Blocks: 100000000 is not an
+// integer in [1, 64]".
+func InFile(file string, errs ...error) error {
+	for _, err := range errs {
+		if err != nil {
+			return Usagef("%s: %w", file, err)
+		}
+	}
+	return nil
+}

@@ -28,6 +28,21 @@ type Case struct {
 	Want []string
 }
 
+// Usage is a case refused as a usage or input error: exit status 2.
+func Usage(name string, args []string, want ...string) Case {
+	return Case{Name: name, Args: args, Code: 2, Want: want}
+}
+
+// Failure is a case that fails once the work has started: exit status 1.
+func Failure(name string, args []string, want ...string) Case {
+	return Case{Name: name, Args: args, Code: 1, Want: want}
+}
+
+// Help is a -h case: exit status 0, want on stdout, nothing on stderr.
+func Help(name string, args []string, want ...string) Case {
+	return Case{Name: name, Args: args, Code: 0, Want: want}
+}
+
 // Timeout bounds each run: every case must fail before any work starts,
 // so a run that takes longer has hung or started training.
 const Timeout = 30 * time.Second
