@@ -13,7 +13,7 @@ func TestCommandLine(t *testing.T) {
 	bin := clitest.Build(t, ".")
 	a := func(s ...string) []string { return s }
 	clitest.Run(t, bin, "peer", []clitest.Case{
-		clitest.Help("help", a("-h"), "Usage: peer", "-workloads"),
+		clitest.OK("help", a("-h"), "Usage: peer", "-workloads"),
 		clitest.Usage("stray argument", a("-reps", "3", "synthetic/gd-1"), `unexpected argument "synthetic/gd-1"`),
 		clitest.Usage("unknown flag", a("-repetitions", "3"), "-repetitions"),
 		clitest.Usage("zero reps", a("-reps", "0"), "-reps"),

@@ -35,7 +35,7 @@ func TestCommandLine(t *testing.T) {
 	}
 	a := func(s ...string) []string { return s }
 	clitest.Run(t, bin, "fewshot", []clitest.Case{
-		clitest.Help("help", a("-h"), "Usage:", "-merge"),
+		clitest.OK("help", a("-h"), "Usage:", "-merge"),
 		clitest.Usage("stray argument", run("-quick", "cnn"), `unexpected argument "cnn"`),
 		clitest.Usage("unknown flag", run("-ways", "5"), "-ways"),
 		clitest.Usage("unparsable float", run("-lr", "2e-2x"), "-lr"),

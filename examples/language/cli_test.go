@@ -46,8 +46,8 @@ func TestCommandLine(t *testing.T) {
 	}
 	evaluate := func(ckpt string, s ...string) []string { return append([]string{"evaluate", "-ckpt", ckpt}, s...) }
 	clitest.Run(t, bin, "language", []clitest.Case{
-		clitest.Help("help", a("-h"), "Usage: language <command>"),
-		clitest.Help("train help", a("train", "-h"), "Usage: language train", "-resume"),
+		clitest.OK("help", a("-h"), "Usage: language <command>"),
+		clitest.OK("train help", a("train", "-h"), "Usage: language train", "-resume"),
 		clitest.Usage("no command", a(), "no command"),
 		clitest.Usage("unknown command", a("serve"), `unknown command "serve"`),
 		clitest.Usage("flag before command", a("-steps", "5", "train"), `unknown command "-steps"`),

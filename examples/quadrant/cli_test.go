@@ -13,7 +13,7 @@ func TestCommandLine(t *testing.T) {
 	bin := clitest.Build(t, ".")
 	a := func(s ...string) []string { return s }
 	clitest.Run(t, bin, "quadrant", []clitest.Case{
-		clitest.Help("help", a("-h"), "Usage: quadrant", "-kernels"),
+		clitest.OK("help", a("-h"), "Usage: quadrant", "-kernels"),
 		clitest.Usage("stray argument", a("-quick", "now"), `unexpected argument "now"`),
 		clitest.Usage("unknown flag", a("-sweep", "all"), "-sweep"),
 		clitest.Usage("unparsable float", a("-lr", "fast"), "-lr"),

@@ -56,7 +56,7 @@ func TestCommandLine(t *testing.T) {
 		return append([]string{"-eval", ckpt, "-x", x, "-y", y, "-probs", filepath.Join(dir, "p.npy")}, more...)
 	}
 	cases := []clitest.Case{
-		clitest.Help("help", []string{"-h"}, "Usage:", "-blocks"),
+		clitest.OK("help", []string{"-h"}, "Usage:", "-blocks"),
 		clitest.Usage("stray argument", []string{"train"}, `unexpected argument "train"`),
 		clitest.Usage("unknown flag", []string{"-nope"}, "-nope"),
 		clitest.Usage("unparsable int", []string{"-L", "many"}, "-L"),

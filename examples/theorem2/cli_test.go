@@ -28,8 +28,8 @@ func TestCommandLine(t *testing.T) {
 	ok := file("ok.json", `{"task": "uniform", "n": 6, "batch": 20, "contexts": 400, "kernels": [{"kernel": "linear", "gd": {"contexts": 400, `+cats+`}}]}`)
 	a := func(s ...string) []string { return s }
 	clitest.Run(t, bin, "theorem2", []clitest.Case{
-		clitest.Help("help", a("-h"), "Usage:", "-replot"),
-		clitest.Help("replot", a("-replot", ok, "-figdir", "")),
+		clitest.OK("help", a("-h"), "Usage:", "-replot"),
+		clitest.OK("replot", a("-replot", ok, "-figdir", "")),
 		clitest.Usage("stray argument", a("-quick", "softmax"), `unexpected argument "softmax"`),
 		clitest.Usage("unknown flag", a("-kernel", "rbf"), "-kernel"),
 		clitest.Usage("unparsable int", a("-N", "ten"), "-N"),

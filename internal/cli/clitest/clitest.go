@@ -21,11 +21,13 @@ type Case struct {
 	Name string
 	Args []string
 	// Code is the wanted exit status: 2 for a refused command line or
-	// input, 1 for a failure once the work has started, 0 for -h (whose
-	// stderr must then be empty).
+	// input, 1 for a failure once the work has started, 0 for success
+	// (-h; stderr must then be empty and Want is looked for on stdout).
 	Code int
 	// Want are substrings of the stderr line (the flag or file it names).
 	Want []string
+	// Stdin is the command's standard input (empty: none).
+	Stdin string
 }
 
 // Usage is a case refused as a usage or input error: exit status 2.
@@ -38,8 +40,9 @@ func Failure(name string, args []string, want ...string) Case {
 	return Case{Name: name, Args: args, Code: 1, Want: want}
 }
 
-// Help is a -h case: exit status 0, want on stdout, nothing on stderr.
-func Help(name string, args []string, want ...string) Case {
+// OK is a case that succeeds (-h, or a quick valid run): exit status 0,
+// want on stdout, nothing on stderr.
+func OK(name string, args []string, want ...string) Case {
 	return Case{Name: name, Args: args, Code: 0, Want: want}
 }
 
@@ -70,7 +73,7 @@ func Run(t *testing.T, bin, name string, cases []Case) {
 	t.Helper()
 	for _, c := range cases {
 		t.Run(c.Name, func(t *testing.T) {
-			code, stdout, stderr := Exec(t, bin, c.Args...)
+			code, stdout, stderr := execIn(t, bin, c.Stdin, c.Args...)
 			if code != c.Code {
 				t.Errorf("%v: exit status %d, want %d; stderr %q", c.Args, code, c.Code, stderr)
 			}
@@ -109,12 +112,17 @@ func Run(t *testing.T, bin, name string, cases []Case) {
 // and returns its exit status and output.
 func Exec(t *testing.T, bin string, args ...string) (code int, stdout, stderr string) {
 	t.Helper()
+	return execIn(t, bin, "", args...)
+}
+
+func execIn(t *testing.T, bin, stdin string, args ...string) (code int, stdout, stderr string) {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), Timeout)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, bin, args...)
 	cmd.Dir = t.TempDir()
 	var o, e bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &o, &e
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = strings.NewReader(stdin), &o, &e
 	err := cmd.Run()
 	if ctx.Err() != nil {
 		t.Fatalf("%v: still running after %v (hung, or started working)", args, Timeout)
