@@ -26,11 +26,11 @@ const (
 	maxSeeds    = 1000    // -seeds
 )
 
-// Flags that apply only to one mode (see run).
+// Flags that apply only to -sweep, only to -eval, and not to -eval (see run).
 var (
 	sweepOnly = []string{"quick", "Ls", "results", "figures", "plan", "plot-only", "shard"}
 	evalOnly  = []string{"x", "y", "probs"}
-	trainOnly = []string{"blocks", "kernel", "L", "M", "N", "epochs", "batch", "lr", "seeds", "seed", "data-seed", "dtype", "out", "device", "sweep"}
+	notEval = []string{"blocks", "kernel", "L", "M", "N", "epochs", "batch", "lr", "seeds", "seed", "data-seed", "dtype", "out", "device", "sweep"}
 )
 
 func main() { cli.Main("synthetic", func() error { return command(os.Args[1:]) }) }
@@ -109,7 +109,7 @@ func run(o options) error {
 	err := cli.First(
 		cli.Needs(o.set, sweep, "-sweep", sweepOnly...),
 		cli.Needs(o.set, eval, "-eval", evalOnly...),
-		cli.NotWith(o.set, eval, "-eval", trainOnly...),
+		cli.NotWith(o.set, eval, "-eval", notEval...),
 		cli.NotWith(o.set, o.plotOnly, "-plot-only", "plan", "shard"),
 	)
 	if err != nil {
