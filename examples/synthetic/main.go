@@ -30,7 +30,7 @@ const (
 var (
 	sweepOnly = []string{"quick", "Ls", "results", "figures", "plan", "plot-only", "shard"}
 	evalOnly  = []string{"x", "y", "probs"}
-	notEval = []string{"blocks", "kernel", "L", "M", "N", "epochs", "batch", "lr", "seeds", "seed", "data-seed", "dtype", "out", "device", "sweep"}
+	notEval   = []string{"blocks", "kernel", "L", "M", "N", "epochs", "batch", "lr", "seeds", "seed", "data-seed", "dtype", "out", "device", "sweep"}
 )
 
 func main() { cli.Main("synthetic", func() error { return command(os.Args[1:]) }) }
