@@ -18,6 +18,7 @@ import (
 	"strings"
 
 	"github.com/gdattn/gdattn/bench"
+	"github.com/gdattn/gdattn/internal/cli"
 )
 
 // columns lists the table's columns: header, unit in the benchmark line,
@@ -37,11 +38,20 @@ var columns = []struct {
 	{"GFLOP/CPU-s", "GFLOP/cpu-s", 1, "%.3g"},
 }
 
-func main() {
-	if err := run(os.Stdin, os.Stdout); err != nil {
-		fmt.Fprintln(os.Stderr, "benchtab:", err)
-		os.Exit(1)
+func main() { cli.Main("benchtab", func() error { return command(os.Args[1:], os.Stdin, os.Stdout) }) }
+
+// command checks the command line args (no flags but -h, no arguments) and
+// converts in to the table on out. The input is the only input: an input
+// run cannot read or holds no results is a usage error (exit status 2).
+func command(args []string, in io.Reader, out io.Writer) error {
+	fs := cli.NewFlagSet("benchtab")
+	err := cli.Parse(fs, args, func(w io.Writer) {
+		fmt.Fprintf(w, "Usage: benchtab < gotest.txt\n\nReads `go test -bench` output on stdin and writes its markdown table to stdout.\nExit status: 0 done, 2 bad command line or input (one line on stderr).\n")
+	})
+	if err != nil {
+		return err
 	}
+	return cli.Usage(run(in, out))
 }
 
 // num formats v with format, writing large values without an exponent.

@@ -55,7 +55,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -69,6 +68,7 @@ import (
 	"github.com/gdattn/gdattn/bench"
 	"github.com/gdattn/gdattn/graph"
 	"github.com/gdattn/gdattn/graph/npy"
+	"github.com/gdattn/gdattn/internal/cli"
 	"gorgonia.org/tensor"
 )
 
@@ -85,39 +85,94 @@ type options struct {
 	lmPaper             bool
 }
 
-func main() {
+// driverFlags are the flags of the driver only; workerFlags those the
+// driver passes to a gdattn child (-worker).
+var (
+	driverFlags = []string{"reps", "threads", "mode", "workloads", "check-workloads", "lm-paper", "impl", "nocheck", "keep", "python", "peer", "out"}
+	workerFlags = []string{"worker", "workload", "dtype", "warmup", "min-steps", "min-time"}
+)
+
+func main() { cli.Main("peer", func() error { return command(os.Args[1:]) }) }
+
+// command parses and checks the command line args, then drives the
+// comparison or, with -worker, runs as a gdattn child.
+func command(args []string) error {
 	var o options
-	flag.IntVar(&o.reps, "reps", 5, "repetitions of each side per workload")
-	flag.IntVar(&o.threads, "threads", 1, "threads per side (GOMAXPROCS; torch.set_num_threads)")
-	flag.StringVar(&o.dtype, "dtype", "float32", "float32 or float64")
-	flag.StringVar(&o.mode, "mode", "train", "train (forward, backward, Adam) or infer (forward to the logits)")
-	flag.StringVar(&o.workloads, "workloads", "synthetic/gd-1,synthetic/gd-2,synthetic/tf-1,synthetic/tf-2",
+	fs := cli.NewFlagSet("peer")
+	fs.IntVar(&o.reps, "reps", 5, "repetitions of each side per workload, 1..1000")
+	fs.IntVar(&o.threads, "threads", 1, "threads per side (GOMAXPROCS; torch.set_num_threads), 1..1024")
+	fs.StringVar(&o.dtype, "dtype", "float32", "float32 or float64")
+	fs.StringVar(&o.mode, "mode", "train", "train (forward, backward, Adam) or infer (forward to the logits)")
+	fs.StringVar(&o.workloads, "workloads", "synthetic/gd-1,synthetic/gd-2,synthetic/tf-1,synthetic/tf-2",
 		"comma-separated workloads: bench.ICLWorkloads names (e.g. quadrant/gd-1, fewshot/tf-1) and language/<gd|gdff|gpt>-small (-paper with -lm-paper)")
-	flag.StringVar(&o.check, "check-workloads", "auto",
-		"workloads whose loss and gradients are compared before timing; auto: the four synthetic ones when an in-context workload is timed, and every timed language workload of the small preset")
-	flag.BoolVar(&o.lmPaper, "lm-paper", false, "allow the language workloads of the paper preset (language/gd-paper, ...: tens of seconds per step)")
-	flag.StringVar(&o.impl, "impl", "mirror,idiomatic", "PyTorch implementations to time (peer.py --impl): mirror, idiomatic or both")
-	flag.BoolVar(&o.noCheck, "nocheck", false, "skip the loss and gradient comparison")
-	flag.BoolVar(&o.keepExport, "keep", false, "keep the exported .npy directories of the check")
-	flag.StringVar(&o.python, "python", "/usr/bin/python3", "Python interpreter with torch and numpy")
-	flag.StringVar(&o.peer, "peer", "", "path of peer.py (default: next to this source file)")
-	flag.StringVar(&o.out, "out", "", "also write the markdown report to this file")
-	flag.IntVar(&o.warmup, "warmup", 3, "untimed steps per child")
-	flag.IntVar(&o.minSteps, "min-steps", 10, "timed steps per child, at least")
-	flag.DurationVar(&o.minTime, "min-time", 2*time.Second, "timed duration per child, at least")
-	flag.StringVar(&o.worker, "worker", "", "internal: run as the gdattn child (train or infer)")
-	flag.StringVar(&o.workload, "workload", "", "internal: the worker's workload")
-	flag.Parse()
-	var err error
-	if o.worker != "" {
-		err = worker(o)
-	} else {
-		err = drive(o)
-	}
+	fs.StringVar(&o.check, "check-workloads", "auto",
+		"workloads whose loss and gradients are compared before timing (empty: none); auto: the four synthetic ones when an in-context workload is timed, and every timed language workload of the small preset")
+	fs.BoolVar(&o.lmPaper, "lm-paper", false, "allow the language workloads of the paper preset (language/gd-paper, ...: tens of seconds per step)")
+	fs.StringVar(&o.impl, "impl", "mirror,idiomatic", "PyTorch implementations to time (peer.py --impl): mirror, idiomatic or both")
+	fs.BoolVar(&o.noCheck, "nocheck", false, "skip the loss and gradient comparison (then -check-workloads and -keep do not apply)")
+	fs.BoolVar(&o.keepExport, "keep", false, "keep the exported .npy directories of the check")
+	fs.StringVar(&o.python, "python", "/usr/bin/python3", "Python interpreter with torch and numpy")
+	fs.StringVar(&o.peer, "peer", "", "path of peer.py (default: next to this source file)")
+	fs.StringVar(&o.out, "out", "", "also write the markdown report to this file")
+	fs.IntVar(&o.warmup, "warmup", 3, "untimed steps per child, 0..1000000")
+	fs.IntVar(&o.minSteps, "min-steps", 10, "timed steps per child, at least; 1..1000000")
+	fs.DurationVar(&o.minTime, "min-time", 2*time.Second, "timed duration per child, at least (>= 0)")
+	fs.StringVar(&o.worker, "worker", "", "internal: run as the gdattn child (train or infer); only -workload, -dtype, -warmup, -min-steps and -min-time apply")
+	fs.StringVar(&o.workload, "workload", "", "internal: the worker's workload")
+	err := cli.Parse(fs, args, func(w io.Writer) {
+		fmt.Fprintf(w, "Usage: peer [flags]\n\nTimes gdattn against a PyTorch implementation of the same models (see the package documentation).\nExit status: 0 done, 2 bad command line (one line on stderr, before any work), 1 a failure during the run.\n\nFlags:\n")
+		cli.PrintDefaults(fs, w)
+	})
 	if err != nil {
-		fmt.Fprintln(os.Stderr, "peer:", err)
-		os.Exit(1)
+		return err
 	}
+	set := cli.Given(fs)
+	err = cli.Validate(fs, cli.Rules{
+		"reps": cli.IntIn(1, 1000), "threads": cli.IntIn(1, 1024), "dtype": cli.OneOf("float32", "float64"),
+		"mode": cli.OneOf("train", "infer"), "workloads": cli.List(cli.NonEmpty), "check-workloads": cli.Optional(cli.List(cli.NonEmpty)),
+		"lm-paper": cli.Any, "impl": cli.List(cli.OneOf("mirror", "idiomatic")), "nocheck": cli.Any, "keep": cli.Any,
+		"python": cli.NonEmpty, "peer": cli.Any, "out": cli.Any, "warmup": cli.IntIn(0, 1000000),
+		"min-steps": cli.IntIn(1, 1000000), "min-time": cli.NonNegative, "worker": cli.Optional(cli.OneOf("train", "infer")),
+		"workload": cli.Any,
+	})
+	if err != nil {
+		return err
+	}
+	if o.worker != "" {
+		if err := cli.First(cli.Only(set, true, "-worker", workerFlags...), cli.Required("workload", o.workload)); err != nil {
+			return err
+		}
+		if o.workload != "none" {
+			if _, err := findWorkload(o.workload, true); err != nil {
+				return cli.Usagef("-workload: %w", err)
+			}
+		}
+		return worker(o)
+	}
+	err = cli.First(
+		cli.Needs(set, false, "-worker", "workload"),
+		cli.NotWith(set, o.noCheck, "-nocheck", "check-workloads", "keep"),
+	)
+	if err != nil {
+		return err
+	}
+	if o.peer != "" {
+		if err := cli.Exists("peer", o.peer, "file"); err != nil {
+			return err
+		}
+	}
+	lists := [][2]string{{"workloads", o.workloads}}
+	if o.check != "auto" && o.check != "" {
+		lists = append(lists, [2]string{"check-workloads", o.check})
+	}
+	for _, l := range lists {
+		for _, name := range strings.Split(l[1], ",") {
+			if _, err := findWorkload(strings.TrimSpace(name), o.lmPaper); err != nil {
+				return cli.Usagef("-%s: %w", l[0], err)
+			}
+		}
+	}
+	return drive(o)
 }
 
 // result is what a child prints.

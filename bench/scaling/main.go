@@ -31,7 +31,6 @@ package main
 
 import (
 	"bytes"
-	"flag"
 	"fmt"
 	"image/color"
 	"io"
@@ -44,6 +43,7 @@ import (
 
 	"github.com/gdattn/gdattn/bench"
 	"github.com/gdattn/gdattn/graph"
+	"github.com/gdattn/gdattn/internal/cli"
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/vg"
@@ -57,20 +57,34 @@ type options struct {
 	minTime           time.Duration
 }
 
-func main() {
+func main() { cli.Main("scaling", func() error { return command(os.Args[1:]) }) }
+
+// command parses and checks the command line args, then runs it.
+func command(args []string) error {
 	var o options
-	flag.BoolVar(&o.quick, "quick", false, "short sweeps (N ≤ 500, C ≤ 6,400) and shorter timings")
-	flag.IntVar(&o.batch, "batch", 16, "contexts per minibatch")
-	flag.IntVar(&o.threads, "threads", 1, "GOMAXPROCS")
-	flag.StringVar(&o.dtype, "dtype", "float32", "float32 or float64")
-	flag.StringVar(&o.out, "out", "bench/out", "directory for scaling.md and the plots")
-	flag.StringVar(&o.clock, "clock", "cpu", "time fitted and plotted: cpu (process CPU time per step, robust to other jobs) or wall")
-	flag.DurationVar(&o.minTime, "min-time", 0, "timed duration per point, at least (default 1s, 0.2s with -quick)")
-	flag.Parse()
-	if err := run(o); err != nil {
-		fmt.Fprintln(os.Stderr, "scaling:", err)
-		os.Exit(1)
+	fs := cli.NewFlagSet("scaling")
+	fs.BoolVar(&o.quick, "quick", false, "short sweeps (N ≤ 500, C ≤ 6,400) and shorter timings")
+	fs.IntVar(&o.batch, "batch", 16, "contexts per minibatch, 1..4096")
+	fs.IntVar(&o.threads, "threads", 1, "GOMAXPROCS, 1..1024")
+	fs.StringVar(&o.dtype, "dtype", "float32", "float32 or float64")
+	fs.StringVar(&o.out, "out", "bench/out", "directory for scaling.md and the plots (not empty)")
+	fs.StringVar(&o.clock, "clock", "cpu", "time fitted and plotted: cpu (process CPU time per step, robust to other jobs) or wall")
+	fs.DurationVar(&o.minTime, "min-time", 0, "timed duration per point, at least (>= 0; 0: 1s, 0.2s with -quick)")
+	err := cli.Parse(fs, args, func(w io.Writer) {
+		fmt.Fprintf(w, "Usage: scaling [flags]\n\nMeasures how the GD training step grows with N and C (see the package documentation).\nExit status: 0 done, 2 bad command line (one line on stderr, before any work), 1 a failure during the run.\n\nFlags:\n")
+		cli.PrintDefaults(fs, w)
+	})
+	if err != nil {
+		return err
 	}
+	err = cli.Validate(fs, cli.Rules{
+		"quick": cli.Any, "batch": cli.IntIn(1, 4096), "threads": cli.IntIn(1, 1024), "dtype": cli.OneOf("float32", "float64"),
+		"out": cli.NonEmpty, "clock": cli.OneOf("cpu", "wall"), "min-time": cli.NonNegative,
+	})
+	if err != nil {
+		return err
+	}
+	return run(o)
 }
 
 // point is one measured size.

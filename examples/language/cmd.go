@@ -3,12 +3,15 @@ package main
 import (
 	"flag"
 	"fmt"
-	"github.com/gdattn/gdattn/examples/internal/device"
+	"io"
 	"os"
 	"strings"
 
 	"github.com/gdattn/gdattn/data"
+	"github.com/gdattn/gdattn/examples/internal/device"
 	"github.com/gdattn/gdattn/graph"
+	"github.com/gdattn/gdattn/internal/cli"
+	"github.com/gdattn/gdattn/layers"
 	G "gorgonia.org/gorgonia"
 )
 
@@ -16,57 +19,88 @@ func (o *decodeOpts) config() data.DecodeConfig {
 	return data.DecodeConfig{Strategy: o.strategy, MaxNew: o.maxNew, Beams: o.beams, Temperature: o.temperature, TopK: o.topK, Seed: o.seed}
 }
 
+// parse parses the flags of a subcommand into fs and checks them against
+// rules (see package cli): -h prints the subcommand's usage.
+func parse(fs *flag.FlagSet, args []string, rules cli.Rules, what string) (cli.Set, error) {
+	err := cli.Parse(fs, args, func(w io.Writer) {
+		fmt.Fprintf(w, "Usage: language %s [flags]\n\n%s\n\nFlags:\n", fs.Name(), what)
+		cli.PrintDefaults(fs, w)
+	})
+	if err != nil {
+		return nil, err
+	}
+	return cli.Given(fs), cli.Validate(fs, rules)
+}
+
+// resumeIgnores are the train flags a resumed run takes from its checkpoint.
+var resumeIgnores = []string{"model", "preset", "corpus", "split", "books", "batch", "ckpt-every", "kernel", "diag-p",
+	"dtype", "seed", "data-seed", "valid-frac", "test-frac"}
+
 // cmdTrain trains a model from a preset (or resumes a checkpoint), saves it
 // and evaluates it on the test split.
 func cmdTrain(args []string) error {
-	fs := flag.NewFlagSet("train", flag.ContinueOnError)
+	fs := cli.NewFlagSet("train")
 	modelName := fs.String("model", "gd", "gd (GD, softmax kernel), gdff (GD + feed-forward) or gpt (1-layer Transformer)")
 	presetName := fs.String("preset", "small", "model and training sizes: "+presetNames())
 	corpus := fs.String("corpus", defaultCorpus, "plain-text corpus file, or the directory of scripts/fetch-gutenberg.sh")
 	split := fs.String("split", "auto", "how the corpus is cut into stories: auto, eot, paragraphs or openers")
-	books := fs.String("books", "", "with a Gutenberg directory: comma-separated books to read, e.g. bryant-stories,carroll-alice (empty: all)")
+	books := fs.String("books", "", "with a Gutenberg directory as -corpus: comma-separated books to read, e.g. bryant-stories,carroll-alice (empty: all)")
 	out := fs.String("out", "", "checkpoint directory (saved every -ckpt-every steps and at the end); empty: no checkpoint")
-	resume := fs.String("resume", "", "resume training from this checkpoint (its config wins over the flags, except -steps and -out)")
-	steps := fs.Int("steps", 0, "training steps (0: the preset's)")
-	batch := fs.Int("batch", 0, "sequences per step (0: the preset's)")
-	ckptEvery := fs.Int("ckpt-every", 0, "checkpoint every K steps (0: the preset's)")
-	kernel := fs.String("kernel", "softmax", "GD kernel: softmax, linear, rbf, exp or laplacian")
-	diagP := fs.Bool("diag-p", false, "GD: diagonal head merges P_m (the paper's 8K attention parameters) instead of full d'×d' ones")
+	resume := fs.String("resume", "", "resume training from this checkpoint (its config wins: only -steps, -out, -device, -no-eval, -stories and the decoding flags apply)")
+	steps := fs.Int("steps", 0, fmt.Sprintf("training steps, 0..%d (0: the preset's)", maxSteps))
+	batch := fs.Int("batch", 0, fmt.Sprintf("sequences per step, 0..%d (0: the preset's)", maxBatch))
+	ckptEvery := fs.Int("ckpt-every", 0, fmt.Sprintf("checkpoint every K steps, 0..%d (0: the preset's)", maxSteps))
+	kernel := fs.String("kernel", "softmax", "with -model gd or gdff: GD kernel: softmax, linear, rbf, exp or laplacian")
+	diagP := fs.Bool("diag-p", false, "with -model gd or gdff: diagonal head merges P_m (the paper's 8K attention parameters) instead of full d'×d' ones")
 	dtype := fs.String("dtype", "float32", "float32 or float64")
 	seed := fs.Uint64("seed", 1, "initialisation and minibatch seed")
 	dataSeed := fs.Uint64("data-seed", 1, "seed of the train/validation/test split")
-	validFrac := fs.Float64("valid-frac", 0, "fraction of the stories held out for validation (0: the preset's)")
-	testFrac := fs.Float64("test-frac", 0, "fraction of the stories held out for test (0: the preset's)")
-	noEval := fs.Bool("no-eval", false, "skip the test evaluation after training")
-	stories := fs.Int("stories", 200, "test stories to continue in the evaluation (the paper: 200)")
+	validFrac := fs.Float64("valid-frac", 0, "fraction of the stories held out for validation, in [0, 1) (0: the preset's)")
+	testFrac := fs.Float64("test-frac", 0, "fraction of the stories held out for test, in [0, 1) (0: the preset's); with -valid-frac below 1 in all")
+	noEval := fs.Bool("no-eval", false, "skip the test evaluation after training (then -stories and the decoding flags do not apply)")
+	stories := fs.Int("stories", 200, fmt.Sprintf("test stories to continue in the evaluation, 1..%d (the paper: 200)", maxStories))
 	devName := fs.String("device", "cpu", "where the graphs run: "+device.Names)
 	dec := decodeFlags(fs, data.DecodeBeam)
-	if err := fs.Parse(args); err != nil {
-		return err
-	}
-	dev, err := openDevice(*devName)
+	set, err := parse(fs, args, decodeRules(cli.Rules{
+		"model": cli.OneOf("gd", "gdff", "gpt"), "preset": cli.OneOf("paper", "small", "tiny"), "corpus": cli.NonEmpty,
+		"split": cli.OneOf(splitModes...), "books": cli.Optional(cli.List(cli.NonEmpty)), "out": cli.Any, "resume": cli.Any,
+		"steps": cli.IntIn(0, maxSteps), "batch": cli.IntIn(0, maxBatch), "ckpt-every": cli.IntIn(0, maxSteps),
+		"kernel": cli.OneOf(layers.KernelNames()...), "diag-p": cli.Any, "dtype": cli.OneOf("float32", "float64"),
+		"seed": cli.Any, "data-seed": cli.Any, "valid-frac": cli.Fraction, "test-frac": cli.Fraction, "no-eval": cli.Any,
+		"stories": cli.IntIn(1, maxStories), "device": cli.OneOf("cpu", "cuda", "emulator"),
+	}), "Trains a language model, checkpoints it and evaluates it on the test split.")
 	if err != nil {
 		return err
 	}
-	defer dev.close()
+	err = cli.First(
+		cli.NotWith(set, *resume != "", "-resume", resumeIgnores...),
+		cli.NotWith(set, *noEval, "-no-eval", append([]string{"stories"}, decodeFlagNames...)...),
+		cli.Needs(set, *modelName != "gpt", "-model gd or gdff", "kernel", "diag-p"),
+		dec.check(set),
+	)
+	if err != nil {
+		return err
+	}
 	var rc runConfig
 	var ckpt *graph.Checkpoint
 	if *resume != "" {
-		var err error
 		if ckpt, rc, err = readRun(*resume); err != nil {
+			return cli.Usage(err)
+		}
+		if err := checkRun(*resume, rc); err != nil {
 			return err
 		}
 		if *out == "" {
 			*out = *resume
 		}
 	} else {
-		p, ok := presets[*presetName]
-		if !ok {
-			return fmt.Errorf("unknown -preset %q (want %s)", *presetName, presetNames())
-		}
+		p := presets[*presetName]
 		rc = runConfig{Model: *modelName, Preset: *presetName, Dtype: *dtype, Seed: *seed, Train: p.train,
 			Data: dataConfig{Corpus: *corpus, Split: *split, Seed: *dataSeed, ValidFrac: p.ValidFrac, TestFrac: p.TestFrac, Restrict: p.Restrict, MinCount: p.MinCount}}
 		if *books != "" {
+			if fi, err := os.Stat(*corpus); err == nil && !fi.IsDir() {
+				return cli.Usagef("-books needs a Gutenberg directory as -corpus; %s is a file", *corpus)
+			}
 			rc.Data.Books = strings.Split(*books, ",")
 		}
 		if *validFrac > 0 {
@@ -74,6 +108,9 @@ func cmdTrain(args []string) error {
 		}
 		if *testFrac > 0 {
 			rc.Data.TestFrac = *testFrac
+		}
+		if f := rc.Data.ValidFrac + rc.Data.TestFrac; f >= 1 {
+			return cli.Usagef("-valid-frac %v + -test-frac %v = %v, want < 1 (0 takes the preset's)", rc.Data.ValidFrac, rc.Data.TestFrac, f)
 		}
 		if *batch > 0 {
 			rc.Train.Batch = *batch
@@ -88,7 +125,7 @@ func cmdTrain(args []string) error {
 	}
 	ds, err := loadData(rc.Data)
 	if err != nil {
-		return err
+		return cli.Usage(err)
 	}
 	rc.Vocab = ds.Codec.Vocab.Size()
 	fmt.Fprintf(os.Stderr, "corpus %s: %d stories, %d tokens; split %d/%d/%d stories; vocabulary %d ids (%d training tokens, %d held-out tokens unknown)\n",
@@ -97,9 +134,17 @@ func cmdTrain(args []string) error {
 		if err := modelConfigs(&rc, presets[rc.Preset], *kernel, *diagP); err != nil {
 			return err
 		}
+		if err := checkSizes(rc); err != nil {
+			return cli.Usagef("the run: %w", err)
+		}
 	} else if err := checkVocab(ckpt, ds.Codec.Vocab); err != nil {
+		return cli.Usage(err)
+	}
+	dev, err := openDevice(*devName)
+	if err != nil {
 		return err
 	}
+	defer dev.close()
 	t, err := newTrainer(rc, ds, ckpt, *out, dev, os.Stderr)
 	if err != nil {
 		return err
@@ -137,20 +182,26 @@ func withDefaults(dc data.DecodeConfig) data.DecodeConfig {
 
 // cmdEvaluate evaluates a checkpoint on the test split of its corpus.
 func cmdEvaluate(args []string) error {
-	fs := flag.NewFlagSet("evaluate", flag.ContinueOnError)
+	fs := cli.NewFlagSet("evaluate")
 	dir := fs.String("ckpt", "", "checkpoint directory (required)")
 	corpus := fs.String("corpus", "", "corpus to read instead of the one the checkpoint was trained on")
-	stories := fs.Int("stories", 200, "test stories to continue (the paper: 200)")
-	examples := fs.Int("examples", 2, "generations to print")
+	stories := fs.Int("stories", 200, fmt.Sprintf("test stories to continue, 1..%d (the paper: 200)", maxStories))
+	examples := fs.Int("examples", 2, fmt.Sprintf("generations to print, 0..%d", maxStories))
 	dec := decodeFlags(fs, data.DecodeBeam)
-	if err := fs.Parse(args); err != nil {
+	set, err := parse(fs, args, decodeRules(cli.Rules{
+		"ckpt": cli.Any, "corpus": cli.Any, "stories": cli.IntIn(1, maxStories), "examples": cli.IntIn(0, maxStories),
+	}), "Evaluates a checkpoint on the test split of its corpus: perplexity and continuation metrics.")
+	if err != nil {
 		return err
 	}
-	if *dir == "" {
-		return fmt.Errorf("evaluate: -ckpt is required")
+	if err := cli.First(cli.Required("ckpt", *dir), dec.check(set)); err != nil {
+		return err
 	}
 	c, rc, err := readRun(*dir)
 	if err != nil {
+		return cli.Usage(err)
+	}
+	if err := checkRun(*dir, rc); err != nil {
 		return err
 	}
 	if *corpus != "" {
@@ -158,17 +209,17 @@ func cmdEvaluate(args []string) error {
 	}
 	ds, err := loadData(rc.Data)
 	if err != nil {
-		return err
+		return cli.Usage(err)
 	}
 	if err := checkVocab(c, ds.Codec.Vocab); err != nil {
-		return err
+		return cli.Usage(err)
 	}
 	m, err := buildModel(rc, rc.Train.Batch, false)
 	if err != nil {
 		return err
 	}
 	if err := c.Apply(m.Scope(), graph.LoadOptions{}); err != nil {
-		return err
+		return cli.Usage(err)
 	}
 	mc, err := graph.NewMachine(m.Scope(), nil, graph.MachineOptions{NoGrad: true, Outputs: G.Nodes{m.loss}})
 	if err != nil {
@@ -185,27 +236,29 @@ func cmdEvaluate(args []string) error {
 
 // cmdGenerate continues a prompt with a checkpoint.
 func cmdGenerate(args []string) error {
-	fs := flag.NewFlagSet("generate", flag.ContinueOnError)
+	fs := cli.NewFlagSet("generate")
 	dir := fs.String("ckpt", "", "checkpoint directory (required)")
-	prompt := fs.String("prompt", "Once upon a time", "text to continue")
+	prompt := fs.String("prompt", "Once upon a time", "text to continue (not empty)")
 	allowUnk := fs.Bool("allow-unk", false, "map prompt tokens outside a restricted vocabulary to <|unk|> instead of failing")
 	dec := decodeFlags(fs, data.DecodeGreedy)
-	if err := fs.Parse(args); err != nil {
+	set, err := parse(fs, args, decodeRules(cli.Rules{"ckpt": cli.Any, "prompt": cli.NonEmpty, "allow-unk": cli.Any}),
+		"Continues a prompt with a checkpoint.")
+	if err != nil {
 		return err
 	}
-	if *dir == "" {
-		return fmt.Errorf("generate: -ckpt is required")
-	}
-	if strings.TrimSpace(*prompt) == "" {
-		return fmt.Errorf("generate: the prompt is empty")
+	if err := cli.First(cli.Required("ckpt", *dir), dec.check(set)); err != nil {
+		return err
 	}
 	c, rc, err := readRun(*dir)
 	if err != nil {
+		return cli.Usage(err)
+	}
+	if err := checkRun(*dir, rc); err != nil {
 		return err
 	}
 	v, err := vocabOf(c)
 	if err != nil {
-		return err
+		return cli.Usagef("checkpoint %s: %w", *dir, err)
 	}
 	tok, err := data.NewGPT2Tokenizer()
 	if err != nil {
@@ -217,14 +270,14 @@ func cmdGenerate(args []string) error {
 		ids, err = codec.Encode(*prompt)
 	}
 	if err != nil {
-		return fmt.Errorf("%w (use -allow-unk to map them to %s)", err, data.UnkText)
+		return cli.Usagef("-prompt: %w (use -allow-unk to map them to %s)", err, data.UnkText)
 	}
 	g, err := buildModel(rc, 1, true)
 	if err != nil {
 		return err
 	}
 	if err := c.Apply(g.Scope(), graph.LoadOptions{}); err != nil {
-		return err
+		return cli.Usage(err)
 	}
 	mc, err := graph.NewMachine(g.Scope(), nil, graph.MachineOptions{NoGrad: true, Outputs: G.Nodes{g.next}})
 	if err != nil {

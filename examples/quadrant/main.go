@@ -23,47 +23,92 @@ package main
 import (
 	"flag"
 	"fmt"
+	"io"
 	"os"
 	"strings"
+
+	"github.com/gdattn/gdattn/internal/cli"
+	"github.com/gdattn/gdattn/layers"
 )
 
-func main() {
+// Limits of the sizes a command line may ask for: far above the paper's
+// (N = 100, L = 2048, 81×81 grid), low enough that a typo cannot hang the
+// graph construction or exhaust memory.
+const (
+	maxContexts = 1 << 20 // -L, -M, -eval-M
+	maxN        = 4096    // -N
+	maxEpochs   = 1 << 20 // -epochs, -every
+	maxBatch    = 1 << 16 // -batch
+	maxSeeds    = 1000    // -seeds
+	maxGrid     = 1024    // -grid (grid² queries in one forward pass)
+)
+
+func main() { cli.Main("quadrant", func() error { return command(os.Args[1:]) }) }
+
+// command parses and checks the command line args, then runs it.
+func command(args []string) error {
 	var o options
 	var quick bool
-	flag.StringVar(&o.kernels, "kernels", "linear,rbf,exp,laplacian,softmax", "comma-separated attention kernels")
-	flag.IntVar(&o.seeds, "seeds", 5, "model seeds per kernel and model (seed, seed+1, ...)")
-	flag.Uint64Var(&o.seed, "seed", 1, "first model seed (initialisation and minibatch order)")
-	flag.Uint64Var(&o.dataSeed, "data-seed", 1, "seed of W_e and of the train/test contexts")
-	flag.IntVar(&o.L, "L", 2048, "training contexts")
-	flag.IntVar(&o.M, "M", 2048, "test contexts (final accuracy)")
-	flag.IntVar(&o.evalM, "eval-M", 512, "test contexts evaluated along the training curves")
-	flag.IntVar(&o.N, "N", 100, "context size")
-	flag.IntVar(&o.epochs, "epochs", 40, "training epochs (steps = epochs·ceil(L/batch))")
-	flag.IntVar(&o.every, "every", 2, "evaluate the curves every this many epochs")
-	flag.IntVar(&o.batch, "batch", 32, "contexts per minibatch")
-	flag.Float64Var(&o.lr, "lr", 1e-2, "Adam learning rate (GD and TF)")
-	flag.IntVar(&o.grid, "grid", 81, "points per side of the probability-map grid (Figure 7)")
-	flag.IntVar(&o.context, "context", -1, "test context of Figure 7 (-1: the first whose quadrants have 3 distinct most probable categories)")
-	flag.StringVar(&o.out, "out", "results/quadrant", "output directory (results.json, figures, journal, checkpoints)")
-	flag.StringVar(&o.figdir, "figdir", "docs/figures", "directory the figures are copied to (empty: none)")
-	flag.BoolVar(&o.quiet, "quiet", false, "no per-step progress output")
-	flag.BoolVar(&quick, "quick", false, "small preset (rbf and softmax, 2 seeds, L=512, 20 epochs, output in results/quadrant-quick, no copy to docs/figures); explicit flags still apply")
-	flag.Parse()
+	fs := cli.NewFlagSet("quadrant")
+	fs.StringVar(&o.kernels, "kernels", "linear,rbf,exp,laplacian,softmax", "comma-separated attention kernels")
+	fs.IntVar(&o.seeds, "seeds", 5, fmt.Sprintf("model seeds per kernel and model (seed, seed+1, ...), 1..%d", maxSeeds))
+	fs.Uint64Var(&o.seed, "seed", 1, "first model seed (initialisation and minibatch order)")
+	fs.Uint64Var(&o.dataSeed, "data-seed", 1, "seed of W_e and of the train/test contexts")
+	fs.IntVar(&o.L, "L", 2048, fmt.Sprintf("training contexts, 1..%d", maxContexts))
+	fs.IntVar(&o.M, "M", 2048, fmt.Sprintf("test contexts (final accuracy), 1..%d", maxContexts))
+	fs.IntVar(&o.evalM, "eval-M", 512, fmt.Sprintf("test contexts evaluated along the training curves, 1..%d", maxContexts))
+	fs.IntVar(&o.N, "N", 100, fmt.Sprintf("context size, 1..%d", maxN))
+	fs.IntVar(&o.epochs, "epochs", 40, fmt.Sprintf("training epochs (steps = epochs·ceil(L/batch)), 1..%d", maxEpochs))
+	fs.IntVar(&o.every, "every", 2, "evaluate the curves every this many epochs (>= 1; the last epoch always)")
+	fs.IntVar(&o.batch, "batch", 32, fmt.Sprintf("contexts per minibatch, 1..%d", maxBatch))
+	fs.Float64Var(&o.lr, "lr", 1e-2, "Adam learning rate (GD and TF; finite, > 0)")
+	fs.IntVar(&o.grid, "grid", 81, fmt.Sprintf("points per side of the probability-map grid (Figure 7), 2..%d", maxGrid))
+	fs.IntVar(&o.context, "context", -1, "test context of Figure 7, 0..M-1 (-1: the first whose quadrants have 3 distinct most probable categories)")
+	fs.StringVar(&o.out, "out", "results/quadrant", "output directory (results.json, figures, journal, checkpoints; not empty)")
+	fs.StringVar(&o.figdir, "figdir", "docs/figures", "directory the figures are copied to (empty: none)")
+	fs.BoolVar(&o.quiet, "quiet", false, "no per-step progress output")
+	fs.BoolVar(&quick, "quick", false, "small preset (rbf and softmax, 2 seeds, L=512, 20 epochs, output in results/quadrant-quick, no copy to docs/figures); explicit flags still apply")
+	if err := cli.Parse(fs, args, func(w io.Writer) { usage(w, fs) }); err != nil {
+		return err
+	}
 	if quick {
-		set := map[string]bool{}
-		flag.Visit(func(f *flag.Flag) { set[f.Name] = true })
+		set := cli.Given(fs)
 		preset := map[string]string{"kernels": "rbf,softmax", "seeds": "2", "L": "512", "M": "512", "eval-M": "256",
 			"epochs": "20", "every": "2", "grid": "65", "out": "results/quadrant-quick", "figdir": ""}
 		for name, v := range preset {
 			if !set[name] {
-				if err := flag.Set(name, v); err != nil {
-					panic(err) // the preset names existing flags
+				if err := fs.Set(name, v); err != nil {
+					panic(err) // the preset names existing flags with valid values
 				}
 			}
 		}
 	}
-	if err := run(o, "go run ./examples/quadrant "+strings.Join(os.Args[1:], " ")); err != nil {
-		fmt.Fprintln(os.Stderr, "quadrant:", err)
-		os.Exit(1)
+	err := cli.Validate(fs, cli.Rules{
+		"kernels": cli.List(cli.OneOf(layers.KernelNames()...)), "seeds": cli.IntIn(1, maxSeeds),
+		"seed": cli.Any, "data-seed": cli.Any, "L": cli.IntIn(1, maxContexts), "M": cli.IntIn(1, maxContexts),
+		"eval-M": cli.IntIn(1, maxContexts), "N": cli.IntIn(1, maxN), "epochs": cli.IntIn(1, maxEpochs),
+		"every": cli.IntIn(1, maxEpochs), "batch": cli.IntIn(1, maxBatch), "lr": cli.Positive,
+		"grid": cli.IntIn(2, maxGrid), "context": cli.IntIn(-1, maxContexts-1), "out": cli.NonEmpty,
+		"figdir": cli.Any, "quiet": cli.Any, "quick": cli.Any,
+	})
+	if err != nil {
+		return err
 	}
+	if o.context >= o.M {
+		return cli.Usagef("-context %d: the test set has -M %d contexts (0..%d)", o.context, o.M, o.M-1)
+	}
+	return run(o, "go run ./examples/quadrant "+strings.Join(args, " "))
+}
+
+func usage(w io.Writer, fs *flag.FlagSet) {
+	fmt.Fprintf(w, `Usage: quadrant [flags]
+
+Trains one-layer GD and Trained TF models on the quadrant task of the paper's Appendix E
+for each kernel and seed, and writes Figures 6-9 and results.json into -out (a rerun resumes
+from -out's journal). Exit status: 0 done, 2 bad command line (one line on stderr, before any
+work), 1 a failure during the run.
+
+Flags:
+`)
+	cli.PrintDefaults(fs, w)
 }

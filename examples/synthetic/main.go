@@ -1,96 +1,149 @@
-// Command synthetic trains attention models on the paper's synthetic
-// in-context classification task (Section 5.1 and Appendix D: C=25
-// categories, d'=5, d=10) and reports top-1 accuracy, NLL and the Bayes
-// oracle on fresh test contexts. It has three modes:
-//
-//	go run ./examples/synthetic                        # train K-block GD models (1 block, softmax, L=2048)
-//	go run ./examples/synthetic -blocks 1,2,3 -seeds 5 # the README table
-//	go run ./examples/synthetic -eval ckpt -x x.npy -y y.npy -probs p.npy
-//	go run ./examples/synthetic -sweep all -quick      # the sweeps of Figures 2, 3 and 4 (left), small
-//	go run ./examples/synthetic -sweep fig2 -plan      # the runs of a full sweep and its time estimate
-//
-// The default mode saves each trained model as a checkpoint, which -eval
-// evaluates on contexts given as .npy files. -sweep trains the models of the
-// paper's figures for several seeds, records every finished run in a
-// results journal (a rerun resumes where an interrupted sweep stopped) and
-// writes the figures as JSON, CSV and PNG; run with -h for the details.
 package main
 
 import (
 	"flag"
 	"fmt"
-	"github.com/gdattn/gdattn/examples/internal/device"
+	"io"
 	"os"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/gdattn/gdattn/examples/internal/device"
+	"github.com/gdattn/gdattn/internal/cli"
+	"github.com/gdattn/gdattn/layers"
 )
 
-func main() {
+// Limits of the sizes a command line (or a checkpoint's config) may ask
+// for: far above the paper's (N = 10, L <= 32768, K <= 6), low enough that
+// a typo cannot hang the graph construction or exhaust memory.
+const (
+	maxContexts = 1 << 20 // -L, -M, -Ls
+	maxN        = 4096    // -N
+	maxBlocks   = 64      // -blocks
+	maxEpochs   = 1 << 20 // -epochs
+	maxBatch    = 1 << 16 // -batch
+	maxSeeds    = 1000    // -seeds
+)
+
+// Flags that apply only to -sweep, only to -eval, and not to -eval (see run).
+var (
+	sweepOnly = []string{"quick", "Ls", "results", "figures", "plan", "plot-only", "shard"}
+	evalOnly  = []string{"x", "y", "probs"}
+	notEval   = []string{"blocks", "kernel", "L", "M", "N", "epochs", "batch", "lr", "seeds", "seed", "data-seed", "dtype", "out", "device", "sweep"}
+)
+
+func main() { cli.Main("synthetic", func() error { return command(os.Args[1:]) }) }
+
+// command parses and checks the command line args, then runs it.
+func command(args []string) error {
 	var o options
-	flag.StringVar(&o.blocks, "blocks", "1", "comma-separated numbers of GD blocks (steps) to train, e.g. 1,2,3 (with -sweep: fig3's K, default 1,...,6)")
-	flag.StringVar(&o.kernel, "kernel", "softmax", "update kernel: linear, rbf, exp, laplacian or softmax")
-	flag.IntVar(&o.L, "L", 2048, "number of training contexts (with -sweep: fig3's L)")
-	flag.IntVar(&o.M, "M", 2048, "number of test contexts")
-	flag.IntVar(&o.N, "N", 10, "context size (examples per context)")
-	flag.IntVar(&o.epochs, "epochs", 60, "training epochs")
-	flag.IntVar(&o.batch, "batch", 64, "contexts per minibatch")
-	flag.Float64Var(&o.lr, "lr", 1e-2, "Adam learning rate")
-	flag.IntVar(&o.seeds, "seeds", 1, "number of model seeds (seed, seed+1, ...); mean ± std is reported")
-	flag.Uint64Var(&o.seed, "seed", 1, "first model seed (initialisation and minibatch order)")
-	flag.Uint64Var(&o.dataSeed, "data-seed", 1, "seed of the task (W_e) and of the train/test contexts")
-	flag.StringVar(&o.dtype, "dtype", "float64", "float32 or float64")
-	flag.StringVar(&o.out, "out", "checkpoints/synthetic", "directory for checkpoints (one per blocks/seed); empty: none")
-	flag.StringVar(&o.evalDir, "eval", "", "evaluate this checkpoint instead of training (needs -x and -y)")
-	flag.StringVar(&o.xPath, "x", "", "with -eval: contexts x, .npy float64 (B, N+1, d)")
-	flag.StringVar(&o.yPath, "y", "", "with -eval: labels y, .npy int64 (B, N+1); the last label may be -1")
-	flag.StringVar(&o.probsPath, "probs", "probs.npy", "with -eval: where to write the query probabilities (B, C)")
-	flag.BoolVar(&o.quiet, "quiet", false, "no progress output")
-	flag.StringVar(&o.sweep, "sweep", "", "run the sweeps of these figures: fig2, fig3, fig4 (comma-separated) or all")
-	flag.BoolVar(&o.quick, "quick", false, "with -sweep: the small preset (a few minutes) instead of the full one (hours)")
-	flag.StringVar(&o.ls, "Ls", "", "with -sweep: comma-separated training-context counts L of fig2 and fig4")
-	flag.StringVar(&o.results, "results", "", "with -sweep: results directory (default results/synthetic, or results/synthetic-quick with -quick)")
-	flag.StringVar(&o.figures, "figures", "", "with -sweep: directory for the PNGs (default the results directory)")
-	flag.BoolVar(&o.plan, "plan", false, "with -sweep: print the pending runs and the time estimate, train nothing")
-	flag.BoolVar(&o.plotOnly, "plot-only", false, "with -sweep: write JSON, CSV and PNG from the recorded runs, train nothing")
-	flag.StringVar(&o.shard, "shard", "", "with -sweep: i/n runs only every n-th pending run from the i-th (0 <= i < n), to run n processes on one results directory")
-	flag.StringVar(&o.device, "device", "cpu", "where the graphs run: "+device.Names)
-	flag.Usage = usage
-	flag.Parse()
-	o.set = map[string]bool{}
-	flag.Visit(func(f *flag.Flag) { o.set[f.Name] = true })
-	if err := run(o); err != nil {
-		fmt.Fprintln(os.Stderr, "synthetic:", err)
-		os.Exit(1)
+	fs := cli.NewFlagSet("synthetic")
+	fs.StringVar(&o.blocks, "blocks", "1", fmt.Sprintf("comma-separated numbers of GD blocks (steps) to train, each 1..%d, e.g. 1,2,3 (with -sweep: fig3's K, default 1,...,6)", maxBlocks))
+	fs.StringVar(&o.kernel, "kernel", "softmax", "update kernel: linear, rbf, exp, laplacian or softmax")
+	fs.IntVar(&o.L, "L", 2048, fmt.Sprintf("number of training contexts, 1..%d (with -sweep: fig3's L)", maxContexts))
+	fs.IntVar(&o.M, "M", 2048, fmt.Sprintf("number of test contexts, 1..%d", maxContexts))
+	fs.IntVar(&o.N, "N", 10, fmt.Sprintf("context size (examples per context), 1..%d", maxN))
+	fs.IntVar(&o.epochs, "epochs", 60, fmt.Sprintf("training epochs, 1..%d", maxEpochs))
+	fs.IntVar(&o.batch, "batch", 64, fmt.Sprintf("contexts per minibatch, 1..%d", maxBatch))
+	fs.Float64Var(&o.lr, "lr", 1e-2, "Adam learning rate (finite, > 0)")
+	fs.IntVar(&o.seeds, "seeds", 1, fmt.Sprintf("number of model seeds (seed, seed+1, ...), 1..%d; mean ± std is reported", maxSeeds))
+	fs.Uint64Var(&o.seed, "seed", 1, "first model seed (initialisation and minibatch order)")
+	fs.Uint64Var(&o.dataSeed, "data-seed", 1, "seed of the task (W_e) and of the train/test contexts")
+	fs.StringVar(&o.dtype, "dtype", "float64", "float32 or float64")
+	fs.StringVar(&o.out, "out", "checkpoints/synthetic", "directory for checkpoints (one per blocks/seed); empty: none")
+	fs.StringVar(&o.evalDir, "eval", "", "evaluate this checkpoint instead of training (needs -x and -y; the training flags do not apply)")
+	fs.StringVar(&o.xPath, "x", "", "with -eval: contexts x, .npy float64 (B, N+1, d)")
+	fs.StringVar(&o.yPath, "y", "", "with -eval: labels y, .npy int64 (B, N+1); the last label may be -1")
+	fs.StringVar(&o.probsPath, "probs", "probs.npy", "with -eval: where to write the query probabilities (B, C)")
+	fs.BoolVar(&o.quiet, "quiet", false, "no progress output")
+	fs.StringVar(&o.sweep, "sweep", "", "run the sweeps of these figures: fig2, fig3, fig4 (comma-separated) or all")
+	fs.BoolVar(&o.quick, "quick", false, "with -sweep: the small preset (a few minutes) instead of the full one (hours)")
+	fs.StringVar(&o.ls, "Ls", "", "with -sweep: comma-separated training-context counts L of fig2 and fig4")
+	fs.StringVar(&o.results, "results", "", "with -sweep: results directory (default results/synthetic, or results/synthetic-quick with -quick)")
+	fs.StringVar(&o.figures, "figures", "", "with -sweep: directory for the PNGs (default the results directory)")
+	fs.BoolVar(&o.plan, "plan", false, "with -sweep: print the pending runs and the time estimate, train nothing")
+	fs.BoolVar(&o.plotOnly, "plot-only", false, "with -sweep: write JSON, CSV and PNG from the recorded runs, train nothing (not with -plan or -shard)")
+	fs.StringVar(&o.shard, "shard", "", "with -sweep: i/n runs only every n-th pending run from the i-th (0 <= i < n), to run n processes on one results directory")
+	fs.StringVar(&o.device, "device", "cpu", "where the graphs run (not with -eval): "+device.Names)
+	if err := cli.Parse(fs, args, func(w io.Writer) { usage(w, fs) }); err != nil {
+		return err
 	}
+	o.set = cli.Given(fs)
+	err := cli.Validate(fs, cli.Rules{
+		"blocks": cli.List(cli.IntIn(1, maxBlocks)), "kernel": cli.OneOf(layers.KernelNames()...),
+		"L": cli.IntIn(1, maxContexts), "M": cli.IntIn(1, maxContexts), "N": cli.IntIn(1, maxN),
+		"epochs": cli.IntIn(1, maxEpochs), "batch": cli.IntIn(1, maxBatch), "lr": cli.Positive,
+		"seeds": cli.IntIn(1, maxSeeds), "seed": cli.Any, "data-seed": cli.Any,
+		"dtype": cli.OneOf("float32", "float64"), "out": cli.Any, "eval": cli.Any, "x": cli.Any, "y": cli.Any,
+		"probs": cli.NonEmpty, "quiet": cli.Any, "sweep": cli.Optional(sweepRule), "quick": cli.Any,
+		"Ls": cli.Optional(cli.List(cli.IntIn(1, maxContexts))), "results": cli.Any, "figures": cli.Any,
+		"plan": cli.Any, "plot-only": cli.Any, "shard": cli.Optional(shardRule),
+		"device": cli.OneOf("cpu", "cuda", "emulator"),
+	})
+	if err != nil {
+		return err
+	}
+	return run(o)
 }
 
+// sweepRule accepts -sweep all or a list of the figures.
+var sweepRule = cli.List(cli.OneOf(append(slices.Clone(figureNames), "all")...))
+
+// shardRule accepts -shard i/n with 0 <= i < n.
+func shardRule(name string, v any) error {
+	i, n, ok := strings.Cut(v.(string), "/")
+	a, errI := strconv.Atoi(i)
+	b, errN := strconv.Atoi(n)
+	if !ok || errI != nil || errN != nil || b < 1 || a < 0 || a >= b {
+		return fmt.Errorf("%s %q: want i/n with 0 <= i < n", name, v)
+	}
+	return nil
+}
+
+// run checks which flags the mode takes (the default training, -eval or
+// -sweep) and the files -eval reads, then runs the mode. Every refusal is a
+// usage error (exit status 2), given before any work starts.
 func run(o options) error {
-	if flag.NArg() > 0 {
-		return fmt.Errorf("unexpected argument %q (flags only; see -h)", flag.Arg(0))
+	eval, sweep := o.evalDir != "", o.sweep != ""
+	err := cli.First(
+		cli.Needs(o.set, sweep, "-sweep", sweepOnly...),
+		cli.Needs(o.set, eval, "-eval", evalOnly...),
+		cli.NotWith(o.set, eval, "-eval", notEval...),
+		cli.NotWith(o.set, o.plotOnly, "-plot-only", "plan", "shard"),
+	)
+	if err != nil {
+		return err
+	}
+	var st *sweepSetup
+	switch {
+	case eval:
+		if o.xPath == "" || o.yPath == "" {
+			return cli.Usagef("-eval needs -x and -y")
+		}
+		if err := checkEvalInputs(o); err != nil {
+			return err
+		}
+	case sweep:
+		if st, err = resolveSweep(o); err != nil {
+			return cli.Usage(err)
+		}
 	}
 	closeDev, err := openDevice(o.device)
 	if err != nil {
 		return err
 	}
 	defer closeDev()
-	if o.sweep == "" {
-		for _, f := range []string{"quick", "Ls", "results", "figures", "plan", "plot-only", "shard"} {
-			if o.set[f] {
-				return fmt.Errorf("-%s needs -sweep", f)
-			}
-		}
-		if o.evalDir != "" {
-			return evalCheckpoint(o)
-		}
-		return train(o)
+	switch {
+	case eval:
+		return evalCheckpoint(o)
+	case sweep:
+		return runSweep(st)
 	}
-	st, err := resolveSweep(o)
-	if err != nil {
-		return err
-	}
-	return runSweep(st)
+	return train(o)
 }
 
-func usage() {
-	w := flag.CommandLine.Output()
+func usage(w io.Writer, fs *flag.FlagSet) {
 	fmt.Fprintf(w, `Usage:
   synthetic [flags]                   train K-block GD models (-blocks, -kernel, -L, ...), save checkpoints
   synthetic -eval DIR -x X -y Y       evaluate a checkpoint on .npy contexts
@@ -125,11 +178,16 @@ Sweeps (-sweep fig2,fig3,fig4 or -sweep all):
   journal; -shard i/n splits the pending runs over n processes sharing one results directory
   (start i = 0..n-1 side by side, one core each; the last to finish writes the full figures).
 
+Each flag applies to one mode only where its help says so (-x, -y, -probs with -eval; the
+training flags not with -eval); a flag given to a mode it does not apply to is refused.
+Exit status: 0 done, 2 bad command line or input (one line on stderr, before any work),
+1 a failure during the run.
+
 Flags:
 `, presetRow("preset", "L (fig2, fig4)", "epochs", "fig3", "seeds", "M", "time"),
 		presetRow("full", joinInts(fullPreset.Ls), fullPreset.Epochs, fmt.Sprintf("L=%d, %d ep", fullPreset.CurveL, fullPreset.CurveEpochs), fullPreset.Seeds, fullPreset.M, "~2.5 h CPU (-plan)"),
 		presetRow("-quick", joinInts(quickPreset.Ls), quickPreset.Epochs, fmt.Sprintf("L=%d, %d ep", quickPreset.CurveL, quickPreset.CurveEpochs), quickPreset.Seeds, quickPreset.M, "~70 s CPU"))
-	flag.PrintDefaults()
+	cli.PrintDefaults(fs, w)
 }
 
 func presetRow(a ...any) string {

@@ -23,56 +23,108 @@ package main
 import (
 	"flag"
 	"fmt"
+	"io"
 	"os"
 	"strings"
+
+	"github.com/gdattn/gdattn/internal/cli"
+	"github.com/gdattn/gdattn/layers"
 )
 
-func main() {
+// Limits of the sizes a command line may ask for: far above the paper's
+// and the defaults, low enough that a typo cannot hang the graph
+// construction or exhaust memory.
+const (
+	maxN       = 4096    // -N
+	maxBatch   = 1 << 16 // -batch
+	maxBatches = 1 << 20 // -nb, -pert-nb, -newton-batches, -hess-batches
+	maxSteps   = 1 << 20 // -adam-steps
+	maxNewton  = 100     // -newton
+	maxDirs    = 1000    // -dirs
+)
+
+var tasks = []string{TaskRotated, TaskSquare, TaskUniform, TaskAnisotropic}
+
+func main() { cli.Main("theorem2", func() error { return command(os.Args[1:]) }) }
+
+// command parses and checks the command line args, then runs it.
+func command(args []string) error {
 	var o options
 	var quick bool
-	flag.StringVar(&o.kernels, "kernels", "softmax,linear,exp,rbf,laplacian", "comma-separated attention kernels")
-	flag.StringVar(&o.task, "task", TaskRotated, "covariate law: rotated (x ~ N(0,I), quadrant axes at a random angle: O(2)-invariant), square (N(0,I), axis-aligned), uniform (the paper's U(-1,1)²), anisotropic (square with x₂ scaled by -aniso: a control that breaks the symmetry)")
-	flag.Float64Var(&o.aniso, "aniso", 0.5, "with -task anisotropic: the scale of x₂")
-	flag.IntVar(&o.N, "N", 20, "context size")
-	flag.IntVar(&o.batch, "batch", 100, "contexts per minibatch")
-	flag.IntVar(&o.nb, "nb", 2000, "minibatches at the GD point (contexts = nb·batch)")
-	flag.IntVar(&o.pertNB, "pert-nb", 200, "minibatches at each perturbed point (and at the GD point for comparison)")
-	flag.StringVar(&o.scales, "scales", "0.003,0.01,0.03,0.1,0.3", "relative perturbation sizes ε")
-	flag.IntVar(&o.dirs, "dirs", 3, "random perturbation directions per size")
-	flag.IntVar(&o.adamSteps, "adam-steps", 400, "Adam steps fitting α and g")
-	flag.IntVar(&o.newtonIters, "newton", 3, "Newton steps polishing α and g on a fixed sample")
-	flag.IntVar(&o.newtonBatches, "newton-batches", 2000, "minibatches of that fixed sample (independent of the check's)")
-	flag.IntVar(&o.hessBatches, "hess-batches", 200, "minibatches of it used for the finite-difference Hessian")
-	flag.Uint64Var(&o.seed, "seed", 1, "seed of the Monte Carlo samples and perturbations")
-	flag.Uint64Var(&o.dataSeed, "data-seed", 1, "seed of W_e")
-	flag.StringVar(&o.out, "out", "results/theorem2", "output directory (results_<task>.json, theorem2_<task>.png; empty: none)")
-	flag.StringVar(&o.figdir, "figdir", "docs/figures", "directory the figure is copied to (empty: none)")
-	flag.BoolVar(&o.quiet, "quiet", false, "no progress output")
-	replot := flag.String("replot", "", "recompute the summaries of this results_<task>.json and redraw its figure (into its directory and -figdir) instead of running")
-	flag.BoolVar(&quick, "quick", false, "small preset (softmax, N=10, 20k contexts, 2 directions; output in results/theorem2-quick); explicit flags still apply")
-	flag.Parse()
+	fs := cli.NewFlagSet("theorem2")
+	fs.StringVar(&o.kernels, "kernels", "softmax,linear,exp,rbf,laplacian", "comma-separated attention kernels")
+	fs.StringVar(&o.task, "task", TaskRotated, "covariate law: rotated (x ~ N(0,I), quadrant axes at a random angle: O(2)-invariant), square (N(0,I), axis-aligned), uniform (the paper's U(-1,1)²), anisotropic (square with x₂ scaled by -aniso: a control that breaks the symmetry)")
+	fs.Float64Var(&o.aniso, "aniso", 0.5, "with -task anisotropic: the scale of x₂ (finite, > 0)")
+	fs.IntVar(&o.N, "N", 20, fmt.Sprintf("context size, 1..%d", maxN))
+	fs.IntVar(&o.batch, "batch", 100, fmt.Sprintf("contexts per minibatch, 2..%d", maxBatch))
+	fs.IntVar(&o.nb, "nb", 2000, fmt.Sprintf("minibatches at the GD point (contexts = nb·batch), 2..%d", maxBatches))
+	fs.IntVar(&o.pertNB, "pert-nb", 200, fmt.Sprintf("minibatches at each perturbed point (and at the GD point for comparison), 2..%d", maxBatches))
+	fs.StringVar(&o.scales, "scales", "0.003,0.01,0.03,0.1,0.3", "relative perturbation sizes ε, comma-separated, each finite and > 0 (empty: none)")
+	fs.IntVar(&o.dirs, "dirs", 3, fmt.Sprintf("random perturbation directions per size, 0..%d", maxDirs))
+	fs.IntVar(&o.adamSteps, "adam-steps", 400, fmt.Sprintf("Adam steps fitting α and g, 1..%d", maxSteps))
+	fs.IntVar(&o.newtonIters, "newton", 3, fmt.Sprintf("Newton steps polishing α and g on a fixed sample, 0..%d", maxNewton))
+	fs.IntVar(&o.newtonBatches, "newton-batches", 2000, fmt.Sprintf("minibatches of that fixed sample (independent of the check's), 2..%d", maxBatches))
+	fs.IntVar(&o.hessBatches, "hess-batches", 200, fmt.Sprintf("minibatches of it used for the finite-difference Hessian, 1..%d (at most -newton-batches are used)", maxBatches))
+	fs.Uint64Var(&o.seed, "seed", 1, "seed of the Monte Carlo samples and perturbations")
+	fs.Uint64Var(&o.dataSeed, "data-seed", 1, "seed of W_e")
+	fs.StringVar(&o.out, "out", "results/theorem2", "output directory (results_<task>.json, theorem2_<task>.png; empty: none)")
+	fs.StringVar(&o.figdir, "figdir", "docs/figures", "directory the figure is copied to (empty: none)")
+	fs.BoolVar(&o.quiet, "quiet", false, "no progress output")
+	replot := fs.String("replot", "", "recompute the summaries of this results_<task>.json and redraw its figure (into its directory and -figdir) instead of running; only -figdir applies with it")
+	fs.BoolVar(&quick, "quick", false, "small preset (softmax, N=10, 20k contexts, 2 directions; output in results/theorem2-quick); explicit flags still apply")
+	if err := cli.Parse(fs, args, func(w io.Writer) { usage(w, fs) }); err != nil {
+		return err
+	}
+	set := cli.Given(fs)
+	if err := cli.Only(set, *replot != "", "-replot", "replot", "figdir"); err != nil {
+		return err
+	}
 	if quick {
-		set := map[string]bool{}
-		flag.Visit(func(f *flag.Flag) { set[f.Name] = true })
 		preset := map[string]string{"kernels": "softmax", "N": "10", "nb": "200", "pert-nb": "50", "scales": "0.01,0.1", "dirs": "2",
 			"adam-steps": "200", "newton-batches": "200", "hess-batches": "50", "out": "results/theorem2-quick", "figdir": ""}
 		for name, v := range preset {
 			if !set[name] {
-				if err := flag.Set(name, v); err != nil {
-					panic(err) // the preset names existing flags
+				if err := fs.Set(name, v); err != nil {
+					panic(err) // the preset names existing flags with valid values
 				}
 			}
 		}
 	}
+	err := cli.Validate(fs, cli.Rules{
+		"kernels": cli.List(cli.OneOf(layers.KernelNames()...)), "task": cli.OneOf(tasks...), "aniso": cli.Positive,
+		"N": cli.IntIn(1, maxN), "batch": cli.IntIn(2, maxBatch), "nb": cli.IntIn(2, maxBatches),
+		"pert-nb": cli.IntIn(2, maxBatches), "scales": cli.Optional(cli.List(cli.Positive)), "dirs": cli.IntIn(0, maxDirs),
+		"adam-steps": cli.IntIn(1, maxSteps), "newton": cli.IntIn(0, maxNewton), "newton-batches": cli.IntIn(2, maxBatches),
+		"hess-batches": cli.IntIn(1, maxBatches), "seed": cli.Any, "data-seed": cli.Any, "out": cli.Any, "figdir": cli.Any,
+		"quiet": cli.Any, "replot": cli.Any, "quick": cli.Any,
+	})
+	if err == nil {
+		err = cli.Needs(set, o.task == TaskAnisotropic, "-task anisotropic", "aniso")
+	}
+	if err != nil {
+		return err
+	}
 	if *replot != "" {
-		if err := redraw(*replot, o.figdir); err != nil {
-			fmt.Fprintln(os.Stderr, "theorem2:", err)
-			os.Exit(1)
+		if err := checkReplot(*replot); err != nil {
+			return err
 		}
-		return
+		return redraw(*replot, o.figdir)
 	}
-	if _, err := run(o, "go run ./examples/theorem2 "+strings.Join(os.Args[1:], " "), os.Stdout); err != nil {
-		fmt.Fprintln(os.Stderr, "theorem2:", err)
-		os.Exit(1)
-	}
+	_, err = run(o, "go run ./examples/theorem2 "+strings.Join(args, " "), os.Stdout)
+	return err
+}
+
+func usage(w io.Writer, fs *flag.FlagSet) {
+	fmt.Fprintf(w, `Usage:
+  theorem2 [flags]              check Theorem 2 numerically for each kernel of -kernels
+  theorem2 -replot FILE [-figdir DIR]  redraw the figure of a results_<task>.json
+
+Checks numerically that a single-layer Trained TF sits at a stationary point of the
+population cross-entropy at the one-step GD construction (the paper's Theorem 2,
+Appendix I). Exit status: 0 done, 2 bad command line or input (one line on stderr,
+before any work), 1 a failure during the run.
+
+Flags:
+`)
+	cli.PrintDefaults(fs, w)
 }

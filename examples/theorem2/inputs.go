@@ -1,0 +1,64 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+
+	"github.com/gdattn/gdattn/internal/cli"
+)
+
+// checkReplot reads the results file of -replot before redrawing it and
+// refuses (a usage error naming the file) one that is not a results file
+// run wrote: redraw indexes its categories and divides by its batch.
+func checkReplot(path string) error {
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		return cli.Usagef("-replot: %v", err)
+	}
+	var res results
+	if err := json.Unmarshal(raw, &res); err != nil {
+		return cli.Usagef("-replot %s: %v", path, err)
+	}
+	return cli.InFile(path, checkResults(&res))
+}
+
+// checkResults checks what redraw relies on in res.
+func checkResults(res *results) error {
+	if err := cli.First(
+		cli.Check("task", res.Task, cli.OneOf(tasks...)),
+		cli.Check("batch", res.Batch, cli.Positive),
+		cli.Check("contexts", res.Contexts, cli.NonNegative),
+	); err != nil {
+		return err
+	}
+	for i, kr := range res.Kernels {
+		if kr == nil {
+			return fmt.Errorf("kernels[%d] is null", i)
+		}
+		where := fmt.Sprintf("kernels[%d] (%s)", i, kr.Kernel)
+		if len(kr.GD.Cats) < 4 {
+			return fmt.Errorf("%s: gd: %d categories, want at least 4", where, len(kr.GD.Cats))
+		}
+		c := kr.GD.Cats[3]
+		if err := cli.First(
+			cli.Check(where+": gd: contexts", kr.GD.Contexts, cli.NonNegative),
+			cli.Check(where+": gd: categories[3].rank", c.Rank, cli.NonNegative),
+			cli.Check(where+": gd: categories[3].f", c.F, cli.NonNegative),
+			cli.Check(where+": scalar_fit: NewtonContexts", kr.Fit.NewtonContexts, cli.NonNegative),
+		); err != nil {
+			return err
+		}
+		for j, p := range kr.Perturbed {
+			if (p.ChangeSymmetry == nil) != (p.ChangeAll == nil) {
+				return fmt.Errorf("%s: perturbed[%d]: ChangeSymmetry and ChangeAll must be both set or both absent", where, j)
+			}
+			if p.ChangeSymmetry != nil {
+				if err := cli.Check(fmt.Sprintf("%s: perturbed[%d]: eps", where, j), p.Eps, cli.Positive); err != nil {
+					return err
+				}
+			}
+		}
+	}
+	return nil
+}
