@@ -38,6 +38,8 @@ func main() {
 	flag.IntVar(&o.M, "M", 2048, "test contexts (final accuracy)")
 	flag.IntVar(&o.evalM, "eval-M", 512, "test contexts evaluated along the training curves")
 	flag.IntVar(&o.N, "N", 100, "context size")
+	flag.IntVar(&o.C, "C", 20, "number of categories (Appendix F's supplementary dataset: 100)")
+	flag.IntVar(&o.dPrime, "dprime", 5, "embedding dimension d' (Appendix F's supplementary dataset: 25)")
 	flag.IntVar(&o.epochs, "epochs", 40, "training epochs (steps = epochs·ceil(L/batch))")
 	flag.IntVar(&o.every, "every", 2, "evaluate the curves every this many epochs")
 	flag.IntVar(&o.batch, "batch", 32, "contexts per minibatch")
