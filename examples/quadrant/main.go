@@ -12,7 +12,8 @@
 //	fig9_q_ed.png           Q = AᵀB and E·D of the TF per kernel (Figure 9)
 //	results.json            every number behind the figures
 //
-// into -out, and copies the figures to -figdir. Finished runs are kept in
+// into -out, and copies the figures to -figdir if given (-figdir docs/figures
+// updates the tracked ones). Finished runs are kept in
 // -out/journal.jsonl with their parameters under -out/ckpt, so an
 // interrupted sweep resumes where it stopped.
 //
@@ -47,9 +48,9 @@ func main() {
 	flag.IntVar(&o.grid, "grid", 81, "points per side of the probability-map grid (Figure 7)")
 	flag.IntVar(&o.context, "context", -1, "test context of Figure 7 (-1: the first whose quadrants have 3 distinct most probable categories)")
 	flag.StringVar(&o.out, "out", "results/quadrant", "output directory (results.json, figures, journal, checkpoints)")
-	flag.StringVar(&o.figdir, "figdir", "docs/figures", "directory the figures are copied to (empty: none)")
+	flag.StringVar(&o.figdir, "figdir", "", "directory the figures are copied to, e.g. docs/figures to update the tracked ones (default: none; they stay in -out)")
 	flag.BoolVar(&o.quiet, "quiet", false, "no per-step progress output")
-	flag.BoolVar(&quick, "quick", false, "small preset (rbf and softmax, 2 seeds, L=512, 20 epochs, output in results/quadrant-quick, no copy to docs/figures); explicit flags still apply")
+	flag.BoolVar(&quick, "quick", false, "small preset (rbf and softmax, 2 seeds, L=512, 20 epochs, output in results/quadrant-quick, -figdir unset); explicit flags still apply")
 	flag.Parse()
 	if quick {
 		set := map[string]bool{}

@@ -46,7 +46,7 @@ func main() {
 	flag.Uint64Var(&o.seed, "seed", 1, "seed of the Monte Carlo samples and perturbations")
 	flag.Uint64Var(&o.dataSeed, "data-seed", 1, "seed of W_e")
 	flag.StringVar(&o.out, "out", "results/theorem2", "output directory (results_<task>.json, theorem2_<task>.png; empty: none)")
-	flag.StringVar(&o.figdir, "figdir", "docs/figures", "directory the figure is copied to (empty: none)")
+	flag.StringVar(&o.figdir, "figdir", "", "directory the figure is copied to, e.g. docs/figures to update the tracked one (default: none)")
 	flag.BoolVar(&o.quiet, "quiet", false, "no progress output")
 	replot := flag.String("replot", "", "recompute the summaries of this results_<task>.json and redraw its figure (into its directory and -figdir) instead of running")
 	flag.BoolVar(&quick, "quick", false, "small preset (softmax, N=10, 20k contexts, 2 directions; output in results/theorem2-quick); explicit flags still apply")
