@@ -22,7 +22,7 @@ func cmdTrain(args []string) error {
 	fs := flag.NewFlagSet("train", flag.ContinueOnError)
 	modelName := fs.String("model", "gd", "gd (GD, softmax kernel), gdff (GD + feed-forward) or gpt (1-layer Transformer)")
 	presetName := fs.String("preset", "small", "model and training sizes: "+presetNames())
-	corpus := fs.String("corpus", defaultCorpus, "plain-text corpus file, or the directory of scripts/fetch-gutenberg.sh")
+	corpus := fs.String("corpus", defaultCorpus, "plain-text corpus file, or the directory of scripts/fetch-gutenberg.sh; several, comma-separated, are combined (e.g. TinyStories and Gutenberg children's books)")
 	split := fs.String("split", "auto", "how the corpus is cut into stories: auto, eot, paragraphs or openers")
 	books := fs.String("books", "", "with a Gutenberg directory: comma-separated books to read, e.g. bryant-stories,carroll-alice (empty: all)")
 	out := fs.String("out", "", "checkpoint directory (saved every -ckpt-every steps and at the end); empty: no checkpoint")
@@ -107,7 +107,7 @@ func cmdTrain(args []string) error {
 	defer t.close()
 	attn, rest := t.m.NumParams()
 	fmt.Fprintf(os.Stderr, "%s: %d attention + %d other parameters; %d steps of %d×%d tokens from step %d\n",
-		modelLabel(rc.Model), attn, rest, rc.Train.Steps, rc.Train.Batch, t.m.context, t.tr.StepCount())
+		modelLabel(rc), attn, rest, rc.Train.Steps, rc.Train.Batch, t.m.context, t.tr.StepCount())
 	if err := t.run(); err != nil {
 		return err
 	}
