@@ -42,7 +42,7 @@ func cmdTrain(args []string) error {
 	fs := cli.NewFlagSet("train")
 	modelName := fs.String("model", "gd", "gd (GD, softmax kernel), gdff (GD + feed-forward) or gpt (1-layer Transformer)")
 	presetName := fs.String("preset", "small", "model and training sizes: "+presetNames())
-	corpus := fs.String("corpus", defaultCorpus, "plain-text corpus file, or the directory of scripts/fetch-gutenberg.sh")
+	corpus := fs.String("corpus", defaultCorpus, "plain-text corpus file, or the directory of scripts/fetch-gutenberg.sh; several, comma-separated, are combined (e.g. TinyStories and Gutenberg children's books)")
 	split := fs.String("split", "auto", "how the corpus is cut into stories: auto, eot, paragraphs or openers")
 	books := fs.String("books", "", "with a Gutenberg directory as -corpus: comma-separated books to read, e.g. bryant-stories,carroll-alice (empty: all)")
 	out := fs.String("out", "", "checkpoint directory (saved every -ckpt-every steps and at the end); empty: no checkpoint")
@@ -98,8 +98,13 @@ func cmdTrain(args []string) error {
 		rc = runConfig{Model: *modelName, Preset: *presetName, Dtype: *dtype, Seed: *seed, Train: p.train,
 			Data: dataConfig{Corpus: *corpus, Split: *split, Seed: *dataSeed, ValidFrac: p.ValidFrac, TestFrac: p.TestFrac, Restrict: p.Restrict, MinCount: p.MinCount}}
 		if *books != "" {
-			if fi, err := os.Stat(*corpus); err == nil && !fi.IsDir() {
-				return cli.Usagef("-books needs a Gutenberg directory as -corpus; %s is a file", *corpus)
+			dir := false
+			for _, p := range strings.Split(*corpus, ",") {
+				fi, err := os.Stat(strings.TrimSpace(p))
+				dir = dir || err != nil || fi.IsDir() // a missing path is reported when the corpus is read
+			}
+			if !dir {
+				return cli.Usagef("-books needs a Gutenberg directory in -corpus; %s has none", *corpus)
 			}
 			rc.Data.Books = strings.Split(*books, ",")
 		}
@@ -152,7 +157,7 @@ func cmdTrain(args []string) error {
 	defer t.close()
 	attn, rest := t.m.NumParams()
 	fmt.Fprintf(os.Stderr, "%s: %d attention + %d other parameters; %d steps of %d×%d tokens from step %d\n",
-		modelLabel(rc.Model), attn, rest, rc.Train.Steps, rc.Train.Batch, t.m.context, t.tr.StepCount())
+		modelLabel(rc), attn, rest, rc.Train.Steps, rc.Train.Batch, t.m.context, t.tr.StepCount())
 	if err := t.run(); err != nil {
 		return err
 	}

@@ -23,6 +23,7 @@ type evalOptions struct {
 // report is the result of an evaluation.
 type report struct {
 	Model                string
+	Label                string
 	AttnParams, Rest     int
 	TestTokens           int
 	TestNLL, TestPPL     float64
@@ -44,7 +45,7 @@ type report struct {
 func evaluate(rc runConfig, ds *data.TextData, src *model, evalMC *graph.Machine, opts evalOptions, log io.Writer) (*report, error) {
 	start := time.Now()
 	v := ds.Codec.Vocab
-	r := &report{Model: rc.Model}
+	r := &report{Model: rc.Model, Label: modelLabel(rc)}
 	r.AttnParams, r.Rest = src.NumParams()
 	nll, n, err := scoreWindows(src, evalMC, ds.TestStream, v.Pad, 0)
 	if err != nil {
@@ -136,7 +137,7 @@ func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
 
 // print writes the report.
 func (r *report) print(w io.Writer, dc data.DecodeConfig) {
-	fmt.Fprintf(w, "\n== %s\n", modelLabel(r.Model))
+	fmt.Fprintf(w, "\n== %s\n", r.Label)
 	fmt.Fprintf(w, "parameters: attention %d, rest %d, total %d\n", r.AttnParams, r.Rest, r.AttnParams+r.Rest)
 	fmt.Fprintf(w, "test perplexity: %.2f (NLL %.4f over %d tokens)\n", r.TestPPL, r.TestNLL, r.TestTokens)
 	fmt.Fprintf(w, "continuations of %d test stories: NLL of the true second half %.4f (perplexity %.2f, %d tokens)\n",
@@ -146,7 +147,7 @@ func (r *report) print(w io.Writer, dc data.DecodeConfig) {
 	for _, e := range r.Examples {
 		fmt.Fprintf(w, "\n%s\n", e)
 	}
-	fmt.Fprintf(w, "\n| %s | %d | %d | %.2f | %.3f | %.3f | %.3f | %.3f |\n", modelLabel(r.Model), r.AttnParams, r.Rest,
+	fmt.Fprintf(w, "\n| %s | %d | %d | %.2f | %.3f | %.3f | %.3f | %.3f |\n", r.Label, r.AttnParams, r.Rest,
 		r.TestPPL, r.ContNLL, r.Distinct1, r.Distinct2, r.Rep4)
 }
 

@@ -208,14 +208,20 @@ func nextFunc(g *model, mc *graph.Machine, pad int) data.NextFunc {
 	}
 }
 
-func modelLabel(name string) string {
-	switch name {
+// modelLabel names the model of rc in reports, with the GD models' kernel.
+func modelLabel(rc runConfig) string {
+	kernel := "softmax"
+	if rc.GD != nil && rc.GD.Kernel != "" {
+		kernel = rc.GD.Kernel
+	}
+	switch name := rc.Model; name {
 	case "gd":
-		return "GD (softmax, 1 step)"
+		return "GD (" + kernel + ", 1 step)"
 	case "gdff":
-		return "GD + FF"
+		return "GD + FF (" + kernel + ")"
 	case "gpt":
 		return "GPT (1 layer)"
+	default:
+		return strings.ToUpper(name)
 	}
-	return strings.ToUpper(name)
 }

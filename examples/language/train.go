@@ -24,7 +24,7 @@ func loadData(dc dataConfig) (*data.TextData, error) {
 	if err != nil {
 		return nil, err
 	}
-	stories, err := data.ReadCorpus(dc.Corpus, data.CorpusConfig{Split: split, Gutenberg: dc.Books})
+	stories, err := data.ReadCorpora(dc.Corpus, data.CorpusConfig{Split: split, Gutenberg: dc.Books})
 	if err != nil {
 		return nil, err
 	}

@@ -12,7 +12,8 @@
 //	fig9_q_ed.png           Q = AᵀB and E·D of the TF per kernel (Figure 9)
 //	results.json            every number behind the figures
 //
-// into -out, and copies the figures to -figdir. Finished runs are kept in
+// into -out, and copies the figures to -figdir if given (-figdir docs/figures
+// updates the tracked ones). Finished runs are kept in
 // -out/journal.jsonl with their parameters under -out/ckpt, so an
 // interrupted sweep resumes where it stopped.
 //
@@ -41,6 +42,8 @@ const (
 	maxBatch    = 1 << 16 // -batch
 	maxSeeds    = 1000    // -seeds
 	maxGrid     = 1024    // -grid (grid² queries in one forward pass)
+	maxC        = 1 << 12 // -C
+	maxDPrime   = 1 << 10 // -dprime
 )
 
 func main() { cli.Main("quadrant", func() error { return command(os.Args[1:]) }) }
@@ -58,6 +61,8 @@ func command(args []string) error {
 	fs.IntVar(&o.M, "M", 2048, fmt.Sprintf("test contexts (final accuracy), 1..%d", maxContexts))
 	fs.IntVar(&o.evalM, "eval-M", 512, fmt.Sprintf("test contexts evaluated along the training curves, 1..%d", maxContexts))
 	fs.IntVar(&o.N, "N", 100, fmt.Sprintf("context size, 1..%d", maxN))
+	fs.IntVar(&o.C, "C", 20, fmt.Sprintf("number of categories, 4..%d (Appendix F's supplementary dataset: 100)", maxC))
+	fs.IntVar(&o.dPrime, "dprime", 5, fmt.Sprintf("embedding dimension d', 1..%d (Appendix F's supplementary dataset: 25)", maxDPrime))
 	fs.IntVar(&o.epochs, "epochs", 40, fmt.Sprintf("training epochs (steps = epochs·ceil(L/batch)), 1..%d", maxEpochs))
 	fs.IntVar(&o.every, "every", 2, "evaluate the curves every this many epochs (>= 1; the last epoch always)")
 	fs.IntVar(&o.batch, "batch", 32, fmt.Sprintf("contexts per minibatch, 1..%d", maxBatch))
@@ -65,9 +70,9 @@ func command(args []string) error {
 	fs.IntVar(&o.grid, "grid", 81, fmt.Sprintf("points per side of the probability-map grid (Figure 7), 2..%d", maxGrid))
 	fs.IntVar(&o.context, "context", -1, "test context of Figure 7, 0..M-1 (-1: the first whose quadrants have 3 distinct most probable categories)")
 	fs.StringVar(&o.out, "out", "results/quadrant", "output directory (results.json, figures, journal, checkpoints; not empty)")
-	fs.StringVar(&o.figdir, "figdir", "docs/figures", "directory the figures are copied to (empty: none)")
+	fs.StringVar(&o.figdir, "figdir", "", "directory the figures are copied to, e.g. docs/figures to update the tracked ones (default: none; they stay in -out)")
 	fs.BoolVar(&o.quiet, "quiet", false, "no per-step progress output")
-	fs.BoolVar(&quick, "quick", false, "small preset (rbf and softmax, 2 seeds, L=512, 20 epochs, output in results/quadrant-quick, no copy to docs/figures); explicit flags still apply")
+	fs.BoolVar(&quick, "quick", false, "small preset (rbf and softmax, 2 seeds, L=512, 20 epochs, output in results/quadrant-quick, -figdir unset); explicit flags still apply")
 	if err := cli.Parse(fs, args, func(w io.Writer) { usage(w, fs) }); err != nil {
 		return err
 	}
@@ -86,7 +91,7 @@ func command(args []string) error {
 	err := cli.Validate(fs, cli.Rules{
 		"kernels": cli.List(cli.OneOf(layers.KernelNames()...)), "seeds": cli.IntIn(1, maxSeeds),
 		"seed": cli.Any, "data-seed": cli.Any, "L": cli.IntIn(1, maxContexts), "M": cli.IntIn(1, maxContexts),
-		"eval-M": cli.IntIn(1, maxContexts), "N": cli.IntIn(1, maxN), "epochs": cli.IntIn(1, maxEpochs),
+		"eval-M": cli.IntIn(1, maxContexts), "N": cli.IntIn(1, maxN), "C": cli.IntIn(4, maxC), "dprime": cli.IntIn(1, maxDPrime), "epochs": cli.IntIn(1, maxEpochs),
 		"every": cli.IntIn(1, maxEpochs), "batch": cli.IntIn(1, maxBatch), "lr": cli.Positive,
 		"grid": cli.IntIn(2, maxGrid), "context": cli.IntIn(-1, maxContexts-1), "out": cli.NonEmpty,
 		"figdir": cli.Any, "quiet": cli.Any, "quick": cli.Any,

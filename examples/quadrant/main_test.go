@@ -193,3 +193,23 @@ func TestRunTiny(t *testing.T) {
 		t.Errorf("the second run retrained: journal grew from %d to %d bytes", len(j), len(j2))
 	}
 }
+
+// TestKeySizes: the task sizes enter the journal key only when they differ
+// from the defaults (so older journals still match), and build uses them.
+func TestKeySizes(t *testing.T) {
+	def := keyOf(options{C: 20, dPrime: 5, N: 4}, "rbf", "gd", 1)
+	if def.C != 0 || def.DPrime != 0 {
+		t.Fatalf("default sizes in the key: C=%d DPrime=%d, want both omitted", def.C, def.DPrime)
+	}
+	big := keyOf(options{C: 100, dPrime: 25, N: 4}, "rbf", "gd", 1)
+	if C, dp := big.sizes(); C != 100 || dp != 25 {
+		t.Fatalf("sizes() = %d, %d, want 100, 25", C, dp)
+	}
+	m, err := build(big, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := m.gd.We.Shape(); got[0] != 25 || got[1] != 100 {
+		t.Fatalf("W_e shape %v, want (25, 100)", got)
+	}
+}

@@ -27,6 +27,7 @@ type options struct {
 	seeds                         int
 	seed, dataSeed                uint64
 	L, M, evalM, N, epochs, every int
+	C, dPrime                     int // task sizes (Appendix F's supplementary dataset: C = 100, d' = 25)
 	batch, grid, context          int
 	lr                            float64
 	out, figdir                   string
@@ -47,6 +48,24 @@ type runKey struct {
 	Every    int     `json:"every"`
 	Batch    int     `json:"batch"`
 	LR       float64 `json:"lr"`
+	// C and DPrime are the task's sizes; 0 (omitted, so that the keys of
+	// runs journaled before these fields existed still match) means the
+	// defaults C = 20, d' = 5.
+	C      int `json:"c,omitempty"`
+	DPrime int `json:"dprime,omitempty"`
+}
+
+// sizes returns the key's C and d', with the defaults filled in.
+func (k runKey) sizes() (C, dPrime int) {
+	def := data.DefaultQuadrantConfig() // C = 20, d' = 5
+	C, dPrime = def.C, def.DPrime
+	if k.C != 0 {
+		C = k.C
+	}
+	if k.DPrime != 0 {
+		dPrime = k.DPrime
+	}
+	return C, dPrime
 }
 
 // Models compared in every panel.
@@ -69,8 +88,8 @@ func build(key runKey, batch int) (*model, error) {
 		return nil, err
 	}
 	out := &model{s: s, key: key}
-	def := data.DefaultQuadrantConfig() // C = 20, d' = 5, as the task's
-	d, dp, C := data.QuadrantD, def.DPrime, def.C
+	C, dp := key.sizes()
+	d := data.QuadrantD
 	switch key.Model {
 	case "gd":
 		g, err := gd.NewModel(s, gd.Config{D: d, DPrime: dp, C: C, N: key.N, Form: gd.OneStep, Kernel: key.Kernel}, batch)
@@ -107,7 +126,7 @@ type sets struct {
 }
 
 func makeSets(o options) (*sets, error) {
-	task, err := data.NewQuadrant(data.QuadrantConfig{N: o.N}, o.dataSeed)
+	task, err := data.NewQuadrant(data.QuadrantConfig{N: o.N, C: o.C, DPrime: o.dPrime}, o.dataSeed)
 	if err != nil {
 		return nil, err
 	}
@@ -130,8 +149,12 @@ type runRecord struct {
 
 // keyOf is the journal key of a run with the options o.
 func keyOf(o options, kern, model string, seed uint64) runKey {
-	return runKey{Kernel: kern, Model: model, Seed: seed, DataSeed: o.dataSeed,
+	k := runKey{Kernel: kern, Model: model, Seed: seed, DataSeed: o.dataSeed,
 		L: o.L, EvalM: o.evalM, N: o.N, Epochs: o.epochs, Every: o.every, Batch: o.batch, LR: o.lr}
+	if def := data.DefaultQuadrantConfig(); o.C != def.C || o.dPrime != def.DPrime {
+		k.C, k.DPrime = o.C, o.dPrime
+	}
+	return k
 }
 
 // ckptDir is where the parameters of a run are saved: named by kernel,

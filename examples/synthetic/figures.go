@@ -162,6 +162,12 @@ func (f figure) figure(pts []icl.Point, seeds int) plot.Figure {
 			}
 		}
 		if len(acc.Series) > 0 {
+			if lo, hi, ok := xRange(acc.Series); ok && oracle > 0 {
+				// The Bayes oracle's top-1 (from the true class probabilities)
+				// as a dashed reference line across the panel.
+				acc.Series = append(acc.Series, plot.Series{Label: "Bayes oracle", X: []float64{lo, hi},
+					Y: []float64{oracle, oracle}, Dashed: true, NoPoints: true, Color: plot.Colors[6]})
+			}
 			top1[g], nll[g] = acc, loss
 		}
 	}
@@ -172,6 +178,17 @@ func (f figure) figure(pts []icl.Point, seeds int) plot.Figure {
 		fig.Panels = [][]plot.Panel{top1, nll}
 	}
 	return fig
+}
+
+// xRange is the smallest and largest abscissa of the series.
+func xRange(ss []plot.Series) (lo, hi float64, ok bool) {
+	lo, hi = math.Inf(1), math.Inf(-1)
+	for _, s := range ss {
+		for _, x := range s.X {
+			lo, hi = min(lo, x), max(hi, x)
+		}
+	}
+	return lo, hi, lo <= hi
 }
 
 // barAt reports whether a training curve gets an error bar at epoch: about

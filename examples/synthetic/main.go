@@ -57,7 +57,7 @@ func command(args []string) error {
 	fs.StringVar(&o.yPath, "y", "", "with -eval: labels y, .npy int64 (B, N+1); the last label may be -1")
 	fs.StringVar(&o.probsPath, "probs", "probs.npy", "with -eval: where to write the query probabilities (B, C)")
 	fs.BoolVar(&o.quiet, "quiet", false, "no progress output")
-	fs.StringVar(&o.sweep, "sweep", "", "run the sweeps of these figures: fig2, fig3, fig4 (comma-separated) or all")
+	fs.StringVar(&o.sweep, "sweep", "", "run the sweeps of these figures: fig2, fig3, fig4, linear (comma-separated) or all (fig2,fig3,fig4)")
 	fs.BoolVar(&o.quick, "quick", false, "with -sweep: the small preset (a few minutes) instead of the full one (hours)")
 	fs.StringVar(&o.ls, "Ls", "", "with -sweep: comma-separated training-context counts L of fig2 and fig4")
 	fs.StringVar(&o.results, "results", "", "with -sweep: results directory (default results/synthetic, or results/synthetic-quick with -quick)")
@@ -88,7 +88,7 @@ func command(args []string) error {
 }
 
 // sweepRule accepts -sweep all or a list of the figures.
-var sweepRule = cli.List(cli.OneOf(append(slices.Clone(figureNames), "all")...))
+var sweepRule = cli.List(cli.OneOf(append(append(slices.Clone(figureNames), extraFigureNames...), "all")...))
 
 // shardRule accepts -shard i/n with 0 <= i < n.
 func shardRule(name string, v any) error {
@@ -157,6 +157,7 @@ Sweeps (-sweep fig2,fig3,fig4 or -sweep all):
         Trained TF (one self-attention layer), RBF and softmax kernels
   fig3  test top-1 and NLL after every training epoch: GD with K = 1..6 blocks, softmax
   fig4  (left) as fig2 for 2 GD blocks vs a 2-layer Trained TF with cross-attention, softmax
+  linear  as fig2 with the linear kernel (Section 5.1 examined it; not in "all")
 
 %s
 %s

@@ -74,6 +74,10 @@ type figure struct {
 
 var figureNames = []string{"fig2", "fig3", "fig4"}
 
+// extraFigureNames are figures outside "all": the linear-attention
+// comparison that Section 5.1 says was examined but does not plot.
+var extraFigureNames = []string{"linear"}
+
 // figures returns the named figures with the sizes of p.
 func figures(names []string, p preset) ([]figure, error) {
 	base := runSpec{N: p.N, M: p.M, Epochs: p.Epochs, Batch: p.Batch, LR: p.LR, Dtype: p.Dtype, DataSeed: p.DataSeed}
@@ -122,8 +126,19 @@ func figures(names []string, p preset) ([]figure, error) {
 						r.Model, r.Depth, r.Heads, r.Cross, r.Kernel = "tf", 2, 2, true, "softmax"
 					})},
 				}})
+		case "linear":
+			out = append(out, figure{Name: name, ByL: true, Ls: p.Ls,
+				Title: "Section 5.1: linear attention, one layer, GD vs Trained TF",
+				Series: []series{
+					{"linear kernel", "GD (one step)", with(func(r *runSpec) {
+						r.Model, r.Form, r.Depth, r.Kernel = "gd", gd.OneStep.String(), 1, "linear"
+					})},
+					{"linear kernel", "Trained TF (1 layer)", with(func(r *runSpec) {
+						r.Model, r.Depth, r.Heads, r.Kernel = "tf", 1, 1, "linear"
+					})},
+				}})
 		default:
-			return nil, fmt.Errorf("-sweep: unknown figure %q (want %s or all)", name, strings.Join(figureNames, ", "))
+			return nil, fmt.Errorf("-sweep: unknown figure %q (want %s or all)", name, strings.Join(append(slices.Clone(figureNames), extraFigureNames...), ", "))
 		}
 	}
 	return out, nil

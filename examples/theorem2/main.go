@@ -68,7 +68,7 @@ func command(args []string) error {
 	fs.Uint64Var(&o.seed, "seed", 1, "seed of the Monte Carlo samples and perturbations")
 	fs.Uint64Var(&o.dataSeed, "data-seed", 1, "seed of W_e")
 	fs.StringVar(&o.out, "out", "results/theorem2", "output directory (results_<task>.json, theorem2_<task>.png; empty: none)")
-	fs.StringVar(&o.figdir, "figdir", "docs/figures", "directory the figure is copied to (empty: none)")
+	fs.StringVar(&o.figdir, "figdir", "", "directory the figure is copied to, e.g. docs/figures to update the tracked one (default: none)")
 	fs.BoolVar(&o.quiet, "quiet", false, "no progress output")
 	replot := fs.String("replot", "", "recompute the summaries of this results_<task>.json and redraw its figure (into its directory and -figdir) instead of running; only -figdir applies with it")
 	fs.BoolVar(&quick, "quick", false, "small preset (softmax, N=10, 20k contexts, 2 directions; output in results/theorem2-quick); explicit flags still apply")
