@@ -5,6 +5,8 @@ import (
 
 	"github.com/gdattn/gdattn/graph"
 	"github.com/gdattn/gdattn/layers"
+	"github.com/gdattn/gdattn/losses"
+	"github.com/gdattn/gdattn/ops"
 	G "gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
 )
@@ -254,12 +256,12 @@ func (m *LM) build() (err error) {
 	for k := 0; k < cfg.Steps; k++ {
 		if k > 0 && !cfg.MeanE {
 			// E(w_e | f_{i,k}) at the key positions 0..T-1, exact softmax over the vocabulary.
-			fk := G.Must(graph.Reshape(G.Must(graph.Slice(f, 1, 0, T)), tensor.Shape{B * T, d})) // (B*T, d')
-			e, err := layers.Expectation(fk, we, nil, nil)                                       // (B*T, d')
+			fk := G.Must(ops.Reshape(G.Must(ops.Slice(f, 1, 0, T)), tensor.Shape{B * T, d})) // (B*T, d')
+			e, err := layers.Expectation(fk, we, nil, nil)                                   // (B*T, d')
 			if err != nil {
 				return err
 			}
-			e3 := G.Must(graph.Reshape(e, tensor.Shape{B, T, d}))
+			e3 := G.Must(ops.Reshape(e, tensor.Shape{B, T, d}))
 			values = G.Must(G.Sub(emb, e3)) // (B, T, d')
 		}
 		var delta *G.Node
@@ -278,17 +280,17 @@ func (m *LM) build() (err error) {
 			f = G.Must(G.Add(f, delta))
 		}
 	}
-	m.F = G.Must(graph.Slice(f, 1, 1, T+1)) // (B, T, d'): queries at positions 1..T
+	m.F = G.Must(ops.Slice(f, 1, 1, T+1)) // (B, T, d'): queries at positions 1..T
 	var h *G.Node
 	if m.Next {
 		if m.Select, err = s.Input("select", tensor.Shape{B, T}); err != nil {
 			return err
 		}
-		sel := G.Must(graph.Reshape(m.Select, tensor.Shape{B, 1, T})) // (B, 1, T)
-		h = G.Must(G.BatchedMatMul(sel, m.F, false, false))           // (B, 1, d')
-		h = G.Must(graph.Reshape(h, tensor.Shape{B, d}))              // (B, d')
+		sel := G.Must(ops.Reshape(m.Select, tensor.Shape{B, 1, T})) // (B, 1, T)
+		h = G.Must(G.BatchedMatMul(sel, m.F, false, false))         // (B, 1, d')
+		h = G.Must(ops.Reshape(h, tensor.Shape{B, d}))              // (B, d')
 	} else {
-		h = G.Must(graph.Reshape(m.F, tensor.Shape{B * T, d})) // (B*T, d')
+		h = G.Must(ops.Reshape(m.F, tensor.Shape{B * T, d})) // (B*T, d')
 	}
 	if cfg.FF {
 		ln, err := layers.NewLayerNorm(s.Sub("ff").Sub("ln"), layers.LayerNormConfig{Dim: d})
@@ -324,7 +326,7 @@ func (m *LM) build() (err error) {
 	if m.Targets, err = layers.NewIDs(s, "targets", B*T); err != nil {
 		return err
 	}
-	m.Loss, err = layers.SparseSoftmaxCrossEntropy(m.Logits, m.Targets)
+	m.Loss, err = losses.SparseSoftmaxCrossEntropy(m.Logits, m.Targets)
 	return err
 }
 
@@ -365,10 +367,10 @@ func (m *LM) headKernels(wpe *G.Node) ([]*G.Node, error) {
 			return nil, err
 		}
 		m.attnParams = append(m.attnParams, lam)
-		lam2 := G.Must(graph.Reshape(lam, tensor.Shape{1, d}))
+		lam2 := G.Must(ops.Reshape(lam, tensor.Shape{1, d}))
 		q := G.Must(G.BroadcastHadamardProd(wpe, lam2, nil, []byte{0})) // (T+1, d'): Λ_m p_j
-		q3 := G.Must(graph.Reshape(q, tensor.Shape{1, T + 1, d}))       // (1, T+1, d')
-		k3 := G.Must(graph.Slice(q3, 1, 0, T))                          // (1, T, d'): Λ_m p_i
+		q3 := G.Must(ops.Reshape(q, tensor.Shape{1, T + 1, d}))         // (1, T+1, d')
+		k3 := G.Must(ops.Slice(q3, 1, 0, T))                            // (1, T, d'): Λ_m p_i
 		w, err := kern(q3, k3, mask)                                    // (1, T+1, T)
 		if err != nil {
 			return nil, err
@@ -376,9 +378,9 @@ func (m *LM) headKernels(wpe *G.Node) ([]*G.Node, error) {
 		if norm != nil {
 			w = G.Must(G.HadamardProd(w, norm))
 		}
-		flat := G.Must(graph.Reshape(w, tensor.Shape{1, (T + 1) * T}))           // (1, (T+1)T)
-		rep := G.Must(G.Mul(ones, flat))                                         // (B, (T+1)T): the same for every sequence
-		out = append(out, G.Must(graph.Reshape(rep, tensor.Shape{B, T + 1, T}))) // (B, T+1, T)
+		flat := G.Must(ops.Reshape(w, tensor.Shape{1, (T + 1) * T}))           // (1, (T+1)T)
+		rep := G.Must(G.Mul(ones, flat))                                       // (B, (T+1)T): the same for every sequence
+		out = append(out, G.Must(ops.Reshape(rep, tensor.Shape{B, T + 1, T}))) // (B, T+1, T)
 	}
 	return out, nil
 }
@@ -398,8 +400,8 @@ func (m *LM) headOutputs() ([]func(*G.Node) *G.Node, error) {
 			}
 			m.attnParams = append(m.attnParams, p)
 			out = append(out, func(o *G.Node) *G.Node {
-				o2 := G.Must(graph.Reshape(o, tensor.Shape{B * (T + 1), d}))                  // (B*(T+1), d')
-				return G.Must(graph.Reshape(G.Must(G.Mul(o2, p)), tensor.Shape{B, T + 1, d})) // (B, T+1, d')
+				o2 := G.Must(ops.Reshape(o, tensor.Shape{B * (T + 1), d}))                  // (B*(T+1), d')
+				return G.Must(ops.Reshape(G.Must(G.Mul(o2, p)), tensor.Shape{B, T + 1, d})) // (B, T+1, d')
 			})
 			continue
 		}
@@ -408,7 +410,7 @@ func (m *LM) headOutputs() ([]func(*G.Node) *G.Node, error) {
 			return nil, err
 		}
 		m.attnParams = append(m.attnParams, p)
-		p3 := G.Must(graph.Reshape(p, tensor.Shape{1, 1, d}))
+		p3 := G.Must(ops.Reshape(p, tensor.Shape{1, 1, d}))
 		out = append(out, func(o *G.Node) *G.Node {
 			return G.Must(G.BroadcastHadamardProd(o, p3, nil, []byte{0, 1})) // (B, T+1, d')
 		})
@@ -424,7 +426,7 @@ func (m *LM) Feed(ids, targets []int) error {
 	if m.Next {
 		return fmt.Errorf("gd: lm: Feed on a generation graph (use FeedNext)")
 	}
-	if err := layers.SetLabels(m.Targets, targets, m.Cfg.Vocab); err != nil {
+	if err := losses.SetLabels(m.Targets, targets, m.Cfg.Vocab); err != nil {
 		return fmt.Errorf("gd: lm: targets: %w", err)
 	}
 	if err := m.emb.SetIDs(m.IDs, ids); err != nil {

@@ -23,14 +23,14 @@
 // label and k ranges, values that are not probabilities) and returns an error
 // naming the offending argument; none panics on bad input.
 //
-// # Gorgonia caveat: use graph.SoftMax and graph.LogSoftMax
+// # Gorgonia caveat: use ops.SoftMax and ops.LogSoftMax
 //
 // In gorgonia v0.9.18 the softmax op's hash ignores whether it is the log
 // variant, and graphs hash-cons nodes, so G.SoftMax(x, a) and G.LogSoftMax(x, a)
 // of the same node x and axis a are one and the same node — whichever was
 // built first; and gorgonia.org/tensor v0.9.24 subtracts the wrong maximum in
-// its softmax kernels. The losses use gdattn's own graph.LogSoftMax, which
-// has neither problem, so a model may expose graph.SoftMax(logits) next to
+// its softmax kernels. The losses use gdattn's own ops.LogSoftMax, which
+// has neither problem, so a model may expose ops.SoftMax(logits) next to
 // its loss.
 //
 // # Usage

@@ -23,7 +23,7 @@ type ExecOptions struct {
 	// tests and for isolating a suspect device kernel.
 	HostOnly bool
 	// HostOps forces the ops whose report name (as in Placements, e.g.
-	// "graph.mmOp MatMul" or "layers.kernelOp") starts with one of these
+	// "graph.mmOp MatMul" or "ops.KernelOp") starts with one of these
 	// prefixes onto the CPU fallback: to isolate a suspect device kernel.
 	HostOps []string
 	// ResidentParams keeps the machine's parameters (those with gradients)
@@ -87,7 +87,7 @@ func NewExecutorWith(b Backend, opts ExecOptions) graph.ExecutorFactory {
 // matrix-vector and batched products (Backend.Gemm), elementwise unary and
 // binary ops (a scalar operand broadcast), repeat (its broadcasts), sums
 // along axes, transposes, concatenation, slices, reshapes (free: they share
-// their input's buffer) and size constants; gdattn's graph.MatMul,
+// their input's buffer) and size constants; gdattn's ops.MatMul,
 // BatchedMatMul, ConcatLast, Slice (and its gradient), SoftMax/LogSoftMax
 // (and their gradient); layers' kernel-weight op for the five kernels and
 // its gradients (dot-product kernels on Gemm), the fused attention head and

@@ -9,6 +9,8 @@ import (
 
 	"github.com/gdattn/gdattn/graph"
 	"github.com/gdattn/gdattn/layers"
+	"github.com/gdattn/gdattn/losses"
+	"github.com/gdattn/gdattn/ops"
 	G "gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
 )
@@ -39,7 +41,7 @@ func tiedModel(dt tensor.Dtype, V, D int, centered bool) (*testModel, error) {
 		}
 		if name == "labels" {
 			vals[3] = -1
-			return n, layers.SetLabels(n, vals, V)
+			return n, losses.SetLabels(n, vals, V)
 		}
 		vals[1] = vals[0] // a repeated id: the scatter adds two rows into one
 		return n, e.SetIDs(n, vals)
@@ -64,7 +66,7 @@ func tiedModel(dt tensor.Dtype, V, D int, centered bool) (*testModel, error) {
 	if err != nil {
 		return nil, err
 	}
-	if h, err = graph.Reshape(h, tensor.Shape{B * T, D}); err != nil {
+	if h, err = ops.Reshape(h, tensor.Shape{B * T, D}); err != nil {
 		return nil, err
 	}
 	h2, err := e.Lookup(ids2)
@@ -78,7 +80,7 @@ func tiedModel(dt tensor.Dtype, V, D int, centered bool) (*testModel, error) {
 	if err != nil {
 		return nil, err
 	}
-	loss, err := layers.SparseSoftmaxCrossEntropy(logits, labels)
+	loss, err := losses.SparseSoftmaxCrossEntropy(logits, labels)
 	if err != nil {
 		return nil, err
 	}
@@ -178,7 +180,7 @@ func TestUnknownField(t *testing.T) {
 func TestExecutorUnknownOptionFallsBack(t *testing.T) {
 	be, device := execBackend(t)
 	saved := map[string][]string{}
-	for _, typ := range []string{"layers.gatherOp", "layers.scatterOp"} {
+	for _, typ := range []string{"ops.GatherOp", "ops.ScatterOp"} {
 		saved[typ] = opFields[typ]
 		var known []string
 		for _, f := range opFields[typ] {

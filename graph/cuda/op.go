@@ -43,7 +43,7 @@ func lower(x *Exec, v *value) error {
 		return nil
 	}
 	switch typ {
-	case "gorgonia.reshapeOp", "graph.reshapeOp":
+	case "gorgonia.reshapeOp", "ops.ReshapeOp":
 		if len(v.ins) == 1 && v.ins[0].bytes == v.bytes && v.ins[0].dt == v.dt {
 			v.alias = true
 		}
@@ -60,9 +60,9 @@ func lower(x *Exec, v *value) error {
 	switch typ {
 	case "gorgonia.linAlgBinOp":
 		dev = lowerLinAlg(v, op)
-	case "graph.mmOp":
+	case "ops.MatMulOp":
 		dev = lowerMM(v, op)
-	case "graph.bmmOp":
+	case "ops.BatchedMatMulOp":
 		dev = lowerBMM(v, op)
 	case "gorgonia.elemUnaryOp":
 		dev = lowerUnary(v, op)
@@ -79,45 +79,45 @@ func lower(x *Exec, v *value) error {
 		dev = lowerTranspose(v, op)
 	case "gorgonia.concatOp":
 		dev = lowerConcat(v, op)
-	case "graph.sliceOp":
+	case "ops.SliceOp":
 		dev = lowerSlice(v, op)
 	case "gorgonia.sliceOp":
 		dev = lowerGorgoniaSlice(v, op)
-	case "graph.softmaxOp", "graph.softmaxGradOp":
-		dev = lowerSoftmax(v, op, typ == "graph.softmaxGradOp")
-	case "graph.concatOp":
+	case "ops.SoftMaxOp", "ops.SoftMaxGradOp":
+		dev = lowerSoftmax(v, op, typ == "ops.SoftMaxGradOp")
+	case "ops.ConcatLastOp":
 		dev = lowerConcatLast(v)
-	case "layers.expectOp", "layers.expectGradOp", "layers.expectParamGradOp":
-		kind := map[string]string{"layers.expectOp": "fwd", "layers.expectGradOp": "df", "layers.expectParamGradOp": "param"}[typ]
+	case "ops.ExpectationOp", "ops.ExpectationGradOp", "ops.ExpectationParamGradOp":
+		kind := map[string]string{"ops.ExpectationOp": "fwd", "ops.ExpectationGradOp": "df", "ops.ExpectationParamGradOp": "param"}[typ]
 		var err error
 		if dev, err = lowerExpect(x, v, op, kind); err != nil {
 			return err
 		}
-	case "layers.headOp", "layers.headGradOp", "layers.headParamGradOp":
-		part := map[string]string{"layers.headOp": "fwd", "layers.headGradOp": "dz", "layers.headParamGradOp": "param"}[typ]
+	case "ops.HeadOp", "ops.HeadGradOp", "ops.HeadParamGradOp":
+		part := map[string]string{"ops.HeadOp": "fwd", "ops.HeadGradOp": "dz", "ops.HeadParamGradOp": "param"}[typ]
 		var err error
 		if dev, err = lowerHead(x, v, op, part); err != nil {
 			return err
 		}
-	case "layers.gatherOp", "layers.scatterOp":
+	case "ops.GatherOp", "ops.ScatterOp":
 		lowerFn := lowerGather
-		if typ == "layers.scatterOp" {
+		if typ == "ops.ScatterOp" {
 			lowerFn = lowerScatter
 		}
 		var err error
 		if dev, err = lowerFn(x, v, op); err != nil {
 			return err
 		}
-	case "layers.tiedOp":
+	case "ops.TiedLogitsOp":
 		dev = lowerTied(v, op)
-	case "layers.sparseXentOp":
+	case "ops.SparseCrossEntropyOp":
 		var err error
 		if dev, err = lowerXent(x, v, op); err != nil {
 			return err
 		}
-	case "layers.kernelOp", "layers.kernelGradOp":
+	case "ops.KernelOp", "ops.KernelGradOp":
 		var err error
-		if dev, err = lowerKernel(x, v, op, typ == "layers.kernelGradOp"); err != nil {
+		if dev, err = lowerKernel(x, v, op, typ == "ops.KernelGradOp"); err != nil {
 			return err
 		}
 	}
@@ -137,25 +137,25 @@ func lower(x *Exec, v *value) error {
 // forward op) are checked too. Gorgonia's ops, pinned at v0.9.18, are not
 // listed.
 var opFields = map[string][]string{
-	"graph.mmOp":               {"transA", "transB", "ra", "rb", "dataA", "dataB"},
-	"graph.bmmOp":              {"transA", "transB"},
-	"graph.reshapeOp":          {"from", "to"},
-	"graph.sliceOp":            {"shape", "axis", "lo", "hi", "backward"},
-	"graph.softmaxOp":          {"log"},
-	"graph.softmaxGradOp":      {"log"},
-	"graph.concatOp":           {"lead", "widths", "shapes", "data"},
-	"layers.expectOp":          {"id", "rankF", "st"},
-	"layers.expectGradOp":      {"e"},
-	"layers.expectParamGradOp": {"e", "wrt"},
-	"layers.headOp":            {"kind", "gFixed", "learnG", "ctx", "id", "st", "gst"},
-	"layers.headGradOp":        {"head"},
-	"layers.headParamGradOp":   {"head", "wrt"},
-	"layers.gatherOp":          {"v", "d", "ids", "center"},
-	"layers.scatterOp":         {"v", "d", "ids", "center", "buf"},
-	"layers.sparseXentOp":      {"n", "c", "back", "fwd", "prob", "inv", "ready", "src"},
-	"layers.kernelOp":          {"kind", "g", "learnG", "masked", "dataQK", "c"},
-	"layers.kernelGradOp":      {"kernelOp", "wrt"},
-	"layers.tiedOp":            {"n", "v", "d", "mode", "buf", "wt"},
+	"ops.MatMulOp":               {"transA", "transB", "ra", "rb", "dataA", "dataB"},
+	"ops.BatchedMatMulOp":        {"transA", "transB"},
+	"ops.ReshapeOp":              {"from", "to"},
+	"ops.SliceOp":                {"shape", "axis", "lo", "hi", "backward"},
+	"ops.SoftMaxOp":              {"log"},
+	"ops.SoftMaxGradOp":          {"log"},
+	"ops.ConcatLastOp":           {"lead", "widths", "shapes", "data"},
+	"ops.ExpectationOp":          {"id", "rankF", "st"},
+	"ops.ExpectationGradOp":      {"e"},
+	"ops.ExpectationParamGradOp": {"e", "wrt"},
+	"ops.HeadOp":                 {"kind", "gFixed", "learnG", "ctx", "id", "st", "gst"},
+	"ops.HeadGradOp":             {"head"},
+	"ops.HeadParamGradOp":        {"head", "wrt"},
+	"ops.GatherOp":               {"v", "d", "ids", "center"},
+	"ops.ScatterOp":              {"v", "d", "ids", "center", "buf"},
+	"ops.SparseCrossEntropyOp":   {"n", "c", "back", "fwd", "prob", "inv", "ready", "src"},
+	"ops.KernelOp":               {"kind", "g", "learnG", "masked", "dataQK", "c"},
+	"ops.KernelGradOp":           {"kernelOp", "wrt"},
+	"ops.TiedLogitsOp":           {"n", "v", "d", "mode", "buf", "wt"},
 }
 
 // unknownField returns "type.field" for the first field of op (or of a

@@ -277,7 +277,7 @@ func concatAlong(v *value, axis int) devOp {
 	})
 }
 
-// lowerSlice maps graph.Slice (a band [lo, hi) of one axis) and its
+// lowerSlice maps ops.Slice (a band [lo, hi) of one axis) and its
 // gradient (the band scattered into zeros).
 func lowerSlice(v *value, op G.Op) devOp {
 	axis, ok1 := fieldInt(op, "axis")
@@ -346,7 +346,7 @@ func lowerGorgoniaSlice(v *value, op G.Op) devOp {
 	})
 }
 
-// lowerSoftmax maps graph.SoftMax / LogSoftMax (along the last axis) and
+// lowerSoftmax maps ops.SoftMax / LogSoftMax (along the last axis) and
 // their gradient op.
 func lowerSoftmax(v *value, op G.Op, grad bool) devOp {
 	lg, ok := fieldBool(op, "log")

@@ -67,7 +67,7 @@ func selfKey(op G.Op) (any, bool) {
 	return rv.Pointer(), true
 }
 
-// lowerConcatLast maps graph.ConcatLast, the concatenation along the last
+// lowerConcatLast maps ops.ConcatLast, the concatenation along the last
 // axis of inputs that have the same number of rows (all but the last
 // dimension taken together).
 func lowerConcatLast(v *value) devOp {

@@ -75,7 +75,7 @@ func gemm2(v *value, transA, transB bool) devOp {
 	return &gemmOp{transA: transA, transB: transB, m: m, n: n, k: k, lda: as[1], ldb: bs[1], batch: 1}
 }
 
-// lowerMM maps graph.MatMul: op(a)·op(b) where a node of rank above 2
+// lowerMM maps ops.MatMul: op(a)·op(b) where a node of rank above 2
 // counts as the matrix of its rows ((B, T, K) is (B·T, K)).
 func lowerMM(v *value, op G.Op) devOp {
 	transA, ok1 := fieldBool(op, "transA")
@@ -132,7 +132,7 @@ func gemm3(v *value, transA, transB bool) devOp {
 		sA: int64(as[1] * as[2]), sB: int64(bs[1] * bs[2]), sC: int64(m * n), batch: as[0]}
 }
 
-// lowerBMM maps graph.BatchedMatMul.
+// lowerBMM maps ops.BatchedMatMul.
 func lowerBMM(v *value, op G.Op) devOp {
 	transA, ok1 := fieldBool(op, "transA")
 	transB, ok2 := fieldBool(op, "transB")
