@@ -147,8 +147,9 @@ type LM struct {
 
 	// IDs (B, T) are the input tokens t_0..t_{T-1}.
 	IDs *G.Node
-	// Targets (B·T) are the training targets t_1..t_T (-1: not scored);
-	// nil with Next.
+	// Targets (B·T) are the training targets t_1..t_T (-1: not scored),
+	// the labels of the loss the caller builds,
+	// losses.SparseSoftmaxCrossEntropy(Logits, Targets); nil with Next.
 	Targets *G.Node
 	// Select (B, T) is a one-hot row per sequence choosing the position
 	// whose next token FeedNext asks for; nil without Next.
@@ -156,9 +157,9 @@ type LM struct {
 	// F is f_K at the query positions 1..T, (B, T, d').
 	F *G.Node
 	// Logits (B·T, C): row b·T+j holds the logits of token j+1 of sequence
-	// b given tokens 0..j. Loss is their mean cross-entropy against Targets.
-	// Both nil with Next.
-	Logits, Loss *G.Node
+	// b given tokens 0..j; nil with Next. The model returns logits, not a
+	// loss: the caller chooses the loss.
+	Logits *G.Node
 	// NextLogits (B, C) are the logits at the selected positions (Next only).
 	NextLogits *G.Node
 
@@ -311,7 +312,7 @@ func (m *LM) build() (err error) {
 		return err
 	}
 	h = G.Must(lnf.Forward(h))
-	// h W_e with W_e = wteᵀ (layers.TiedLogits: the transpose handed to
+	// h W_e with W_e = wteᵀ (ops.TiedLogits: the transpose handed to
 	// BLAS, no (d', C) copy, and the (rows, C) output and the gradients kept
 	// in buffers reused from run to run).
 	logits, err := m.emb.Logits(h) // (rows, C)
@@ -323,10 +324,7 @@ func (m *LM) build() (err error) {
 		return nil
 	}
 	m.Logits = logits
-	if m.Targets, err = layers.NewIDs(s, "targets", B*T); err != nil {
-		return err
-	}
-	m.Loss, err = losses.SparseSoftmaxCrossEntropy(m.Logits, m.Targets)
+	m.Targets, err = layers.NewIDs(s, "targets", B*T)
 	return err
 }
 

@@ -13,6 +13,13 @@
 // example. Sequence models producing (B, T, C) reshape to (B*T, C) first (the
 // caller's job, so that the loss never guesses which positions count).
 // Targets are (B, C) rows of the same dtype, normally one-hot (see [OneHot]).
+// [SparseSoftmaxCrossEntropy] takes integer labels instead, an int node (N)
+// written with [SetLabels] (−1: a position not scored): the loss of the
+// language models, whose C = 50,258 columns make dense targets as costly
+// as the logits. The models return logits (gd.LM.Logits, tf.GPT.Logits)
+// and expose their label node (Targets); the loss is built here:
+//
+//	loss, _ := losses.SparseSoftmaxCrossEntropy(lm.Logits, lm.Targets)
 //
 // Plain-Go functions take row-major flat slices: probs[i*C+c] is the
 // probability of class c for example i, labels[i] in 0..C-1 its label.

@@ -191,10 +191,12 @@ type GPT struct {
 	Batch int
 	Next  bool
 
-	// IDs (B, T), Targets (B·T), Select (B, T), Logits (B·T, C), Loss and
-	// NextLogits (B, C) are as in gd.LM.
+	// IDs (B, T), Targets (B·T), Select (B, T), Logits (B·T, C) and
+	// NextLogits (B, C) are as in gd.LM: the model returns logits, and the
+	// caller builds the loss, losses.SparseSoftmaxCrossEntropy(Logits,
+	// Targets).
 	IDs, Targets, Select *G.Node
-	Logits, Loss         *G.Node
+	Logits               *G.Node
 	NextLogits           *G.Node
 	Blocks               []*GPTBlock
 
@@ -259,7 +261,7 @@ func (m *GPT) build() (err error) {
 	if err != nil {
 		return err
 	}
-	// Tied to wte: ln_f(h) wteᵀ by layers.TiedLogits (the transpose handed to
+	// Tied to wte: ln_f(h) wteᵀ by ops.TiedLogits (the transpose handed to
 	// BLAS rather than materialised; output and gradients in reused buffers).
 	logits, err := m.emb.Logits(G.Must(lnf.Forward(h))) // (rows, C)
 	if err != nil {
@@ -270,10 +272,7 @@ func (m *GPT) build() (err error) {
 		return nil
 	}
 	m.Logits = logits
-	if m.Targets, err = layers.NewIDs(s, "targets", B*T); err != nil {
-		return err
-	}
-	m.Loss, err = losses.SparseSoftmaxCrossEntropy(logits, m.Targets)
+	m.Targets, err = layers.NewIDs(s, "targets", B*T)
 	return err
 }
 
