@@ -106,9 +106,6 @@ type kernelCache struct {
 //
 // q and k that are data ([IsData]) get no gradients.
 func KernelWeights(kind KernelKind, q, k, g *G.Node, gFixed float64, keep *G.Node) (*G.Node, error) {
-	if q == nil || k == nil {
-		return nil, fmt.Errorf("ops: kernel: nil query or key")
-	}
 	return kernelWeights(kind, q, k, g, gFixed, keep, IsData(q) && IsData(k))
 }
 
