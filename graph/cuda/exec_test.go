@@ -372,7 +372,7 @@ func TestExecutorHostOps(t *testing.T) {
 	}
 	// The head's gradient ops read buffers of its device forward node, so
 	// they follow it onto the host.
-	got, wantHost := strings.Join(host, ", "), "graph.mmOp MatMul, layers.headGradOp AttentionHeadGrad, layers.headOp AttentionHead, layers.headParamGradOp AttentionHeadGrad"
+	got, wantHost := strings.Join(host, ", "), "ops.HeadGradOp AttentionHeadGrad, ops.HeadOp AttentionHead, ops.HeadParamGradOp AttentionHeadGrad, ops.MatMulOp MatMul"
 	if got != wantHost {
 		t.Errorf("host ops %q, want %q", got, wantHost)
 	}
