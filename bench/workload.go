@@ -381,14 +381,20 @@ func (r *Runner) build(seed uint64) error {
 			if err != nil {
 				return err
 			}
-			r.Logits, r.Loss = m.Logits, m.Loss
+			r.Logits = m.Logits
+			if r.Loss, err = losses.SparseSoftmaxCrossEntropy(m.Logits, m.Targets); err != nil {
+				return err
+			}
 			r.feed = func() error { return m.Feed(ids, targets) }
 		} else {
 			m, err := tf.NewGPT(s, tf.GPTConfig{Vocab: w.Vocab, Context: T, DModel: w.DPrime, Heads: w.Heads, Layers: w.depth()}, tf.GPTOptions{Batch: w.Batch})
 			if err != nil {
 				return err
 			}
-			r.Logits, r.Loss = m.Logits, m.Loss
+			r.Logits = m.Logits
+			if r.Loss, err = losses.SparseSoftmaxCrossEntropy(m.Logits, m.Targets); err != nil {
+				return err
+			}
 			r.feed = func() error { return m.Feed(ids, targets) }
 		}
 		return nil

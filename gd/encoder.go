@@ -5,6 +5,7 @@ import (
 	"math"
 
 	"github.com/gdattn/gdattn/graph"
+	"github.com/gdattn/gdattn/ops"
 	G "gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
 )
@@ -57,7 +58,7 @@ func NewEncoder(s *graph.Scope, cfg Config, batch int) (e *Encoder, err error) {
 	if e.Target, err = s.Input("target", tensor.Shape{B, C}); err != nil {
 		return nil, err
 	}
-	graph.MarkData(e.X, e.Labels, e.Target)
+	ops.MarkData(e.X, e.Labels, e.Target)
 	// W_e, optionally with a zero first column.
 	if cfg.ZeroColumn {
 		free, err := s.Param("we", tensor.Shape{dp, C - 1}, cfg.WeInit)
@@ -68,20 +69,20 @@ func NewEncoder(s *graph.Scope, cfg Config, batch int) (e *Encoder, err error) {
 		if err != nil {
 			return nil, err
 		}
-		graph.MarkData(zc)
+		ops.MarkData(zc)
 		e.We = G.Must(G.Concat(1, zc, free))
 	} else if e.We, err = s.Param("we", tensor.Shape{dp, C}, cfg.WeInit); err != nil {
 		return nil, err
 	}
 	// Initial tokens.
-	wy := G.Must(graph.MatMul(e.Labels, e.We, false, true)) // (B*T, d'): w_{e,y_i}, 0 at the query
+	wy := G.Must(ops.MatMul(e.Labels, e.We, false, true)) // (B*T, d'): w_{e,y_i}, 0 at the query
 	e.wy = wy
 	meanCol, err := s.Const("mean_weights", tensor.Shape{C, 1}, fill(C, 1/float64(C)))
 	if err != nil {
 		return nil, err
 	}
-	graph.MarkData(meanCol)
-	wbar := G.Must(graph.MatMul(e.We, meanCol, false, false)) // (d', 1): w̄_e = E(w_e | f = 0)
+	ops.MarkData(meanCol)
+	wbar := G.Must(ops.MatMul(e.We, meanCol, false, false)) // (d', 1): w̄_e = E(w_e | f = 0)
 	rows := fill(B*T, 1)
 	if cfg.Form == OneStep {
 		for b := 0; b < B; b++ {
@@ -92,18 +93,18 @@ func NewEncoder(s *graph.Scope, cfg Config, batch int) (e *Encoder, err error) {
 	if err != nil {
 		return nil, err
 	}
-	graph.MarkData(rowCol)
-	wbarRows := G.Must(graph.MatMul(rowCol, wbar, false, true)) // (B*T, d')
+	ops.MarkData(rowCol)
+	wbarRows := G.Must(ops.MatMul(rowCol, wbar, false, true)) // (B*T, d')
 	f0, err := s.Const("f0", tensor.Shape{B * T, dp}, make([]float64, B*T*dp))
 	if err != nil {
 		return nil, err
 	}
-	graph.MarkData(f0)
+	ops.MarkData(f0)
 	var z0 *G.Node
 	if cfg.Form == OneStep {
-		z0 = G.Must(graph.ConcatLast(e.X, G.Must(G.Sub(wy, wbarRows)), f0)) // (B, T, d+2d')
+		z0 = G.Must(ops.ConcatLast(e.X, G.Must(G.Sub(wy, wbarRows)), f0)) // (B, T, d+2d')
 	} else {
-		z0 = G.Must(graph.ConcatLast(e.X, wy, wbarRows, f0)) // (B, T, d+3d')
+		z0 = G.Must(ops.ConcatLast(e.X, wy, wbarRows, f0)) // (B, T, d+3d')
 	}
 	e.Tokens = z0 // (B, T, D)
 	return e, nil

@@ -5,6 +5,7 @@ import (
 
 	"github.com/gdattn/gdattn/graph"
 	"github.com/gdattn/gdattn/layers"
+	"github.com/gdattn/gdattn/ops"
 	G "gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
 )
@@ -28,26 +29,26 @@ import (
 func (m *Model) buildStructured(step *G.Node, kern layers.Kernel, bk *layers.BuiltinKernel) error {
 	cfg, s := m.Cfg, m.s
 	B, T, N, d, dp, C := m.Batch, cfg.N+1, cfg.N, cfg.D, cfg.DPrime, cfg.C
-	x := m.X                                                                             // (B, T, d)
-	wy := m.enc.wy                                                                       // (B*T, d'): the encoder's w_{e,y}, 0 at the query
-	wy = G.Must(graph.Slice(G.Must(graph.Reshape(wy, tensor.Shape{B, T, dp})), 1, 0, N)) // (B, N, d')
+	x := m.X                                                                         // (B, T, d)
+	wy := m.enc.wy                                                                   // (B*T, d'): the encoder's w_{e,y}, 0 at the query
+	wy = G.Must(ops.Slice(G.Must(ops.Reshape(wy, tensor.Shape{B, T, dp})), 1, 0, N)) // (B, N, d')
 	meanCol, err := s.Const("structured_mean_weights", tensor.Shape{C, 1}, fill(C, 1/float64(C)))
 	if err != nil {
 		return err
 	}
-	graph.MarkData(meanCol)
+	ops.MarkData(meanCol)
 	ones, err := s.Const("structured_context_rows", tensor.Shape{B * N, 1}, fill(B*N, 1))
 	if err != nil {
 		return err
 	}
-	graph.MarkData(ones)
-	wbar := G.Must(graph.MatMul(m.We, meanCol, false, false))                                         // (d', 1)
-	e := G.Must(graph.Reshape(G.Must(graph.MatMul(ones, wbar, false, true)), tensor.Shape{B, N, dp})) // (B, N, d'): E(w_e|0) = w̄_e
+	ops.MarkData(ones)
+	wbar := G.Must(ops.MatMul(m.We, meanCol, false, false))                                       // (d', 1)
+	e := G.Must(ops.Reshape(G.Must(ops.MatMul(ones, wbar, false, true)), tensor.Shape{B, N, dp})) // (B, N, d'): E(w_e|0) = w̄_e
 	f0, err := s.Const("structured_f0", tensor.Shape{B, T, dp}, make([]float64, B*T*dp))
 	if err != nil {
 		return err
 	}
-	graph.MarkData(f0)
+	ops.MarkData(f0)
 	f := f0
 	m.F = append(m.F, f)
 
@@ -66,12 +67,12 @@ func (m *Model) buildStructured(step *G.Node, kern layers.Kernel, bk *layers.Bui
 			if err != nil {
 				return err
 			}
-			x2 := G.Must(graph.Reshape(x, tensor.Shape{B * T, d}))        // (B*T, d)
+			x2 := G.Must(ops.Reshape(x, tensor.Shape{B * T, d}))          // (B*T, d)
 			xh = G.Must(G.BroadcastHadamardProd(x2, lam, nil, []byte{0})) // (B*T, d): Λ_m x
-			xh = G.Must(graph.Reshape(xh, tensor.Shape{B, T, d}))         // (B, T, d)
+			xh = G.Must(ops.Reshape(xh, tensor.Shape{B, T, d}))           // (B, T, d)
 			heads[h].p = pm
 		}
-		keys := G.Must(graph.Slice(xh, 1, 0, N)) // (B, N, d): the context only
+		keys := G.Must(ops.Slice(xh, 1, 0, N)) // (B, N, d): the context only
 		var w *G.Node
 		if bk != nil && cfg.Heads == 1 {
 			w, err = bk.DataWeights(xh, keys, nil) // (B, T, N)
@@ -87,9 +88,9 @@ func (m *Model) buildStructured(step *G.Node, kern layers.Kernel, bk *layers.Bui
 		r := G.Must(G.Mul(step, G.Must(G.Sub(wy, e)))) // (B, N, d'): (α/N)(w_{e,y_i} − E_i)
 		var df *G.Node
 		for _, h := range heads {
-			o := G.Must(graph.BatchedMatMul(h.w, r, false, false)) // (B, T, d')
+			o := G.Must(ops.BatchedMatMul(h.w, r, false, false)) // (B, T, d')
 			if h.p != nil {
-				o = G.Must(graph.MatMul(o, h.p, false, false)) // (B, T, d')
+				o = G.Must(ops.MatMul(o, h.p, false, false)) // (B, T, d')
 			}
 			if df == nil {
 				df = o
@@ -100,7 +101,7 @@ func (m *Model) buildStructured(step *G.Node, kern layers.Kernel, bk *layers.Bui
 		f = G.Must(G.Add(f, df)) // (B, T, d')
 		m.F = append(m.F, f)
 		if cfg.Form == Interleaved && k+1 < cfg.Blocks {
-			fc := G.Must(graph.Slice(f, 1, 0, N))             // (B, N, d')
+			fc := G.Must(ops.Slice(f, 1, 0, N))               // (B, N, d')
 			ec, err := layers.Expectation(fc, m.We, nil, nil) // (B, N, d')
 			if err != nil {
 				return err

@@ -5,6 +5,8 @@ import (
 
 	"github.com/gdattn/gdattn/graph"
 	"github.com/gdattn/gdattn/layers"
+	"github.com/gdattn/gdattn/losses"
+	"github.com/gdattn/gdattn/ops"
 	G "gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
 )
@@ -145,8 +147,9 @@ type LM struct {
 
 	// IDs (B, T) are the input tokens t_0..t_{T-1}.
 	IDs *G.Node
-	// Targets (B·T) are the training targets t_1..t_T (-1: not scored);
-	// nil with Next.
+	// Targets (B·T) are the training targets t_1..t_T (-1: not scored),
+	// the labels of the loss the caller builds,
+	// losses.SparseSoftmaxCrossEntropy(Logits, Targets); nil with Next.
 	Targets *G.Node
 	// Select (B, T) is a one-hot row per sequence choosing the position
 	// whose next token FeedNext asks for; nil without Next.
@@ -154,9 +157,9 @@ type LM struct {
 	// F is f_K at the query positions 1..T, (B, T, d').
 	F *G.Node
 	// Logits (B·T, C): row b·T+j holds the logits of token j+1 of sequence
-	// b given tokens 0..j. Loss is their mean cross-entropy against Targets.
-	// Both nil with Next.
-	Logits, Loss *G.Node
+	// b given tokens 0..j; nil with Next. The model returns logits, not a
+	// loss: the caller chooses the loss.
+	Logits *G.Node
 	// NextLogits (B, C) are the logits at the selected positions (Next only).
 	NextLogits *G.Node
 
@@ -254,12 +257,12 @@ func (m *LM) build() (err error) {
 	for k := 0; k < cfg.Steps; k++ {
 		if k > 0 && !cfg.MeanE {
 			// E(w_e | f_{i,k}) at the key positions 0..T-1, exact softmax over the vocabulary.
-			fk := G.Must(graph.Reshape(G.Must(graph.Slice(f, 1, 0, T)), tensor.Shape{B * T, d})) // (B*T, d')
-			e, err := layers.Expectation(fk, we, nil, nil)                                       // (B*T, d')
+			fk := G.Must(ops.Reshape(G.Must(ops.Slice(f, 1, 0, T)), tensor.Shape{B * T, d})) // (B*T, d')
+			e, err := layers.Expectation(fk, we, nil, nil)                                   // (B*T, d')
 			if err != nil {
 				return err
 			}
-			e3 := G.Must(graph.Reshape(e, tensor.Shape{B, T, d}))
+			e3 := G.Must(ops.Reshape(e, tensor.Shape{B, T, d}))
 			values = G.Must(G.Sub(emb, e3)) // (B, T, d')
 		}
 		var delta *G.Node
@@ -278,17 +281,17 @@ func (m *LM) build() (err error) {
 			f = G.Must(G.Add(f, delta))
 		}
 	}
-	m.F = G.Must(graph.Slice(f, 1, 1, T+1)) // (B, T, d'): queries at positions 1..T
+	m.F = G.Must(ops.Slice(f, 1, 1, T+1)) // (B, T, d'): queries at positions 1..T
 	var h *G.Node
 	if m.Next {
 		if m.Select, err = s.Input("select", tensor.Shape{B, T}); err != nil {
 			return err
 		}
-		sel := G.Must(graph.Reshape(m.Select, tensor.Shape{B, 1, T})) // (B, 1, T)
-		h = G.Must(G.BatchedMatMul(sel, m.F, false, false))           // (B, 1, d')
-		h = G.Must(graph.Reshape(h, tensor.Shape{B, d}))              // (B, d')
+		sel := G.Must(ops.Reshape(m.Select, tensor.Shape{B, 1, T})) // (B, 1, T)
+		h = G.Must(G.BatchedMatMul(sel, m.F, false, false))         // (B, 1, d')
+		h = G.Must(ops.Reshape(h, tensor.Shape{B, d}))              // (B, d')
 	} else {
-		h = G.Must(graph.Reshape(m.F, tensor.Shape{B * T, d})) // (B*T, d')
+		h = G.Must(ops.Reshape(m.F, tensor.Shape{B * T, d})) // (B*T, d')
 	}
 	if cfg.FF {
 		ln, err := layers.NewLayerNorm(s.Sub("ff").Sub("ln"), layers.LayerNormConfig{Dim: d})
@@ -309,7 +312,7 @@ func (m *LM) build() (err error) {
 		return err
 	}
 	h = G.Must(lnf.Forward(h))
-	// h W_e with W_e = wteᵀ (layers.TiedLogits: the transpose handed to
+	// h W_e with W_e = wteᵀ (ops.TiedLogits: the transpose handed to
 	// BLAS, no (d', C) copy, and the (rows, C) output and the gradients kept
 	// in buffers reused from run to run).
 	logits, err := m.emb.Logits(h) // (rows, C)
@@ -321,10 +324,7 @@ func (m *LM) build() (err error) {
 		return nil
 	}
 	m.Logits = logits
-	if m.Targets, err = layers.NewIDs(s, "targets", B*T); err != nil {
-		return err
-	}
-	m.Loss, err = layers.SparseSoftmaxCrossEntropy(m.Logits, m.Targets)
+	m.Targets, err = layers.NewIDs(s, "targets", B*T)
 	return err
 }
 
@@ -365,10 +365,10 @@ func (m *LM) headKernels(wpe *G.Node) ([]*G.Node, error) {
 			return nil, err
 		}
 		m.attnParams = append(m.attnParams, lam)
-		lam2 := G.Must(graph.Reshape(lam, tensor.Shape{1, d}))
+		lam2 := G.Must(ops.Reshape(lam, tensor.Shape{1, d}))
 		q := G.Must(G.BroadcastHadamardProd(wpe, lam2, nil, []byte{0})) // (T+1, d'): Λ_m p_j
-		q3 := G.Must(graph.Reshape(q, tensor.Shape{1, T + 1, d}))       // (1, T+1, d')
-		k3 := G.Must(graph.Slice(q3, 1, 0, T))                          // (1, T, d'): Λ_m p_i
+		q3 := G.Must(ops.Reshape(q, tensor.Shape{1, T + 1, d}))         // (1, T+1, d')
+		k3 := G.Must(ops.Slice(q3, 1, 0, T))                            // (1, T, d'): Λ_m p_i
 		w, err := kern(q3, k3, mask)                                    // (1, T+1, T)
 		if err != nil {
 			return nil, err
@@ -376,9 +376,9 @@ func (m *LM) headKernels(wpe *G.Node) ([]*G.Node, error) {
 		if norm != nil {
 			w = G.Must(G.HadamardProd(w, norm))
 		}
-		flat := G.Must(graph.Reshape(w, tensor.Shape{1, (T + 1) * T}))           // (1, (T+1)T)
-		rep := G.Must(G.Mul(ones, flat))                                         // (B, (T+1)T): the same for every sequence
-		out = append(out, G.Must(graph.Reshape(rep, tensor.Shape{B, T + 1, T}))) // (B, T+1, T)
+		flat := G.Must(ops.Reshape(w, tensor.Shape{1, (T + 1) * T}))           // (1, (T+1)T)
+		rep := G.Must(G.Mul(ones, flat))                                       // (B, (T+1)T): the same for every sequence
+		out = append(out, G.Must(ops.Reshape(rep, tensor.Shape{B, T + 1, T}))) // (B, T+1, T)
 	}
 	return out, nil
 }
@@ -398,8 +398,8 @@ func (m *LM) headOutputs() ([]func(*G.Node) *G.Node, error) {
 			}
 			m.attnParams = append(m.attnParams, p)
 			out = append(out, func(o *G.Node) *G.Node {
-				o2 := G.Must(graph.Reshape(o, tensor.Shape{B * (T + 1), d}))                  // (B*(T+1), d')
-				return G.Must(graph.Reshape(G.Must(G.Mul(o2, p)), tensor.Shape{B, T + 1, d})) // (B, T+1, d')
+				o2 := G.Must(ops.Reshape(o, tensor.Shape{B * (T + 1), d}))                  // (B*(T+1), d')
+				return G.Must(ops.Reshape(G.Must(G.Mul(o2, p)), tensor.Shape{B, T + 1, d})) // (B, T+1, d')
 			})
 			continue
 		}
@@ -408,7 +408,7 @@ func (m *LM) headOutputs() ([]func(*G.Node) *G.Node, error) {
 			return nil, err
 		}
 		m.attnParams = append(m.attnParams, p)
-		p3 := G.Must(graph.Reshape(p, tensor.Shape{1, 1, d}))
+		p3 := G.Must(ops.Reshape(p, tensor.Shape{1, 1, d}))
 		out = append(out, func(o *G.Node) *G.Node {
 			return G.Must(G.BroadcastHadamardProd(o, p3, nil, []byte{0, 1})) // (B, T+1, d')
 		})
@@ -424,7 +424,7 @@ func (m *LM) Feed(ids, targets []int) error {
 	if m.Next {
 		return fmt.Errorf("gd: lm: Feed on a generation graph (use FeedNext)")
 	}
-	if err := layers.SetLabels(m.Targets, targets, m.Cfg.Vocab); err != nil {
+	if err := losses.SetLabels(m.Targets, targets, m.Cfg.Vocab); err != nil {
 		return fmt.Errorf("gd: lm: targets: %w", err)
 	}
 	if err := m.emb.SetIDs(m.IDs, ids); err != nil {

@@ -9,6 +9,7 @@ import (
 	"github.com/gdattn/gdattn/graph"
 	"github.com/gdattn/gdattn/graph/graphtest"
 	"github.com/gdattn/gdattn/layers"
+	"github.com/gdattn/gdattn/losses"
 	G "gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
 )
@@ -39,7 +40,7 @@ func lmBuild(cfg LMConfig, B int, seed uint64) graphtest.BuildFunc {
 		if err := m.Feed(ids, targets); err != nil {
 			return nil, err
 		}
-		return m.Loss, nil
+		return losses.SparseSoftmaxCrossEntropy(m.Logits, m.Targets)
 	}
 }
 

@@ -6,6 +6,7 @@ import (
 
 	"github.com/gdattn/gdattn/graph"
 	"github.com/gdattn/gdattn/layers"
+	"github.com/gdattn/gdattn/ops"
 	G "gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
 )
@@ -349,7 +350,7 @@ func (m *Model) build() error {
 // head reads f at the query and applies the softmax-likelihood head.
 func (m *Model) head() (err error) {
 	B, T, dp := m.Batch, m.Cfg.N+1, m.Cfg.DPrime
-	m.FQuery = G.Must(graph.Reshape(G.Must(graph.Slice(m.F[len(m.F)-1], 1, T-1, T)), tensor.Shape{B, dp})) // (B, d')
+	m.FQuery = G.Must(ops.Reshape(G.Must(ops.Slice(m.F[len(m.F)-1], 1, T-1, T)), tensor.Shape{B, dp})) // (B, d')
 	head, err := layers.NewSoftmaxHead(m.We)
 	if err != nil {
 		return err
@@ -364,7 +365,7 @@ func (m *Model) fSlot(z *G.Node) *G.Node {
 	if m.Cfg.Form == Interleaved {
 		off += m.Cfg.DPrime
 	}
-	return G.Must(graph.Slice(z, 2, off, off+m.Cfg.DPrime))
+	return G.Must(ops.Slice(z, 2, off, off+m.Cfg.DPrime))
 }
 
 // updateHeads returns the summed output of the update head(s): Δf placed in

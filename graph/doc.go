@@ -4,7 +4,9 @@
 // and write node values, the [Recover] error boundary for graph-building code,
 // the compiled Go-VM machine that is reused across minibatches, the trainer
 // (Adam/AdamW, gradient clipping, learning-rate schedules, NaN guard) and
-// checkpoints (a directory of .npy files plus config.json).
+// checkpoints (a directory of .npy files plus config.json). gdattn's own
+// Gorgonia ops (MatMul, Reshape, SoftMax, the fused attention ops…) live in
+// package ops, which graph does not import.
 //
 // Shape conventions used across gdattn: token sequences are (B, T, D) with B
 // contexts in a minibatch, T = N+1 positions (N context pairs, then the query)

@@ -39,7 +39,14 @@ func NewTensor(dt tensor.Dtype, shape tensor.Shape, vals []float64) (*tensor.Den
 	if err := CheckDtype(dt); err != nil {
 		return nil, err
 	}
-	if len(vals) != shape.TotalSize() {
+	if len(shape) == 0 {
+		return nil, fmt.Errorf("graph: NewTensor needs rank >= 1 (scalars are G.NewF64/G.NewF32 values)")
+	}
+	size, err := CheckShape(shape)
+	if err != nil {
+		return nil, fmt.Errorf("graph: NewTensor: %w", err)
+	}
+	if len(vals) != size {
 		return nil, fmt.Errorf("graph: %d values for shape %v", len(vals), shape)
 	}
 	var backing any
@@ -53,9 +60,6 @@ func NewTensor(dt tensor.Dtype, shape tensor.Shape, vals []float64) (*tensor.Den
 			b[i] = float32(v)
 		}
 		backing = b
-	}
-	if len(shape) == 0 {
-		return nil, fmt.Errorf("graph: NewTensor needs rank >= 1 (scalars are G.NewF64/G.NewF32 values)")
 	}
 	return tensor.New(tensor.WithShape(shape...), tensor.WithBacking(backing)), nil
 }

@@ -102,7 +102,8 @@ func (s *Scope) Param(name string, shape tensor.Shape, init Initializer) (*G.Nod
 	if name == "" || strings.Contains(name, "/") {
 		return nil, fmt.Errorf("graph: parameter name %q: must be non-empty and contain no '/'", name)
 	}
-	if err := checkShape(shape); err != nil {
+	size, err := CheckShape(shape)
+	if err != nil {
 		return nil, fmt.Errorf("graph: parameter %q: %w", full, err)
 	}
 	if n, ok := s.reg.params[full]; ok {
@@ -120,7 +121,7 @@ func (s *Scope) Param(name string, shape tensor.Shape, init Initializer) (*G.Nod
 	if init == nil {
 		init = Zeros()
 	}
-	vals := make([]float64, shape.TotalSize())
+	vals := make([]float64, size)
 	if err := init(s.reg.rng, shape, vals); err != nil {
 		return nil, fmt.Errorf("graph: parameter %q: %w", full, err)
 	}
@@ -140,10 +141,11 @@ func (s *Scope) Param(name string, shape tensor.Shape, init Initializer) (*G.Nod
 // scalar constants, there). The node is not listed by Params.
 func (s *Scope) Const(name string, shape tensor.Shape, values []float64) (*G.Node, error) {
 	full := s.Name(name)
-	if err := checkShape(shape); err != nil {
+	size, err := CheckShape(shape)
+	if err != nil {
 		return nil, fmt.Errorf("graph: constant %q: %w", full, err)
 	}
-	if len(values) != shape.TotalSize() {
+	if len(values) != size {
 		return nil, fmt.Errorf("graph: constant %q: %d values for shape %v", full, len(values), shape)
 	}
 	if s.reg.names[full] {
@@ -161,7 +163,11 @@ func (s *Scope) Const(name string, shape tensor.Shape, values []float64) (*G.Nod
 // Input creates a named, non-trainable input node of the given shape, filled
 // with zeros; feed it with SetValue before each run.
 func (s *Scope) Input(name string, shape tensor.Shape) (*G.Node, error) {
-	return s.Const(name, shape, make([]float64, shape.TotalSize()))
+	size, err := CheckShape(shape)
+	if err != nil {
+		return nil, fmt.Errorf("graph: input %q: %w", s.Name(name), err)
+	}
+	return s.Const(name, shape, make([]float64, size))
 }
 
 func (s *Scope) node(full string, shape tensor.Shape, vals []float64) (*G.Node, error) {
@@ -216,11 +222,28 @@ func (s *Scope) SortedParamNames() []string {
 	return out
 }
 
-func checkShape(shape tensor.Shape) error {
+// MaxElements is the largest number of elements a node created by a
+// [Scope] or a value made by [NewTensor] may hold: 2^31, that is 8 GiB of
+// float32 or 16 GiB of float64 (and as much again for a parameter's
+// gradient). Larger shapes are refused before anything is allocated.
+const MaxElements = 1 << 31
+
+// CheckShape returns the number of elements of shape (1 for a scalar, the
+// empty shape) after checking that every dimension is positive and that the
+// product of the dimensions is at most [MaxElements]: computed with an
+// overflow check, so a shape such as (2^32, 2^32), whose product wraps to
+// 0 in tensor.Shape.TotalSize, is refused rather than making an empty
+// tensor.
+func CheckShape(shape tensor.Shape) (int, error) {
+	size := 1
 	for _, d := range shape {
 		if d <= 0 {
-			return fmt.Errorf("invalid shape %v: every dimension must be positive", shape)
+			return 0, fmt.Errorf("invalid shape %v: every dimension must be positive", shape)
 		}
+		if size > MaxElements/d {
+			return 0, fmt.Errorf("shape %v has more than %d elements (graph.MaxElements)", shape, MaxElements)
+		}
+		size *= d
 	}
-	return nil
+	return size, nil
 }

@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/gdattn/gdattn/graph"
+	"github.com/gdattn/gdattn/ops"
 	G "gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
 )
@@ -53,7 +54,7 @@ type AttentionConfig struct {
 	// dot-product kernel (linear, exp, softmax) and ContextKeys or AllKeys
 	// the head then computes projections, weights and values in one fused
 	// op with a hand-written backward pass (the same function, rearranged:
-	// see headOp), several times faster than the chain of graph nodes used
+	// see ops.HeadOp), several times faster than the chain of graph nodes used
 	// otherwise. Set Kernel or Builtin, not both.
 	Builtin       *BuiltinKernel
 	Keys          KeyMode
@@ -170,25 +171,20 @@ func (a *Attention) Forward(z *G.Node) (out *G.Node, err error) {
 		return nil, fmt.Errorf("tokens have T = %d positions; need at least one context position and the query", t)
 	}
 	if bk := a.cfg.Builtin; bk != nil && bk.dotProduct() && a.cfg.Keys != CausalKeys {
-		op := newHeadOp(bk.kind, bk.gFixed, bk.g != nil, a.cfg.Keys == ContextKeys)
-		in := []*G.Node{z, a.wq, a.wk, a.wv, a.wo}
-		if bk.g != nil {
-			in = append(in, bk.g)
-		}
-		return G.ApplyOp(op, in...) // (B, T, DOut)
+		return ops.AttentionHead(bk.kind, bk.g, bk.gFixed, a.cfg.Keys == ContextKeys, z, a.wq, a.wk, a.wv, a.wo) // (B, T, DOut)
 	}
-	z2 := G.Must(graph.Reshape(z, tensor.Shape{b * t, a.cfg.DIn}))                    // (B*T, DIn)
-	q := G.Must(graph.Reshape(G.Must(G.Mul(z2, a.wq)), tensor.Shape{b, t, a.cfg.DK})) // (B, T, DK)
+	z2 := G.Must(ops.Reshape(z, tensor.Shape{b * t, a.cfg.DIn}))                    // (B*T, DIn)
+	q := G.Must(ops.Reshape(G.Must(G.Mul(z2, a.wq)), tensor.Shape{b, t, a.cfg.DK})) // (B, T, DK)
 	k := q
 	if a.wk != a.wq {
-		k = G.Must(graph.Reshape(G.Must(G.Mul(z2, a.wk)), tensor.Shape{b, t, a.cfg.DK})) // (B, T, DK)
+		k = G.Must(ops.Reshape(G.Must(G.Mul(z2, a.wk)), tensor.Shape{b, t, a.cfg.DK})) // (B, T, DK)
 	}
-	v := G.Must(graph.Reshape(G.Must(G.Mul(z2, a.wv)), tensor.Shape{b, t, a.cfg.DV})) // (B, T, DV)
+	v := G.Must(ops.Reshape(G.Must(G.Mul(z2, a.wv)), tensor.Shape{b, t, a.cfg.DV})) // (B, T, DV)
 	var mask *Mask
 	switch a.cfg.Keys {
 	case ContextKeys:
-		k = G.Must(graph.Slice(k, 1, 0, t-1)) // (B, N, DK)
-		v = G.Must(graph.Slice(v, 1, 0, t-1)) // (B, N, DV)
+		k = G.Must(ops.Slice(k, 1, 0, t-1)) // (B, N, DK)
+		v = G.Must(ops.Slice(v, 1, 0, t-1)) // (B, N, DV)
 	case CausalKeys:
 		if mask, err = a.causalMask(b, t); err != nil {
 			return nil, err
@@ -198,10 +194,10 @@ func (a *Attention) Forward(z *G.Node) (out *G.Node, err error) {
 	if err != nil {
 		return nil, err
 	}
-	h := G.Must(graph.BatchedMatMul(w, v, false, false))                 // (B, T, DV)
-	h2 := G.Must(graph.Reshape(h, tensor.Shape{b * t, a.cfg.DV}))        // (B*T, DV)
-	o := G.Must(G.Mul(h2, a.wo))                                         // (B*T, DOut)
-	return G.Must(graph.Reshape(o, tensor.Shape{b, t, a.cfg.DOut})), nil // (B, T, DOut)
+	h := G.Must(ops.BatchedMatMul(w, v, false, false))                 // (B, T, DV)
+	h2 := G.Must(ops.Reshape(h, tensor.Shape{b * t, a.cfg.DV}))        // (B*T, DV)
+	o := G.Must(G.Mul(h2, a.wo))                                       // (B*T, DOut)
+	return G.Must(ops.Reshape(o, tensor.Shape{b, t, a.cfg.DOut})), nil // (B, T, DOut)
 }
 
 // causalMask returns the (B, T, T) mask of CausalKeys, created in the head's

@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/gdattn/gdattn/graph"
+	"github.com/gdattn/gdattn/ops"
 	G "gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
 )
@@ -115,12 +116,12 @@ func (l *CrossAttention) Forward(z *G.Node) (out *G.Node, err error) {
 	if err != nil {
 		return nil, err
 	}
-	f := G.Must(graph.MatMul(z, l.wq, false, false)) // (B, T, d')
+	f := G.Must(ops.MatMul(z, l.wq, false, false)) // (B, T, d')
 	e, err := Expectation(f, l.cfg.We, l.wk, l.wv)
 	if err != nil {
 		return nil, err
 	}
-	return graph.MatMul(e, l.wo, false, false) // (B, T, DOut)
+	return ops.MatMul(e, l.wo, false, false) // (B, T, DOut)
 }
 
 // Expectation returns E(w_e|f) = softmax(f W_K^T W_e) W_e^T W_V for f (M, d')
@@ -137,12 +138,12 @@ func Expectation(f, we, wk, wv *G.Node) (out *G.Node, err error) {
 	}
 	keys := we // (d', C)
 	if wk != nil {
-		keys = G.Must(graph.MatMul(wk, we, true, false)) // (d', C): W_Kᵀ W_e
+		keys = G.Must(ops.MatMul(wk, we, true, false)) // (d', C): W_Kᵀ W_e
 	}
 	vals := we // (d', C)
 	if wv != nil {
-		vals = G.Must(graph.MatMul(wv, we, true, false)) // (d', C): W_Vᵀ W_e
+		vals = G.Must(ops.MatMul(wv, we, true, false)) // (d', C): W_Vᵀ W_e
 	}
-	// softmax(f keys) valsᵀ (M, d') in one op (expectOp).
-	return G.ApplyOp(&expectOp{id: expectOpIDs.Add(1), rankF: len(f.Shape())}, f, keys, vals)
+	// softmax(f keys) valsᵀ (M, d') in one op (ops.ExpectationOp).
+	return ops.Expectation(f, keys, vals)
 }

@@ -28,7 +28,7 @@
 // bias variant of the GD step). A [Mask] from [NewMask] hides (query, key)
 // pairs: they get weight exactly 0, and softmax normalises over the visible
 // keys only (a query with no visible key gets zeros, not NaN). Softmax is
-// computed by graph.SoftMax, which subtracts each row's own maximum.
+// computed by ops.SoftMax, which subtracts each row's own maximum.
 //
 // # Attention heads
 //
@@ -83,7 +83,7 @@
 //
 //	func polyKernel(q, k *G.Node, mask *layers.Mask) (w *G.Node, err error) {
 //		defer graph.Recover(&err)
-//		dot := G.Must(graph.BatchedMatMul(q, k, false, true))        // (B, Tq, Tk)
+//		dot := G.Must(ops.BatchedMatMul(q, k, false, true))        // (B, Tq, Tk)
 //		w = G.Must(G.Square(G.Must(G.Add(dot, G.NewConstant(1.0))))) // (B, Tq, Tk)
 //		if mask != nil {
 //			w = G.Must(G.HadamardProd(w, mask.Keep)) // hidden pairs get 0

@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/gdattn/gdattn/graph"
+	"github.com/gdattn/gdattn/ops"
 	G "gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
 )
@@ -119,11 +120,11 @@ func (e *Embedding) Lookup(ids *G.Node) (out *G.Node, err error) {
 		return G.Must(G.ByIndices(e.w, ids, 0)), nil // (N, Dim)
 	case 2:
 		b, t := sh[0], sh[1]
-		// graph.Reshape copies floats only; G.Reshape aliases the ids, which is
+		// ops.Reshape copies floats only; G.Reshape aliases the ids, which is
 		// harmless here because ByIndices never writes into its inputs.
-		flat := G.Must(G.Reshape(ids, tensor.Shape{b * t}))                    // (B*T)
-		rows := G.Must(G.ByIndices(e.w, flat, 0))                              // (B*T, Dim)
-		return G.Must(graph.Reshape(rows, tensor.Shape{b, t, e.cfg.Dim})), nil // (B, T, Dim)
+		flat := G.Must(G.Reshape(ids, tensor.Shape{b * t}))                  // (B*T)
+		rows := G.Must(G.ByIndices(e.w, flat, 0))                            // (B*T, Dim)
+		return G.Must(ops.Reshape(rows, tensor.Shape{b, t, e.cfg.Dim})), nil // (B, T, Dim)
 	}
 	return nil, fmt.Errorf("ids %q have shape %v, want (N) or (B, T)", ids.Name(), sh)
 }

@@ -5,6 +5,7 @@ import (
 	"math"
 
 	"github.com/gdattn/gdattn/graph"
+	"github.com/gdattn/gdattn/ops"
 	G "gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
 )
@@ -140,17 +141,17 @@ func (f *FeedForward) Forward(x *G.Node) (y *G.Node, err error) {
 	n := shape.TotalSize() / f.cfg.DIn
 	x2 := x
 	if len(shape) != 2 {
-		x2 = G.Must(graph.Reshape(x, tensor.Shape{n, f.cfg.DIn})) // (N, DIn)
+		x2 = G.Must(ops.Reshape(x, tensor.Shape{n, f.cfg.DIn})) // (N, DIn)
 	}
-	b1 := G.Must(graph.Reshape(f.b1, tensor.Shape{1, f.cfg.Hidden}))         // (1, H)
+	b1 := G.Must(ops.Reshape(f.b1, tensor.Shape{1, f.cfg.Hidden}))           // (1, H)
 	h := G.Must(G.BroadcastAdd(G.Must(G.Mul(x2, f.w1)), b1, nil, []byte{0})) // (N, H)
 	h = f.activate(h)                                                        // (N, H)
-	b2 := G.Must(graph.Reshape(f.b2, tensor.Shape{1, f.cfg.DOut}))           // (1, DOut)
+	b2 := G.Must(ops.Reshape(f.b2, tensor.Shape{1, f.cfg.DOut}))             // (1, DOut)
 	y = G.Must(G.BroadcastAdd(G.Must(G.Mul(h, f.w2)), b2, nil, []byte{0}))   // (N, DOut)
 	if len(shape) != 2 {
 		out := shape.Clone()
 		out[len(out)-1] = f.cfg.DOut
-		y = G.Must(graph.Reshape(y, out)) // (..., DOut)
+		y = G.Must(ops.Reshape(y, out)) // (..., DOut)
 	}
 	return y, nil
 }

@@ -6,6 +6,7 @@ import (
 	"sort"
 
 	"github.com/gdattn/gdattn/graph"
+	"github.com/gdattn/gdattn/ops"
 	G "gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
 )
@@ -108,7 +109,7 @@ type BuiltinKernel struct {
 	// Kernel computes the weights as a graph node, as NewKernel's kernel.
 	Kernel Kernel
 
-	kind   kernelKind
+	kind   ops.KernelKind
 	g      *G.Node // exp(log_gamma) when learnable, else nil
 	gFixed float64
 }
@@ -118,7 +119,7 @@ type BuiltinKernel struct {
 func NewBuiltinKernel(s *graph.Scope, name string, cfg KernelConfig) (*BuiltinKernel, error) {
 	switch name {
 	case KernelLinear:
-		return &BuiltinKernel{Name: name, Kernel: LinearKernel(), kind: kindLinear, gFixed: 1}, nil
+		return &BuiltinKernel{Name: name, Kernel: LinearKernel(), kind: ops.KindLinear, gFixed: 1}, nil
 	case KernelRBF, KernelExp, KernelLaplacian, KernelSoftmax:
 	default:
 		// Checked before anything is created in s, so that a failed call
@@ -142,28 +143,34 @@ func NewBuiltinKernel(s *graph.Scope, name string, cfg KernelConfig) (*BuiltinKe
 			return nil, fmt.Errorf("layers: kernel %q: %w", name, err)
 		}
 	}
-	kind := map[string]kernelKind{KernelRBF: kindRBF, KernelExp: kindExp, KernelLaplacian: kindLaplacian, KernelSoftmax: kindSoftmax}[name]
+	kind := map[string]ops.KernelKind{KernelRBF: ops.KindRBF, KernelExp: ops.KindExp, KernelLaplacian: ops.KindLaplacian, KernelSoftmax: ops.KindSoftmax}[name]
 	return &BuiltinKernel{Name: name, Kernel: opKernel(kind, g, cfg.Gamma), kind: kind, g: g, gFixed: cfg.Gamma}, nil
 }
 
 // dotProduct reports whether the kernel is a function of q·k alone (linear,
 // exp, softmax), the kernels the fused attention head computes.
-func (b *BuiltinKernel) dotProduct() bool {
-	return b.kind == kindLinear || b.kind == kindExp || b.kind == kindSoftmax
-}
+func (b *BuiltinKernel) dotProduct() bool { return b.kind.DotProduct() }
 
-// opKernel is a built-in kernel computed by one kernelOp.
-func opKernel(kind kernelKind, g *G.Node, gFixed float64) Kernel {
+// opKernel is a built-in kernel computed by one ops.KernelOp.
+func opKernel(kind ops.KernelKind, g *G.Node, gFixed float64) Kernel {
 	return func(q, k *G.Node, mask *Mask) (*G.Node, error) {
 		if err := checkQK(q, k); err != nil {
 			return nil, err
 		}
-		return applyKernelOp(kind, q, k, g, gFixed, mask)
+		return ops.KernelWeights(kind, q, k, g, gFixed, mask.keep())
 	}
 }
 
+// keep is the mask's keep node, nil for no mask.
+func (m *Mask) keep() *G.Node {
+	if m == nil {
+		return nil
+	}
+	return m.Keep
+}
+
 // LinearKernel is κ(q, k) = q·k.
-func LinearKernel() Kernel { return opKernel(kindLinear, nil, 1) }
+func LinearKernel() Kernel { return opKernel(ops.KindLinear, nil, 1) }
 
 // DeltaKernel is the exact erase kernel: κ(q_j, k_i) = 1 if i == j (the same
 // position) and 0 otherwise, whatever q and k hold. It is the λ → ∞ limit of
@@ -232,5 +239,5 @@ func (b *BuiltinKernel) DataWeights(q, k *G.Node, mask *Mask) (*G.Node, error) {
 	if err := checkQK(q, k); err != nil {
 		return nil, err
 	}
-	return applyKernelOpData(b.kind, q, k, b.g, b.gFixed, mask, true)
+	return ops.KernelWeightsOfData(b.kind, q, k, b.g, b.gFixed, mask.keep())
 }

@@ -368,7 +368,7 @@ func TestSoftmaxKernelRowsSumToOne(t *testing.T) {
 }
 
 // TestSoftmaxKernelHugeScores is the regression test for the gorgonia
-// softmax bug (graph.SoftMax's doc): with scores g·q·k of order 1e5, rows
+// softmax bug (ops.SoftMax's doc): with scores g·q·k of order 1e5, rows
 // whose scores all lie far below the first score of the tensor must still
 // come out finite and normalised.
 func TestSoftmaxKernelHugeScores(t *testing.T) {

@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/gdattn/gdattn/graph"
+	"github.com/gdattn/gdattn/ops"
 	G "gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
 )
@@ -115,17 +116,17 @@ func (l *LayerNorm) Forward(x *G.Node) (y *G.Node, err error) {
 	// in-place op on x could clobber a value the caller still reads through an
 	// alias. Hence x is not reshaped and enters only reductions and the second
 	// operand of the centring add: the layer never writes into x's memory.
-	negMean := G.Must(graph.Reshape(G.Must(G.Neg(G.Must(G.Mean(x, last)))), statShape))      // (..., 1)
-	xc := G.Must(G.BroadcastAdd(negMean, x, rowPat, nil))                                    // (..., D) x - mean
-	variance := G.Must(graph.Reshape(G.Must(G.Mean(G.Must(G.Square(xc)), last)), statShape)) // (..., 1) biased
+	negMean := G.Must(ops.Reshape(G.Must(G.Neg(G.Must(G.Mean(x, last)))), statShape))      // (..., 1)
+	xc := G.Must(G.BroadcastAdd(negMean, x, rowPat, nil))                                  // (..., D) x - mean
+	variance := G.Must(ops.Reshape(G.Must(G.Mean(G.Must(G.Square(xc)), last)), statShape)) // (..., 1) biased
 	// 1/sqrt(var+eps) as Inverse(Sqrt(.)): G.InverseSqrt's gradient is wrong in
 	// Gorgonia v0.9.18 (it computes -g/(2y³) instead of -g·y³/2).
 	rstd := G.Must(G.Inverse(G.Must(G.Sqrt(G.Must(G.Add(variance, l.eps)))))) // (..., 1)
 	y = G.Must(G.BroadcastHadamardProd(xc, rstd, nil, rowPat))                // (..., D)
-	scale := G.Must(graph.Reshape(l.scale, paramShape))                       // (1, ..., 1, D)
+	scale := G.Must(ops.Reshape(l.scale, paramShape))                         // (1, ..., 1, D)
 	y = G.Must(G.BroadcastHadamardProd(y, scale, nil, paramPat))              // (..., D)
 	if l.bias != nil {
-		bias := G.Must(graph.Reshape(l.bias, paramShape))  // (1, ..., 1, D)
+		bias := G.Must(ops.Reshape(l.bias, paramShape))    // (1, ..., 1, D)
 		y = G.Must(G.BroadcastAdd(y, bias, nil, paramPat)) // (..., D)
 	}
 	return y, nil

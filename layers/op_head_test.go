@@ -10,9 +10,10 @@ import (
 
 	"github.com/gdattn/gdattn/graph"
 	"github.com/gdattn/gdattn/graph/graphtest"
+	"github.com/gdattn/gdattn/ops"
 )
 
-// fusedKernels are the kernels the fused head (headOp) computes.
+// fusedKernels are the kernels the fused head (ops.HeadOp) computes.
 var fusedKernels = []struct {
 	name      string
 	learnable bool
@@ -54,7 +55,7 @@ func TestFusedHeadForward(t *testing.T) {
 					if err != nil {
 						t.Fatal(err)
 					}
-					if _, ok := out.Op().(*headOp); !ok {
+					if _, ok := out.Op().(*ops.HeadOp); !ok {
 						t.Fatalf("output op %v, want the fused head", out.Op())
 					}
 					m, err := graph.NewMachine(s, nil, graph.MachineOptions{NoGrad: true})

@@ -10,6 +10,7 @@ import (
 
 	"github.com/gdattn/gdattn/graph"
 	"github.com/gdattn/gdattn/graph/graphtest"
+	"github.com/gdattn/gdattn/ops"
 )
 
 // TestKernelDataWeights checks BuiltinKernel.DataWeights: the same weights
@@ -47,7 +48,7 @@ func TestKernelDataWeights(t *testing.T) {
 				if err != nil {
 					return nil, err
 				}
-				if op, ok := w.Op().(*kernelOp); !ok || !op.dataQK || op.DiffWRT(op.Arity())[0] {
+				if op, ok := w.Op().(*ops.KernelOp); !ok || !op.DataQK() || op.DiffWRT(op.Arity())[0] {
 					return nil, fmt.Errorf("weights op %v: want a data kernel op", w.Op())
 				}
 				ref, err := bk.Kernel(q, k, mask)

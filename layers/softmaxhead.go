@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/gdattn/gdattn/graph"
+	"github.com/gdattn/gdattn/ops"
 	G "gorgonia.org/gorgonia"
 )
 
@@ -34,7 +35,7 @@ func (h *SoftmaxHead) Forward(f *G.Node) (out *G.Node, err error) {
 	if f == nil || len(f.Shape()) != 2 || f.Shape()[1] != h.we.Shape()[0] {
 		return nil, fmt.Errorf("layers: softmax head: f has shape %v, want (B, %d)", shapeOf(f), h.we.Shape()[0])
 	}
-	return graph.MatMul(f, h.we, false, false)
+	return ops.MatMul(f, h.we, false, false)
 }
 
 func shapeOf(n *G.Node) any {

@@ -9,6 +9,7 @@ import (
 
 	"github.com/gdattn/gdattn/graph"
 	"github.com/gdattn/gdattn/graph/graphtest"
+	"github.com/gdattn/gdattn/ops"
 )
 
 // Softmax-head test sizes: B feature rows f of d' features, C classes.
@@ -121,7 +122,7 @@ func TestSoftmaxHeadGrad(t *testing.T) {
 		if err != nil {
 			return nil, err
 		}
-		logp, err := graph.LogSoftMax(logits)
+		logp, err := ops.LogSoftMax(logits)
 		if err != nil {
 			return nil, err
 		}

@@ -5,6 +5,8 @@ import (
 
 	"github.com/gdattn/gdattn/graph"
 	"github.com/gdattn/gdattn/layers"
+	"github.com/gdattn/gdattn/losses"
+	"github.com/gdattn/gdattn/ops"
 	G "gorgonia.org/gorgonia"
 )
 
@@ -26,10 +28,10 @@ func ExampleNewSparseEmbedding() {
 		panic(err)
 	}
 	we, _ := e.We()                               // (64, 50258), tied output
-	h := G.Must(graph.Reshape(x, []int{16, 64}))  // (B*T, 64)
+	h := G.Must(ops.Reshape(x, []int{16, 64}))    // (B*T, 64)
 	logits := G.Must(G.Mul(h, we))                // (B*T, 50258)
 	targets, _ := layers.NewIDs(s, "targets", 16) // -1: not scored
-	loss, err := layers.SparseSoftmaxCrossEntropy(logits, targets)
+	loss, err := losses.SparseSoftmaxCrossEntropy(logits, targets)
 	if err != nil {
 		panic(err)
 	}

@@ -7,6 +7,7 @@ import (
 	"gorgonia.org/tensor"
 
 	"github.com/gdattn/gdattn/graph"
+	"github.com/gdattn/gdattn/ops"
 )
 
 // CrossEntropy returns the scalar mean cross-entropy
@@ -25,7 +26,7 @@ import (
 // with graph.SetValue. Their values are not checked here (they may be fed
 // later): rows should be non-negative and sum to 1.
 //
-// log softmax is computed by graph.LogSoftMax, which is stable for large
+// log softmax is computed by ops.LogSoftMax, which is stable for large
 // logits and never merges with a softmax of the same logits (see the package
 // documentation).
 func CrossEntropy(logits, targets *G.Node) (loss *G.Node, err error) {
@@ -47,7 +48,7 @@ func CrossEntropy(logits, targets *G.Node) (loss *G.Node, err error) {
 }
 
 // logSoftmax returns the stable log-softmax of x along its last axis.
-func logSoftmax(x *G.Node) (*G.Node, error) { return graph.LogSoftMax(x) }
+func logSoftmax(x *G.Node) (*G.Node, error) { return ops.LogSoftMax(x) }
 
 // scalar is a scalar constant of dtype dt.
 func scalar(dt tensor.Dtype, v float64) *G.Node {

@@ -10,6 +10,7 @@ import (
 
 	"github.com/gdattn/gdattn/graph"
 	"github.com/gdattn/gdattn/graph/graphtest"
+	"github.com/gdattn/gdattn/ops"
 )
 
 var dtypes = []tensor.Dtype{tensor.Float64, tensor.Float32}
@@ -175,7 +176,7 @@ func TestCrossEntropyBesideSoftmax(t *testing.T) {
 	logits := []float64{0.5, -1, 2, 3, 0, -2}
 	l, _ := s.Param("logits", tensor.Shape{2, 3}, graph.FromValues(logits))
 	tg, _ := s.Const("targets", tensor.Shape{2, 3}, []float64{1, 0, 0, 0, 1, 0})
-	if _, err := graph.SoftMax(l); err != nil {
+	if _, err := ops.SoftMax(l); err != nil {
 		t.Fatal(err)
 	}
 	loss, err := CrossEntropy(l, tg)

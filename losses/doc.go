@@ -13,6 +13,13 @@
 // example. Sequence models producing (B, T, C) reshape to (B*T, C) first (the
 // caller's job, so that the loss never guesses which positions count).
 // Targets are (B, C) rows of the same dtype, normally one-hot (see [OneHot]).
+// [SparseSoftmaxCrossEntropy] takes integer labels instead, an int node (N)
+// written with [SetLabels] (−1: a position not scored): the loss of the
+// language models, whose C = 50,258 columns make dense targets as costly
+// as the logits. The models return logits (gd.LM.Logits, tf.GPT.Logits)
+// and expose their label node (Targets); the loss is built here:
+//
+//	loss, _ := losses.SparseSoftmaxCrossEntropy(lm.Logits, lm.Targets)
 //
 // Plain-Go functions take row-major flat slices: probs[i*C+c] is the
 // probability of class c for example i, labels[i] in 0..C-1 its label.
@@ -23,14 +30,14 @@
 // label and k ranges, values that are not probabilities) and returns an error
 // naming the offending argument; none panics on bad input.
 //
-// # Gorgonia caveat: use graph.SoftMax and graph.LogSoftMax
+// # Gorgonia caveat: use ops.SoftMax and ops.LogSoftMax
 //
 // In gorgonia v0.9.18 the softmax op's hash ignores whether it is the log
 // variant, and graphs hash-cons nodes, so G.SoftMax(x, a) and G.LogSoftMax(x, a)
 // of the same node x and axis a are one and the same node — whichever was
 // built first; and gorgonia.org/tensor v0.9.24 subtracts the wrong maximum in
-// its softmax kernels. The losses use gdattn's own graph.LogSoftMax, which
-// has neither problem, so a model may expose graph.SoftMax(logits) next to
+// its softmax kernels. The losses use gdattn's own ops.LogSoftMax, which
+// has neither problem, so a model may expose ops.SoftMax(logits) next to
 // its loss.
 //
 // # Usage

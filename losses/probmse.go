@@ -39,7 +39,7 @@ func ProbMSE(probs, trueProbs []float64, labels []int, C int) (float64, error) {
 // for logits (B, C), one-hot targets (B, C) and trueProb (B,) holding the true
 // probability of each example's target class, all of one dtype. With one-hot
 // targets the inner sum is the predicted probability of the target class.
-// The softmax is computed as exp(graph.LogSoftMax(logits)), so it shares its
+// The softmax is computed as exp(ops.LogSoftMax(logits)), so it shares its
 // log-softmax node with [CrossEntropy] on the same logits.
 func ProbMSENode(logits, targets, trueProb *G.Node) (loss *G.Node, err error) {
 	const fn = "losses: ProbMSENode"

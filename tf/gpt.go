@@ -7,6 +7,8 @@ import (
 
 	"github.com/gdattn/gdattn/graph"
 	"github.com/gdattn/gdattn/layers"
+	"github.com/gdattn/gdattn/losses"
+	"github.com/gdattn/gdattn/ops"
 	G "gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
 )
@@ -189,10 +191,12 @@ type GPT struct {
 	Batch int
 	Next  bool
 
-	// IDs (B, T), Targets (B·T), Select (B, T), Logits (B·T, C), Loss and
-	// NextLogits (B, C) are as in gd.LM.
+	// IDs (B, T), Targets (B·T), Select (B, T), Logits (B·T, C) and
+	// NextLogits (B, C) are as in gd.LM: the model returns logits, and the
+	// caller builds the loss, losses.SparseSoftmaxCrossEntropy(Logits,
+	// Targets).
 	IDs, Targets, Select *G.Node
-	Logits, Loss         *G.Node
+	Logits               *G.Node
 	NextLogits           *G.Node
 	Blocks               []*GPTBlock
 
@@ -233,8 +237,8 @@ func (m *GPT) build() (err error) {
 	if err != nil {
 		return err
 	}
-	x := G.Must(m.emb.Lookup(m.IDs))                                                                 // (B, T, d')
-	x = G.Must(G.BroadcastAdd(x, G.Must(graph.Reshape(wpe, tensor.Shape{1, T, d})), nil, []byte{0})) // + p_j
+	x := G.Must(m.emb.Lookup(m.IDs))                                                               // (B, T, d')
+	x = G.Must(G.BroadcastAdd(x, G.Must(ops.Reshape(wpe, tensor.Shape{1, T, d})), nil, []byte{0})) // + p_j
 	for l := 0; l < cfg.Layers; l++ {
 		blk, err := newGPTBlock(s.Sub(fmt.Sprintf("h%d", l)), cfg, mask)
 		if err != nil {
@@ -248,16 +252,16 @@ func (m *GPT) build() (err error) {
 		if m.Select, err = s.Input("select", tensor.Shape{B, T}); err != nil {
 			return err
 		}
-		sel := G.Must(graph.Reshape(m.Select, tensor.Shape{B, 1, T}))                                // (B, 1, T)
-		h = G.Must(graph.Reshape(G.Must(G.BatchedMatMul(sel, x, false, false)), tensor.Shape{B, d})) // (B, d')
+		sel := G.Must(ops.Reshape(m.Select, tensor.Shape{B, 1, T}))                                // (B, 1, T)
+		h = G.Must(ops.Reshape(G.Must(G.BatchedMatMul(sel, x, false, false)), tensor.Shape{B, d})) // (B, d')
 	} else {
-		h = G.Must(graph.Reshape(x, tensor.Shape{B * T, d})) // (B*T, d')
+		h = G.Must(ops.Reshape(x, tensor.Shape{B * T, d})) // (B*T, d')
 	}
 	lnf, err := layers.NewLayerNorm(s.Sub("ln_f"), layers.LayerNormConfig{Dim: d})
 	if err != nil {
 		return err
 	}
-	// Tied to wte: ln_f(h) wteᵀ by layers.TiedLogits (the transpose handed to
+	// Tied to wte: ln_f(h) wteᵀ by ops.TiedLogits (the transpose handed to
 	// BLAS rather than materialised; output and gradients in reused buffers).
 	logits, err := m.emb.Logits(G.Must(lnf.Forward(h))) // (rows, C)
 	if err != nil {
@@ -268,10 +272,7 @@ func (m *GPT) build() (err error) {
 		return nil
 	}
 	m.Logits = logits
-	if m.Targets, err = layers.NewIDs(s, "targets", B*T); err != nil {
-		return err
-	}
-	m.Loss, err = layers.SparseSoftmaxCrossEntropy(logits, m.Targets)
+	m.Targets, err = layers.NewIDs(s, "targets", B*T)
 	return err
 }
 
@@ -309,7 +310,7 @@ func (m *GPT) Feed(ids, targets []int) error {
 	if m.Next {
 		return fmt.Errorf("tf: gpt: Feed on a generation graph (use FeedNext)")
 	}
-	if err := layers.SetLabels(m.Targets, targets, m.Cfg.Vocab); err != nil {
+	if err := losses.SetLabels(m.Targets, targets, m.Cfg.Vocab); err != nil {
 		return fmt.Errorf("tf: gpt: targets: %w", err)
 	}
 	if err := m.emb.SetIDs(m.IDs, ids); err != nil {

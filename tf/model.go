@@ -7,6 +7,7 @@ import (
 	"github.com/gdattn/gdattn/gd"
 	"github.com/gdattn/gdattn/graph"
 	"github.com/gdattn/gdattn/layers"
+	"github.com/gdattn/gdattn/ops"
 	G "gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
 )
@@ -316,8 +317,8 @@ func (m *Model) build() (err error) {
 	if m.R, err = s.Sub("readout").Param("r", tensor.Shape{D, dp}, cfg.WInit); err != nil {
 		return err
 	}
-	q := G.Must(graph.Reshape(G.Must(graph.Slice(z, 1, T-1, T)), tensor.Shape{B, D})) // (B, D): query tokens
-	m.FQuery = G.Must(graph.MatMul(q, m.R, false, false))                             // (B, d')
+	q := G.Must(ops.Reshape(G.Must(ops.Slice(z, 1, T-1, T)), tensor.Shape{B, D})) // (B, D): query tokens
+	m.FQuery = G.Must(ops.MatMul(q, m.R, false, false))                           // (B, d')
 	head, err := layers.NewSoftmaxHead(m.We)
 	if err != nil {
 		return err

@@ -7,6 +7,7 @@ import (
 	"github.com/gdattn/gdattn/data"
 	"github.com/gdattn/gdattn/gd"
 	"github.com/gdattn/gdattn/graph"
+	"github.com/gdattn/gdattn/losses"
 	"github.com/gdattn/gdattn/tf"
 	G "gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
@@ -129,15 +130,32 @@ func buildModel(rc runConfig, batch int, next bool) (*model, error) {
 		if err != nil {
 			return nil, err
 		}
-		return &model{lm: m, loss: m.Loss, next: m.NextLogits, context: m.Cfg.Context, batch: batch}, nil
+		loss, err := lmLoss(m.Logits, m.Targets)
+		if err != nil {
+			return nil, err
+		}
+		return &model{lm: m, loss: loss, next: m.NextLogits, context: m.Cfg.Context, batch: batch}, nil
 	case rc.GPT != nil:
 		m, err := tf.NewGPT(s.Sub(rc.Model), *rc.GPT, tf.GPTOptions{Batch: batch, Next: next})
 		if err != nil {
 			return nil, err
 		}
-		return &model{lm: m, loss: m.Loss, next: m.NextLogits, context: m.Cfg.Context, batch: batch}, nil
+		loss, err := lmLoss(m.Logits, m.Targets)
+		if err != nil {
+			return nil, err
+		}
+		return &model{lm: m, loss: loss, next: m.NextLogits, context: m.Cfg.Context, batch: batch}, nil
 	}
 	return nil, fmt.Errorf("the run config has no model")
+}
+
+// lmLoss is a language model's training loss, the mean cross-entropy of its
+// logits against its targets; nil for a generation graph (no logits).
+func lmLoss(logits, targets *G.Node) (*G.Node, error) {
+	if logits == nil {
+		return nil, nil
+	}
+	return losses.SparseSoftmaxCrossEntropy(logits, targets)
 }
 
 // copyParams copies every parameter value of src into the parameter of the

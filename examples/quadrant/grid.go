@@ -7,6 +7,7 @@ import (
 	"github.com/gdattn/gdattn/gd"
 	"github.com/gdattn/gdattn/graph"
 	"github.com/gdattn/gdattn/layers"
+	"github.com/gdattn/gdattn/ops"
 	"github.com/gdattn/gdattn/tf"
 	G "gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
@@ -172,7 +173,7 @@ func gridProbs(o oneLayer, ctxX []float64, ctxY []int, grid []float64) (probs []
 		return n
 	}
 	zAll := cst("tokens", gd.Matrix{Rows: T, Cols: D, Data: z}) // (T, D)
-	zCtx := G.Must(graph.Slice(zAll, 0, 0, N))                  // (N, D): keys and values
+	zCtx := G.Must(ops.Slice(zAll, 0, 0, N))                    // (N, D): keys and values
 	var sum *G.Node
 	for h, hd := range o.Heads {
 		dk, dv := hd.WQ.Cols, hd.WV.Cols
@@ -180,24 +181,24 @@ func gridProbs(o oneLayer, ctxX []float64, ctxY []int, grid []float64) (probs []
 		if err != nil {
 			return nil, err
 		}
-		q := G.Must(graph.Reshape(G.Must(G.Mul(zAll, cst(fmt.Sprintf("wq%d", h), hd.WQ))), tensor.Shape{1, T, dk})) // (1, T, DK)
-		k := G.Must(graph.Reshape(G.Must(G.Mul(zCtx, cst(fmt.Sprintf("wk%d", h), hd.WK))), tensor.Shape{1, N, dk})) // (1, N, DK)
-		v := G.Must(graph.Reshape(G.Must(G.Mul(zCtx, cst(fmt.Sprintf("wv%d", h), hd.WV))), tensor.Shape{1, N, dv})) // (1, N, DV)
-		w, err := kern(q, k, nil)                                                                                   // (1, T, N)
+		q := G.Must(ops.Reshape(G.Must(G.Mul(zAll, cst(fmt.Sprintf("wq%d", h), hd.WQ))), tensor.Shape{1, T, dk})) // (1, T, DK)
+		k := G.Must(ops.Reshape(G.Must(G.Mul(zCtx, cst(fmt.Sprintf("wk%d", h), hd.WK))), tensor.Shape{1, N, dk})) // (1, N, DK)
+		v := G.Must(ops.Reshape(G.Must(G.Mul(zCtx, cst(fmt.Sprintf("wv%d", h), hd.WV))), tensor.Shape{1, N, dv})) // (1, N, DV)
+		w, err := kern(q, k, nil)                                                                                 // (1, T, N)
 		if err != nil {
 			return nil, err
 		}
-		att := G.Must(graph.Reshape(G.Must(G.BatchedMatMul(w, v, false, false)), tensor.Shape{T, dv})) // (T, DV)
-		out := G.Must(G.Mul(att, cst(fmt.Sprintf("p%d", h), hd.P)))                                    // (T, D)
+		att := G.Must(ops.Reshape(G.Must(G.BatchedMatMul(w, v, false, false)), tensor.Shape{T, dv})) // (T, DV)
+		out := G.Must(G.Mul(att, cst(fmt.Sprintf("p%d", h), hd.P)))                                  // (T, D)
 		if sum == nil {
 			sum = out
 		} else {
 			sum = G.Must(G.Add(sum, out))
 		}
 	}
-	z1 := G.Must(G.Add(zAll, sum))                                      // (T, D): skip connection
-	f := G.Must(G.Mul(G.Must(graph.Slice(z1, 0, N, T)), cst("r", o.R))) // (G, d')
-	p := G.Must(graph.SoftMax(G.Must(G.Mul(f, cst("we", o.We)))))       // (G, C)
+	z1 := G.Must(G.Add(zAll, sum))                                    // (T, D): skip connection
+	f := G.Must(G.Mul(G.Must(ops.Slice(z1, 0, N, T)), cst("r", o.R))) // (G, d')
+	p := G.Must(ops.SoftMax(G.Must(G.Mul(f, cst("we", o.We)))))       // (G, C)
 	vm, err := graph.NewMachine(s, nil, graph.MachineOptions{NoGrad: true})
 	if err != nil {
 		return nil, err

@@ -23,7 +23,7 @@ type ExecOptions struct {
 	// tests and for isolating a suspect device kernel.
 	HostOnly bool
 	// HostOps forces the ops whose report name (as in Placements, e.g.
-	// "graph.mmOp MatMul" or "layers.kernelOp") starts with one of these
+	// "ops.MatMulOp MatMul" or "ops.KernelOp") starts with one of these
 	// prefixes onto the CPU fallback: to isolate a suspect device kernel.
 	HostOps []string
 	// ResidentParams keeps the machine's parameters (those with gradients)
@@ -87,17 +87,17 @@ func NewExecutorWith(b Backend, opts ExecOptions) graph.ExecutorFactory {
 // matrix-vector and batched products (Backend.Gemm), elementwise unary and
 // binary ops (a scalar operand broadcast), repeat (its broadcasts), sums
 // along axes, transposes, concatenation, slices, reshapes (free: they share
-// their input's buffer) and size constants; gdattn's graph.MatMul,
-// BatchedMatMul, ConcatLast, Slice (and its gradient), SoftMax/LogSoftMax
-// (and their gradient); layers' kernel-weight op for the five kernels and
-// its gradients (dot-product kernels on Gemm), the fused attention head and
-// expectation ops with their gradients, the sparse embedding's gather and
-// scatter-add (centered too: LookupCentered's mean row and its gradient's
-// fill), the tied output layer's three products (layers.TiedLogits, on
-// Gemm) and the sparse softmax cross-entropy with its gradient. Any
-// other op (a new fused op, an op with int outputs, a shape the lowering
-// does not expect, an op of gdattn's packages with a field the lowering
-// does not know: see opFields) runs through the CPU fallback: its inputs are
+// their input's buffer) and size constants; gdattn's ops (package ops,
+// lowered by a type switch on their exported types, see lower):
+// ops.MatMul, BatchedMatMul, ConcatLast, Slice (and its gradient),
+// SoftMax/LogSoftMax (and their gradient), the kernel-weight op for the
+// five kernels and its gradients (dot-product kernels on Gemm), the fused
+// attention head and expectation ops with their gradients, the sparse
+// embedding's gather and scatter-add (centered too: GatherCentered's mean
+// row and its gradient's fill), the tied output layer's three products
+// (ops.TiedLogits, on Gemm) and the sparse cross-entropy with its gradient.
+// Any other op (a new fused op, an op with int outputs, a shape the
+// lowering does not expect) runs through the CPU fallback: its inputs are
 // downloaded, Gorgonia's op.Do runs on the host and the result is uploaded,
 // so every graph runs correctly and only speed depends on coverage.
 // Placements and FallbackOps say which ops run where; a one-line report of
@@ -500,14 +500,32 @@ func newHostValue(dt tensor.Dtype, s tensor.Shape) G.Value {
 	return tensor.New(tensor.Of(dt), tensor.WithShape(s.Clone()...))
 }
 
-// childrenOf returns the nodes n's op reads, in argument order. Gorgonia
-// keeps them in the unexported field children; it is read, never written.
+// childrenOf returns the nodes n's op reads, in argument order (repeated
+// inputs repeated), through Gorgonia's exported graph API: ExprGraph.From
+// (gonum's graph.Directed) lists a node's children, in v0.9.18 as an
+// ordered iterator over the node's argument list. TestChildrenOrder pins
+// the order on a non-commutative op and a repeated input.
 func childrenOf(n *G.Node) (G.Nodes, error) {
-	f := reflect.ValueOf(n).Elem().FieldByName("children")
-	if !f.IsValid() || f.Type() != reflect.TypeOf(G.Nodes(nil)) {
-		return nil, errors.New("cuda: executor: this Gorgonia version's Node has no children field")
+	if n.Op() == nil {
+		return nil, nil
 	}
-	return reflect.NewAt(f.Type(), unsafe.Pointer(f.UnsafeAddr())).Elem().Interface().(G.Nodes), nil
+	g := n.Graph()
+	if g == nil {
+		return nil, fmt.Errorf("cuda: executor: node %q belongs to no graph", n.Name())
+	}
+	it := g.From(n.ID())
+	if it == nil {
+		return nil, fmt.Errorf("cuda: executor: node %q is not in its graph", n.Name())
+	}
+	var out G.Nodes
+	for it.Next() {
+		c, ok := it.Node().(*G.Node)
+		if !ok {
+			return nil, fmt.Errorf("cuda: executor: node %q has a child of type %T", n.Name(), it.Node())
+		}
+		out = append(out, c)
+	}
+	return out, nil
 }
 
 // hostBytes returns the address and size in bytes of a host value's
@@ -620,7 +638,7 @@ func (x *Exec) count(dev bool) int {
 }
 
 // opName is an op's name for reports: its type and printed form with sizes
-// dropped, e.g. "gorgonia.linAlgBinOp A × Bᵀ" or "graph.reshapeOp ReshapeCopy".
+// dropped, e.g. "gorgonia.linAlgBinOp A × Bᵀ" or "ops.ReshapeOp ReshapeCopy".
 func opName(op G.Op) string {
 	t := strings.TrimPrefix(fmt.Sprintf("%T", op), "*")
 	s := op.String()

@@ -3,12 +3,13 @@ package cuda
 import (
 	"fmt"
 	"math/rand/v2"
-	"reflect"
 	"strings"
 	"testing"
 
 	"github.com/gdattn/gdattn/graph"
 	"github.com/gdattn/gdattn/layers"
+	"github.com/gdattn/gdattn/losses"
+	"github.com/gdattn/gdattn/ops"
 	G "gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
 )
@@ -39,7 +40,7 @@ func tiedModel(dt tensor.Dtype, V, D int, centered bool) (*testModel, error) {
 		}
 		if name == "labels" {
 			vals[3] = -1
-			return n, layers.SetLabels(n, vals, V)
+			return n, losses.SetLabels(n, vals, V)
 		}
 		vals[1] = vals[0] // a repeated id: the scatter adds two rows into one
 		return n, e.SetIDs(n, vals)
@@ -64,7 +65,7 @@ func tiedModel(dt tensor.Dtype, V, D int, centered bool) (*testModel, error) {
 	if err != nil {
 		return nil, err
 	}
-	if h, err = graph.Reshape(h, tensor.Shape{B * T, D}); err != nil {
+	if h, err = ops.Reshape(h, tensor.Shape{B * T, D}); err != nil {
 		return nil, err
 	}
 	h2, err := e.Lookup(ids2)
@@ -78,7 +79,7 @@ func tiedModel(dt tensor.Dtype, V, D int, centered bool) (*testModel, error) {
 	if err != nil {
 		return nil, err
 	}
-	loss, err := layers.SparseSoftmaxCrossEntropy(logits, labels)
+	loss, err := losses.SparseSoftmaxCrossEntropy(logits, labels)
 	if err != nil {
 		return nil, err
 	}
@@ -132,144 +133,36 @@ func TestExecutorTiedCentered(t *testing.T) {
 	}
 }
 
-// fakeOp stands in for an op type of gdattn's packages in the unknownField
-// tests.
-type fakeOp struct {
-	a, b  int
-	inner *fakeInner
-}
-
-type fakeInner struct{ x, y bool }
-
-// TestUnknownField: an op whose struct has a field opFields does not list
-// for its type (or holds a listed type with such a field) is reported;
-// types not listed are not checked.
-func TestUnknownField(t *testing.T) {
-	defer func() {
-		delete(opFields, "cuda.fakeOp")
-		delete(opFields, "cuda.fakeInner")
-	}()
-	if f := unknownField(&fakeOp{}); f != "" {
-		t.Errorf("unlisted type: got %q, want none", f)
-	}
-	opFields["cuda.fakeOp"] = []string{"a", "b", "inner"}
-	if f := unknownField(&fakeOp{inner: &fakeInner{}}); f != "" {
-		t.Errorf("all fields known: got %q", f)
-	}
-	opFields["cuda.fakeOp"] = []string{"a", "inner"}
-	if f := unknownField(&fakeOp{}); f != "cuda.fakeOp.b" {
-		t.Errorf("got %q, want cuda.fakeOp.b", f)
-	}
-	opFields["cuda.fakeOp"] = []string{"a", "b", "inner"}
-	opFields["cuda.fakeInner"] = []string{"x"}
-	if f := unknownField(&fakeOp{}); f != "" {
-		t.Errorf("nil inner op: got %q", f)
-	}
-	if f := unknownField(&fakeOp{inner: &fakeInner{}}); f != "cuda.fakeInner.y" {
-		t.Errorf("got %q, want cuda.fakeInner.y", f)
-	}
-}
-
-// TestExecutorUnknownOptionFallsBack: with "center" struck from the
-// gather's and scatter's known fields (as if LookupCentered had been added
-// after the lowering), the language model's centered lookup and its
-// gradient run on the host, the report names the field, and the results
-// still match the TapeMachine.
-func TestExecutorUnknownOptionFallsBack(t *testing.T) {
+// TestExecutorCenteredLookupOnHost: with the gather and scatter-add forced
+// onto the host (ExecOptions.HostOps), the language model's centered lookup
+// and its gradient run through the CPU fallback, between device ops that
+// feed and read them, and the results still match the TapeMachine.
+func TestExecutorCenteredLookupOnHost(t *testing.T) {
 	be, device := execBackend(t)
-	saved := map[string][]string{}
-	for _, typ := range []string{"layers.gatherOp", "layers.scatterOp"} {
-		saved[typ] = opFields[typ]
-		var known []string
-		for _, f := range opFields[typ] {
-			if f != "center" {
-				known = append(known, f)
-			}
-		}
-		opFields[typ] = known
+	if !device {
+		t.Skip("everything runs on the host already")
 	}
-	defer func() {
-		for typ, f := range saved {
-			opFields[typ] = f
-		}
-	}()
 	for _, dt := range []tensor.Dtype{tensor.Float64, tensor.Float32} {
-		x := compareModel(t, be, device, "gdlm", dt)
-		if !device {
-			continue
+		want := tapeRun(t, "gdlm", dt)
+		m, err := buildModel("gdlm", dt, 5)
+		if err != nil {
+			t.Fatal(err)
 		}
-		fb := strings.Join(x.FallbackOps(), "; ")
-		for _, want := range []string{"layers.gatherOp Gather [unlowered field layers.gatherOp.center]", "layers.scatterOp ScatterAdd [unlowered field layers.scatterOp.center]"} {
+		opts := ExecOptions{HostOps: []string{"ops.GatherOp", "ops.ScatterOp"}, Logf: func(string, ...any) {}}
+		mach, err := graph.NewMachine(m.s, m.loss, graph.MachineOptions{Outputs: m.outputs, Executor: NewExecutorWith(be, opts)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := mach.Run(); err != nil {
+			t.Fatal(err)
+		}
+		compareSnapshots(t, takeSnapshot(t, m, mach), want, execTol(dt))
+		fb := strings.Join(mach.Executor().(*Exec).FallbackOps(), "; ")
+		for _, want := range []string{"ops.GatherOp Gather", "ops.ScatterOp ScatterAdd"} {
 			if !strings.Contains(fb, want) {
 				t.Errorf("%v: host ops %q lack %q", dt, fb, want)
 			}
 		}
-	}
-}
-
-// TestOpFieldsCurrent: every field opFields lists for an op type still
-// exists in the type, for the op types the test models build (a stale
-// entry would hide nothing, but says the list was not kept up to date).
-func TestOpFieldsCurrent(t *testing.T) {
-	seen := map[string]reflect.Type{}
-	var walk func(rv reflect.Value)
-	walk = func(rv reflect.Value) {
-		for rv.Kind() == reflect.Pointer || rv.Kind() == reflect.Interface {
-			if rv.IsNil() {
-				return
-			}
-			rv = rv.Elem()
-		}
-		if rv.Kind() != reflect.Struct {
-			return
-		}
-		typ := rv.Type().String()
-		if _, ok := opFields[typ]; !ok || seen[typ] != nil {
-			return
-		}
-		seen[typ] = rv.Type()
-		for i := 0; i < rv.NumField(); i++ {
-			walk(rv.Field(i))
-		}
-	}
-	models := []*testModel{}
-	for _, name := range modelNames {
-		m, err := buildModel(name, tensor.Float64, 5)
-		if err != nil {
-			t.Fatal(err)
-		}
-		models = append(models, m)
-	}
-	m, err := tiedModel(tensor.Float64, 29, 6, true)
-	if err != nil {
-		t.Fatal(err)
-	}
-	models = append(models, m)
-	for _, m := range models {
-		mach, err := graph.NewMachine(m.s, m.loss, graph.MachineOptions{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, n := range m.s.Graph().AllNodes() {
-			if n.Op() != nil {
-				walk(reflect.ValueOf(n.Op()))
-			}
-		}
 		mach.Close()
-	}
-	for typ, known := range opFields {
-		rt, ok := seen[typ]
-		if !ok {
-			t.Logf("%s: not built by the test models", typ)
-			continue
-		}
-		for _, f := range known {
-			if _, ok := rt.FieldByName(f); !ok {
-				t.Errorf("opFields lists %s.%s, which the type no longer has", typ, f)
-			}
-		}
-		if rt.NumField() != len(known) {
-			t.Errorf("%s has %d fields, opFields lists %d", typ, rt.NumField(), len(known))
-		}
 	}
 }

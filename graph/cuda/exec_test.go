@@ -117,10 +117,10 @@ func tapeRun(t *testing.T, name string, dt tensor.Dtype) snapshot {
 
 // expensiveOps are the op types the tests require on the device when the
 // backend has kernels.
-var expensiveOps = []string{"gorgonia.linAlgBinOp", "graph.mmOp", "graph.bmmOp", "layers.kernelOp", "layers.kernelGradOp",
-	"graph.softmaxOp", "graph.softmaxGradOp", "layers.headOp", "layers.headGradOp", "layers.headParamGradOp",
-	"layers.expectOp", "layers.expectGradOp", "layers.expectParamGradOp", "layers.sparseXentOp",
-	"layers.tiedOp", "layers.gatherOp", "layers.scatterOp"}
+var expensiveOps = []string{"gorgonia.linAlgBinOp", "ops.MatMulOp", "ops.BatchedMatMulOp", "ops.KernelOp", "ops.KernelGradOp",
+	"ops.SoftMaxOp", "ops.SoftMaxGradOp", "ops.HeadOp", "ops.HeadGradOp", "ops.HeadParamGradOp",
+	"ops.ExpectationOp", "ops.ExpectationGradOp", "ops.ExpectationParamGradOp", "ops.SparseCrossEntropyOp",
+	"ops.TiedLogitsOp", "ops.GatherOp", "ops.ScatterOp"}
 
 // TestExecutorMatchesTapeMachine runs every test model (forward, loss and all
 // parameter gradients) through the executor and compares with Gorgonia's
@@ -354,7 +354,7 @@ func TestExecutorHostOps(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	opts := ExecOptions{HostOps: []string{"graph.mmOp", "layers.headOp"}, Logf: t.Logf}
+	opts := ExecOptions{HostOps: []string{"ops.MatMulOp", "ops.HeadOp"}, Logf: t.Logf}
 	mach, err := graph.NewMachine(m.s, m.loss, graph.MachineOptions{Outputs: m.outputs, Executor: NewExecutorWith(be, opts)})
 	if err != nil {
 		t.Fatal(err)
@@ -372,7 +372,7 @@ func TestExecutorHostOps(t *testing.T) {
 	}
 	// The head's gradient ops read buffers of its device forward node, so
 	// they follow it onto the host.
-	got, wantHost := strings.Join(host, ", "), "graph.mmOp MatMul, layers.headGradOp AttentionHeadGrad, layers.headOp AttentionHead, layers.headParamGradOp AttentionHeadGrad"
+	got, wantHost := strings.Join(host, ", "), "ops.HeadGradOp AttentionHeadGrad, ops.HeadOp AttentionHead, ops.HeadParamGradOp AttentionHeadGrad, ops.MatMulOp MatMul"
 	if got != wantHost {
 		t.Errorf("host ops %q, want %q", got, wantHost)
 	}

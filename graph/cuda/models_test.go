@@ -108,7 +108,8 @@ func buildModel(name string, dt tensor.Dtype, seed uint64) (*testModel, error) {
 			if err != nil {
 				return nil, nil, nil, err
 			}
-			return m.Logits, m.Loss, m.Feed, nil
+			loss, err := losses.SparseSoftmaxCrossEntropy(m.Logits, m.Targets)
+			return m.Logits, loss, m.Feed, err
 		})
 	case "gpt":
 		const V, ctx = 11, 5
@@ -117,7 +118,8 @@ func buildModel(name string, dt tensor.Dtype, seed uint64) (*testModel, error) {
 			if err != nil {
 				return nil, nil, nil, err
 			}
-			return m.Logits, m.Loss, m.Feed, nil
+			loss, err := losses.SparseSoftmaxCrossEntropy(m.Logits, m.Targets)
+			return m.Logits, loss, m.Feed, err
 		})
 	default:
 		return nil, fmt.Errorf("unknown test model %q", name)

@@ -2,10 +2,8 @@ package cuda
 
 import (
 	"fmt"
-	"reflect"
-	"slices"
-	"strings"
 
+	"github.com/gdattn/gdattn/ops"
 	G "gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
 )
@@ -21,35 +19,28 @@ type devFunc func(x *Exec, v *value) error
 func (f devFunc) run(x *Exec, v *value) error { return f(x, v) }
 
 // lower picks v's device implementation: it sets v.dev, or v.alias for a
-// free reshape, or leaves both unset for the CPU fallback. Ops are
-// recognised by their Go type name (most are unexported, in Gorgonia, graph
-// and layers) and their parameters read with reflect; anything unexpected
-// leaves the op on the fallback path, so a new op costs speed, never
-// correctness. That includes a new option of an op lowered here: an op of
-// graph or layers whose struct has a field opFields does not list runs on
-// the host, and its report name says which field ("[unlowered field
-// layers.gatherOp.center]").
+// free reshape, or leaves both unset for the CPU fallback. gdattn's ops are
+// recognised by a type switch on their exported types in package ops and
+// read through their accessors, so a change to an op's parameters breaks
+// this package's build (CI builds it with -tags gdcuda and -tags cudaemu)
+// rather than its lowering. Gorgonia's ops (pinned at v0.9.18, unexported
+// types) are recognised by the dynamic type of the op its exported
+// constructor builds and read through their exported methods (gorgonia.go).
+// An op or a shape the lowering does not expect runs on the host: a new op
+// costs speed, never correctness.
 func lower(x *Exec, v *value) error {
 	if v.dt != tensor.Float32 && v.dt != tensor.Float64 {
 		return nil
 	}
 	op := v.n.Op()
-	typ := strings.TrimPrefix(fmt.Sprintf("%T", op), "*")
-	if f := unknownField(op); f != "" {
-		// An option this lowering does not know (added to the op after
-		// the lowering was written) could change what the op computes:
-		// the host runs it, and the report says why.
-		v.what += " [unlowered field " + f + "]"
-		return nil
-	}
-	switch typ {
-	case "gorgonia.reshapeOp", "graph.reshapeOp":
+	if _, ok := op.(*ops.ReshapeOp); ok || gorgoniaKindOf(op) == gReshape {
 		if len(v.ins) == 1 && v.ins[0].bytes == v.bytes && v.ins[0].dt == v.dt {
 			v.alias = true
 		}
 		return nil
-	case "gorgonia.sizeOp":
-		return lowerSize(v)
+	}
+	if gorgoniaKindOf(op) == gSize {
+		return lowerSize(v, op)
 	}
 	for _, in := range v.ins {
 		if in.dt != v.dt && in.dt != tensor.Int {
@@ -57,140 +48,55 @@ func lower(x *Exec, v *value) error {
 		}
 	}
 	var dev devOp
-	switch typ {
-	case "gorgonia.linAlgBinOp":
-		dev = lowerLinAlg(v, op)
-	case "graph.mmOp":
-		dev = lowerMM(v, op)
-	case "graph.bmmOp":
-		dev = lowerBMM(v, op)
-	case "gorgonia.elemUnaryOp":
-		dev = lowerUnary(v, op)
-	case "gorgonia.elemBinOp":
-		dev = lowerBinary(v, op)
-	case "gorgonia.repeatOp":
-		dev = lowerRepeat(v, op)
-	case "gorgonia.sumOp":
-		var err error
-		if dev, err = lowerSum(x, v, op); err != nil {
-			return err
-		}
-	case "gorgonia.transposeOp":
-		dev = lowerTranspose(v, op)
-	case "gorgonia.concatOp":
-		dev = lowerConcat(v, op)
-	case "graph.sliceOp":
-		dev = lowerSlice(v, op)
-	case "gorgonia.sliceOp":
-		dev = lowerGorgoniaSlice(v, op)
-	case "graph.softmaxOp", "graph.softmaxGradOp":
-		dev = lowerSoftmax(v, op, typ == "graph.softmaxGradOp")
-	case "graph.concatOp":
+	var err error
+	switch op := op.(type) {
+	case *ops.MatMulOp:
+		dev = lowerMM(v, op.TransA(), op.TransB())
+	case *ops.BatchedMatMulOp:
+		dev = lowerBMM(v, op.TransA(), op.TransB())
+	case *ops.SliceOp:
+		lo, hi := op.Band()
+		dev = lowerSlice(v, op.Shape(), op.Axis(), lo, hi, op.Backward())
+	case *ops.SoftMaxOp:
+		dev = lowerSoftmax(v, op.Log(), false)
+	case *ops.SoftMaxGradOp:
+		dev = lowerSoftmax(v, op.Log(), true)
+	case *ops.ConcatLastOp:
 		dev = lowerConcatLast(v)
-	case "layers.expectOp", "layers.expectGradOp", "layers.expectParamGradOp":
-		kind := map[string]string{"layers.expectOp": "fwd", "layers.expectGradOp": "df", "layers.expectParamGradOp": "param"}[typ]
-		var err error
-		if dev, err = lowerExpect(x, v, op, kind); err != nil {
-			return err
-		}
-	case "layers.headOp", "layers.headGradOp", "layers.headParamGradOp":
-		part := map[string]string{"layers.headOp": "fwd", "layers.headGradOp": "dz", "layers.headParamGradOp": "param"}[typ]
-		var err error
-		if dev, err = lowerHead(x, v, op, part); err != nil {
-			return err
-		}
-	case "layers.gatherOp", "layers.scatterOp":
-		lowerFn := lowerGather
-		if typ == "layers.scatterOp" {
-			lowerFn = lowerScatter
-		}
-		var err error
-		if dev, err = lowerFn(x, v, op); err != nil {
-			return err
-		}
-	case "layers.tiedOp":
+	case *ops.ExpectationOp:
+		dev, err = lowerExpect(x, v, op, expectFwd, 0)
+	case *ops.ExpectationGradOp:
+		dev, err = lowerExpect(x, v, op.Forward(), expectDF, 0)
+	case *ops.ExpectationParamGradOp:
+		dev, err = lowerExpect(x, v, op.Forward(), expectParam, op.Wrt())
+	case *ops.HeadOp:
+		dev, err = lowerHead(x, v, op)
+	case *ops.HeadGradOp:
+		dev, err = lowerHeadGrad(x, v, op.Head(), 0)
+	case *ops.HeadParamGradOp:
+		dev, err = lowerHeadGrad(x, v, op.Head(), op.Wrt())
+	case *ops.GatherOp:
+		dev, err = lowerGather(x, v, op.Vocab(), op.Dim(), op.Centered())
+	case *ops.ScatterOp:
+		dev, err = lowerScatter(x, v, op.Vocab(), op.Dim(), op.Centered())
+	case *ops.TiedLogitsOp:
 		dev = lowerTied(v, op)
-	case "layers.sparseXentOp":
-		var err error
-		if dev, err = lowerXent(x, v, op); err != nil {
-			return err
-		}
-	case "layers.kernelOp", "layers.kernelGradOp":
-		var err error
-		if dev, err = lowerKernel(x, v, op, typ == "layers.kernelGradOp"); err != nil {
-			return err
-		}
+	case *ops.SparseCrossEntropyOp:
+		dev, err = lowerXent(x, v, op)
+	case *ops.KernelOp:
+		dev, err = lowerKernel(x, v, op, -1)
+	case *ops.KernelGradOp:
+		dev, err = lowerKernel(x, v, op.Forward(), op.Wrt())
+	default:
+		dev, err = lowerGorgonia(x, v, op)
+	}
+	if err != nil {
+		return err
 	}
 	if dev != nil {
 		v.dev = dev
 	}
 	return nil
-}
-
-// opFields lists, for each op type of gdattn's own packages that lower
-// maps, every field of the op's struct the lowering knows: the fields it
-// reads, and those it knows not to matter on the device (host state,
-// caches, bookkeeping). An op whose struct has a field not listed here runs
-// on the host (unknownField): a new option of an op the executor lowers
-// (as center was for the gather) must not be silently ignored. Struct or
-// pointer-to-struct fields whose type is itself listed (a gradient op's
-// forward op) are checked too. Gorgonia's ops, pinned at v0.9.18, are not
-// listed.
-var opFields = map[string][]string{
-	"graph.mmOp":               {"transA", "transB", "ra", "rb", "dataA", "dataB"},
-	"graph.bmmOp":              {"transA", "transB"},
-	"graph.reshapeOp":          {"from", "to"},
-	"graph.sliceOp":            {"shape", "axis", "lo", "hi", "backward"},
-	"graph.softmaxOp":          {"log"},
-	"graph.softmaxGradOp":      {"log"},
-	"graph.concatOp":           {"lead", "widths", "shapes", "data"},
-	"layers.expectOp":          {"id", "rankF", "st"},
-	"layers.expectGradOp":      {"e"},
-	"layers.expectParamGradOp": {"e", "wrt"},
-	"layers.headOp":            {"kind", "gFixed", "learnG", "ctx", "id", "st", "gst"},
-	"layers.headGradOp":        {"head"},
-	"layers.headParamGradOp":   {"head", "wrt"},
-	"layers.gatherOp":          {"v", "d", "ids", "center"},
-	"layers.scatterOp":         {"v", "d", "ids", "center", "buf"},
-	"layers.sparseXentOp":      {"n", "c", "back", "fwd", "prob", "inv", "ready", "src"},
-	"layers.kernelOp":          {"kind", "g", "learnG", "masked", "dataQK", "c"},
-	"layers.kernelGradOp":      {"kernelOp", "wrt"},
-	"layers.tiedOp":            {"n", "v", "d", "mode", "buf", "wt"},
-}
-
-// unknownField returns "type.field" for the first field of op (or of a
-// listed op type it holds) that opFields does not list for its type, or ""
-// when every field is known or op's type is not listed.
-func unknownField(op any) string {
-	return unknownFieldOf(reflect.ValueOf(op), map[reflect.Type]bool{})
-}
-
-func unknownFieldOf(rv reflect.Value, seen map[reflect.Type]bool) string {
-	for rv.Kind() == reflect.Pointer || rv.Kind() == reflect.Interface {
-		if rv.IsNil() {
-			return ""
-		}
-		rv = rv.Elem()
-	}
-	if rv.Kind() != reflect.Struct || seen[rv.Type()] {
-		return ""
-	}
-	typ := strings.TrimPrefix(rv.Type().String(), "*")
-	known, ok := opFields[typ]
-	if !ok {
-		return ""
-	}
-	seen[rv.Type()] = true
-	for i := 0; i < rv.NumField(); i++ {
-		name := rv.Type().Field(i).Name
-		if !slices.Contains(known, name) {
-			return typ + "." + name
-		}
-		if f := unknownFieldOf(rv.Field(i), seen); f != "" {
-			return f
-		}
-	}
-	return ""
 }
 
 // suffix is the kernel name suffix of a dtype.
@@ -201,74 +107,19 @@ func suffix(dt tensor.Dtype) string {
 	return "_f64"
 }
 
-// field reads a field of an op (unexported included) by name; ok is false
-// when the op has no such field. Embedded structs are searched too.
-func field(op any, name string) (reflect.Value, bool) {
-	rv := reflect.ValueOf(op)
-	for rv.Kind() == reflect.Pointer || rv.Kind() == reflect.Interface {
-		if rv.IsNil() {
-			return reflect.Value{}, false
-		}
-		rv = rv.Elem()
-	}
-	if rv.Kind() != reflect.Struct {
-		return reflect.Value{}, false
-	}
-	f := rv.FieldByName(name)
-	return f, f.IsValid()
-}
-
-func fieldBool(op any, name string) (bool, bool) {
-	f, ok := field(op, name)
-	if !ok || f.Kind() != reflect.Bool {
-		return false, false
-	}
-	return f.Bool(), true
-}
-
-func fieldInt(op any, name string) (int, bool) {
-	f, ok := field(op, name)
-	if !ok {
-		return 0, false
-	}
-	switch f.Kind() {
-	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
-		return int(f.Int()), true
-	}
-	return 0, false
-}
-
-func fieldFloat(op any, name string) (float64, bool) {
-	f, ok := field(op, name)
-	if !ok || (f.Kind() != reflect.Float64 && f.Kind() != reflect.Float32) {
-		return 0, false
-	}
-	return f.Float(), true
-}
-
-func fieldInts(op any, name string) ([]int, bool) {
-	f, ok := field(op, name)
-	if !ok || f.Kind() != reflect.Slice || f.Type().Elem().Kind() != reflect.Int {
-		return nil, false
-	}
-	out := make([]int, f.Len())
-	for i := range out {
-		out[i] = int(f.Index(i).Int())
-	}
-	return out, true
-}
-
 // lowerSize turns Gorgonia's sizeOp (the length of an axis, a constant of
 // the graph's static shapes) into a constant uploaded once.
-func lowerSize(v *value) error {
+func lowerSize(v *value, op G.Op) error {
 	if len(v.ins) != 1 || !v.shape.IsScalar() {
 		return nil
 	}
-	size, _ := fieldInt(v.n.Op(), "val")
+	size, axis, ok := sizeOpArgs(op)
+	if !ok {
+		return nil
+	}
 	if size == 0 {
-		axis, ok := fieldInt(v.n.Op(), "axis")
 		s := v.ins[0].shape
-		if !ok || axis < 0 || axis >= len(s) {
+		if axis < 0 || axis >= len(s) {
 			return nil
 		}
 		size = s[axis]

@@ -1,31 +1,37 @@
 package cuda
 
 import (
-	G "gorgonia.org/gorgonia"
+	"github.com/gdattn/gdattn/ops"
 )
 
-// lowerKernel maps layers' fused kernel op (W = κ(q, k)) and its gradient
-// op (wrt 0: q, 1: k, 2: g). Inputs: q, k, then g if learned, then the keep
+// kernelCode is the kind code of kernels/attn.cu for a built-in kernel.
+func kernelCode(k ops.KernelKind) (int32, bool) {
+	switch k {
+	case ops.KindLinear:
+		return 0, true
+	case ops.KindRBF:
+		return 1, true
+	case ops.KindExp:
+		return 2, true
+	case ops.KindLaplacian:
+		return 3, true
+	case ops.KindSoftmax:
+		return 4, true
+	}
+	return 0, false
+}
+
+// lowerKernel maps the fused kernel op (ops.KernelOp: W = κ(q, k)) and,
+// with wrt >= 0, its gradient op (ops.KernelGradOp, whose Forward is op;
+// wrt 0: q, 1: k, 2: g). Inputs: q, k, then g if learned, then the keep
 // mask if masked; the gradient op adds W and dW.
-func lowerKernel(x *Exec, v *value, op G.Op, grad bool) (devOp, error) {
-	kindI, ok1 := fieldInt(op, "kind")
-	learnG, ok2 := fieldBool(op, "learnG")
-	masked, ok3 := fieldBool(op, "masked")
-	gFixed, ok4 := fieldFloat(op, "g")
-	// layers' kernelKind order (linear, rbf, exp, laplacian, softmax) is
-	// the kind code of kernels/attn.cu.
-	kind := int32(kindI)
-	if !ok1 || !ok2 || !ok3 || !ok4 || kind < 0 || kind > 4 {
+func lowerKernel(x *Exec, v *value, op *ops.KernelOp, wrt int) (devOp, error) {
+	kind, ok := kernelCode(op.Kind())
+	if !ok || wrt < -1 || wrt > 2 {
 		return nil, nil
 	}
-	wrt := -1
-	if grad {
-		w, ok := fieldInt(op, "wrt")
-		if !ok || w < 0 || w > 2 {
-			return nil, nil
-		}
-		wrt = w
-	}
+	grad := wrt >= 0
+	learnG, masked, gFixed := op.LearnG(), op.Masked(), op.FixedG()
 	nf := 2
 	if learnG {
 		nf++

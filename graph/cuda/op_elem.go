@@ -1,7 +1,6 @@
 package cuda
 
 import (
-	G "gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
 )
 
@@ -17,8 +16,9 @@ var unaryCodes = map[string]int32{
 // ew_binary (comparisons stay on the fallback).
 var binaryCodes = map[string]int32{"+": 0, "-": 1, "⊙": 2, "÷": 3, "^": 4}
 
-func lowerUnary(v *value, op G.Op) devOp {
-	code, ok := unaryCodes[op.String()]
+// lowerUnary maps Gorgonia's elemUnaryOp, whose String is the op's name.
+func lowerUnary(v *value, name string) devOp {
+	code, ok := unaryCodes[name]
 	if !ok || len(v.ins) != 1 || v.ins[0].size != v.size {
 		return nil
 	}
@@ -29,12 +29,11 @@ func lowerUnary(v *value, op G.Op) devOp {
 
 // lowerBinary handles same-size operands and a scalar (size-1) operand
 // broadcast against a tensor; Gorgonia's broadcasts of other shapes reach
-// elemBinOp through repeatOp.
-func lowerBinary(v *value, op G.Op) devOp {
+// elemBinOp through repeatOp. s is the op's String.
+func lowerBinary(v *value, s string) devOp {
 	if len(v.ins) != 2 {
 		return nil
 	}
-	s := op.String()
 	// elemBinOp prints as "<symbol> <retSame>".
 	sym := s
 	for i, r := range s {
@@ -70,9 +69,8 @@ func lowerBinary(v *value, op G.Op) devOp {
 // lowerRepeat maps Gorgonia's repeatOp (numpy.repeat along one axis; the
 // broadcasts of BroadcastAdd and friends), whose repeat count comes from
 // the static output shape.
-func lowerRepeat(v *value, op G.Op) devOp {
-	along, ok := fieldInt(op, "along")
-	if !ok || len(v.ins) < 1 {
+func lowerRepeat(v *value, along int) devOp {
+	if len(v.ins) < 1 {
 		return nil
 	}
 	in, out := v.ins[0], v.shape
@@ -136,9 +134,8 @@ func collapse4(s tensor.Shape, axes []int) (d [4]int64, mask int32, ok bool) {
 }
 
 // lowerSum maps Gorgonia's sumOp (sum along axes).
-func lowerSum(x *Exec, v *value, op G.Op) (devOp, error) {
-	along, ok := fieldInts(op, "along")
-	if !ok || len(v.ins) != 1 {
+func lowerSum(x *Exec, v *value, along []int) (devOp, error) {
+	if len(v.ins) != 1 {
 		return nil, nil
 	}
 	in := v.ins[0]
@@ -174,9 +171,8 @@ func lowerSum(x *Exec, v *value, op G.Op) (devOp, error) {
 
 // lowerTranspose maps Gorgonia's transposeOp (an axis permutation of a
 // tensor of rank <= 4).
-func lowerTranspose(v *value, op G.Op) devOp {
-	pattern, ok := fieldInts(op, "pattern")
-	if !ok || len(v.ins) != 1 {
+func lowerTranspose(v *value, pattern []int) devOp {
+	if len(v.ins) != 1 {
 		return nil
 	}
 	in := v.ins[0].shape
@@ -231,17 +227,8 @@ func outerInner(s tensor.Shape, axis int) (int64, int64) {
 	return outer, inner
 }
 
-// lowerConcat maps Gorgonia's concatOp along one axis.
-func lowerConcat(v *value, op G.Op) devOp {
-	axis, ok := fieldInt(op, "axis")
-	if !ok {
-		return nil
-	}
-	return concatAlong(v, axis)
-}
-
 // concatAlong concatenates v's inputs along axis (their other dims equal
-// v's).
+// v's): Gorgonia's concatOp.
 func concatAlong(v *value, axis int) devOp {
 	out := v.shape
 	if axis < 0 || axis >= len(out) {
@@ -277,18 +264,13 @@ func concatAlong(v *value, axis int) devOp {
 	})
 }
 
-// lowerSlice maps graph.Slice (a band [lo, hi) of one axis) and its
-// gradient (the band scattered into zeros).
-func lowerSlice(v *value, op G.Op) devOp {
-	axis, ok1 := fieldInt(op, "axis")
-	lo, ok2 := fieldInt(op, "lo")
-	hi, ok3 := fieldInt(op, "hi")
-	backward, ok4 := fieldBool(op, "backward")
-	fs, ok5 := fieldInts(op, "shape")
-	if !ok1 || !ok2 || !ok3 || !ok4 || !ok5 || len(v.ins) != 1 {
+// lowerSlice maps ops.Slice (the band [lo, hi) of one axis of a tensor of
+// shape full) and, with backward, its gradient (the band scattered into
+// zeros).
+func lowerSlice(v *value, full tensor.Shape, axis, lo, hi int, backward bool) devOp {
+	if len(v.ins) != 1 {
 		return nil
 	}
-	full := tensor.Shape(fs)
 	if axis < 0 || axis >= len(full) || lo < 0 || hi > full[axis] || lo >= hi {
 		return nil
 	}
@@ -316,14 +298,12 @@ func lowerSlice(v *value, op G.Op) devOp {
 }
 
 // lowerGorgoniaSlice maps Gorgonia's sliceOp when it selects a contiguous
-// band of one axis with step 1 (the axis is kept or dropped).
-func lowerGorgoniaSlice(v *value, op G.Op) devOp {
-	sl, ok := op.(interface{ IsSlice() tensor.Slice })
-	along, ok2 := fieldInt(op, "along")
-	if !ok || !ok2 || len(v.ins) != 1 {
+// band of one axis with step 1 (the axis is kept or dropped): s is the
+// op's IsSlice, along its axis.
+func lowerGorgoniaSlice(v *value, s tensor.Slice, along int) devOp {
+	if len(v.ins) != 1 {
 		return nil
 	}
-	s := sl.IsSlice()
 	in := v.ins[0].shape
 	if s == nil || along < 0 || along >= len(in) || s.Step() > 1 {
 		return nil
@@ -346,12 +326,11 @@ func lowerGorgoniaSlice(v *value, op G.Op) devOp {
 	})
 }
 
-// lowerSoftmax maps graph.SoftMax / LogSoftMax (along the last axis) and
-// their gradient op.
-func lowerSoftmax(v *value, op G.Op, grad bool) devOp {
-	lg, ok := fieldBool(op, "log")
+// lowerSoftmax maps ops.SoftMax / LogSoftMax (along the last axis, lg for
+// the log variant) and, with grad, their gradient op.
+func lowerSoftmax(v *value, lg, grad bool) devOp {
 	s := v.shape
-	if !ok || len(s) == 0 {
+	if len(s) == 0 {
 		return nil
 	}
 	cols := s[len(s)-1]

@@ -1,17 +1,15 @@
 package cuda
 
 import (
-	"reflect"
-
-	G "gorgonia.org/gorgonia"
+	"github.com/gdattn/gdattn/ops"
 )
 
-// Device versions of the fused ops of layers and graph. The ops keep host
-// state between their forward and backward nodes; on the device the
-// intermediate values live in buffers shared by the nodes of one forward
-// op (keyed by that op), and a backward node is lowered only when the node
-// it reads them from runs on the device, so that every device node finds its
-// inputs computed in the same Run.
+// Device versions of the fused ops of package ops. The ops keep host state
+// between their forward and backward nodes; on the device the intermediate
+// values live in buffers shared by the nodes of one forward op (keyed by
+// that op: a gradient op's Forward or Head), and a backward node is lowered
+// only when the node it reads them from runs on the device, so that every
+// device node finds its inputs computed in the same Run.
 
 // shared holds the device buffers shared by the nodes of one fused op.
 type shared struct {
@@ -47,27 +45,7 @@ func (x *Exec) buf(s *shared, name string, v *value, elems int) (Ptr, error) {
 	return p, nil
 }
 
-// opKey returns the op a fused gradient op points to through field name
-// (as an interface value usable as a map key).
-func opKey(op G.Op, name string) (any, bool) {
-	f, ok := field(op, name)
-	if !ok || f.Kind() != reflect.Pointer || f.IsNil() {
-		return nil, false
-	}
-	return f.Pointer(), true
-}
-
-// selfKey is the map key of a forward op itself: its address (ok false
-// when the op is not a pointer, which the gradient ops could not point to).
-func selfKey(op G.Op) (any, bool) {
-	rv := reflect.ValueOf(op)
-	if rv.Kind() != reflect.Pointer || rv.IsNil() {
-		return nil, false
-	}
-	return rv.Pointer(), true
-}
-
-// lowerConcatLast maps graph.ConcatLast, the concatenation along the last
+// lowerConcatLast maps ops.ConcatLast, the concatenation along the last
 // axis of inputs that have the same number of rows (all but the last
 // dimension taken together).
 func lowerConcatLast(v *value) devOp {
@@ -105,11 +83,21 @@ func lowerConcatLast(v *value) devOp {
 	})
 }
 
-// lowerExpect maps layers' expectation op E = softmax(f K) Vᵀ (f (…, d'),
-// K and V (d', C)) and its gradients: df (ExpectationGrad{f}, inputs f, K,
-// V, E, dE) and dK, dV (ExpectationGrad{1|2}, inputs f, K, V, E, dE, df).
-func lowerExpect(x *Exec, v *value, op G.Op, kind string) (devOp, error) {
-	if len(v.ins) < 3 {
+// expectPart is the node of an expectation op lowerExpect lowers.
+type expectPart int
+
+const (
+	expectFwd   expectPart = iota // ops.ExpectationOp
+	expectDF                      // ops.ExpectationGradOp
+	expectParam                   // ops.ExpectationParamGradOp
+)
+
+// lowerExpect maps the expectation op E = softmax(f K) Vᵀ (f (…, d'), K and
+// V (d', C)) and its gradients: df (ExpectationGrad{f}, inputs f, K, V, E,
+// dE) and dK, dV (ExpectationGrad{1|2}, inputs f, K, V, E, dE, df; wrt 1
+// or 2). fwd is the forward op, which keys the buffers its nodes share.
+func lowerExpect(x *Exec, v *value, fwd *ops.ExpectationOp, kind expectPart, wrt int) (devOp, error) {
+	if len(v.ins) < 3 || fwd == nil {
 		return nil, nil
 	}
 	// f of rank above 2 is the matrix of its rows.
@@ -119,17 +107,7 @@ func lowerExpect(x *Exec, v *value, op G.Op, kind string) (devOp, error) {
 	}
 	dp, c := k.shape[0], k.shape[1]
 	m := f.size / dp
-	var key any
-	var ok bool
-	if kind == "fwd" {
-		key, ok = selfKey(op)
-	} else {
-		key, ok = opKey(op, "e")
-	}
-	if !ok {
-		return nil, nil
-	}
-	sh := x.sharedOf(key)
+	sh := x.sharedOf(fwd)
 	p, err := x.buf(sh, "p", v, m*c) // probabilities (M, C)
 	if err != nil {
 		return nil, err
@@ -146,7 +124,7 @@ func lowerExpect(x *Exec, v *value, op G.Op, kind string) (devOp, error) {
 		return x.launch(v, "softmax_rows", rows, cols, int32(0), p, p)
 	}
 	switch kind {
-	case "fwd":
+	case expectFwd:
 		if v.size != m*dp {
 			return nil, nil
 		}
@@ -178,7 +156,7 @@ func lowerExpect(x *Exec, v *value, op G.Op, kind string) (devOp, error) {
 		}
 		return x.launch(v, "softmax_grad_rows", rows, cols, int32(0), p, ds, ds)
 	}
-	if kind == "df" {
+	if kind == expectDF {
 		if len(v.ins) != 5 || v.size != m*dp {
 			return nil, nil
 		}
@@ -190,8 +168,7 @@ func lowerExpect(x *Exec, v *value, op G.Op, kind string) (devOp, error) {
 			return x.b.Gemm(v.dt, false, true, m, dp, c, 1, ds, c, 0, k.ptr, c, 0, 0, v.ptr, dp, 0, 1)
 		}), nil
 	}
-	wrt, ok := fieldInt(op, "wrt")
-	if !ok || len(v.ins) != 6 || v.size != dp*c || (wrt != 1 && wrt != 2) {
+	if len(v.ins) != 6 || v.size != dp*c || (wrt != 1 && wrt != 2) {
 		return nil, nil
 	}
 	gradDev := sh.grad && fwdDev

@@ -1,11 +1,11 @@
 package cuda
 
 import (
-	G "gorgonia.org/gorgonia"
+	"github.com/gdattn/gdattn/ops"
 )
 
 // headPlan holds the sizes and buffers of one fused attention head
-// (layers' headOp): z (B, T, Din), W_Q, W_K (Din, DK), W_V (Din, DV),
+// (ops.HeadOp): z (B, T, Din), W_Q, W_K (Din, DK), W_V (Din, DV),
 // P (DV, Dout), keys the first Tk positions.
 type headPlan struct {
 	b, t, tk, din, dk, dv, dout, nh int
@@ -17,31 +17,16 @@ type headPlan struct {
 // off is p advanced by n elements of v's dtype.
 func off(v *value, p Ptr, n int) Ptr { return p + Ptr(uintptr(n)*v.dt.Size()) }
 
-// lowerHead maps layers' fused attention head: the forward op (part "fwd"),
-// its dz op ("dz", inputs: forward inputs, out, dout) and its parameter
-// gradient ops ("param", inputs: forward inputs, out, dout, dz; wrt 1..5 =
-// W_Q, W_K, W_V, P, g). The forward node keeps z[A U], the scores and the
-// weights in buffers shared with the gradient nodes, which are lowered only
-// when the node before them is.
-func lowerHead(x *Exec, v *value, op G.Op, part string) (devOp, error) {
-	if part != "fwd" {
-		key, ok := opKey(op, "head")
-		if !ok {
-			return nil, nil
-		}
-		sh := x.sharedOf(key)
-		if (part == "dz" && !sh.fwd) || (part == "param" && !sh.grad) {
-			return nil, nil
-		}
-		return lowerHeadGrad(x, v, op, part, sh)
-	}
-	kindI, ok1 := fieldInt(op, "kind")
-	learnG, ok2 := fieldBool(op, "learnG")
-	ctx, ok3 := fieldBool(op, "ctx")
-	gFixed, ok4 := fieldFloat(op, "gFixed")
-	if !ok1 || !ok2 || !ok3 || !ok4 || (kindI != 0 && kindI != 2 && kindI != 4) {
+// lowerHead maps the fused attention head's forward op (ops.HeadOp); its
+// gradient nodes go through lowerHeadGrad. The forward node keeps z[A U],
+// the scores and the weights in buffers shared with the gradient nodes,
+// which are lowered only when the node before them is.
+func lowerHead(x *Exec, v *value, op *ops.HeadOp) (devOp, error) {
+	code, ok := kernelCode(op.Kind())
+	if !ok || !op.Kind().DotProduct() {
 		return nil, nil
 	}
+	learnG, ctx, gFixed := op.LearnG(), op.ContextKeys(), op.FixedG()
 	nf := 5
 	if learnG {
 		nf = 6
@@ -55,7 +40,7 @@ func lowerHead(x *Exec, v *value, op G.Op, part string) (devOp, error) {
 		qs[0] != zs[2] || ks[0] != zs[2] || vs[0] != zs[2] || qs[1] != ks[1] || ps[0] != vs[1] {
 		return nil, nil
 	}
-	hp := &headPlan{b: zs[0], t: zs[1], tk: zs[1], din: zs[2], dk: qs[1], dv: vs[1], dout: ps[1], kind: int32(kindI)}
+	hp := &headPlan{b: zs[0], t: zs[1], tk: zs[1], din: zs[2], dk: qs[1], dv: vs[1], dout: ps[1], kind: code}
 	if ctx {
 		hp.tk--
 	}
@@ -68,11 +53,7 @@ func lowerHead(x *Exec, v *value, op G.Op, part string) (devOp, error) {
 		return nil, err
 	}
 	hp.gp = gp
-	key, ok := selfKey(op)
-	if !ok {
-		return nil, nil
-	}
-	sh := x.sharedOf(key)
+	sh := x.sharedOf(op)
 	M := hp.b * hp.t
 	for _, b := range []struct {
 		p *Ptr
@@ -123,15 +104,25 @@ func lowerHead(x *Exec, v *value, op G.Op, part string) (devOp, error) {
 	}), nil
 }
 
-// lowerHeadGrad lowers the dz node and the parameter-gradient nodes of a
-// fused head whose forward node runs on the device.
-func lowerHeadGrad(x *Exec, v *value, op G.Op, part string, sh *shared) (devOp, error) {
+// lowerHeadGrad lowers the gradient nodes of the fused head head: its dz
+// op (wrt 0, ops.HeadGradOp; inputs: forward inputs, out, dout) when the
+// forward node runs on the device, and its parameter gradient ops (wrt
+// 1..5 = W_Q, W_K, W_V, P, g, ops.HeadParamGradOp; inputs: forward inputs,
+// out, dout, dz) when the dz node does.
+func lowerHeadGrad(x *Exec, v *value, head *ops.HeadOp, wrt int) (devOp, error) {
+	if head == nil {
+		return nil, nil
+	}
+	sh := x.sharedOf(head)
+	if (wrt == 0 && !sh.fwd) || (wrt != 0 && !sh.grad) {
+		return nil, nil
+	}
 	hp, ok := sh.plan.(*headPlan)
 	if !ok {
 		return nil, nil
 	}
 	nf := len(v.ins) - 2
-	if part == "param" {
+	if wrt != 0 {
 		nf--
 	}
 	if nf != 5 && nf != 6 {
@@ -143,7 +134,7 @@ func lowerHeadGrad(x *Exec, v *value, op G.Op, part string, sh *shared) (devOp, 
 	if dout.size != M*Dout || z.size != M*Din {
 		return nil, nil
 	}
-	if part == "dz" {
+	if wrt == 0 {
 		if v.size != z.size {
 			return nil, nil
 		}
@@ -188,8 +179,7 @@ func lowerHeadGrad(x *Exec, v *value, op G.Op, part string, sh *shared) (devOp, 
 			return nil
 		}), nil
 	}
-	wrt, ok := fieldInt(op, "wrt")
-	if !ok || wrt < 1 || wrt > 5 || (wrt < 5 && v.size != v.ins[wrt].size) || (wrt == 5 && v.size != 1) {
+	if wrt < 1 || wrt > 5 || (wrt < 5 && v.size != v.ins[wrt].size) || (wrt == 5 && v.size != 1) {
 		return nil, nil
 	}
 	dA, dU := hp.dh, off(v, hp.dh, Din)

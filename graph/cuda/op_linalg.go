@@ -1,9 +1,7 @@
 package cuda
 
 import (
-	"strings"
-
-	G "gorgonia.org/gorgonia"
+	"github.com/gdattn/gdattn/ops"
 )
 
 // gemmOp is a (batched) matrix product on Backend.Gemm: for b < batch,
@@ -24,17 +22,15 @@ func (g *gemmOp) run(x *Exec, v *value) error {
 
 // lowerLinAlg maps Gorgonia's linAlgBinOp: "A × B" (matrix product),
 // "A ××× B" (batched, 3-d), "A × b" (matrix-vector), with the transposes
-// the op records. Vector dot and outer products stay on the fallback.
-func lowerLinAlg(v *value, op G.Op) devOp {
-	transA, ok1 := fieldBool(op, "transA")
-	transB, ok2 := fieldBool(op, "transB")
-	if !ok1 || !ok2 || len(v.ins) != 2 {
+// the op records (linAlgArgs). Vector dot and outer products stay on the
+// fallback.
+func lowerLinAlg(v *value, transA, transB, batched bool) devOp {
+	if len(v.ins) != 2 {
 		return nil
 	}
 	as, bs := v.ins[0].shape, v.ins[1].shape
-	s := op.String()
 	switch {
-	case strings.Contains(s, "×××"):
+	case batched:
 		if len(as) != 3 || len(bs) != 3 || as[0] != bs[0] {
 			return nil
 		}
@@ -75,12 +71,10 @@ func gemm2(v *value, transA, transB bool) devOp {
 	return &gemmOp{transA: transA, transB: transB, m: m, n: n, k: k, lda: as[1], ldb: bs[1], batch: 1}
 }
 
-// lowerMM maps graph.MatMul: op(a)·op(b) where a node of rank above 2
+// lowerMM maps ops.MatMul: op(a)·op(b) where a node of rank above 2
 // counts as the matrix of its rows ((B, T, K) is (B·T, K)).
-func lowerMM(v *value, op G.Op) devOp {
-	transA, ok1 := fieldBool(op, "transA")
-	transB, ok2 := fieldBool(op, "transB")
-	if !ok1 || !ok2 || len(v.ins) != 2 {
+func lowerMM(v *value, transA, transB bool) devOp {
+	if len(v.ins) != 2 {
 		return nil
 	}
 	asMatrix := func(in *value) (rows, cols int, ok bool) {
@@ -132,11 +126,9 @@ func gemm3(v *value, transA, transB bool) devOp {
 		sA: int64(as[1] * as[2]), sB: int64(bs[1] * bs[2]), sC: int64(m * n), batch: as[0]}
 }
 
-// lowerBMM maps graph.BatchedMatMul.
-func lowerBMM(v *value, op G.Op) devOp {
-	transA, ok1 := fieldBool(op, "transA")
-	transB, ok2 := fieldBool(op, "transB")
-	if !ok1 || !ok2 || len(v.ins) != 2 {
+// lowerBMM maps ops.BatchedMatMul.
+func lowerBMM(v *value, transA, transB bool) devOp {
+	if len(v.ins) != 2 {
 		return nil
 	}
 	as, bs := v.ins[0].shape, v.ins[1].shape
@@ -146,39 +138,28 @@ func lowerBMM(v *value, op G.Op) devOp {
 	return gemm3(v, transA, transB)
 }
 
-// Modes of layers.tiedOp (layers.TiedLogits and its two gradients), as the
-// op's mode field numbers them.
-const (
-	tiedForward = iota // (h (n, d), w (v, d)) -> h·wᵀ (n, v)
-	tiedGradH          // (dY (n, v), w (v, d)) -> dY·w (n, d)
-	tiedGradW          // (dY (n, v), h (n, d)) -> dYᵀ·h (v, d)
-)
-
-// lowerTied maps the tied output layer's three products (layers.tiedOp,
-// mode in the field mode) onto one Gemm each; the op's host buffers (buf,
-// wt) are not used on the device, where the output is the node's buffer and
-// cuBLAS reads w transposed in place.
-func lowerTied(v *value, op G.Op) devOp {
-	n, ok1 := fieldInt(op, "n")
-	V, ok2 := fieldInt(op, "v")
-	d, ok3 := fieldInt(op, "d")
-	mode, ok4 := fieldInt(op, "mode")
-	if !ok1 || !ok2 || !ok3 || !ok4 || n <= 0 || V <= 0 || d <= 0 || len(v.ins) != 2 {
+// lowerTied maps the tied output layer's three products (ops.TiedLogitsOp:
+// ops.TiedLogits and its two gradients) onto one Gemm each; the op's host
+// buffers are not used on the device, where the output is the node's buffer
+// and cuBLAS reads w transposed in place.
+func lowerTied(v *value, op *ops.TiedLogitsOp) devOp {
+	n, V, d := op.Dims()
+	if n <= 0 || V <= 0 || d <= 0 || len(v.ins) != 2 {
 		return nil
 	}
 	a, b := v.ins[0].size, v.ins[1].size
-	switch mode {
-	case tiedForward:
+	switch op.Mode() {
+	case ops.TiedForward: // (h (n, d), w (v, d)) -> h·wᵀ (n, v)
 		if a != n*d || b != V*d || v.size != n*V {
 			return nil
 		}
 		return &gemmOp{transB: true, m: n, n: V, k: d, lda: d, ldb: d, batch: 1}
-	case tiedGradH:
+	case ops.TiedGradH: // (dY (n, v), w (v, d)) -> dY·w (n, d)
 		if a != n*V || b != V*d || v.size != n*d {
 			return nil
 		}
 		return &gemmOp{m: n, n: d, k: V, lda: V, ldb: d, batch: 1}
-	case tiedGradW:
+	case ops.TiedGradW: // (dY (n, v), h (n, d)) -> dYᵀ·h (v, d)
 		if a != n*V || b != n*d || v.size != V*d {
 			return nil
 		}

@@ -4,7 +4,7 @@ import (
 	"errors"
 	"fmt"
 
-	G "gorgonia.org/gorgonia"
+	"github.com/gdattn/gdattn/ops"
 	"gorgonia.org/tensor"
 )
 
@@ -57,13 +57,10 @@ func colMean(x *Exec, rows, d int) (func(x *Exec, v *value, src, mean Ptr) error
 	}, nil
 }
 
-// lowerGather maps layers' gather op (w (V, D), ids) -> rows of w, and with
-// center (SparseEmbedding.LookupCentered) the rows minus w's mean row.
-func lowerGather(x *Exec, v *value, op G.Op) (devOp, error) {
-	V, ok1 := fieldInt(op, "v")
-	D, ok2 := fieldInt(op, "d")
-	center, ok3 := fieldBool(op, "center")
-	if !ok1 || !ok2 || !ok3 || V <= 0 || D <= 0 || len(v.ins) != 2 || !intInput(v.ins[1]) || v.ins[0].size != V*D || v.size != v.ins[1].size*D {
+// lowerGather maps the gather op (ops.GatherOp: w (V, D), ids) -> rows of
+// w, and with center (ops.GatherCentered) the rows minus w's mean row.
+func lowerGather(x *Exec, v *value, V, D int, center bool) (devOp, error) {
+	if V <= 0 || D <= 0 || len(v.ins) != 2 || !intInput(v.ins[1]) || v.ins[0].size != V*D || v.size != v.ins[1].size*D {
 		return nil, nil
 	}
 	if !center {
@@ -96,11 +93,8 @@ func lowerGather(x *Exec, v *value, op G.Op) (devOp, error) {
 // lowerScatter maps the gather's gradient (ids, g) -> (V, D) scatter-add;
 // with center every row starts at −(1/V) Σ_i g_i (the gradient through the
 // mean row) instead of zero.
-func lowerScatter(x *Exec, v *value, op G.Op) (devOp, error) {
-	V, ok1 := fieldInt(op, "v")
-	D, ok2 := fieldInt(op, "d")
-	center, ok3 := fieldBool(op, "center")
-	if !ok1 || !ok2 || !ok3 || V <= 0 || D <= 0 || len(v.ins) != 2 || !intInput(v.ins[0]) || v.size != V*D || v.ins[1].size != v.ins[0].size*D {
+func lowerScatter(x *Exec, v *value, V, D int, center bool) (devOp, error) {
+	if V <= 0 || D <= 0 || len(v.ins) != 2 || !intInput(v.ins[0]) || v.size != V*D || v.ins[1].size != v.ins[0].size*D {
 		return nil, nil
 	}
 	n := v.ins[0].size
@@ -141,18 +135,17 @@ var (
 	xentChunks = 64
 )
 
-// lowerXent maps layers.SparseSoftmaxCrossEntropy (logits (N, C), labels
-// (N)) -> the mean over scored rows, and its gradient op (logits, labels,
-// dloss) -> (N, C).
-func lowerXent(x *Exec, v *value, op G.Op) (devOp, error) {
-	N, ok1 := fieldInt(op, "n")
-	C, ok2 := fieldInt(op, "c")
-	back, ok3 := fieldBool(op, "back")
+// lowerXent maps the sparse cross-entropy (ops.SparseCrossEntropyOp:
+// logits (N, C), labels (N)) -> the mean over scored rows, and its gradient
+// op (logits, labels, dloss) -> (N, C).
+func lowerXent(x *Exec, v *value, op *ops.SparseCrossEntropyOp) (devOp, error) {
+	N, C := op.Dims()
+	back := op.Backward()
 	want := 2
 	if back {
 		want = 3
 	}
-	if !ok1 || !ok2 || !ok3 || len(v.ins) != want || !intInput(v.ins[1]) || v.ins[0].size != N*C || v.ins[1].size != N {
+	if N <= 0 || C <= 0 || len(v.ins) != want || !intInput(v.ins[1]) || v.ins[0].size != N*C || v.ins[1].size != N {
 		return nil, nil
 	}
 	if back && (v.ins[2].size != 1 || v.ins[2].dt != v.dt || v.size != N*C) {

@@ -30,6 +30,7 @@ import (
 	"github.com/gdattn/gdattn/data"
 	"github.com/gdattn/gdattn/graph"
 	"github.com/gdattn/gdattn/losses"
+	"github.com/gdattn/gdattn/ops"
 	G "gorgonia.org/gorgonia"
 )
 
@@ -77,7 +78,7 @@ func NewRunner(m Model, cfg TrainConfig, steps int) (*Runner, error) {
 	if err != nil {
 		return nil, err
 	}
-	probs, err := graph.SoftMax(m.Logits)
+	probs, err := ops.SoftMax(m.Logits)
 	if err != nil {
 		return nil, err
 	}

@@ -5,6 +5,7 @@ import (
 	"math"
 
 	"github.com/gdattn/gdattn/graph"
+	"github.com/gdattn/gdattn/ops"
 	G "gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
 )
@@ -84,7 +85,7 @@ func (c *Conv2D) Forward(x *G.Node) (y *G.Node, err error) {
 	defer graph.Recover(&err)
 	k, p := c.cfg.Kernel, c.cfg.Pad
 	y = G.Must(G.Conv2d(x, c.w, tensor.Shape{k, k}, []int{p, p}, []int{1, 1}, []int{1, 1})) // (B, Out, H', W')
-	b := G.Must(graph.Reshape(c.b, tensor.Shape{1, c.cfg.Out, 1, 1}))
+	b := G.Must(ops.Reshape(c.b, tensor.Shape{1, c.cfg.Out, 1, 1}))
 	return G.BroadcastAdd(y, b, nil, []byte{0, 2, 3})
 }
 

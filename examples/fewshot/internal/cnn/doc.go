@@ -19,7 +19,7 @@
 //
 // Convolution and pooling are Gorgonia's G.Conv2d and G.MaxPool2D, whose
 // gradients the tests check against finite differences (float64, relative
-// error < 1e-6) before anything relies on them; reshapes use graph.Reshape.
+// error < 1e-6) before anything relies on them; reshapes use ops.Reshape.
 //
 // # Usage
 //

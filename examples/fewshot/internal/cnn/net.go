@@ -5,6 +5,7 @@ import (
 
 	"github.com/gdattn/gdattn/graph"
 	"github.com/gdattn/gdattn/losses"
+	"github.com/gdattn/gdattn/ops"
 	G "gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
 )
@@ -116,9 +117,9 @@ func (n *Net) build() (err error) {
 	h = G.Must(n.conv2.Forward(h))
 	h = G.Must(pool.Forward(G.Must(G.Rectify(h)))) // (B, c2, S/4, S/4)
 	sh := h.Shape()
-	h = G.Must(graph.Reshape(h, tensor.Shape{sh[0], sh[1] * sh[2] * sh[3]})) // (B, c2·S²/16)
-	n.Features = G.Must(G.Rectify(G.Must(n.fc1.Forward(h))))                 // (B, Hidden)
-	n.Logits = G.Must(n.fc2.Forward(n.Features))                             // (B, Classes)
+	h = G.Must(ops.Reshape(h, tensor.Shape{sh[0], sh[1] * sh[2] * sh[3]})) // (B, c2·S²/16)
+	n.Features = G.Must(G.Rectify(G.Must(n.fc1.Forward(h))))               // (B, Hidden)
+	n.Logits = G.Must(n.fc2.Forward(n.Features))                           // (B, Classes)
 	n.Loss, err = losses.CrossEntropy(n.Logits, n.Target)
 	return err
 }

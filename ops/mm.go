@@ -1,4 +1,4 @@
-package graph
+package ops
 
 import (
 	"fmt"
@@ -28,11 +28,11 @@ import (
 // flags to BLAS Gemm, forward and backward.
 func MatMul(a, b *G.Node, transA, transB bool) (*G.Node, error) {
 	if a == nil || b == nil {
-		return nil, fmt.Errorf("graph: MatMul of a nil node")
+		return nil, fmt.Errorf("ops: MatMul of a nil node")
 	}
 	as, bs := a.Shape(), b.Shape()
 	if len(as) < 2 || len(bs) < 2 {
-		return nil, fmt.Errorf("graph: MatMul: shapes %v and %v, want matrices", as, bs)
+		return nil, fmt.Errorf("ops: MatMul: shapes %v and %v, want matrices", as, bs)
 	}
 	if len(bs) > 2 || len(as) > 2 && transA {
 		// aᵀ·b of two token tensors: the same leading dimensions.
@@ -41,59 +41,64 @@ func MatMul(a, b *G.Node, transA, transB bool) (*G.Node, error) {
 			same = as[i] == bs[i]
 		}
 		if !same {
-			return nil, fmt.Errorf("graph: MatMul: shapes %v and %v (transposed %v, %v): a rank above 2 is allowed for an untransposed a, or for aᵀ·b with the same leading dimensions", as, bs, transA, transB)
+			return nil, fmt.Errorf("ops: MatMul: shapes %v and %v (transposed %v, %v): a rank above 2 is allowed for an untransposed a, or for aᵀ·b with the same leading dimensions", as, bs, transA, transB)
 		}
 	}
-	op := &mmOp{transA: transA, transB: transB, ra: len(as), rb: len(bs), dataA: IsData(a), dataB: IsData(b)}
+	op := &MatMulOp{transA: transA, transB: transB, ra: len(as), rb: len(bs), dataA: IsData(a), dataB: IsData(b)}
 	_, ka, _ := op.dims(as, bs)
 	kb := rows(bs)
 	if transB {
 		kb = bs[len(bs)-1]
 	}
 	if ka != kb {
-		return nil, fmt.Errorf("graph: MatMul: inner dimensions differ: %v (transposed %v) and %v (transposed %v)", as, transA, bs, transB)
+		return nil, fmt.Errorf("ops: MatMul: inner dimensions differ: %v (transposed %v) and %v (transposed %v)", as, transA, bs, transB)
 	}
 	if a.Dtype() != b.Dtype() {
-		return nil, fmt.Errorf("graph: MatMul: dtypes %v and %v differ", a.Dtype(), b.Dtype())
+		return nil, fmt.Errorf("ops: MatMul: dtypes %v and %v differ", a.Dtype(), b.Dtype())
 	}
-	if err := CheckDtype(a.Dtype()); err != nil {
-		return nil, fmt.Errorf("graph: MatMul: %w", err)
+	if err := checkFloat(a.Dtype()); err != nil {
+		return nil, fmt.Errorf("ops: MatMul: %w", err)
 	}
 	return G.ApplyOp(op, a, b)
 }
 
-// rows is the product of all but the last dimension.
-func rows(s tensor.Shape) int {
-	r := 1
-	for _, d := range s[:len(s)-1] {
-		r *= d
-	}
-	return r
-}
-
-// mmOp is MatMul; ra and rb are the ranks of a and b.
-type mmOp struct {
+// MatMulOp is [MatMul]'s op: op(a)·op(b), a node of rank above 2 counting
+// as the matrix of its rows.
+type MatMulOp struct {
 	transA, transB bool
-	ra, rb         int
+	ra, rb         int  // the ranks of a and b
 	dataA, dataB   bool // IsData of the inputs: no gradient for them
 }
 
+// TransA and TransB report whether a and b are transposed.
+func (op *MatMulOp) TransA() bool { return op.transA }
+
+// TransB: see TransA.
+func (op *MatMulOp) TransB() bool { return op.transB }
+
+// Ranks are the ranks of a and b.
+func (op *MatMulOp) Ranks() (ra, rb int) { return op.ra, op.rb }
+
+// Data reports, for a and b, whether the input is data ([IsData]): no
+// gradient is computed for it.
+func (op *MatMulOp) Data() (a, b bool) { return op.dataA, op.dataB }
+
 // outRank is the rank of the result.
-func (op *mmOp) outRank() int {
+func (op *MatMulOp) outRank() int {
 	if !op.transA && op.ra > 2 {
 		return op.ra
 	}
 	return 2
 }
 
-func (op *mmOp) Arity() int { return 2 }
-func (op *mmOp) Type() hm.Type {
+func (op *MatMulOp) Arity() int { return 2 }
+func (op *MatMulOp) Type() hm.Type {
 	a := hm.TypeVariable('a')
 	return hm.NewFnType(&G.TensorType{Dims: op.ra, Of: a}, &G.TensorType{Dims: op.rb, Of: a}, &G.TensorType{Dims: op.outRank(), Of: a})
 }
 
 // dims are the sizes of the product as matrices: op(a) is m×k, op(b) k×n.
-func (op *mmOp) dims(as, bs tensor.Shape) (m, k, n int) {
+func (op *MatMulOp) dims(as, bs tensor.Shape) (m, k, n int) {
 	m, k = rows(as), as[len(as)-1]
 	if op.transA {
 		m, k = k, m
@@ -105,7 +110,7 @@ func (op *mmOp) dims(as, bs tensor.Shape) (m, k, n int) {
 	return m, k, n
 }
 
-func (op *mmOp) outShape(as, bs tensor.Shape) tensor.Shape {
+func (op *MatMulOp) outShape(as, bs tensor.Shape) tensor.Shape {
 	m, _, n := op.dims(as, bs)
 	if op.outRank() > 2 {
 		return append(as[:len(as)-1].Clone(), n)
@@ -113,18 +118,18 @@ func (op *mmOp) outShape(as, bs tensor.Shape) tensor.Shape {
 	return tensor.Shape{m, n}
 }
 
-func (op *mmOp) InferShape(in ...G.DimSizer) (tensor.Shape, error) {
+func (op *MatMulOp) InferShape(in ...G.DimSizer) (tensor.Shape, error) {
 	as, ok1 := in[0].(tensor.Shape)
 	bs, ok2 := in[1].(tensor.Shape)
 	if !ok1 || !ok2 || len(as) != op.ra || len(bs) != op.rb {
-		return nil, fmt.Errorf("graph: matmul: cannot infer shape from %v, %v", in[0], in[1])
+		return nil, fmt.Errorf("ops: matmul: cannot infer shape from %v, %v", in[0], in[1])
 	}
 	return op.outShape(as, bs), nil
 }
-func (op *mmOp) ReturnsPtr() bool     { return false }
-func (op *mmOp) CallsExtern() bool    { return false }
-func (op *mmOp) OverwritesInput() int { return -1 }
-func (op *mmOp) WriteHash(h hash.Hash) {
+func (op *MatMulOp) ReturnsPtr() bool     { return false }
+func (op *MatMulOp) CallsExtern() bool    { return false }
+func (op *MatMulOp) OverwritesInput() int { return -1 }
+func (op *MatMulOp) WriteHash(h hash.Hash) {
 	fmt.Fprintf(h, "gdattn.mm %v %v", op.transA, op.transB)
 	if op.ra > 2 || op.rb > 2 {
 		fmt.Fprintf(h, " ranks %d %d", op.ra, op.rb)
@@ -133,16 +138,16 @@ func (op *mmOp) WriteHash(h hash.Hash) {
 		fmt.Fprintf(h, " data %v %v", op.dataA, op.dataB)
 	}
 }
-func (op *mmOp) Hashcode() uint32 { return hashOf(op) }
-func (op *mmOp) String() string   { return fmt.Sprintf("MatMul{%v,%v}", op.transA, op.transB) }
+func (op *MatMulOp) Hashcode() uint32 { return hashOf(op) }
+func (op *MatMulOp) String() string   { return fmt.Sprintf("MatMul{%v,%v}", op.transA, op.transB) }
 
-func (op *mmOp) Do(vals ...G.Value) (G.Value, error) {
+func (op *MatMulOp) Do(vals ...G.Value) (G.Value, error) {
 	if len(vals) != 2 {
-		return nil, fmt.Errorf("graph: matmul: %d inputs, want 2", len(vals))
+		return nil, fmt.Errorf("ops: matmul: %d inputs, want 2", len(vals))
 	}
 	as, bs := vals[0].Shape(), vals[1].Shape()
 	if len(as) != op.ra || len(bs) != op.rb {
-		return nil, fmt.Errorf("graph: matmul: shapes %v and %v, want ranks %d and %d", as, bs, op.ra, op.rb)
+		return nil, fmt.Errorf("ops: matmul: shapes %v and %v, want ranks %d and %d", as, bs, op.ra, op.rb)
 	}
 	m, k, n := op.dims(as, bs)
 	lda, ldb := as[len(as)-1], bs[len(bs)-1]
@@ -151,7 +156,7 @@ func (op *mmOp) Do(vals ...G.Value) (G.Value, error) {
 	case []float64:
 		b, ok := vals[1].Data().([]float64)
 		if !ok {
-			return nil, fmt.Errorf("graph: matmul: mixed dtypes")
+			return nil, fmt.Errorf("ops: matmul: mixed dtypes")
 		}
 		c := make([]float64, m*n)
 		Gemm(op.transA, op.transB, m, n, k, 1, a, lda, b, ldb, 0, c, n)
@@ -159,20 +164,20 @@ func (op *mmOp) Do(vals ...G.Value) (G.Value, error) {
 	case []float32:
 		b, ok := vals[1].Data().([]float32)
 		if !ok {
-			return nil, fmt.Errorf("graph: matmul: mixed dtypes")
+			return nil, fmt.Errorf("ops: matmul: mixed dtypes")
 		}
 		c := make([]float32, m*n)
 		Gemm(op.transA, op.transB, m, n, k, 1, a, lda, b, ldb, 0, c, n)
 		return tensor.New(tensor.WithShape(out...), tensor.WithBacking(c)), nil
 	}
-	return nil, fmt.Errorf("graph: matmul: unsupported data %T", vals[0].Data())
+	return nil, fmt.Errorf("ops: matmul: unsupported data %T", vals[0].Data())
 }
 
-func (op *mmOp) DiffWRT(int) []bool { return []bool{!op.dataA, !op.dataB} }
+func (op *MatMulOp) DiffWRT(int) []bool { return []bool{!op.dataA, !op.dataB} }
 
 // SymDiff: for C = op(A)·op(B), the gradients are again products (none
 // for a data input).
-func (op *mmOp) SymDiff(in G.Nodes, output, dc *G.Node) (G.Nodes, error) {
+func (op *MatMulOp) SymDiff(in G.Nodes, output, dc *G.Node) (G.Nodes, error) {
 	a, b := in[0], in[1]
 	var da, db *G.Node
 	var err error

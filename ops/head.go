@@ -1,4 +1,4 @@
-package layers
+package ops
 
 import (
 	"fmt"
@@ -7,54 +7,103 @@ import (
 	"sync/atomic"
 
 	"github.com/chewxy/hm"
-	"github.com/gdattn/gdattn/graph"
 	G "gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
 )
 
-// headOp is a whole kernel attention head with a dot-product kernel
+// HeadOp is a whole kernel attention head with a dot-product kernel
 // (linear, exp, softmax) and context or all keys, in one Gorgonia op:
 //
 //	out_j = Σ_i κ(z_j W_Q · z_i W_K) z_i W_V P
 //
 // Inputs: z (B, T, DIn), W_Q (DIn, DK), W_K (DIn, DK), W_V (DIn, DV),
-// P (DV, DOut), then g (scalar) if learnG. It computes the same function as
-// the chain of nodes Attention builds otherwise, rearranged:
-// q_j·k_i = z_j A z_iᵀ with A = W_Q W_Kᵀ (DIn×DIn), and the values through
-// U = W_V P (DIn×DOut), so that the token-sized products are one
-// (B·T, DIn)×(DIn, DIn+DOut) matrix product forward and two backward, each
-// with long rows. The backward pass is hand-written (headGradOp for z,
-// headParamGradOp for the matrices and g).
+// P (DV, DOut), then g (scalar) if LearnG. It computes the same function as
+// a chain of nodes (projections, [KernelWeights], a batched product)
+// rearranged: q_j·k_i = z_j A z_iᵀ with A = W_Q W_Kᵀ (DIn×DIn), and the
+// values through U = W_V P (DIn×DOut), so that the token-sized products are
+// one (B·T, DIn)×(DIn, DIn+DOut) matrix product forward and two backward,
+// each with long rows. The backward pass is hand-written ([HeadGradOp] for
+// z, [HeadParamGradOp] for the matrices and g).
 //
 // The op keeps its intermediate values (z[A U], the raw scores and the
 // weights) between the forward and the backward pass of one run; the
 // backward pass checks that they belong to the values it is given (the same
 // z and output buffers, the same matrices and g) and recomputes them
 // otherwise.
-type headOp struct {
-	kind   kernelKind
+type HeadOp struct {
+	kind   KernelKind
 	gFixed float64
 	learnG bool
 	ctx    bool // ContextKeys: keys are the positions 0..T-2
 	id     uint64
 	st     any // *headState[F] of the last forward run
-	gst    any // *headGrads[F] of the last backward run
 }
 
 var headOpIDs atomic.Uint64
 
-func newHeadOp(kind kernelKind, gFixed float64, learnG, ctx bool) *headOp {
-	return &headOp{kind: kind, gFixed: gFixed, learnG: learnG, ctx: ctx, id: headOpIDs.Add(1)}
+// AttentionHead returns the output (B, T, DOut) of the kernel attention
+// head out_j = Σ_i κ(z_j W_Q · z_i W_K) z_i W_V P for tokens z (B, T, DIn),
+// W_Q and W_K (DIn, DK), W_V (DIn, DV) and P (DV, DOut), as one [HeadOp]
+// node. kind must be a dot-product kernel (linear, exp, softmax); g is its
+// parameter as a scalar node, or nil for the fixed gFixed. With
+// contextKeys the keys are the positions 0..T-2 (every position, the last
+// included, attends to the context) and T must be at least 2; otherwise
+// all T positions are keys.
+func AttentionHead(kind KernelKind, g *G.Node, gFixed float64, contextKeys bool, z, wq, wk, wv, p *G.Node) (*G.Node, error) {
+	if !kind.DotProduct() {
+		return nil, fmt.Errorf("ops: attention head: kernel %v is not a dot-product kernel (linear, exp, softmax)", kind)
+	}
+	in := []*G.Node{z, wq, wk, wv, p}
+	for i, n := range in {
+		if n == nil {
+			return nil, fmt.Errorf("ops: attention head: input %d is nil", i)
+		}
+		if err := checkFloat(n.Dtype()); err != nil || n.Dtype() != z.Dtype() {
+			return nil, fmt.Errorf("ops: attention head: input %q has dtype %v, want that of z (float32 or float64)", n.Name(), n.Dtype())
+		}
+	}
+	zs, qs, ks, vs, ps := z.Shape(), wq.Shape(), wk.Shape(), wv.Shape(), p.Shape()
+	if len(zs) != 3 || len(qs) != 2 || len(ks) != 2 || len(vs) != 2 || len(ps) != 2 ||
+		qs[0] != zs[2] || ks[0] != zs[2] || vs[0] != zs[2] || qs[1] != ks[1] || ps[0] != vs[1] {
+		return nil, fmt.Errorf("ops: attention head: shapes z %v, W_Q %v, W_K %v, W_V %v, P %v; want (B, T, DIn), (DIn, DK), (DIn, DK), (DIn, DV), (DV, DOut)", zs, qs, ks, vs, ps)
+	}
+	if contextKeys && zs[1] < 2 {
+		return nil, fmt.Errorf("ops: attention head: T = %d positions leave no context key", zs[1])
+	}
+	if g != nil {
+		if !g.IsScalar() || g.Dtype() != z.Dtype() {
+			return nil, fmt.Errorf("ops: attention head: g %q (%v %v) must be a scalar of z's dtype", g.Name(), g.Dtype(), g.Shape())
+		}
+		in = append(in, g)
+	} else if kind != KindLinear && !(gFixed > 0 && !math.IsInf(gFixed, 1)) {
+		return nil, fmt.Errorf("ops: attention head: g = %v, want a finite positive value", gFixed)
+	}
+	op := &HeadOp{kind: kind, gFixed: gFixed, learnG: g != nil, ctx: contextKeys, id: headOpIDs.Add(1)}
+	return G.ApplyOp(op, in...)
 }
 
-func (op *headOp) Arity() int {
+// Kind is the head's kernel (linear, exp or softmax).
+func (op *HeadOp) Kind() KernelKind { return op.kind }
+
+// FixedG is the kernel parameter g held by the op; it is used only when
+// LearnG is false.
+func (op *HeadOp) FixedG() float64 { return op.gFixed }
+
+// LearnG reports whether g is the op's sixth input (a scalar node).
+func (op *HeadOp) LearnG() bool { return op.learnG }
+
+// ContextKeys reports whether the keys are the positions 0..T-2 (else all
+// T positions).
+func (op *HeadOp) ContextKeys() bool { return op.ctx }
+
+func (op *HeadOp) Arity() int {
 	if op.learnG {
 		return 6
 	}
 	return 5
 }
 
-func (op *headOp) Type() hm.Type {
+func (op *HeadOp) Type() hm.Type {
 	a := hm.TypeVariable('a')
 	t2 := &G.TensorType{Dims: 2, Of: a}
 	t3 := &G.TensorType{Dims: 3, Of: a}
@@ -65,24 +114,24 @@ func (op *headOp) Type() hm.Type {
 	return hm.NewFnType(append(ts, t3)...)
 }
 
-func (op *headOp) InferShape(in ...G.DimSizer) (tensor.Shape, error) {
+func (op *HeadOp) InferShape(in ...G.DimSizer) (tensor.Shape, error) {
 	zs, ok1 := in[0].(tensor.Shape)
 	ps, ok2 := in[4].(tensor.Shape)
 	if !ok1 || !ok2 || len(zs) != 3 || len(ps) != 2 {
-		return nil, fmt.Errorf("layers: attention head op: cannot infer shape from %v, %v", in[0], in[4])
+		return nil, fmt.Errorf("ops: attention head op: cannot infer shape from %v, %v", in[0], in[4])
 	}
 	return tensor.Shape{zs[0], zs[1], ps[1]}, nil
 }
-func (op *headOp) ReturnsPtr() bool     { return false }
-func (op *headOp) CallsExtern() bool    { return false }
-func (op *headOp) OverwritesInput() int { return -1 }
-func (op *headOp) WriteHash(h hash.Hash) {
+func (op *HeadOp) ReturnsPtr() bool     { return false }
+func (op *HeadOp) CallsExtern() bool    { return false }
+func (op *HeadOp) OverwritesInput() int { return -1 }
+func (op *HeadOp) WriteHash(h hash.Hash) {
 	fmt.Fprintf(h, "gdattn.head#%d %d g=%v learn=%v ctx=%v", op.id, op.kind, op.gFixed, op.learnG, op.ctx)
 }
-func (op *headOp) Hashcode() uint32 { return hashOp(op) }
-func (op *headOp) String() string   { return "AttentionHead{" + kindNames[op.kind] + "}" }
+func (op *HeadOp) Hashcode() uint32 { return hashOf(op) }
+func (op *HeadOp) String() string   { return "AttentionHead{" + op.kind.String() + "}" }
 
-func (op *headOp) DiffWRT(n int) []bool {
+func (op *HeadOp) DiffWRT(n int) []bool {
 	d := make([]bool, n)
 	for i := range d {
 		d[i] = true
@@ -90,18 +139,18 @@ func (op *headOp) DiffWRT(n int) []bool {
 	return d
 }
 
-// SymDiff returns dz from one headGradOp node, and the gradients of the
-// matrices and g from headParamGradOp nodes that read what that node
+// SymDiff returns dz from one HeadGradOp node, and the gradients of the
+// matrices and g from HeadParamGradOp nodes that read what that node
 // computed (they take dz as an input so that they run after it).
-func (op *headOp) SymDiff(inputs G.Nodes, output, grad *G.Node) (G.Nodes, error) {
+func (op *HeadOp) SymDiff(inputs G.Nodes, output, grad *G.Node) (G.Nodes, error) {
 	in := append(append(G.Nodes{}, inputs...), output, grad)
-	dz, err := G.ApplyOp(&headGradOp{head: op}, in...)
+	dz, err := G.ApplyOp(&HeadGradOp{head: op}, in...)
 	if err != nil {
 		return nil, err
 	}
 	out := G.Nodes{dz}
 	for w := 1; w < len(inputs); w++ {
-		n, err := G.ApplyOp(&headParamGradOp{head: op, wrt: w}, append(append(G.Nodes{}, in...), dz)...)
+		n, err := G.ApplyOp(&HeadParamGradOp{head: op, wrt: w}, append(append(G.Nodes{}, in...), dz)...)
 		if err != nil {
 			return nil, err
 		}
@@ -117,21 +166,21 @@ type headDims struct {
 }
 
 // dimsOf reads and checks the sizes from the forward inputs.
-func (op *headOp) dimsOf(vals []G.Value) (headDims, error) {
+func (op *HeadOp) dimsOf(vals []G.Value) (headDims, error) {
 	if len(vals) < op.Arity() {
-		return headDims{}, fmt.Errorf("layers: attention head op: %d inputs, want %d", len(vals), op.Arity())
+		return headDims{}, fmt.Errorf("ops: attention head op: %d inputs, want %d", len(vals), op.Arity())
 	}
 	zs, qs, ks, vs, ps := vals[0].Shape(), vals[1].Shape(), vals[2].Shape(), vals[3].Shape(), vals[4].Shape()
 	if len(zs) != 3 || len(qs) != 2 || len(ks) != 2 || len(vs) != 2 || len(ps) != 2 ||
 		qs[0] != zs[2] || ks[0] != zs[2] || vs[0] != zs[2] || qs[1] != ks[1] || ps[0] != vs[1] {
-		return headDims{}, fmt.Errorf("layers: attention head op: shapes %v %v %v %v %v", zs, qs, ks, vs, ps)
+		return headDims{}, fmt.Errorf("ops: attention head op: shapes %v %v %v %v %v", zs, qs, ks, vs, ps)
 	}
 	d := headDims{b: zs[0], t: zs[1], tk: zs[1], din: zs[2], dk: qs[1], dv: vs[1], dout: ps[1], g: op.gFixed}
 	if op.ctx {
 		d.tk--
 	}
 	if d.tk < 1 {
-		return headDims{}, fmt.Errorf("layers: attention head op: %d positions leave no key", d.t)
+		return headDims{}, fmt.Errorf("ops: attention head op: %d positions leave no key", d.t)
 	}
 	if op.learnG {
 		switch v := vals[5].Data().(type) {
@@ -140,7 +189,7 @@ func (op *headOp) dimsOf(vals []G.Value) (headDims, error) {
 		case float32:
 			d.g = float64(v)
 		default:
-			return headDims{}, fmt.Errorf("layers: attention head op: g has type %T", vals[5].Data())
+			return headDims{}, fmt.Errorf("ops: attention head op: g has type %T", vals[5].Data())
 		}
 	}
 	return d, nil
@@ -157,7 +206,7 @@ func inputsOf[F float32 | float64](vals []G.Value) (headInputs[F], error) {
 	for i, p := range ptrs {
 		s, ok := vals[i].Data().([]F)
 		if !ok {
-			return in, fmt.Errorf("layers: attention head op: input %d has data %T, mixed dtypes", i, vals[i].Data())
+			return in, fmt.Errorf("ops: attention head op: input %d has data %T, mixed dtypes", i, vals[i].Data())
 		}
 		*p = s
 	}
@@ -191,13 +240,6 @@ type headState[F float32 | float64] struct {
 	gradValid          bool
 }
 
-func grow[F float32 | float64](s []F, n int) []F {
-	if cap(s) < n {
-		return make([]F, n)
-	}
-	return s[:n]
-}
-
 func stateOf[F float32 | float64](p *any) *headState[F] {
 	if st, ok := (*p).(*headState[F]); ok {
 		return st
@@ -207,7 +249,7 @@ func stateOf[F float32 | float64](p *any) *headState[F] {
 	return st
 }
 
-func (op *headOp) Do(vals ...G.Value) (G.Value, error) {
+func (op *HeadOp) Do(vals ...G.Value) (G.Value, error) {
 	d, err := op.dimsOf(vals)
 	if err != nil {
 		return nil, err
@@ -231,12 +273,12 @@ func (op *headOp) Do(vals ...G.Value) (G.Value, error) {
 		headForward(op, stateOf[float32](&op.st), d, in, out)
 		return tensor.New(tensor.WithShape(shape...), tensor.WithBacking(out)), nil
 	}
-	return nil, fmt.Errorf("layers: attention head op: unsupported data %T", vals[0].Data())
+	return nil, fmt.Errorf("ops: attention head op: unsupported data %T", vals[0].Data())
 }
 
 // headForward computes the head output into out (zeroed) and keeps the
 // intermediate values in st.
-func headForward[F float32 | float64](op *headOp, st *headState[F], d headDims, in headInputs[F], out []F) {
+func headForward[F float32 | float64](op *HeadOp, st *headState[F], d headDims, in headInputs[F], out []F) {
 	B, T, Tk, Din, Dout := d.b, d.t, d.tk, d.din, d.dout
 	nh := Din + Dout
 	st.dims = d
@@ -273,9 +315,9 @@ func headForward[F float32 | float64](op *headOp, st *headState[F], d headDims, 
 			pj := hb[j*nh : j*nh+Din]
 			o := (b*T + j) * Tk
 			srow, wrow := st.s[o:o+Tk], st.w[o:o+Tk]
-			graph.MulAddRow(srow, pj, 1, zt, Tk, Din, Tk, false) // s_ji = P_j·z_i
+			MulAddRow(srow, pj, 1, zt, Tk, Din, Tk, false) // s_ji = P_j·z_i
 			kernelRow(op.kind, g, srow, wrow)
-			graph.MulAddRow(out[(b*T+j)*Dout:], wrow, 1, hb[Din:], nh, Tk, Dout, false) // out_j = Σ_i w_ji Vu_i
+			MulAddRow(out[(b*T+j)*Dout:], wrow, 1, hb[Din:], nh, Tk, Dout, false) // out_j = Σ_i w_ji Vu_i
 		}
 	}
 	st.z, st.out = &in.z[0], &out[0]
@@ -287,19 +329,19 @@ func headForward[F float32 | float64](op *headOp, st *headState[F], d headDims, 
 }
 
 // kernelRow maps raw scores s to the weights w of one query.
-func kernelRow[F float32 | float64](kind kernelKind, g F, s, w []F) {
+func kernelRow[F float32 | float64](kind KernelKind, g F, s, w []F) {
 	switch kind {
-	case kindLinear:
+	case KindLinear:
 		copy(w, s)
-	case kindExp:
+	case KindExp:
 		exp := math.Exp
 		if is32[F]() {
-			exp = expFast
+			exp = Exp32
 		}
 		for i, v := range s {
 			w[i] = F(exp(float64(g * v)))
 		}
-	case kindSoftmax:
+	case KindSoftmax:
 		mx := g * s[0]
 		for _, v := range s[1:] {
 			if g*v > mx {
@@ -309,7 +351,7 @@ func kernelRow[F float32 | float64](kind kernelKind, g F, s, w []F) {
 		var sum float64
 		if is32[F]() {
 			for i, v := range s {
-				e := expFast(float64(g*v - mx))
+				e := Exp32(float64(g*v - mx))
 				w[i] = F(e)
 				sum += e
 			}
@@ -347,7 +389,7 @@ func equalF[F float32 | float64](a, b []F) bool {
 
 // headBackward computes dz (written into dz, zeroed), and the gradients of
 // the matrices and g (kept in st), from dout = dL/dout.
-func headBackward[F float32 | float64](op *headOp, st *headState[F], d headDims, in headInputs[F], out, dout, dz []F) {
+func headBackward[F float32 | float64](op *HeadOp, st *headState[F], d headDims, in headInputs[F], out, dout, dz []F) {
 	if !st.matches(d, in, out) {
 		headForward(op, st, d, in, make([]F, len(out)))
 		st.out = &out[0]
@@ -379,18 +421,18 @@ func headBackward[F float32 | float64](op *headOp, st *headState[F], d headDims,
 			o := (b*T + j) * Tk
 			srow, wrow := st.s[o:o+Tk], st.w[o:o+Tk]
 			dj := db[j*Dout : (j+1)*Dout]
-			graph.MulAddRow(dw, dj, 1, vt, Tk, Dout, Tk, false) // dw_i = dj·Vu_i
+			MulAddRow(dw, dj, 1, vt, Tk, Dout, Tk, false) // dw_i = dj·Vu_i
 			ds := dsb[j*Tk : (j+1)*Tk]
 			switch op.kind {
-			case kindLinear:
+			case KindLinear:
 				copy(ds, dw)
-			case kindExp:
+			case KindExp:
 				for i, wi := range wrow {
 					e := wi * dw[i]
 					ds[i] = g * e
 					dg += float64(e) * float64(srow[i])
 				}
-			case kindSoftmax:
+			case KindSoftmax:
 				var rs F
 				for i, wi := range wrow {
 					rs += wi * dw[i]
@@ -405,11 +447,11 @@ func headBackward[F float32 | float64](op *headOp, st *headState[F], d headDims,
 		// The batch's products, a row of the result per call:
 		// dVu = wᵀ dout, dP = ds Zc (into gb), dZc += dsᵀ P.
 		for i := 0; i < Tk; i++ {
-			graph.MulAddRow(gbb[i*nh+Din:], wb[i:], Tk, db, Dout, T, Dout, false)
-			graph.MulAddRow(dzb[i*Din:], dsb[i:], Tk, hb, nh, T, Din, true)
+			MulAddRow(gbb[i*nh+Din:], wb[i:], Tk, db, Dout, T, Dout, false)
+			MulAddRow(dzb[i*Din:], dsb[i:], Tk, hb, nh, T, Din, true)
 		}
 		for j := 0; j < T; j++ {
-			graph.MulAddRow(gbb[j*nh:], dsb[j*Tk:], 1, zb, Din, Tk, Din, false)
+			MulAddRow(gbb[j*nh:], dsb[j*Tk:], 1, zb, Din, Tk, Din, false)
 		}
 	}
 	// dz += gb hᵀ; dh = zᵀ gb = [dA | dU].
@@ -446,12 +488,15 @@ func headBackward[F float32 | float64](op *headOp, st *headState[F], d headDims,
 	st.gradValid = true
 }
 
-// headGradOp returns dL/dz of a headOp. Inputs: the forward inputs, the
+// HeadGradOp returns dL/dz of a HeadOp. Inputs: the forward inputs, the
 // forward output and dL/dout.
-type headGradOp struct{ head *headOp }
+type HeadGradOp struct{ head *HeadOp }
 
-func (op *headGradOp) Arity() int { return op.head.Arity() + 2 }
-func (op *headGradOp) Type() hm.Type {
+// Head is the forward op.
+func (op *HeadGradOp) Head() *HeadOp { return op.head }
+
+func (op *HeadGradOp) Arity() int { return op.head.Arity() + 2 }
+func (op *HeadGradOp) Type() hm.Type {
 	a := hm.TypeVariable('a')
 	t2 := &G.TensorType{Dims: 2, Of: a}
 	t3 := &G.TensorType{Dims: 3, Of: a}
@@ -461,31 +506,31 @@ func (op *headGradOp) Type() hm.Type {
 	}
 	return hm.NewFnType(append(ts, t3, t3, t3)...)
 }
-func (op *headGradOp) InferShape(in ...G.DimSizer) (tensor.Shape, error) {
+func (op *HeadGradOp) InferShape(in ...G.DimSizer) (tensor.Shape, error) {
 	s, ok := in[0].(tensor.Shape)
 	if !ok {
-		return nil, fmt.Errorf("layers: attention head gradient: cannot infer shape from %v", in[0])
+		return nil, fmt.Errorf("ops: attention head gradient: cannot infer shape from %v", in[0])
 	}
 	return s.Clone(), nil
 }
-func (op *headGradOp) ReturnsPtr() bool     { return false }
-func (op *headGradOp) CallsExtern() bool    { return false }
-func (op *headGradOp) OverwritesInput() int { return -1 }
-func (op *headGradOp) WriteHash(h hash.Hash) {
+func (op *HeadGradOp) ReturnsPtr() bool     { return false }
+func (op *HeadGradOp) CallsExtern() bool    { return false }
+func (op *HeadGradOp) OverwritesInput() int { return -1 }
+func (op *HeadGradOp) WriteHash(h hash.Hash) {
 	op.head.WriteHash(h)
 	fmt.Fprint(h, " grad z")
 }
-func (op *headGradOp) Hashcode() uint32     { return hashOp(op) }
-func (op *headGradOp) String() string       { return "AttentionHeadGrad{z}" }
-func (op *headGradOp) DiffWRT(n int) []bool { return make([]bool, n) }
-func (op *headGradOp) SymDiff(G.Nodes, *G.Node, *G.Node) (G.Nodes, error) {
-	return nil, fmt.Errorf("layers: attention head gradients are not differentiable")
+func (op *HeadGradOp) Hashcode() uint32     { return hashOf(op) }
+func (op *HeadGradOp) String() string       { return "AttentionHeadGrad{z}" }
+func (op *HeadGradOp) DiffWRT(n int) []bool { return make([]bool, n) }
+func (op *HeadGradOp) SymDiff(G.Nodes, *G.Node, *G.Node) (G.Nodes, error) {
+	return nil, fmt.Errorf("ops: attention head gradients are not differentiable")
 }
 
-func (op *headGradOp) Do(vals ...G.Value) (G.Value, error) {
+func (op *HeadGradOp) Do(vals ...G.Value) (G.Value, error) {
 	nf := op.head.Arity()
 	if len(vals) != nf+2 {
-		return nil, fmt.Errorf("layers: attention head gradient: %d inputs, want %d", len(vals), nf+2)
+		return nil, fmt.Errorf("ops: attention head gradient: %d inputs, want %d", len(vals), nf+2)
 	}
 	switch vals[0].Data().(type) {
 	case []float64:
@@ -493,10 +538,10 @@ func (op *headGradOp) Do(vals ...G.Value) (G.Value, error) {
 	case []float32:
 		return headGradDo[float32](op.head, vals, nf)
 	}
-	return nil, fmt.Errorf("layers: attention head gradient: unsupported data %T", vals[0].Data())
+	return nil, fmt.Errorf("ops: attention head gradient: unsupported data %T", vals[0].Data())
 }
 
-func headGradDo[F float32 | float64](h *headOp, vals []G.Value, nf int) (G.Value, error) {
+func headGradDo[F float32 | float64](h *HeadOp, vals []G.Value, nf int) (G.Value, error) {
 	d, err := h.dimsOf(vals[:nf])
 	if err != nil {
 		return nil, err
@@ -508,23 +553,30 @@ func headGradDo[F float32 | float64](h *headOp, vals []G.Value, nf int) (G.Value
 	out, ok1 := vals[nf].Data().([]F)
 	dout, ok2 := vals[nf+1].Data().([]F)
 	if !ok1 || !ok2 || len(out) != d.b*d.t*d.dout || len(dout) != len(out) {
-		return nil, fmt.Errorf("layers: attention head gradient: output or its gradient has the wrong type or size")
+		return nil, fmt.Errorf("ops: attention head gradient: output or its gradient has the wrong type or size")
 	}
 	dz := make([]F, len(in.z))
 	headBackward(h, stateOf[F](&h.st), d, in, out, dout, dz)
 	return tensor.New(tensor.WithShape(vals[0].Shape().Clone()...), tensor.WithBacking(dz)), nil
 }
 
-// headParamGradOp returns dL/d(input wrt) of a headOp for wrt = 1..5 (W_Q,
+// HeadParamGradOp returns dL/d(input wrt) of a HeadOp for wrt = 1..5 (W_Q,
 // W_K, W_V, P, g). Inputs: the forward inputs, the forward output, dL/dout
-// and dL/dz (the headGradOp node, whose run computed these gradients).
-type headParamGradOp struct {
-	head *headOp
+// and dL/dz (the HeadGradOp node, whose run computed these gradients).
+type HeadParamGradOp struct {
+	head *HeadOp
 	wrt  int
 }
 
-func (op *headParamGradOp) Arity() int { return op.head.Arity() + 3 }
-func (op *headParamGradOp) Type() hm.Type {
+// Head is the forward op.
+func (op *HeadParamGradOp) Head() *HeadOp { return op.head }
+
+// Wrt is the input the gradient is taken with respect to: 1 W_Q, 2 W_K,
+// 3 W_V, 4 P, 5 g.
+func (op *HeadParamGradOp) Wrt() int { return op.wrt }
+
+func (op *HeadParamGradOp) Arity() int { return op.head.Arity() + 3 }
+func (op *HeadParamGradOp) Type() hm.Type {
 	a := hm.TypeVariable('a')
 	t2 := &G.TensorType{Dims: 2, Of: a}
 	t3 := &G.TensorType{Dims: 3, Of: a}
@@ -538,36 +590,36 @@ func (op *headParamGradOp) Type() hm.Type {
 	}
 	return hm.NewFnType(append(ts, t2)...)
 }
-func (op *headParamGradOp) InferShape(in ...G.DimSizer) (tensor.Shape, error) {
+func (op *HeadParamGradOp) InferShape(in ...G.DimSizer) (tensor.Shape, error) {
 	if op.wrt == 5 {
 		return tensor.ScalarShape(), nil
 	}
 	s, ok := in[op.wrt].(tensor.Shape)
 	if !ok {
-		return nil, fmt.Errorf("layers: attention head gradient: cannot infer shape from %v", in[op.wrt])
+		return nil, fmt.Errorf("ops: attention head gradient: cannot infer shape from %v", in[op.wrt])
 	}
 	return s.Clone(), nil
 }
-func (op *headParamGradOp) ReturnsPtr() bool     { return false }
-func (op *headParamGradOp) CallsExtern() bool    { return false }
-func (op *headParamGradOp) OverwritesInput() int { return -1 }
-func (op *headParamGradOp) WriteHash(h hash.Hash) {
+func (op *HeadParamGradOp) ReturnsPtr() bool     { return false }
+func (op *HeadParamGradOp) CallsExtern() bool    { return false }
+func (op *HeadParamGradOp) OverwritesInput() int { return -1 }
+func (op *HeadParamGradOp) WriteHash(h hash.Hash) {
 	op.head.WriteHash(h)
 	fmt.Fprintf(h, " grad %d", op.wrt)
 }
-func (op *headParamGradOp) Hashcode() uint32 { return hashOp(op) }
-func (op *headParamGradOp) String() string {
+func (op *HeadParamGradOp) Hashcode() uint32 { return hashOf(op) }
+func (op *HeadParamGradOp) String() string {
 	return fmt.Sprintf("AttentionHeadGrad{%d}", op.wrt)
 }
-func (op *headParamGradOp) DiffWRT(n int) []bool { return make([]bool, n) }
-func (op *headParamGradOp) SymDiff(G.Nodes, *G.Node, *G.Node) (G.Nodes, error) {
-	return nil, fmt.Errorf("layers: attention head gradients are not differentiable")
+func (op *HeadParamGradOp) DiffWRT(n int) []bool { return make([]bool, n) }
+func (op *HeadParamGradOp) SymDiff(G.Nodes, *G.Node, *G.Node) (G.Nodes, error) {
+	return nil, fmt.Errorf("ops: attention head gradients are not differentiable")
 }
 
-func (op *headParamGradOp) Do(vals ...G.Value) (G.Value, error) {
+func (op *HeadParamGradOp) Do(vals ...G.Value) (G.Value, error) {
 	nf := op.head.Arity()
 	if len(vals) != nf+3 {
-		return nil, fmt.Errorf("layers: attention head gradient: %d inputs, want %d", len(vals), nf+3)
+		return nil, fmt.Errorf("ops: attention head gradient: %d inputs, want %d", len(vals), nf+3)
 	}
 	switch vals[0].Data().(type) {
 	case []float64:
@@ -575,10 +627,10 @@ func (op *headParamGradOp) Do(vals ...G.Value) (G.Value, error) {
 	case []float32:
 		return headParamGradDo[float32](op, vals, nf)
 	}
-	return nil, fmt.Errorf("layers: attention head gradient: unsupported data %T", vals[0].Data())
+	return nil, fmt.Errorf("ops: attention head gradient: unsupported data %T", vals[0].Data())
 }
 
-func headParamGradDo[F float32 | float64](op *headParamGradOp, vals []G.Value, nf int) (G.Value, error) {
+func headParamGradDo[F float32 | float64](op *HeadParamGradOp, vals []G.Value, nf int) (G.Value, error) {
 	h := op.head
 	d, err := h.dimsOf(vals[:nf])
 	if err != nil {
@@ -592,7 +644,7 @@ func headParamGradDo[F float32 | float64](op *headParamGradOp, vals []G.Value, n
 	dout, ok2 := vals[nf+1].Data().([]F)
 	dz, ok3 := vals[nf+2].Data().([]F)
 	if !ok1 || !ok2 || !ok3 || len(out) != d.b*d.t*d.dout || len(dout) != len(out) || len(dz) != len(in.z) {
-		return nil, fmt.Errorf("layers: attention head gradient: inputs have the wrong type or size")
+		return nil, fmt.Errorf("ops: attention head gradient: inputs have the wrong type or size")
 	}
 	st := stateOf[F](&h.st)
 	if !st.gradValid || st.dz != &dz[0] || !st.matches(d, in, out) {
@@ -665,7 +717,7 @@ func axpyF[F float32 | float64](alpha F, x, y []F) {
 	}
 }
 
-// gemm is C = op(A) op(B) + beta C on row-major slices (graph.Gemm).
+// gemm is C = op(A) op(B) + beta C on row-major slices (Gemm).
 func gemm[F float32 | float64](tA, tB bool, m, n, k int, a []F, lda int, b []F, ldb int, beta F, c []F, ldc int) {
-	graph.Gemm(tA, tB, m, n, k, 1, a, lda, b, ldb, beta, c, ldc)
+	Gemm(tA, tB, m, n, k, 1, a, lda, b, ldb, beta, c, ldc)
 }

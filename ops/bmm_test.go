@@ -1,4 +1,4 @@
-package graph_test
+package ops_test
 
 import (
 	"fmt"
@@ -6,6 +6,7 @@ import (
 
 	"github.com/gdattn/gdattn/graph"
 	"github.com/gdattn/gdattn/graph/graphtest"
+	"github.com/gdattn/gdattn/ops"
 	G "gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
 )
@@ -27,7 +28,7 @@ func TestBatchedMatMul(t *testing.T) {
 				build := func(s *graph.Scope) (*G.Node, error) {
 					a, _ := s.Param("a", ash, graph.Normal(1))
 					b, _ := s.Param("b", bsh, graph.Normal(1))
-					c, err := graph.BatchedMatMul(a, b, ta, tb)
+					c, err := ops.BatchedMatMul(a, b, ta, tb)
 					if err != nil {
 						return nil, err
 					}
@@ -40,7 +41,7 @@ func TestBatchedMatMul(t *testing.T) {
 				s, _ := graph.NewScope(graph.Float64, 5)
 				a, _ := s.Param("a", ash, graph.Normal(1))
 				b, _ := s.Param("b", bsh, graph.Normal(1))
-				c, err := graph.BatchedMatMul(a, b, ta, tb)
+				c, err := ops.BatchedMatMul(a, b, ta, tb)
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -92,7 +93,7 @@ func TestBatchedMatMulErrors(t *testing.T) {
 		name string
 		x, y *G.Node
 	}{{"inner", a, b}, {"batch", a, c}, {"rank", a, m}, {"nil", nil, a}} {
-		if _, err := graph.BatchedMatMul(tc.x, tc.y, false, false); err == nil {
+		if _, err := ops.BatchedMatMul(tc.x, tc.y, false, false); err == nil {
 			t.Errorf("%s: no error", tc.name)
 		}
 	}

@@ -1,4 +1,4 @@
-package graph
+package ops
 
 import (
 	"fmt"
@@ -18,25 +18,25 @@ import (
 // band of the gradient back.
 func ConcatLast(xs ...*G.Node) (*G.Node, error) {
 	if len(xs) == 0 {
-		return nil, fmt.Errorf("graph: ConcatLast of no nodes")
+		return nil, fmt.Errorf("ops: ConcatLast of no nodes")
 	}
 	for _, x := range xs {
 		if x == nil {
-			return nil, fmt.Errorf("graph: ConcatLast of a nil node")
+			return nil, fmt.Errorf("ops: ConcatLast of a nil node")
 		}
 		if len(x.Shape()) == 0 {
-			return nil, fmt.Errorf("graph: ConcatLast of scalar %q", x.Name())
+			return nil, fmt.Errorf("ops: ConcatLast of scalar %q", x.Name())
 		}
 	}
 	first := xs[0].Shape()
-	op := &concatOp{lead: first[:len(first)-1].Clone()}
+	op := &ConcatLastOp{lead: first[:len(first)-1].Clone()}
 	for _, x := range xs {
 		s := x.Shape()
 		if rows(s) != rows(first) {
-			return nil, fmt.Errorf("graph: ConcatLast: shapes %v and %v have different numbers of rows", first, s)
+			return nil, fmt.Errorf("ops: ConcatLast: shapes %v and %v have different numbers of rows", first, s)
 		}
 		if x.Dtype() != xs[0].Dtype() {
-			return nil, fmt.Errorf("graph: ConcatLast: dtypes %v and %v differ", xs[0].Dtype(), x.Dtype())
+			return nil, fmt.Errorf("ops: ConcatLast: dtypes %v and %v differ", xs[0].Dtype(), x.Dtype())
 		}
 		op.widths = append(op.widths, s[len(s)-1])
 		op.shapes = append(op.shapes, s.Clone())
@@ -48,30 +48,34 @@ func ConcatLast(xs ...*G.Node) (*G.Node, error) {
 	return G.ApplyOp(op, xs...)
 }
 
-// concatOp concatenates along the last axis; lead are the other dims.
-type concatOp struct {
+// ConcatLastOp is [ConcatLast]'s op: it concatenates along the last axis;
+// lead are the other dims.
+type ConcatLastOp struct {
 	lead   tensor.Shape
 	widths []int
 	shapes []tensor.Shape // the inputs' shapes
 	data   []bool         // IsData of the inputs: no gradient for them
 }
 
-func (op *concatOp) rows() int {
+// Widths are the inputs' last dimensions (a copy), in input order.
+func (op *ConcatLastOp) Widths() []int { return append([]int(nil), op.widths...) }
+
+func (op *ConcatLastOp) rows() int {
 	r := 1
 	for _, d := range op.lead {
 		r *= d
 	}
 	return r
 }
-func (op *concatOp) total() int {
+func (op *ConcatLastOp) total() int {
 	t := 0
 	for _, w := range op.widths {
 		t += w
 	}
 	return t
 }
-func (op *concatOp) Arity() int { return len(op.widths) }
-func (op *concatOp) Type() hm.Type {
+func (op *ConcatLastOp) Arity() int { return len(op.widths) }
+func (op *ConcatLastOp) Type() hm.Type {
 	a := hm.TypeVariable('a')
 	ts := make([]hm.Type, 0, len(op.shapes)+1)
 	for _, s := range op.shapes {
@@ -79,13 +83,13 @@ func (op *concatOp) Type() hm.Type {
 	}
 	return hm.NewFnType(append(ts, &G.TensorType{Dims: len(op.lead) + 1, Of: a})...)
 }
-func (op *concatOp) InferShape(...G.DimSizer) (tensor.Shape, error) {
+func (op *ConcatLastOp) InferShape(...G.DimSizer) (tensor.Shape, error) {
 	return append(op.lead.Clone(), op.total()), nil
 }
-func (op *concatOp) ReturnsPtr() bool     { return false }
-func (op *concatOp) CallsExtern() bool    { return false }
-func (op *concatOp) OverwritesInput() int { return -1 }
-func (op *concatOp) WriteHash(h hash.Hash) {
+func (op *ConcatLastOp) ReturnsPtr() bool     { return false }
+func (op *ConcatLastOp) CallsExtern() bool    { return false }
+func (op *ConcatLastOp) OverwritesInput() int { return -1 }
+func (op *ConcatLastOp) WriteHash(h hash.Hash) {
 	fmt.Fprintf(h, "gdattn.concatlast %v %v", op.lead, op.shapes)
 	for _, d := range op.data {
 		if d {
@@ -94,12 +98,12 @@ func (op *concatOp) WriteHash(h hash.Hash) {
 		}
 	}
 }
-func (op *concatOp) Hashcode() uint32 { return hashOf(op) }
-func (op *concatOp) String() string   { return fmt.Sprintf("ConcatLast%v", op.widths) }
+func (op *ConcatLastOp) Hashcode() uint32 { return hashOf(op) }
+func (op *ConcatLastOp) String() string   { return fmt.Sprintf("ConcatLast%v", op.widths) }
 
-func (op *concatOp) Do(vals ...G.Value) (G.Value, error) {
+func (op *ConcatLastOp) Do(vals ...G.Value) (G.Value, error) {
 	if len(vals) != len(op.widths) {
-		return nil, fmt.Errorf("graph: concat: %d inputs, want %d", len(vals), len(op.widths))
+		return nil, fmt.Errorf("ops: concat: %d inputs, want %d", len(vals), len(op.widths))
 	}
 	shape := append(op.lead.Clone(), op.total())
 	switch vals[0].Data().(type) {
@@ -116,7 +120,7 @@ func (op *concatOp) Do(vals ...G.Value) (G.Value, error) {
 		}
 		return tensor.New(tensor.WithShape(shape...), tensor.WithBacking(out)), nil
 	}
-	return nil, fmt.Errorf("graph: concat: unsupported data %T", vals[0].Data())
+	return nil, fmt.Errorf("ops: concat: unsupported data %T", vals[0].Data())
 }
 
 func concatRows[F float32 | float64](vals []G.Value, rows int, widths []int) ([]F, error) {
@@ -130,7 +134,7 @@ func concatRows[F float32 | float64](vals []G.Value, rows int, widths []int) ([]
 		x, ok := v.Data().([]F)
 		w := widths[i]
 		if !ok || len(x) != rows*w {
-			return nil, fmt.Errorf("graph: concat: input %d has data %T of the wrong type or size", i, v.Data())
+			return nil, fmt.Errorf("ops: concat: input %d has data %T of the wrong type or size", i, v.Data())
 		}
 		for r := 0; r < rows; r++ {
 			copy(out[r*total+off:r*total+off+w], x[r*w:(r+1)*w])
@@ -140,7 +144,7 @@ func concatRows[F float32 | float64](vals []G.Value, rows int, widths []int) ([]
 	return out, nil
 }
 
-func (op *concatOp) DiffWRT(n int) []bool {
+func (op *ConcatLastOp) DiffWRT(n int) []bool {
 	d := make([]bool, n)
 	for i := range d {
 		d[i] = i >= len(op.data) || !op.data[i]
@@ -150,7 +154,7 @@ func (op *concatOp) DiffWRT(n int) []bool {
 
 // SymDiff slices each input's band out of the gradient (none for a data
 // input).
-func (op *concatOp) SymDiff(in G.Nodes, output, grad *G.Node) (G.Nodes, error) {
+func (op *ConcatLastOp) SymDiff(in G.Nodes, output, grad *G.Node) (G.Nodes, error) {
 	out := make(G.Nodes, len(in))
 	axis, off := len(op.lead), 0
 	for i, w := range op.widths {

@@ -1,4 +1,4 @@
-package graph
+package ops
 
 import (
 	"fmt"
@@ -61,10 +61,10 @@ func reportGFLOPs(b *testing.B, flops float64, cpu0 time.Duration) {
 }
 
 // BenchmarkSgemm times gonum's pure-Go Sgemm (gonum.Implementation, as
-// Gorgonia's G.Mul) and graph.Gemm on gemmShapes, reporting GFLOP/s
+// Gorgonia's G.Mul) and Gemm on gemmShapes, reporting GFLOP/s
 // (2mnk per product). Run it with GOMAXPROCS=1 for one core:
 //
-//	GOMAXPROCS=1 go test ./graph -run '^$' -bench Sgemm
+//	GOMAXPROCS=1 go test ./ops -run '^$' -bench Sgemm
 func BenchmarkSgemm(b *testing.B) {
 	for _, s := range gemmShapes {
 		a, lda, bb, ldb, c := gemmOperands(s.tA, s.tB, s.m, s.n, s.k)
@@ -84,7 +84,7 @@ func BenchmarkSgemm(b *testing.B) {
 			}
 			reportGFLOPs(b, flops, cpu0)
 		})
-		b.Run(fmt.Sprintf("graph.Gemm/%s", s.name), func(b *testing.B) {
+		b.Run(fmt.Sprintf("ops.Gemm/%s", s.name), func(b *testing.B) {
 			cpu0 := cpuTime()
 			for i := 0; i < b.N; i++ {
 				Gemm(s.tA, s.tB, s.m, s.n, s.k, 1, a, lda, bb, ldb, 0, c, s.n)

@@ -1,4 +1,4 @@
-package layers
+package ops
 
 import (
 	"fmt"
@@ -11,20 +11,39 @@ import (
 	"gorgonia.org/tensor"
 )
 
-// expectOp is E = softmax(f K) Vᵀ in one op: f (M, d'), keys K (d', C),
+// ExpectationOp is E = softmax(f K) Vᵀ in one op: f (M, d'), keys K (d', C),
 // values V (d', C), E (M, d'). It keeps the probabilities between the
-// forward and the backward pass of a run (checking, as headOp does, that
+// forward and the backward pass of a run (checking, as [HeadOp] does, that
 // they belong to the values the backward pass is given, recomputing them
-// otherwise). Backward: expectGradOp gives df and computes dK and dV, which
-// expectParamGradOp nodes (taking df as an input, so they run after it)
-// return.
-type expectOp struct {
+// otherwise). Backward: [ExpectationGradOp] gives df and computes dK and dV,
+// which [ExpectationParamGradOp] nodes (taking df as an input, so they run
+// after it) return.
+type ExpectationOp struct {
 	id    uint64
 	rankF int // rank of f (2, or more for a tensor of rows)
 	st    any // *expectState[F]
 }
 
 var expectOpIDs atomic.Uint64
+
+// Expectation returns E = softmax(f K) Vᵀ (…, d') for f (M, d') — or a
+// tensor (…, d') of rows f, such as (B, T, d') — keys K (d', C) and values
+// V (d', C), as one [ExpectationOp] node: row i of E is Σ_c p_ic v_c with
+// p_i = softmax(f_i K), the expectation E(v | f_i) under the softmax
+// likelihood.
+func Expectation(f, keys, values *G.Node) (*G.Node, error) {
+	if f == nil || keys == nil || values == nil {
+		return nil, fmt.Errorf("ops: expectation: nil input")
+	}
+	fs, ks, vs := f.Shape(), keys.Shape(), values.Shape()
+	if len(fs) < 2 || len(ks) != 2 || !ks.Eq(vs) || ks[0] != fs[len(fs)-1] {
+		return nil, fmt.Errorf("ops: expectation: shapes f %v, keys %v, values %v; want (…, d'), (d', C), (d', C)", fs, ks, vs)
+	}
+	if err := checkFloat(f.Dtype()); err != nil || keys.Dtype() != f.Dtype() || values.Dtype() != f.Dtype() {
+		return nil, fmt.Errorf("ops: expectation: dtypes %v, %v, %v; want one of float32, float64", f.Dtype(), keys.Dtype(), values.Dtype())
+	}
+	return G.ApplyOp(&ExpectationOp{id: expectOpIDs.Add(1), rankF: len(fs)}, f, keys, values)
+}
 
 type expectState[F float32 | float64] struct {
 	m, dp, c  int
@@ -47,36 +66,36 @@ func expectStateOf[F float32 | float64](p *any) *expectState[F] {
 	return st
 }
 
-func (op *expectOp) Arity() int { return 3 }
-func (op *expectOp) Type() hm.Type {
+func (op *ExpectationOp) Arity() int { return 3 }
+func (op *ExpectationOp) Type() hm.Type {
 	a := hm.TypeVariable('a')
 	t, tf := &G.TensorType{Dims: 2, Of: a}, &G.TensorType{Dims: op.rankF, Of: a}
 	return hm.NewFnType(tf, t, t, tf)
 }
-func (op *expectOp) InferShape(in ...G.DimSizer) (tensor.Shape, error) {
+func (op *ExpectationOp) InferShape(in ...G.DimSizer) (tensor.Shape, error) {
 	fs, ok := in[0].(tensor.Shape)
 	if !ok || len(fs) != op.rankF {
-		return nil, fmt.Errorf("layers: expectation op: cannot infer shape from %v", in[0])
+		return nil, fmt.Errorf("ops: expectation op: cannot infer shape from %v", in[0])
 	}
 	return fs.Clone(), nil
 }
-func (op *expectOp) ReturnsPtr() bool      { return false }
-func (op *expectOp) CallsExtern() bool     { return false }
-func (op *expectOp) OverwritesInput() int  { return -1 }
-func (op *expectOp) WriteHash(h hash.Hash) { fmt.Fprintf(h, "gdattn.expect#%d", op.id) }
-func (op *expectOp) Hashcode() uint32      { return hashOp(op) }
-func (op *expectOp) String() string        { return "Expectation" }
-func (op *expectOp) DiffWRT(int) []bool    { return []bool{true, true, true} }
+func (op *ExpectationOp) ReturnsPtr() bool      { return false }
+func (op *ExpectationOp) CallsExtern() bool     { return false }
+func (op *ExpectationOp) OverwritesInput() int  { return -1 }
+func (op *ExpectationOp) WriteHash(h hash.Hash) { fmt.Fprintf(h, "gdattn.expect#%d", op.id) }
+func (op *ExpectationOp) Hashcode() uint32      { return hashOf(op) }
+func (op *ExpectationOp) String() string        { return "Expectation" }
+func (op *ExpectationOp) DiffWRT(int) []bool    { return []bool{true, true, true} }
 
-func (op *expectOp) SymDiff(inputs G.Nodes, output, grad *G.Node) (G.Nodes, error) {
+func (op *ExpectationOp) SymDiff(inputs G.Nodes, output, grad *G.Node) (G.Nodes, error) {
 	in := append(append(G.Nodes{}, inputs...), output, grad)
-	df, err := G.ApplyOp(&expectGradOp{e: op}, in...)
+	df, err := G.ApplyOp(&ExpectationGradOp{e: op}, in...)
 	if err != nil {
 		return nil, err
 	}
 	out := G.Nodes{df}
 	for w := 1; w <= 2; w++ {
-		n, err := G.ApplyOp(&expectParamGradOp{e: op, wrt: w}, append(append(G.Nodes{}, in...), df)...)
+		n, err := G.ApplyOp(&ExpectationParamGradOp{e: op, wrt: w}, append(append(G.Nodes{}, in...), df)...)
 		if err != nil {
 			return nil, err
 		}
@@ -89,7 +108,7 @@ func (op *expectOp) SymDiff(inputs G.Nodes, output, grad *G.Node) (G.Nodes, erro
 func expectDims(vals []G.Value) (m, dp, c int, err error) {
 	fs, ks, vs := vals[0].Shape(), vals[1].Shape(), vals[2].Shape()
 	if len(fs) < 2 || len(ks) != 2 || !ks.Eq(vs) || ks[0] != fs[len(fs)-1] {
-		return 0, 0, 0, fmt.Errorf("layers: expectation op: shapes %v %v %v", fs, ks, vs)
+		return 0, 0, 0, fmt.Errorf("ops: expectation op: shapes %v %v %v", fs, ks, vs)
 	}
 	dp = fs[len(fs)-1]
 	return fs.TotalSize() / dp, dp, ks[1], nil
@@ -101,14 +120,14 @@ func expectInputs[F float32 | float64](vals []G.Value) (f, k, v []F, err error) 
 	k, ok2 = vals[1].Data().([]F)
 	v, ok3 = vals[2].Data().([]F)
 	if !ok1 || !ok2 || !ok3 {
-		return nil, nil, nil, fmt.Errorf("layers: expectation op: mixed dtypes")
+		return nil, nil, nil, fmt.Errorf("ops: expectation op: mixed dtypes")
 	}
 	return f, k, v, nil
 }
 
-func (op *expectOp) Do(vals ...G.Value) (G.Value, error) {
+func (op *ExpectationOp) Do(vals ...G.Value) (G.Value, error) {
 	if len(vals) != 3 {
-		return nil, fmt.Errorf("layers: expectation op: %d inputs, want 3", len(vals))
+		return nil, fmt.Errorf("ops: expectation op: %d inputs, want 3", len(vals))
 	}
 	m, dp, c, err := expectDims(vals)
 	if err != nil {
@@ -120,10 +139,10 @@ func (op *expectOp) Do(vals ...G.Value) (G.Value, error) {
 	case []float32:
 		return expectDo[float32](op, vals, m, dp, c)
 	}
-	return nil, fmt.Errorf("layers: expectation op: unsupported data %T", vals[0].Data())
+	return nil, fmt.Errorf("ops: expectation op: unsupported data %T", vals[0].Data())
 }
 
-func expectDo[F float32 | float64](op *expectOp, vals []G.Value, m, dp, c int) (G.Value, error) {
+func expectDo[F float32 | float64](op *ExpectationOp, vals []G.Value, m, dp, c int) (G.Value, error) {
 	f, k, v, err := expectInputs[F](vals)
 	if err != nil {
 		return nil, err
@@ -160,7 +179,7 @@ func softmaxRowInPlace[F float32 | float64](x []F) {
 	var sum float64
 	if is32[F]() {
 		for i, v := range x {
-			e := expFast(float64(v - mx))
+			e := Exp32(float64(v - mx))
 			x[i] = F(e)
 			sum += e
 		}
@@ -208,38 +227,41 @@ func expectBackward[F float32 | float64](st *expectState[F], m, dp, c int, f, k,
 	st.gradValid = true
 }
 
-// expectGradOp returns df. Inputs: f, K, V, E, dE.
-type expectGradOp struct{ e *expectOp }
+// ExpectationGradOp returns df. Inputs: f, K, V, E, dE.
+type ExpectationGradOp struct{ e *ExpectationOp }
 
-func (op *expectGradOp) Arity() int { return 5 }
-func (op *expectGradOp) Type() hm.Type {
+// Forward is the forward op.
+func (op *ExpectationGradOp) Forward() *ExpectationOp { return op.e }
+
+func (op *ExpectationGradOp) Arity() int { return 5 }
+func (op *ExpectationGradOp) Type() hm.Type {
 	a := hm.TypeVariable('a')
 	t, tf := &G.TensorType{Dims: 2, Of: a}, &G.TensorType{Dims: op.e.rankF, Of: a}
 	return hm.NewFnType(tf, t, t, tf, tf, tf)
 }
-func (op *expectGradOp) InferShape(in ...G.DimSizer) (tensor.Shape, error) {
+func (op *ExpectationGradOp) InferShape(in ...G.DimSizer) (tensor.Shape, error) {
 	s, ok := in[0].(tensor.Shape)
 	if !ok {
-		return nil, fmt.Errorf("layers: expectation gradient: cannot infer shape from %v", in[0])
+		return nil, fmt.Errorf("ops: expectation gradient: cannot infer shape from %v", in[0])
 	}
 	return s.Clone(), nil
 }
-func (op *expectGradOp) ReturnsPtr() bool     { return false }
-func (op *expectGradOp) CallsExtern() bool    { return false }
-func (op *expectGradOp) OverwritesInput() int { return -1 }
-func (op *expectGradOp) WriteHash(h hash.Hash) {
+func (op *ExpectationGradOp) ReturnsPtr() bool     { return false }
+func (op *ExpectationGradOp) CallsExtern() bool    { return false }
+func (op *ExpectationGradOp) OverwritesInput() int { return -1 }
+func (op *ExpectationGradOp) WriteHash(h hash.Hash) {
 	op.e.WriteHash(h)
 	fmt.Fprint(h, " grad f")
 }
-func (op *expectGradOp) Hashcode() uint32     { return hashOp(op) }
-func (op *expectGradOp) String() string       { return "ExpectationGrad{f}" }
-func (op *expectGradOp) DiffWRT(n int) []bool { return make([]bool, n) }
-func (op *expectGradOp) SymDiff(G.Nodes, *G.Node, *G.Node) (G.Nodes, error) {
-	return nil, fmt.Errorf("layers: expectation gradients are not differentiable")
+func (op *ExpectationGradOp) Hashcode() uint32     { return hashOf(op) }
+func (op *ExpectationGradOp) String() string       { return "ExpectationGrad{f}" }
+func (op *ExpectationGradOp) DiffWRT(n int) []bool { return make([]bool, n) }
+func (op *ExpectationGradOp) SymDiff(G.Nodes, *G.Node, *G.Node) (G.Nodes, error) {
+	return nil, fmt.Errorf("ops: expectation gradients are not differentiable")
 }
-func (op *expectGradOp) Do(vals ...G.Value) (G.Value, error) {
+func (op *ExpectationGradOp) Do(vals ...G.Value) (G.Value, error) {
 	if len(vals) != 5 {
-		return nil, fmt.Errorf("layers: expectation gradient: %d inputs, want 5", len(vals))
+		return nil, fmt.Errorf("ops: expectation gradient: %d inputs, want 5", len(vals))
 	}
 	m, dp, c, err := expectDims(vals)
 	if err != nil {
@@ -251,10 +273,10 @@ func (op *expectGradOp) Do(vals ...G.Value) (G.Value, error) {
 	case []float32:
 		return expectGradDo[float32](op.e, vals, m, dp, c)
 	}
-	return nil, fmt.Errorf("layers: expectation gradient: unsupported data %T", vals[0].Data())
+	return nil, fmt.Errorf("ops: expectation gradient: unsupported data %T", vals[0].Data())
 }
 
-func expectGradDo[F float32 | float64](e *expectOp, vals []G.Value, m, dp, c int) (G.Value, error) {
+func expectGradDo[F float32 | float64](e *ExpectationOp, vals []G.Value, m, dp, c int) (G.Value, error) {
 	f, k, v, err := expectInputs[F](vals)
 	if err != nil {
 		return nil, err
@@ -262,49 +284,56 @@ func expectGradDo[F float32 | float64](e *expectOp, vals []G.Value, m, dp, c int
 	out, ok1 := vals[3].Data().([]F)
 	dout, ok2 := vals[4].Data().([]F)
 	if !ok1 || !ok2 || len(out) != m*dp || len(dout) != m*dp {
-		return nil, fmt.Errorf("layers: expectation gradient: output or its gradient has the wrong type or size")
+		return nil, fmt.Errorf("ops: expectation gradient: output or its gradient has the wrong type or size")
 	}
 	df := make([]F, m*dp)
 	expectBackward(expectStateOf[F](&e.st), m, dp, c, f, k, v, out, dout, df)
 	return tensor.New(tensor.WithShape(vals[0].Shape().Clone()...), tensor.WithBacking(df)), nil
 }
 
-// expectParamGradOp returns dK (wrt 1) or dV (wrt 2). Inputs: f, K, V, E,
+// ExpectationParamGradOp returns dK (wrt 1) or dV (wrt 2). Inputs: f, K, V, E,
 // dE, df.
-type expectParamGradOp struct {
-	e   *expectOp
+type ExpectationParamGradOp struct {
+	e   *ExpectationOp
 	wrt int
 }
 
-func (op *expectParamGradOp) Arity() int { return 6 }
-func (op *expectParamGradOp) Type() hm.Type {
+// Forward is the forward op.
+func (op *ExpectationParamGradOp) Forward() *ExpectationOp { return op.e }
+
+// Wrt is the input the gradient is taken with respect to: 1 the keys K,
+// 2 the values V.
+func (op *ExpectationParamGradOp) Wrt() int { return op.wrt }
+
+func (op *ExpectationParamGradOp) Arity() int { return 6 }
+func (op *ExpectationParamGradOp) Type() hm.Type {
 	a := hm.TypeVariable('a')
 	t, tf := &G.TensorType{Dims: 2, Of: a}, &G.TensorType{Dims: op.e.rankF, Of: a}
 	return hm.NewFnType(tf, t, t, tf, tf, tf, t)
 }
-func (op *expectParamGradOp) InferShape(in ...G.DimSizer) (tensor.Shape, error) {
+func (op *ExpectationParamGradOp) InferShape(in ...G.DimSizer) (tensor.Shape, error) {
 	s, ok := in[op.wrt].(tensor.Shape)
 	if !ok {
-		return nil, fmt.Errorf("layers: expectation gradient: cannot infer shape from %v", in[op.wrt])
+		return nil, fmt.Errorf("ops: expectation gradient: cannot infer shape from %v", in[op.wrt])
 	}
 	return s.Clone(), nil
 }
-func (op *expectParamGradOp) ReturnsPtr() bool     { return false }
-func (op *expectParamGradOp) CallsExtern() bool    { return false }
-func (op *expectParamGradOp) OverwritesInput() int { return -1 }
-func (op *expectParamGradOp) WriteHash(h hash.Hash) {
+func (op *ExpectationParamGradOp) ReturnsPtr() bool     { return false }
+func (op *ExpectationParamGradOp) CallsExtern() bool    { return false }
+func (op *ExpectationParamGradOp) OverwritesInput() int { return -1 }
+func (op *ExpectationParamGradOp) WriteHash(h hash.Hash) {
 	op.e.WriteHash(h)
 	fmt.Fprintf(h, " grad %d", op.wrt)
 }
-func (op *expectParamGradOp) Hashcode() uint32     { return hashOp(op) }
-func (op *expectParamGradOp) String() string       { return fmt.Sprintf("ExpectationGrad{%d}", op.wrt) }
-func (op *expectParamGradOp) DiffWRT(n int) []bool { return make([]bool, n) }
-func (op *expectParamGradOp) SymDiff(G.Nodes, *G.Node, *G.Node) (G.Nodes, error) {
-	return nil, fmt.Errorf("layers: expectation gradients are not differentiable")
+func (op *ExpectationParamGradOp) Hashcode() uint32     { return hashOf(op) }
+func (op *ExpectationParamGradOp) String() string       { return fmt.Sprintf("ExpectationGrad{%d}", op.wrt) }
+func (op *ExpectationParamGradOp) DiffWRT(n int) []bool { return make([]bool, n) }
+func (op *ExpectationParamGradOp) SymDiff(G.Nodes, *G.Node, *G.Node) (G.Nodes, error) {
+	return nil, fmt.Errorf("ops: expectation gradients are not differentiable")
 }
-func (op *expectParamGradOp) Do(vals ...G.Value) (G.Value, error) {
+func (op *ExpectationParamGradOp) Do(vals ...G.Value) (G.Value, error) {
 	if len(vals) != 6 {
-		return nil, fmt.Errorf("layers: expectation gradient: %d inputs, want 6", len(vals))
+		return nil, fmt.Errorf("ops: expectation gradient: %d inputs, want 6", len(vals))
 	}
 	m, dp, c, err := expectDims(vals)
 	if err != nil {
@@ -316,10 +345,10 @@ func (op *expectParamGradOp) Do(vals ...G.Value) (G.Value, error) {
 	case []float32:
 		return expectParamGradDo[float32](op, vals, m, dp, c)
 	}
-	return nil, fmt.Errorf("layers: expectation gradient: unsupported data %T", vals[0].Data())
+	return nil, fmt.Errorf("ops: expectation gradient: unsupported data %T", vals[0].Data())
 }
 
-func expectParamGradDo[F float32 | float64](op *expectParamGradOp, vals []G.Value, m, dp, c int) (G.Value, error) {
+func expectParamGradDo[F float32 | float64](op *ExpectationParamGradOp, vals []G.Value, m, dp, c int) (G.Value, error) {
 	f, k, v, err := expectInputs[F](vals)
 	if err != nil {
 		return nil, err
@@ -328,7 +357,7 @@ func expectParamGradDo[F float32 | float64](op *expectParamGradOp, vals []G.Valu
 	dout, ok2 := vals[4].Data().([]F)
 	df, ok3 := vals[5].Data().([]F)
 	if !ok1 || !ok2 || !ok3 || len(out) != m*dp || len(dout) != m*dp || len(df) != m*dp {
-		return nil, fmt.Errorf("layers: expectation gradient: inputs have the wrong type or size")
+		return nil, fmt.Errorf("ops: expectation gradient: inputs have the wrong type or size")
 	}
 	st := expectStateOf[F](&op.e.st)
 	if !st.gradValid || st.df != &df[0] || !st.matches(m, dp, c, f, k, v, out) {

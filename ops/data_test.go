@@ -1,10 +1,11 @@
-package graph_test
+package ops_test
 
 import (
 	"testing"
 
 	"github.com/gdattn/gdattn/graph"
 	"github.com/gdattn/gdattn/graph/graphtest"
+	"github.com/gdattn/gdattn/ops"
 	G "gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
 )
@@ -16,12 +17,12 @@ func TestIsData(t *testing.T) {
 	x, _ := s.Input("x", tensor.Shape{2, 3})
 	c, _ := s.Const("c", tensor.Shape{3, 2}, make([]float64, 6))
 	w, _ := s.Param("w", tensor.Shape{3, 2}, graph.Normal(1))
-	if graph.IsData(x) || graph.IsData(c) {
+	if ops.IsData(x) || ops.IsData(c) {
 		t.Fatal("unmarked input or constant node reported as data")
 	}
-	graph.MarkData(x, c)
-	xc := G.Must(graph.MatMul(x, c, false, false))
-	xw := G.Must(graph.MatMul(x, w, false, false))
+	ops.MarkData(x, c)
+	xc := G.Must(ops.MatMul(x, c, false, false))
+	xw := G.Must(ops.MatMul(x, w, false, false))
 	for _, tc := range []struct {
 		name string
 		n    *G.Node
@@ -30,7 +31,7 @@ func TestIsData(t *testing.T) {
 		{"x", x, true}, {"c", c, true}, {"w", w, false}, {"x·c", xc, true}, {"x·w", xw, false},
 		{"constant", G.NewConstant(2.0), true}, {"nil", nil, false},
 	} {
-		if got := graph.IsData(tc.n); got != tc.want {
+		if got := ops.IsData(tc.n); got != tc.want {
 			t.Errorf("IsData(%s) = %v, want %v", tc.name, got, tc.want)
 		}
 	}
@@ -45,17 +46,17 @@ func TestDataGradients(t *testing.T) {
 		if err != nil {
 			return nil, err
 		}
-		graph.MarkData(x)
+		ops.MarkData(x)
 		w, _ := s.Param("w", tensor.Shape{4, 2}, graph.Normal(1))
 		v, _ := s.Param("v", tensor.Shape{6, 1}, graph.Normal(1))
-		xw, err := graph.MatMul(x, w, false, false) // (2, 3, 2)
+		xw, err := ops.MatMul(x, w, false, false) // (2, 3, 2)
 		if err != nil {
 			return nil, err
 		}
 		if d := diffWRT(xw, 2); d[0] || !d[1] {
 			t.Errorf("MatMul(data, param).DiffWRT = %v, want [false true]", d)
 		}
-		z, err := graph.ConcatLast(x, xw, v) // (2, 3, 7)
+		z, err := ops.ConcatLast(x, xw, v) // (2, 3, 7)
 		if err != nil {
 			return nil, err
 		}

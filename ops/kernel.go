@@ -1,42 +1,56 @@
-package layers
+package ops
 
 import (
 	"fmt"
 	"hash"
-	"hash/fnv"
 	"math"
 
 	"github.com/chewxy/hm"
-	"github.com/gdattn/gdattn/graph"
 	G "gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
 )
 
-// kernelKind enumerates the built-in kernels computed by kernelOp.
-type kernelKind int
+// KernelKind names a built-in kernel of [KernelOp] and [HeadOp].
+type KernelKind int
 
+// The built-in kernels; g > 0 is the kernel's parameter.
 const (
-	kindLinear kernelKind = iota
-	kindRBF
-	kindExp
-	kindLaplacian
-	kindSoftmax
+	KindLinear    KernelKind = iota // q·k
+	KindRBF                         // exp(−g ||q − k||²)
+	KindExp                         // exp(g q·k)
+	KindLaplacian                   // exp(−g ||q − k||)
+	KindSoftmax                     // exp(g q·k) / Σ_keys exp(g q·k')
 )
 
 var kindNames = [...]string{"linear", "rbf", "exp", "laplacian", "softmax"}
 
-// kernelOp computes the weights W (B, Tq, Tk) of a built-in kernel in one
-// Gorgonia op, with a hand-written backward pass (kernelGradOp). Inputs:
-// q (B, Tq, D), k (B, Tk, D), then g (a scalar node) if learnG, then the
-// 0/1 keep mask (B, Tq, Tk) if masked. A fixed g is held in the op.
+// String is the kernel's name ("linear", "rbf", "exp", "laplacian",
+// "softmax").
+func (k KernelKind) String() string {
+	if k.valid() {
+		return kindNames[k]
+	}
+	return fmt.Sprintf("KernelKind(%d)", int(k))
+}
+
+func (k KernelKind) valid() bool { return k >= KindLinear && k <= KindSoftmax }
+
+// DotProduct reports whether the kernel is a function of q·k alone (linear,
+// exp, softmax): the kernels [AttentionHead] computes.
+func (k KernelKind) DotProduct() bool { return k == KindLinear || k == KindExp || k == KindSoftmax }
+
+// KernelOp computes the weights W (B, Tq, Tk) of a built-in kernel in one
+// Gorgonia op, with a hand-written backward pass ([KernelGradOp]). Inputs:
+// q (B, Tq, D), k (B, Tk, D), then g (a scalar node) if LearnG, then the
+// 0/1 keep mask (B, Tq, Tk) if Masked. A fixed g is held in the op.
 //
 // One op instead of a chain of generic ones: the kernels are the hot loop of
 // every attention layer, Gorgonia runs a batched product of tiny matrices
 // one Sgemm call per batch element, and the distance kernels need the
 // differences q_j − k_i, which generic broadcasts compute only through
 // rank-4 tensors (whose broadcast gradient is wrong in Gorgonia v0.9.18).
-type kernelOp struct {
-	kind   kernelKind
+type KernelOp struct {
+	kind   KernelKind
 	g      float64 // fixed g when !learnG
 	learnG bool
 	masked bool
@@ -47,6 +61,24 @@ type kernelOp struct {
 	// the last backward run (shared with the gradient ops, which copy op).
 	c *kernelCache
 }
+
+// Kind is the kernel.
+func (op *KernelOp) Kind() KernelKind { return op.kind }
+
+// FixedG is the kernel parameter g held by the op; it is used only when
+// LearnG is false.
+func (op *KernelOp) FixedG() float64 { return op.g }
+
+// LearnG reports whether g is the op's third input (a scalar node).
+func (op *KernelOp) LearnG() bool { return op.learnG }
+
+// Masked reports whether the op's last input is a 0/1 keep mask
+// (B, Tq, Tk).
+func (op *KernelOp) Masked() bool { return op.masked }
+
+// DataQK reports whether q and k are data: the backward pass then computes
+// the gradient of g alone.
+func (op *KernelOp) DataQK() bool { return op.dataQK }
 
 // kernelCache holds, for one kernel node, the forward run's q·k or
 // ||q − k||² (what the backward pass needs besides W) and the backward run's
@@ -64,32 +96,62 @@ type kernelCache struct {
 	gradValid  bool
 }
 
-// applyKernelOp builds W = κ(q, k) for kind with g given either as a node
-// (learnable) or as a value.
+// KernelWeights returns W = κ(q, k) (B, Tq, Tk) for queries q (B, Tq, D)
+// and keys k (B, Tk, D) with the built-in kernel kind, as one [KernelOp]
+// node: out[b, j, i] = κ(q[b, j], k[b, i]). g is the kernel parameter as a
+// scalar node (learnable), or nil for the fixed value gFixed (which must
+// then be finite and positive; linear ignores it). keep is nil or a 0/1
+// node (B, Tq, Tk): a pair with keep 0 gets weight exactly 0, and softmax
+// normalises over the kept keys only (a query that keeps none gets zeros).
 //
-// q and k that are data (graph.IsData) get no gradients.
-func applyKernelOp(kind kernelKind, q, k, g *G.Node, gFixed float64, mask *Mask) (*G.Node, error) {
-	return applyKernelOpData(kind, q, k, g, gFixed, mask, graph.IsData(q) && graph.IsData(k))
+// q and k that are data ([IsData]) get no gradients.
+func KernelWeights(kind KernelKind, q, k, g *G.Node, gFixed float64, keep *G.Node) (*G.Node, error) {
+	return kernelWeights(kind, q, k, g, gFixed, keep, IsData(q) && IsData(k))
 }
 
-// applyKernelOpData is applyKernelOp, with dataQK when q and k are data
-// that need no gradient.
-func applyKernelOpData(kind kernelKind, q, k, g *G.Node, gFixed float64, mask *Mask, dataQK bool) (*G.Node, error) {
-	op := &kernelOp{kind: kind, g: gFixed, learnG: g != nil, masked: mask != nil, dataQK: dataQK, c: &kernelCache{}}
+// KernelWeightsOfData is [KernelWeights] for q and k that are data whether
+// or not [IsData] knows it: the backward pass computes the gradient of g
+// alone. Do not use it for q or k that depend on parameters: their
+// gradients would be missing.
+func KernelWeightsOfData(kind KernelKind, q, k, g *G.Node, gFixed float64, keep *G.Node) (*G.Node, error) {
+	return kernelWeights(kind, q, k, g, gFixed, keep, true)
+}
+
+func kernelWeights(kind KernelKind, q, k, g *G.Node, gFixed float64, keep *G.Node, dataQK bool) (*G.Node, error) {
+	if !kind.valid() {
+		return nil, fmt.Errorf("ops: kernel: unknown kind %v", kind)
+	}
+	if q == nil || k == nil {
+		return nil, fmt.Errorf("ops: kernel %v: nil query or key", kind)
+	}
+	qs, ks := q.Shape(), k.Shape()
+	if len(qs) != 3 || len(ks) != 3 || qs[0] != ks[0] || qs[2] != ks[2] {
+		return nil, fmt.Errorf("ops: kernel %v: query shape %v and key shape %v, want (B, Tq, D) and (B, Tk, D)", kind, qs, ks)
+	}
+	if err := checkFloat(q.Dtype()); err != nil || k.Dtype() != q.Dtype() {
+		return nil, fmt.Errorf("ops: kernel %v: query dtype %v and key dtype %v, want both float32 or both float64", kind, q.Dtype(), k.Dtype())
+	}
+	if g != nil && (!g.IsScalar() || g.Dtype() != q.Dtype()) {
+		return nil, fmt.Errorf("ops: kernel %v: g %q (%v %v) must be a scalar of the query's dtype", kind, g.Name(), g.Dtype(), g.Shape())
+	}
+	if g == nil && kind != KindLinear && !(gFixed > 0 && !math.IsInf(gFixed, 1)) {
+		return nil, fmt.Errorf("ops: kernel %v: g = %v, want a finite positive value", kind, gFixed)
+	}
 	in := []*G.Node{q, k}
 	if g != nil {
 		in = append(in, g)
 	}
-	if mask != nil {
-		if !mask.Keep.Shape().Eq(tensor.Shape{q.Shape()[0], q.Shape()[1], k.Shape()[1]}) {
-			return nil, fmt.Errorf("layers: kernel: mask shape %v, want (%d, %d, %d)", mask.Keep.Shape(), q.Shape()[0], q.Shape()[1], k.Shape()[1])
+	if keep != nil {
+		if want := (tensor.Shape{qs[0], qs[1], ks[1]}); !keep.Shape().Eq(want) || keep.Dtype() != q.Dtype() {
+			return nil, fmt.Errorf("ops: kernel %v: mask %v %v, want %v %v", kind, keep.Dtype(), keep.Shape(), q.Dtype(), want)
 		}
-		in = append(in, mask.Keep)
+		in = append(in, keep)
 	}
+	op := &KernelOp{kind: kind, g: gFixed, learnG: g != nil, masked: keep != nil, dataQK: dataQK, c: &kernelCache{}}
 	return G.ApplyOp(op, in...)
 }
 
-func (op *kernelOp) Arity() int {
+func (op *KernelOp) Arity() int {
 	n := 2
 	if op.learnG {
 		n++
@@ -100,7 +162,7 @@ func (op *kernelOp) Arity() int {
 	return n
 }
 
-func (op *kernelOp) Type() hm.Type {
+func (op *KernelOp) Type() hm.Type {
 	a := hm.TypeVariable('a')
 	t3 := &G.TensorType{Dims: 3, Of: a}
 	ts := []hm.Type{t3, t3}
@@ -113,24 +175,24 @@ func (op *kernelOp) Type() hm.Type {
 	return hm.NewFnType(append(ts, t3)...)
 }
 
-func (op *kernelOp) InferShape(in ...G.DimSizer) (tensor.Shape, error) {
+func (op *KernelOp) InferShape(in ...G.DimSizer) (tensor.Shape, error) {
 	qs, ok1 := in[0].(tensor.Shape)
 	ks, ok2 := in[1].(tensor.Shape)
 	if !ok1 || !ok2 || len(qs) != 3 || len(ks) != 3 {
-		return nil, fmt.Errorf("layers: kernel op: cannot infer shape from %v, %v", in[0], in[1])
+		return nil, fmt.Errorf("ops: kernel op: cannot infer shape from %v, %v", in[0], in[1])
 	}
 	return tensor.Shape{qs[0], qs[1], ks[1]}, nil
 }
-func (op *kernelOp) ReturnsPtr() bool     { return false }
-func (op *kernelOp) CallsExtern() bool    { return false }
-func (op *kernelOp) OverwritesInput() int { return -1 }
-func (op *kernelOp) WriteHash(h hash.Hash) {
+func (op *KernelOp) ReturnsPtr() bool     { return false }
+func (op *KernelOp) CallsExtern() bool    { return false }
+func (op *KernelOp) OverwritesInput() int { return -1 }
+func (op *KernelOp) WriteHash(h hash.Hash) {
 	fmt.Fprintf(h, "gdattn.kernel %d g=%v learn=%v masked=%v data=%v", op.kind, op.g, op.learnG, op.masked, op.dataQK)
 }
-func (op *kernelOp) Hashcode() uint32 { return hashOp(op) }
-func (op *kernelOp) String() string   { return "Kernel{" + kindNames[op.kind] + "}" }
+func (op *KernelOp) Hashcode() uint32 { return hashOf(op) }
+func (op *KernelOp) String() string   { return "Kernel{" + op.kind.String() + "}" }
 
-func (op *kernelOp) Do(vals ...G.Value) (G.Value, error) {
+func (op *KernelOp) Do(vals ...G.Value) (G.Value, error) {
 	a, err := op.unpack(vals)
 	if err != nil {
 		return nil, err
@@ -141,7 +203,7 @@ func (op *kernelOp) Do(vals ...G.Value) (G.Value, error) {
 		w := make([]float64, a.b*a.tq*a.tk)
 		k, ok := vals[1].Data().([]float64)
 		if !ok {
-			return nil, fmt.Errorf("layers: kernel op: mixed dtypes")
+			return nil, fmt.Errorf("ops: kernel op: mixed dtypes")
 		}
 		kernelForwardCached(op, a, q, k, maskOf[float64](op, vals), w)
 		return tensor.New(tensor.WithShape(shape...), tensor.WithBacking(w)), nil
@@ -149,15 +211,15 @@ func (op *kernelOp) Do(vals ...G.Value) (G.Value, error) {
 		w := make([]float32, a.b*a.tq*a.tk)
 		k, ok := vals[1].Data().([]float32)
 		if !ok {
-			return nil, fmt.Errorf("layers: kernel op: mixed dtypes")
+			return nil, fmt.Errorf("ops: kernel op: mixed dtypes")
 		}
 		kernelForwardCached(op, a, q, k, maskOf[float32](op, vals), w)
 		return tensor.New(tensor.WithShape(shape...), tensor.WithBacking(w)), nil
 	}
-	return nil, fmt.Errorf("layers: kernel op: unsupported data %T", vals[0].Data())
+	return nil, fmt.Errorf("ops: kernel op: unsupported data %T", vals[0].Data())
 }
 
-func (op *kernelOp) DiffWRT(n int) []bool {
+func (op *KernelOp) DiffWRT(n int) []bool {
 	d := make([]bool, n)
 	d[0], d[1] = !op.dataQK, !op.dataQK
 	if op.learnG {
@@ -166,7 +228,7 @@ func (op *kernelOp) DiffWRT(n int) []bool {
 	return d
 }
 
-func (op *kernelOp) SymDiff(inputs G.Nodes, output, grad *G.Node) (G.Nodes, error) {
+func (op *KernelOp) SymDiff(inputs G.Nodes, output, grad *G.Node) (G.Nodes, error) {
 	out := make(G.Nodes, len(inputs))
 	gradIn := append(append(G.Nodes{}, inputs...), output, grad)
 	var wrt []int
@@ -177,7 +239,7 @@ func (op *kernelOp) SymDiff(inputs G.Nodes, output, grad *G.Node) (G.Nodes, erro
 		wrt = append(wrt, 2)
 	}
 	for _, w := range wrt {
-		n, err := G.ApplyOp(&kernelGradOp{kernelOp: *op, wrt: w}, gradIn...)
+		n, err := G.ApplyOp(&KernelGradOp{fwd: *op, wrt: w}, gradIn...)
 		if err != nil {
 			return nil, err
 		}
@@ -192,13 +254,13 @@ type kernelArgs struct {
 	g            float64
 }
 
-func (op *kernelOp) unpack(vals []G.Value) (kernelArgs, error) {
+func (op *KernelOp) unpack(vals []G.Value) (kernelArgs, error) {
 	if len(vals) < op.Arity() {
-		return kernelArgs{}, fmt.Errorf("layers: kernel op: %d inputs, want %d", len(vals), op.Arity())
+		return kernelArgs{}, fmt.Errorf("ops: kernel op: %d inputs, want %d", len(vals), op.Arity())
 	}
 	qs, ks := vals[0].Shape(), vals[1].Shape()
 	if len(qs) != 3 || len(ks) != 3 || qs[0] != ks[0] || qs[2] != ks[2] {
-		return kernelArgs{}, fmt.Errorf("layers: kernel op: query %v and key %v shapes", qs, ks)
+		return kernelArgs{}, fmt.Errorf("ops: kernel op: query %v and key %v shapes", qs, ks)
 	}
 	a := kernelArgs{b: qs[0], tq: qs[1], tk: ks[1], d: qs[2], g: op.g}
 	if op.learnG {
@@ -208,14 +270,14 @@ func (op *kernelOp) unpack(vals []G.Value) (kernelArgs, error) {
 		case float32:
 			a.g = float64(v)
 		default:
-			return kernelArgs{}, fmt.Errorf("layers: kernel op: g has type %T", vals[2].Data())
+			return kernelArgs{}, fmt.Errorf("ops: kernel op: g has type %T", vals[2].Data())
 		}
 	}
 	return a, nil
 }
 
 // maskOf returns the keep mask, the last forward input when present.
-func maskOf[F float32 | float64](op *kernelOp, vals []G.Value) []F {
+func maskOf[F float32 | float64](op *KernelOp, vals []G.Value) []F {
 	if !op.masked {
 		return nil
 	}
@@ -224,7 +286,7 @@ func maskOf[F float32 | float64](op *kernelOp, vals []G.Value) []F {
 }
 
 // kernelForwardCached is kernelForward keeping the raw scores in op.c.
-func kernelForwardCached[F float32 | float64](op *kernelOp, a kernelArgs, q, k, keep, w []F) {
+func kernelForwardCached[F float32 | float64](op *KernelOp, a kernelArgs, q, k, keep, w []F) {
 	c := op.c
 	c.rawValid, c.gradValid = false, false
 	raw, _ := c.raw.([]F)
@@ -240,16 +302,16 @@ func kernelForwardCached[F float32 | float64](op *kernelOp, a kernelArgs, q, k, 
 // kernelForward writes W into w and, if raw is non-nil, the raw scores
 // (q·k for the dot-product kernels, ||q − k||² for the distance kernels; 0
 // for masked pairs) into raw.
-func kernelForward[F float32 | float64](kind kernelKind, a kernelArgs, q, k, keep, w, raw []F) {
+func kernelForward[F float32 | float64](kind KernelKind, a kernelArgs, q, k, keep, w, raw []F) {
 	d := a.d
 	exp := math.Exp
 	if is32[F]() {
-		exp = expFast // float32 weights: see expFast
+		exp = Exp32 // float32 weights: see Exp32
 	}
 	// Unmasked dot-product kernels: each query row's scores q_j·k_i as one
-	// row of q_j Kᵀ (graph.MulAddRow, with the sequence's keys transposed
+	// row of q_j Kᵀ (MulAddRow, with the sequence's keys transposed
 	// once), then the weights.
-	fast := keep == nil && raw != nil && (kind == kindLinear || kind == kindExp || kind == kindSoftmax)
+	fast := keep == nil && raw != nil && (kind == KindLinear || kind == KindExp || kind == KindSoftmax)
 	var kt []F
 	if fast {
 		kt = make([]F, d*a.tk)
@@ -259,7 +321,7 @@ func kernelForward[F float32 | float64](kind kernelKind, a kernelArgs, q, k, kee
 			transposeInto(kt, k[b*a.tk*d:(b+1)*a.tk*d], a.tk, d, d)
 			for j := 0; j < a.tq; j++ {
 				o := (b*a.tq + j) * a.tk
-				graph.MulAddRow(raw[o:o+a.tk], q[(b*a.tq+j)*d:(b*a.tq+j+1)*d], 1, kt, a.tk, d, a.tk, false)
+				MulAddRow(raw[o:o+a.tk], q[(b*a.tq+j)*d:(b*a.tq+j+1)*d], 1, kt, a.tk, d, a.tk, false)
 				dotWeights(kind, a.g, exp, raw[o:o+a.tk], w[o:o+a.tk])
 			}
 			continue
@@ -287,19 +349,19 @@ func kernelForward[F float32 | float64](kind kernelKind, a kernelArgs, q, k, kee
 				ki := k[(b*a.tk+i)*d : (b*a.tk+i+1)*d]
 				var v, r float64
 				switch kind {
-				case kindLinear:
+				case KindLinear:
 					r = dot(qj, ki)
 					v = r
-				case kindExp:
+				case KindExp:
 					r = dot(qj, ki)
 					v = exp(a.g * r)
-				case kindRBF:
+				case KindRBF:
 					r = sqdist(qj, ki)
 					v = exp(-a.g * r)
-				case kindLaplacian:
+				case KindLaplacian:
 					r = sqdist(qj, ki)
 					v = exp(-a.g * math.Sqrt(r))
-				case kindSoftmax:
+				case KindSoftmax:
 					r = dot(qj, ki)
 					v = a.g * r
 					mx = math.Max(mx, v)
@@ -309,7 +371,7 @@ func kernelForward[F float32 | float64](kind kernelKind, a kernelArgs, q, k, kee
 					rawRow[i] = F(r)
 				}
 			}
-			if kind != kindSoftmax || math.IsInf(mx, -1) {
+			if kind != KindSoftmax || math.IsInf(mx, -1) {
 				continue
 			}
 			var sum float64
@@ -330,14 +392,14 @@ func kernelForward[F float32 | float64](kind kernelKind, a kernelArgs, q, k, kee
 
 // kernelDG is kernelBackward's dg alone, without a mask: one pass over W,
 // dW and the raw scores.
-func kernelDG[F float32 | float64](kind kernelKind, a kernelArgs, w, dw, raw []F) float64 {
+func kernelDG[F float32 | float64](kind KernelKind, a kernelArgs, w, dw, raw []F) float64 {
 	var dg float64
 	n := a.tk
 	for o := 0; o+n <= len(w); o += n {
 		wr, dr, rr := w[o:o+n], dw[o:o+n], raw[o:o+n]
 		dr, rr = dr[:len(wr)], rr[:len(wr)]
 		switch kind {
-		case kindSoftmax:
+		case KindSoftmax:
 			var rs float64
 			for i, wi := range wr {
 				rs += float64(wi) * float64(dr[i])
@@ -345,15 +407,15 @@ func kernelDG[F float32 | float64](kind kernelKind, a kernelArgs, w, dw, raw []F
 			for i, wi := range wr {
 				dg += float64(wi) * (float64(dr[i]) - rs) * float64(rr[i])
 			}
-		case kindExp:
+		case KindExp:
 			for i, wi := range wr {
 				dg += float64(wi) * float64(dr[i]) * float64(rr[i])
 			}
-		case kindRBF:
+		case KindRBF:
 			for i, wi := range wr {
 				dg -= float64(wi) * float64(dr[i]) * float64(rr[i])
 			}
-		case kindLaplacian:
+		case KindLaplacian:
 			for i, wi := range wr {
 				dg -= float64(wi) * float64(dr[i]) * math.Sqrt(float64(rr[i]))
 			}
@@ -364,15 +426,15 @@ func kernelDG[F float32 | float64](kind kernelKind, a kernelArgs, w, dw, raw []F
 
 // dotWeights sets the weights of one query row from its scores q·k_i for
 // the dot-product kernels (linear, exp, softmax), as kernelForward does.
-func dotWeights[F float32 | float64](kind kernelKind, g float64, exp func(float64) float64, raw, row []F) {
+func dotWeights[F float32 | float64](kind KernelKind, g float64, exp func(float64) float64, raw, row []F) {
 	switch kind {
-	case kindLinear:
+	case KindLinear:
 		copy(row, raw)
-	case kindExp:
+	case KindExp:
 		for i, r := range raw {
 			row[i] = F(exp(g * float64(r)))
 		}
-	case kindSoftmax:
+	case KindSoftmax:
 		var mx float64
 		if g > 0 && len(raw) > 0 {
 			// max_i g·r_i = g·max_i r_i; a NaN score makes its weights
@@ -414,7 +476,7 @@ func dotWeights[F float32 | float64](kind kernelKind, g float64, exp func(float6
 // Laplacian kernel come from them. (float32 raw scores are rounded to
 // float32: dg then carries float32 rounding, as the rest of a float32
 // gradient does.)
-func kernelBackward[F float32 | float64](kind kernelKind, a kernelArgs, q, k, keep, w, dw, dq, dk, raw []F) float64 {
+func kernelBackward[F float32 | float64](kind KernelKind, a kernelArgs, q, k, keep, w, dw, dq, dk, raw []F) float64 {
 	if dq == nil && dk == nil && keep == nil {
 		return kernelDG(kind, a, w, dw, raw)
 	}
@@ -426,7 +488,7 @@ func kernelBackward[F float32 | float64](kind kernelKind, a kernelArgs, q, k, ke
 			qj := q[(b*a.tq+j)*d : (b*a.tq+j+1)*d]
 			o := (b*a.tq + j) * a.tk
 			var rowSum float64 // softmax: Σ_i W dW over the row
-			if kind == kindSoftmax {
+			if kind == KindSoftmax {
 				for i := 0; i < a.tk; i++ {
 					rowSum += float64(w[o+i]) * float64(dw[o+i])
 				}
@@ -442,21 +504,21 @@ func kernelBackward[F float32 | float64](kind kernelKind, a kernelArgs, q, k, ke
 				// in dq_j (and −cd in dk_i) for the distance kernels.
 				var cq, cd float64
 				switch kind {
-				case kindLinear:
+				case KindLinear:
 					cq = dwi
-				case kindExp:
+				case KindExp:
 					e := dwi * wi
 					cq = a.g * e
 					dg += e * float64(raw[o+i])
-				case kindSoftmax:
+				case KindSoftmax:
 					e := wi * (dwi - rowSum)
 					cq = a.g * e
 					dg += e * float64(raw[o+i])
-				case kindRBF:
+				case KindRBF:
 					e := dwi * wi
 					cd = -2 * a.g * e
 					dg -= e * float64(raw[o+i])
-				case kindLaplacian:
+				case KindLaplacian:
 					e := dwi * wi
 					r := math.Sqrt(float64(raw[o+i]))
 					dg -= e * r
@@ -518,22 +580,34 @@ func sqdist[F float32 | float64](a, b []F) float64 {
 	return s
 }
 
-// kernelGradOp returns dL/d(input wrt) of a kernelOp. Inputs: the forward
+// KernelGradOp returns dL/d(input wrt) of a KernelOp. Inputs: the forward
 // inputs, then W and dW.
-type kernelGradOp struct {
-	kernelOp
-	wrt int // 0: q, 1: k, 2: g
+type KernelGradOp struct {
+	fwd KernelOp // a copy of the forward op, sharing its cache
+	wrt int      // 0: q, 1: k, 2: g
 }
 
-func (op *kernelGradOp) Arity() int { return op.kernelOp.Arity() + 2 }
-func (op *kernelGradOp) Type() hm.Type {
+// Forward is the forward op whose gradient this op computes (a copy
+// holding the same parameters and sharing its cache).
+func (op *KernelGradOp) Forward() *KernelOp { return &op.fwd }
+
+// Wrt is the input the gradient is taken with respect to: 0 for q, 1 for
+// k, 2 for g.
+func (op *KernelGradOp) Wrt() int { return op.wrt }
+
+func (op *KernelGradOp) ReturnsPtr() bool     { return false }
+func (op *KernelGradOp) CallsExtern() bool    { return false }
+func (op *KernelGradOp) OverwritesInput() int { return -1 }
+
+func (op *KernelGradOp) Arity() int { return op.fwd.Arity() + 2 }
+func (op *KernelGradOp) Type() hm.Type {
 	a := hm.TypeVariable('a')
 	t3 := &G.TensorType{Dims: 3, Of: a}
 	ts := []hm.Type{t3, t3}
-	if op.learnG {
+	if op.fwd.learnG {
 		ts = append(ts, a)
 	}
-	if op.masked {
+	if op.fwd.masked {
 		ts = append(ts, t3)
 	}
 	ts = append(ts, t3, t3)
@@ -542,35 +616,35 @@ func (op *kernelGradOp) Type() hm.Type {
 	}
 	return hm.NewFnType(append(ts, t3)...)
 }
-func (op *kernelGradOp) InferShape(in ...G.DimSizer) (tensor.Shape, error) {
+func (op *KernelGradOp) InferShape(in ...G.DimSizer) (tensor.Shape, error) {
 	if op.wrt == 2 {
 		return tensor.ScalarShape(), nil
 	}
 	s, ok := in[op.wrt].(tensor.Shape)
 	if !ok {
-		return nil, fmt.Errorf("layers: kernel gradient: cannot infer shape from %v", in[op.wrt])
+		return nil, fmt.Errorf("ops: kernel gradient: cannot infer shape from %v", in[op.wrt])
 	}
 	return s.Clone(), nil
 }
-func (op *kernelGradOp) WriteHash(h hash.Hash) {
-	op.kernelOp.WriteHash(h)
+func (op *KernelGradOp) WriteHash(h hash.Hash) {
+	op.fwd.WriteHash(h)
 	fmt.Fprintf(h, " grad wrt %d", op.wrt)
 }
-func (op *kernelGradOp) Hashcode() uint32 { return hashOp(op) }
-func (op *kernelGradOp) String() string {
-	return fmt.Sprintf("KernelGrad{%s,%d}", kindNames[op.kind], op.wrt)
+func (op *KernelGradOp) Hashcode() uint32 { return hashOf(op) }
+func (op *KernelGradOp) String() string {
+	return fmt.Sprintf("KernelGrad{%s,%d}", op.fwd.kind, op.wrt)
 }
-func (op *kernelGradOp) DiffWRT(n int) []bool { return make([]bool, n) }
-func (op *kernelGradOp) SymDiff(G.Nodes, *G.Node, *G.Node) (G.Nodes, error) {
-	return nil, fmt.Errorf("layers: kernel gradients are not differentiable")
+func (op *KernelGradOp) DiffWRT(n int) []bool { return make([]bool, n) }
+func (op *KernelGradOp) SymDiff(G.Nodes, *G.Node, *G.Node) (G.Nodes, error) {
+	return nil, fmt.Errorf("ops: kernel gradients are not differentiable")
 }
 
-func (op *kernelGradOp) Do(vals ...G.Value) (G.Value, error) {
-	nf := op.kernelOp.Arity()
+func (op *KernelGradOp) Do(vals ...G.Value) (G.Value, error) {
+	nf := op.fwd.Arity()
 	if len(vals) != nf+2 {
-		return nil, fmt.Errorf("layers: kernel gradient: %d inputs, want %d", len(vals), nf+2)
+		return nil, fmt.Errorf("ops: kernel gradient: %d inputs, want %d", len(vals), nf+2)
 	}
-	a, err := op.unpack(vals[:nf])
+	a, err := op.fwd.unpack(vals[:nf])
 	if err != nil {
 		return nil, err
 	}
@@ -580,24 +654,24 @@ func (op *kernelGradOp) Do(vals ...G.Value) (G.Value, error) {
 	case []float32:
 		return kernelGradDo(op, a, vals, q, nf)
 	}
-	return nil, fmt.Errorf("layers: kernel gradient: unsupported data %T", vals[0].Data())
+	return nil, fmt.Errorf("ops: kernel gradient: unsupported data %T", vals[0].Data())
 }
 
-func kernelGradDo[F float32 | float64](op *kernelGradOp, a kernelArgs, vals []G.Value, q []F, nf int) (G.Value, error) {
+func kernelGradDo[F float32 | float64](op *KernelGradOp, a kernelArgs, vals []G.Value, q []F, nf int) (G.Value, error) {
 	k, ok1 := vals[1].Data().([]F)
 	w, ok2 := vals[nf].Data().([]F)
 	dw, ok3 := vals[nf+1].Data().([]F)
 	if !ok1 || !ok2 || !ok3 {
-		return nil, fmt.Errorf("layers: kernel gradient: mixed dtypes")
+		return nil, fmt.Errorf("ops: kernel gradient: mixed dtypes")
 	}
 	var keep []F
-	if op.masked {
+	if op.fwd.masked {
 		keep, _ = vals[nf-1].Data().([]F)
 	}
 	if len(q) == 0 || len(k) == 0 || len(w) == 0 || len(dw) != len(w) {
-		return nil, fmt.Errorf("layers: kernel gradient: empty or mismatched inputs")
+		return nil, fmt.Errorf("ops: kernel gradient: empty or mismatched inputs")
 	}
-	c := op.c
+	c := op.fwd.c
 	fresh := c.gradValid && c.gq == any(&q[0]) && c.gk == any(&k[0]) && c.gw == any(&w[0]) && c.gdw == any(&dw[0])
 	if !fresh {
 		// One pass for all gradients this node's backward needs; the
@@ -605,10 +679,10 @@ func kernelGradDo[F float32 | float64](op *kernelGradOp, a kernelArgs, vals []G.
 		raw, _ := c.raw.([]F)
 		if !(c.rawValid && c.q == any(&q[0]) && c.k == any(&k[0]) && c.w == any(&w[0]) && len(raw) == len(w)) {
 			raw = make([]F, len(w))
-			kernelForward(op.kind, a, q, k, keep, make([]F, len(w)), raw)
+			kernelForward(op.fwd.kind, a, q, k, keep, make([]F, len(w)), raw)
 		}
 		var dq, dk []F
-		if !op.dataQK {
+		if !op.fwd.dataQK {
 			dq, _ = c.dq.([]F)
 			dk, _ = c.dk.([]F)
 			dq, dk = grow(dq, len(q)), grow(dk, len(k))
@@ -616,7 +690,7 @@ func kernelGradDo[F float32 | float64](op *kernelGradOp, a kernelArgs, vals []G.
 			clear(dk)
 			c.dq, c.dk = dq, dk
 		}
-		c.dg = kernelBackward(op.kind, a, q, k, keep, w, dw, dq, dk, raw)
+		c.dg = kernelBackward(op.fwd.kind, a, q, k, keep, w, dw, dq, dk, raw)
 		c.gq, c.gk, c.gw, c.gdw = &q[0], &k[0], &w[0], &dw[0]
 		c.gradValid = true
 	}
@@ -628,7 +702,7 @@ func kernelGradDo[F float32 | float64](op *kernelGradOp, a kernelArgs, vals []G.
 		}
 		g, ok := src.([]F)
 		if !ok {
-			return nil, fmt.Errorf("layers: kernel gradient: no gradient for input %d", op.wrt)
+			return nil, fmt.Errorf("ops: kernel gradient: no gradient for input %d", op.wrt)
 		}
 		return tensor.New(tensor.WithShape(shape.Clone()...), tensor.WithBacking(append([]F(nil), g...))), nil
 	}
@@ -636,10 +710,4 @@ func kernelGradDo[F float32 | float64](op *kernelGradOp, a kernelArgs, vals []G.
 		return G.NewF32(float32(c.dg)), nil
 	}
 	return G.NewF64(c.dg), nil
-}
-
-func hashOp(op interface{ WriteHash(hash.Hash) }) uint32 {
-	h := fnv.New32a()
-	op.WriteHash(h)
-	return h.Sum32()
 }

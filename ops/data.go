@@ -1,4 +1,4 @@
-package graph
+package ops
 
 import (
 	"runtime"
@@ -20,7 +20,7 @@ var data = struct {
 // on the path from the parameters to the loss for the gradients of all its
 // inputs and computes them all, read or not (a matrix product of a one-hot
 // label matrix and W_e also computes the gradient of the label matrix);
-// gdattn's ops (MatMul, BatchedMatMul, ConcatLast, the fused layers ops)
+// gdattn's ops (MatMul, ConcatLast, KernelWeights)
 // skip the gradient of an input that IsData reports.
 //
 // Marking a node that depends on parameters would drop their gradients

@@ -1,9 +1,8 @@
-package graph
+package ops
 
 import (
 	"fmt"
 	"hash"
-	"hash/fnv"
 	"math"
 
 	"github.com/chewxy/hm"
@@ -28,47 +27,51 @@ func LogSoftMax(x *G.Node) (*G.Node, error) { return applySoftmax(x, true) }
 
 func applySoftmax(x *G.Node, log bool) (*G.Node, error) {
 	if x == nil {
-		return nil, fmt.Errorf("graph: softmax of a nil node")
+		return nil, fmt.Errorf("ops: softmax of a nil node")
 	}
 	if len(x.Shape()) == 0 {
-		return nil, fmt.Errorf("graph: softmax of scalar node %q: need rank >= 1", x.Name())
+		return nil, fmt.Errorf("ops: softmax of scalar node %q: need rank >= 1", x.Name())
 	}
-	if err := CheckDtype(x.Dtype()); err != nil {
-		return nil, fmt.Errorf("graph: softmax of %q: %w", x.Name(), err)
+	if err := checkFloat(x.Dtype()); err != nil {
+		return nil, fmt.Errorf("ops: softmax of %q: %w", x.Name(), err)
 	}
-	return G.ApplyOp(&softmaxOp{log: log}, x)
+	return G.ApplyOp(&SoftMaxOp{log: log}, x)
 }
 
-// softmaxOp is softmax (or log-softmax) over the last axis.
-type softmaxOp struct{ log bool }
+// SoftMaxOp is [SoftMax]'s op, or with Log [LogSoftMax]'s: softmax (or
+// log-softmax) over the last axis.
+type SoftMaxOp struct{ log bool }
 
-func (op *softmaxOp) Arity() int { return 1 }
-func (op *softmaxOp) Type() hm.Type {
+// Log reports whether the op is log-softmax.
+func (op *SoftMaxOp) Log() bool { return op.log }
+
+func (op *SoftMaxOp) Arity() int { return 1 }
+func (op *SoftMaxOp) Type() hm.Type {
 	a := hm.TypeVariable('a')
 	return hm.NewFnType(a, a)
 }
-func (op *softmaxOp) InferShape(in ...G.DimSizer) (tensor.Shape, error) {
+func (op *SoftMaxOp) InferShape(in ...G.DimSizer) (tensor.Shape, error) {
 	s, ok := in[0].(tensor.Shape)
 	if !ok {
-		return nil, fmt.Errorf("graph: softmax: cannot infer shape from %T", in[0])
+		return nil, fmt.Errorf("ops: softmax: cannot infer shape from %T", in[0])
 	}
 	return s.Clone(), nil
 }
-func (op *softmaxOp) ReturnsPtr() bool      { return false }
-func (op *softmaxOp) CallsExtern() bool     { return false }
-func (op *softmaxOp) OverwritesInput() int  { return -1 }
-func (op *softmaxOp) WriteHash(h hash.Hash) { fmt.Fprintf(h, "gdattn.softmax{log=%v}", op.log) }
-func (op *softmaxOp) Hashcode() uint32      { return hashOf(op) }
-func (op *softmaxOp) String() string {
+func (op *SoftMaxOp) ReturnsPtr() bool      { return false }
+func (op *SoftMaxOp) CallsExtern() bool     { return false }
+func (op *SoftMaxOp) OverwritesInput() int  { return -1 }
+func (op *SoftMaxOp) WriteHash(h hash.Hash) { fmt.Fprintf(h, "gdattn.softmax{log=%v}", op.log) }
+func (op *SoftMaxOp) Hashcode() uint32      { return hashOf(op) }
+func (op *SoftMaxOp) String() string {
 	if op.log {
 		return "LogSoftMaxLast"
 	}
 	return "SoftMaxLast"
 }
 
-func (op *softmaxOp) Do(vals ...G.Value) (G.Value, error) {
+func (op *SoftMaxOp) Do(vals ...G.Value) (G.Value, error) {
 	if len(vals) != 1 {
-		return nil, fmt.Errorf("graph: softmax: %d inputs, want 1", len(vals))
+		return nil, fmt.Errorf("ops: softmax: %d inputs, want 1", len(vals))
 	}
 	shape := vals[0].Shape()
 	n := shape[len(shape)-1]
@@ -82,45 +85,48 @@ func (op *softmaxOp) Do(vals ...G.Value) (G.Value, error) {
 		softmaxRows(x, out, n, op.log)
 		return tensor.New(tensor.WithShape(shape.Clone()...), tensor.WithBacking(out)), nil
 	}
-	return nil, fmt.Errorf("graph: softmax: unsupported data %T", vals[0].Data())
+	return nil, fmt.Errorf("ops: softmax: unsupported data %T", vals[0].Data())
 }
 
-func (op *softmaxOp) DiffWRT(inputs int) []bool { return []bool{true} }
+func (op *SoftMaxOp) DiffWRT(inputs int) []bool { return []bool{true} }
 
-func (op *softmaxOp) SymDiff(inputs G.Nodes, output, grad *G.Node) (G.Nodes, error) {
-	dx, err := G.ApplyOp(&softmaxGradOp{log: op.log}, output, grad)
+func (op *SoftMaxOp) SymDiff(inputs G.Nodes, output, grad *G.Node) (G.Nodes, error) {
+	dx, err := G.ApplyOp(&SoftMaxGradOp{log: op.log}, output, grad)
 	if err != nil {
 		return nil, err
 	}
 	return G.Nodes{dx}, nil
 }
 
-// softmaxGradOp maps (y, dy) to dx: y⊙(dy − Σ dy⊙y) for softmax, and
+// SoftMaxGradOp maps (y, dy) to dx: y⊙(dy − Σ dy⊙y) for softmax, and
 // dy − exp(y) Σ dy for log-softmax (rows along the last axis).
-type softmaxGradOp struct{ log bool }
+type SoftMaxGradOp struct{ log bool }
 
-func (op *softmaxGradOp) Arity() int { return 2 }
-func (op *softmaxGradOp) Type() hm.Type {
+// Log reports whether the op is the gradient of log-softmax.
+func (op *SoftMaxGradOp) Log() bool { return op.log }
+
+func (op *SoftMaxGradOp) Arity() int { return 2 }
+func (op *SoftMaxGradOp) Type() hm.Type {
 	a := hm.TypeVariable('a')
 	return hm.NewFnType(a, a, a)
 }
-func (op *softmaxGradOp) InferShape(in ...G.DimSizer) (tensor.Shape, error) {
+func (op *SoftMaxGradOp) InferShape(in ...G.DimSizer) (tensor.Shape, error) {
 	s, ok := in[0].(tensor.Shape)
 	if !ok {
-		return nil, fmt.Errorf("graph: softmax gradient: cannot infer shape from %T", in[0])
+		return nil, fmt.Errorf("ops: softmax gradient: cannot infer shape from %T", in[0])
 	}
 	return s.Clone(), nil
 }
-func (op *softmaxGradOp) ReturnsPtr() bool      { return false }
-func (op *softmaxGradOp) CallsExtern() bool     { return false }
-func (op *softmaxGradOp) OverwritesInput() int  { return -1 }
-func (op *softmaxGradOp) WriteHash(h hash.Hash) { fmt.Fprintf(h, "gdattn.softmaxgrad{log=%v}", op.log) }
-func (op *softmaxGradOp) Hashcode() uint32      { return hashOf(op) }
-func (op *softmaxGradOp) String() string        { return "SoftMaxLastGrad" }
+func (op *SoftMaxGradOp) ReturnsPtr() bool      { return false }
+func (op *SoftMaxGradOp) CallsExtern() bool     { return false }
+func (op *SoftMaxGradOp) OverwritesInput() int  { return -1 }
+func (op *SoftMaxGradOp) WriteHash(h hash.Hash) { fmt.Fprintf(h, "gdattn.softmaxgrad{log=%v}", op.log) }
+func (op *SoftMaxGradOp) Hashcode() uint32      { return hashOf(op) }
+func (op *SoftMaxGradOp) String() string        { return "SoftMaxLastGrad" }
 
-func (op *softmaxGradOp) Do(vals ...G.Value) (G.Value, error) {
+func (op *SoftMaxGradOp) Do(vals ...G.Value) (G.Value, error) {
 	if len(vals) != 2 {
-		return nil, fmt.Errorf("graph: softmax gradient: %d inputs, want 2", len(vals))
+		return nil, fmt.Errorf("ops: softmax gradient: %d inputs, want 2", len(vals))
 	}
 	shape := vals[0].Shape()
 	n := shape[len(shape)-1]
@@ -128,7 +134,7 @@ func (op *softmaxGradOp) Do(vals ...G.Value) (G.Value, error) {
 	case []float64:
 		dy, ok := vals[1].Data().([]float64)
 		if !ok || len(dy) != len(y) {
-			return nil, fmt.Errorf("graph: softmax gradient: mismatched gradient %T", vals[1].Data())
+			return nil, fmt.Errorf("ops: softmax gradient: mismatched gradient %T", vals[1].Data())
 		}
 		out := make([]float64, len(y))
 		softmaxGradRows(y, dy, out, n, op.log)
@@ -136,13 +142,13 @@ func (op *softmaxGradOp) Do(vals ...G.Value) (G.Value, error) {
 	case []float32:
 		dy, ok := vals[1].Data().([]float32)
 		if !ok || len(dy) != len(y) {
-			return nil, fmt.Errorf("graph: softmax gradient: mismatched gradient %T", vals[1].Data())
+			return nil, fmt.Errorf("ops: softmax gradient: mismatched gradient %T", vals[1].Data())
 		}
 		out := make([]float32, len(y))
 		softmaxGradRows(y, dy, out, n, op.log)
 		return tensor.New(tensor.WithShape(shape.Clone()...), tensor.WithBacking(out)), nil
 	}
-	return nil, fmt.Errorf("graph: softmax gradient: unsupported data %T", vals[0].Data())
+	return nil, fmt.Errorf("ops: softmax gradient: unsupported data %T", vals[0].Data())
 }
 
 func softmaxRows[F float32 | float64](x, out []F, n int, log bool) {
@@ -156,7 +162,7 @@ func softmaxRows[F float32 | float64](x, out []F, n int, log bool) {
 		}
 		var sum float64
 		exp := math.Exp
-		if isFloat32[F]() {
+		if is32[F]() {
 			exp = Exp32 // float32 results
 		}
 		for i, v := range row {
@@ -189,7 +195,7 @@ func softmaxGradRows[F float32 | float64](y, dy, out []F, n int, log bool) {
 				s += float64(g)
 			}
 			exp := math.Exp
-			if isFloat32[F]() {
+			if is32[F]() {
 				exp = Exp32 // float32 results
 			}
 			for i := range o {
@@ -204,10 +210,4 @@ func softmaxGradRows[F float32 | float64](y, dy, out []F, n int, log bool) {
 			o[i] = F(float64(yr[i]) * (float64(dr[i]) - s))
 		}
 	}
-}
-
-func hashOf(op interface{ WriteHash(hash.Hash) }) uint32 {
-	h := fnv.New32a()
-	op.WriteHash(h)
-	return h.Sum32()
 }

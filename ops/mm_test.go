@@ -1,4 +1,4 @@
-package graph_test
+package ops_test
 
 import (
 	"fmt"
@@ -9,6 +9,7 @@ import (
 
 	"github.com/gdattn/gdattn/graph"
 	"github.com/gdattn/gdattn/graph/graphtest"
+	"github.com/gdattn/gdattn/ops"
 	G "gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
 )
@@ -30,7 +31,7 @@ func TestMatMul(t *testing.T) {
 				build := func(s *graph.Scope) (*G.Node, error) {
 					a, _ := s.Param("a", ash, graph.Normal(1))
 					b, _ := s.Param("b", bsh, graph.Normal(1))
-					c, err := graph.MatMul(a, b, ta, tb)
+					c, err := ops.MatMul(a, b, ta, tb)
 					if err != nil {
 						return nil, err
 					}
@@ -42,7 +43,7 @@ func TestMatMul(t *testing.T) {
 				s, _ := graph.NewScope(graph.Float64, 5)
 				a, _ := s.Param("a", ash, graph.Normal(1))
 				b, _ := s.Param("b", bsh, graph.Normal(1))
-				c, err := graph.MatMul(a, b, ta, tb)
+				c, err := ops.MatMul(a, b, ta, tb)
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -80,16 +81,16 @@ func TestMatMulErrors(t *testing.T) {
 	a, _ := s.Param("a", tensor.Shape{2, 3}, graph.Normal(1))
 	b, _ := s.Param("b", tensor.Shape{2, 3}, graph.Normal(1))
 	v, _ := s.Param("v", tensor.Shape{3}, graph.Normal(1))
-	if _, err := graph.MatMul(a, b, false, false); err == nil {
+	if _, err := ops.MatMul(a, b, false, false); err == nil {
 		t.Error("MatMul of (2,3)·(2,3): no error")
 	}
-	if _, err := graph.MatMul(a, v, false, false); err == nil {
+	if _, err := ops.MatMul(a, v, false, false); err == nil {
 		t.Error("MatMul with a vector: no error")
 	}
-	if _, err := graph.MatMul(nil, b, false, false); err == nil {
+	if _, err := ops.MatMul(nil, b, false, false); err == nil {
 		t.Error("MatMul of nil: no error")
 	}
-	if _, err := graph.MatMul(a, b, false, true); err != nil {
+	if _, err := ops.MatMul(a, b, false, true); err != nil {
 		t.Errorf("MatMul(a, bᵀ): %v", err)
 	}
 }
@@ -101,7 +102,7 @@ func TestConcatLast(t *testing.T) {
 		a, _ := s.Param("a", tensor.Shape{2, 3, 1}, graph.Normal(1))
 		b, _ := s.Param("b", tensor.Shape{2, 3, 2}, graph.Normal(1))
 		c, _ := s.Param("c", tensor.Shape{2, 3, 3}, graph.Normal(1))
-		x, err := graph.ConcatLast(a, b, c)
+		x, err := ops.ConcatLast(a, b, c)
 		if err != nil {
 			return nil, err
 		}
@@ -113,7 +114,7 @@ func TestConcatLast(t *testing.T) {
 	s, _ := graph.NewScope(graph.Float64, 5)
 	a, _ := s.Param("a", tensor.Shape{2, 1}, graph.Normal(1))
 	b, _ := s.Param("b", tensor.Shape{2, 2}, graph.Normal(1))
-	x, err := graph.ConcatLast(a, b)
+	x, err := ops.ConcatLast(a, b)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -127,18 +128,18 @@ func TestConcatLast(t *testing.T) {
 	xv, _ := graph.Values(x)
 	want := []float64{av[0], bv[0], bv[1], av[1], bv[2], bv[3]}
 	graphtest.AllClose(t, "concat", xv, want, 0)
-	if _, err := graph.ConcatLast(a, x); err != nil {
+	if _, err := ops.ConcatLast(a, x); err != nil {
 		t.Errorf("ConcatLast((2,1), (2,3)): %v", err)
 	}
 	c, _ := s.Param("c", tensor.Shape{3, 1}, graph.Normal(1))
-	if _, err := graph.ConcatLast(a, c); err == nil {
+	if _, err := ops.ConcatLast(a, c); err == nil {
 		t.Error("ConcatLast((2,1), (3,1)): no error")
 	}
 	// Mixed ranks with the same rows: (2, 3, 1) and (6, 2) give (2, 3, 3).
 	mixed := func(s *graph.Scope) (*G.Node, error) {
 		a, _ := s.Param("a", tensor.Shape{2, 3, 1}, graph.Normal(1))
 		b, _ := s.Param("b", tensor.Shape{6, 2}, graph.Normal(1))
-		x, err := graph.ConcatLast(a, b)
+		x, err := ops.ConcatLast(a, b)
 		if err != nil {
 			return nil, err
 		}
@@ -197,10 +198,10 @@ func TestGemm(t *testing.T) {
 					}
 					name := fmt.Sprintf("%dx%dx%d/tA=%v/tB=%v/alpha=%v/beta=%v", m, n, k, ta, tb, alpha, beta)
 					got := append([]float64(nil), c...)
-					graph.Gemm(ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, got, n)
+					ops.Gemm(ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, got, n)
 					graphtest.AllClose(t, name, got, want, 1e-12)
 					a32, b32, c32 := to32(a), to32(b), to32(c)
-					graph.Gemm(ta, tb, m, n, k, float32(alpha), a32, lda, b32, ldb, float32(beta), c32, n)
+					ops.Gemm(ta, tb, m, n, k, float32(alpha), a32, lda, b32, ldb, float32(beta), c32, n)
 					got32 := make([]float64, len(c32))
 					for i, v := range c32 {
 						got32[i] = float64(v)
@@ -232,7 +233,7 @@ func TestMatMulRank3(t *testing.T) {
 				bsh = tensor.Shape{5, 4}
 			}
 			b, _ := s.Param("b", bsh, graph.Normal(1))
-			c, err := graph.MatMul(a, b, false, tb)
+			c, err := ops.MatMul(a, b, false, tb)
 			if err != nil {
 				return nil, err
 			}
@@ -249,13 +250,13 @@ func TestMatMulRank3(t *testing.T) {
 	a, _ := s.Param("a", tensor.Shape{2, 3, 4}, graph.Normal(1))
 	b, _ := s.Param("b", tensor.Shape{2, 3, 5}, graph.Normal(1))
 	w, _ := s.Param("w", tensor.Shape{6, 4}, graph.Normal(1))
-	if c, err := graph.MatMul(a, b, true, false); err != nil || !c.Shape().Eq(tensor.Shape{4, 5}) {
+	if c, err := ops.MatMul(a, b, true, false); err != nil || !c.Shape().Eq(tensor.Shape{4, 5}) {
 		t.Errorf("MatMul((2,3,4)ᵀ, (2,3,5)) = %v, %v; want shape (4, 5)", c, err)
 	}
-	if _, err := graph.MatMul(w, b, true, false); err == nil {
+	if _, err := ops.MatMul(w, b, true, false); err == nil {
 		t.Error("MatMul((6,4)ᵀ, (2,3,5)): no error")
 	}
-	if _, err := graph.MatMul(a, w, true, false); err == nil {
+	if _, err := ops.MatMul(a, w, true, false); err == nil {
 		t.Error("MatMul((2,3,4)ᵀ, (6,4)): no error")
 	}
 }
@@ -264,7 +265,7 @@ func TestMatMulRank3(t *testing.T) {
 // 0 or 1) on column counts around its vector width and chunk size, with a
 // padded C whose padding must stay untouched, against a float64 product.
 func TestGemmRows32(t *testing.T) {
-	t.Logf("AVX2/FMA row kernel in use: %v", graph.HaveRowKernel())
+	t.Logf("AVX2/FMA row kernel in use: %v", ops.HaveRowKernel())
 	rng := rand.New(rand.NewPCG(8, 1))
 	for _, n := range []int{1, 5, 7, 8, 9, 25, 31, 32, 33, 50, 64, 65, 100} {
 		for _, k := range []int{1, 5, 25} {
@@ -293,7 +294,7 @@ func TestGemmRows32(t *testing.T) {
 							ldb = k
 							bt = func(l, j int) float64 { return float64(b[j*k+l]) }
 						}
-						graph.Gemm(ta, tb, m, n, k, 1, a, lda, b, ldb, beta, c, ldc)
+						ops.Gemm(ta, tb, m, n, k, 1, a, lda, b, ldb, beta, c, ldc)
 						for i := 0; i < m; i++ {
 							for j := 0; j < ldc; j++ {
 								got := float64(c[i*ldc+j])
@@ -343,10 +344,10 @@ func TestMulAddRow(t *testing.T) {
 			}
 		}
 		got := append([]float64(nil), c...)
-		graph.MulAddRow(got, a, inca, b, ldb, k, n, acc)
+		ops.MulAddRow(got, a, inca, b, ldb, k, n, acc)
 		graphtest.AllClose(t, fmt.Sprintf("float64/acc=%v", acc), got, want, 1e-12)
 		c32 := to32(c)
-		graph.MulAddRow(c32, to32(a), inca, to32(b), ldb, k, n, acc)
+		ops.MulAddRow(c32, to32(a), inca, to32(b), ldb, k, n, acc)
 		got32 := make([]float64, n)
 		for i, v := range c32 {
 			got32[i] = float64(v)
@@ -358,5 +359,5 @@ func TestMulAddRow(t *testing.T) {
 			t.Error("MulAddRow with a short b: no panic")
 		}
 	}()
-	graph.MulAddRow(c, a, inca, b[:len(b)-1], ldb, k, n, false)
+	ops.MulAddRow(c, a, inca, b[:len(b)-1], ldb, k, n, false)
 }

@@ -1,4 +1,4 @@
-package graph
+package ops
 
 import (
 	"fmt"
@@ -19,21 +19,29 @@ import (
 // two-head GD block was off by 10-60% until reshapes stopped aliasing.
 func Reshape(x *G.Node, shape tensor.Shape) (*G.Node, error) {
 	if x == nil {
-		return nil, fmt.Errorf("graph: Reshape of a nil node")
+		return nil, fmt.Errorf("ops: Reshape of a nil node")
 	}
 	if shape.TotalSize() != x.Shape().TotalSize() || len(shape) == 0 {
-		return nil, fmt.Errorf("graph: cannot reshape %q from %v to %v", x.Name(), x.Shape(), shape)
+		return nil, fmt.Errorf("ops: cannot reshape %q from %v to %v", x.Name(), x.Shape(), shape)
 	}
 	if x.Shape().Eq(shape) && x.Shape().Dims() == shape.Dims() {
 		return x, nil
 	}
-	return G.ApplyOp(&reshapeOp{from: x.Shape().Clone(), to: shape.Clone()}, x)
+	return G.ApplyOp(&ReshapeOp{from: x.Shape().Clone(), to: shape.Clone()}, x)
 }
 
-type reshapeOp struct{ from, to tensor.Shape }
+// ReshapeOp is [Reshape]'s op (and its gradient, the reshape back): a copy
+// of its input with another shape.
+type ReshapeOp struct{ from, to tensor.Shape }
 
-func (op *reshapeOp) Arity() int { return 1 }
-func (op *reshapeOp) Type() hm.Type {
+// From is the input's shape (a copy).
+func (op *ReshapeOp) From() tensor.Shape { return op.from.Clone() }
+
+// To is the output's shape (a copy).
+func (op *ReshapeOp) To() tensor.Shape { return op.to.Clone() }
+
+func (op *ReshapeOp) Arity() int { return 1 }
+func (op *ReshapeOp) Type() hm.Type {
 	a := hm.TypeVariable('a')
 	if op.from.Dims() == op.to.Dims() {
 		t := &G.TensorType{Dims: op.from.Dims(), Of: a}
@@ -41,22 +49,22 @@ func (op *reshapeOp) Type() hm.Type {
 	}
 	return hm.NewFnType(&G.TensorType{Dims: op.from.Dims(), Of: a}, &G.TensorType{Dims: op.to.Dims(), Of: a})
 }
-func (op *reshapeOp) InferShape(...G.DimSizer) (tensor.Shape, error) { return op.to.Clone(), nil }
-func (op *reshapeOp) ReturnsPtr() bool                               { return false }
-func (op *reshapeOp) CallsExtern() bool                              { return false }
-func (op *reshapeOp) OverwritesInput() int                           { return -1 }
-func (op *reshapeOp) WriteHash(h hash.Hash)                          { fmt.Fprintf(h, "gdattn.reshape %v->%v", op.from, op.to) }
-func (op *reshapeOp) Hashcode() uint32                               { return hashOf(op) }
-func (op *reshapeOp) String() string                                 { return fmt.Sprintf("ReshapeCopy%v", op.to) }
-func (op *reshapeOp) Do(vals ...G.Value) (G.Value, error) {
+func (op *ReshapeOp) InferShape(...G.DimSizer) (tensor.Shape, error) { return op.to.Clone(), nil }
+func (op *ReshapeOp) ReturnsPtr() bool                               { return false }
+func (op *ReshapeOp) CallsExtern() bool                              { return false }
+func (op *ReshapeOp) OverwritesInput() int                           { return -1 }
+func (op *ReshapeOp) WriteHash(h hash.Hash)                          { fmt.Fprintf(h, "gdattn.reshape %v->%v", op.from, op.to) }
+func (op *ReshapeOp) Hashcode() uint32                               { return hashOf(op) }
+func (op *ReshapeOp) String() string                                 { return fmt.Sprintf("ReshapeCopy%v", op.to) }
+func (op *ReshapeOp) Do(vals ...G.Value) (G.Value, error) {
 	if len(vals) != 1 {
-		return nil, fmt.Errorf("graph: reshape: %d inputs, want 1", len(vals))
+		return nil, fmt.Errorf("ops: reshape: %d inputs, want 1", len(vals))
 	}
 	return copyDense(vals[0], op.to)
 }
-func (op *reshapeOp) DiffWRT(int) []bool { return []bool{true} }
-func (op *reshapeOp) SymDiff(inputs G.Nodes, output, grad *G.Node) (G.Nodes, error) {
-	g, err := G.ApplyOp(&reshapeOp{from: op.to, to: op.from}, grad)
+func (op *ReshapeOp) DiffWRT(int) []bool { return []bool{true} }
+func (op *ReshapeOp) SymDiff(inputs G.Nodes, output, grad *G.Node) (G.Nodes, error) {
+	g, err := G.ApplyOp(&ReshapeOp{from: op.to, to: op.from}, grad)
 	return G.Nodes{g}, err
 }
 
@@ -64,7 +72,7 @@ func (op *reshapeOp) SymDiff(inputs G.Nodes, output, grad *G.Node) (G.Nodes, err
 func copyDense(v G.Value, shape tensor.Shape) (G.Value, error) {
 	t, ok := v.(tensor.Tensor)
 	if !ok {
-		return nil, fmt.Errorf("graph: expected a tensor, got %T", v)
+		return nil, fmt.Errorf("ops: expected a tensor, got %T", v)
 	}
 	if d, ok := t.(*tensor.Dense); ok && d.IsView() {
 		t = d.Materialize()
@@ -75,32 +83,49 @@ func copyDense(v G.Value, shape tensor.Shape) (G.Value, error) {
 	case []float32:
 		return tensor.New(tensor.WithShape(shape.Clone()...), tensor.WithBacking(append([]float32(nil), x...))), nil
 	}
-	return nil, fmt.Errorf("graph: unsupported data %T", t.Data())
+	return nil, fmt.Errorf("ops: unsupported data %T", t.Data())
 }
 
 // Slice returns x[..., lo:hi, ...] along axis as a fresh copy (same rank as
 // x). Like Reshape it never aliases its input; see Reshape for why.
 func Slice(x *G.Node, axis, lo, hi int) (*G.Node, error) {
 	if x == nil {
-		return nil, fmt.Errorf("graph: Slice of a nil node")
+		return nil, fmt.Errorf("ops: Slice of a nil node")
 	}
 	sh := x.Shape()
 	if axis < 0 || axis >= len(sh) {
-		return nil, fmt.Errorf("graph: Slice of %q (shape %v): axis %d out of range", x.Name(), sh, axis)
+		return nil, fmt.Errorf("ops: Slice of %q (shape %v): axis %d out of range", x.Name(), sh, axis)
 	}
 	if lo < 0 || hi > sh[axis] || lo >= hi {
-		return nil, fmt.Errorf("graph: Slice of %q (shape %v): range [%d, %d) invalid on axis %d", x.Name(), sh, lo, hi, axis)
+		return nil, fmt.Errorf("ops: Slice of %q (shape %v): range [%d, %d) invalid on axis %d", x.Name(), sh, lo, hi, axis)
 	}
-	return G.ApplyOp(&sliceOp{shape: sh.Clone(), axis: axis, lo: lo, hi: hi}, x)
+	return G.ApplyOp(&SliceOp{shape: sh.Clone(), axis: axis, lo: lo, hi: hi}, x)
 }
 
-type sliceOp struct {
+// SliceOp is [Slice]'s op, or with Backward its gradient: the band
+// [Lo, Hi) of axis Axis of a tensor of shape Shape, copied out (forward)
+// or scattered into zeros of shape Shape (backward).
+type SliceOp struct {
 	shape        tensor.Shape
 	axis, lo, hi int
 	backward     bool // scatter a slice gradient into zeros of shape
 }
 
-func (op *sliceOp) outShape() tensor.Shape {
+// Shape is the shape of the sliced tensor (the forward input, the backward
+// output), a copy.
+func (op *SliceOp) Shape() tensor.Shape { return op.shape.Clone() }
+
+// Axis is the sliced axis.
+func (op *SliceOp) Axis() int { return op.axis }
+
+// Band is the slice [lo, hi) of the axis.
+func (op *SliceOp) Band() (lo, hi int) { return op.lo, op.hi }
+
+// Backward reports whether the op is the gradient of a slice (the band
+// scattered into zeros).
+func (op *SliceOp) Backward() bool { return op.backward }
+
+func (op *SliceOp) outShape() tensor.Shape {
 	if op.backward {
 		return op.shape.Clone()
 	}
@@ -108,40 +133,40 @@ func (op *sliceOp) outShape() tensor.Shape {
 	s[op.axis] = op.hi - op.lo
 	return s
 }
-func (op *sliceOp) Arity() int { return 1 }
-func (op *sliceOp) Type() hm.Type {
+func (op *SliceOp) Arity() int { return 1 }
+func (op *SliceOp) Type() hm.Type {
 	a := hm.TypeVariable('a')
 	return hm.NewFnType(a, a)
 }
-func (op *sliceOp) InferShape(...G.DimSizer) (tensor.Shape, error) { return op.outShape(), nil }
-func (op *sliceOp) ReturnsPtr() bool                               { return false }
-func (op *sliceOp) CallsExtern() bool                              { return false }
-func (op *sliceOp) OverwritesInput() int                           { return -1 }
-func (op *sliceOp) WriteHash(h hash.Hash) {
+func (op *SliceOp) InferShape(...G.DimSizer) (tensor.Shape, error) { return op.outShape(), nil }
+func (op *SliceOp) ReturnsPtr() bool                               { return false }
+func (op *SliceOp) CallsExtern() bool                              { return false }
+func (op *SliceOp) OverwritesInput() int                           { return -1 }
+func (op *SliceOp) WriteHash(h hash.Hash) {
 	fmt.Fprintf(h, "gdattn.slice %v axis %d [%d,%d) back %v", op.shape, op.axis, op.lo, op.hi, op.backward)
 }
-func (op *sliceOp) Hashcode() uint32 { return hashOf(op) }
-func (op *sliceOp) String() string {
+func (op *SliceOp) Hashcode() uint32 { return hashOf(op) }
+func (op *SliceOp) String() string {
 	if op.backward {
 		return fmt.Sprintf("SliceGrad{%d,%d:%d}", op.axis, op.lo, op.hi)
 	}
 	return fmt.Sprintf("SliceCopy{%d,%d:%d}", op.axis, op.lo, op.hi)
 }
-func (op *sliceOp) DiffWRT(int) []bool { return []bool{!op.backward} }
-func (op *sliceOp) SymDiff(inputs G.Nodes, output, grad *G.Node) (G.Nodes, error) {
+func (op *SliceOp) DiffWRT(int) []bool { return []bool{!op.backward} }
+func (op *SliceOp) SymDiff(inputs G.Nodes, output, grad *G.Node) (G.Nodes, error) {
 	back := *op
 	back.backward = true
 	g, err := G.ApplyOp(&back, grad)
 	return G.Nodes{g}, err
 }
 
-func (op *sliceOp) Do(vals ...G.Value) (G.Value, error) {
+func (op *SliceOp) Do(vals ...G.Value) (G.Value, error) {
 	if len(vals) != 1 {
-		return nil, fmt.Errorf("graph: slice: %d inputs, want 1", len(vals))
+		return nil, fmt.Errorf("ops: slice: %d inputs, want 1", len(vals))
 	}
 	t, ok := vals[0].(tensor.Tensor)
 	if !ok {
-		return nil, fmt.Errorf("graph: slice: expected a tensor, got %T", vals[0])
+		return nil, fmt.Errorf("ops: slice: expected a tensor, got %T", vals[0])
 	}
 	if d, ok := t.(*tensor.Dense); ok && d.IsView() {
 		t = d.Materialize()
@@ -166,7 +191,7 @@ func (op *sliceOp) Do(vals ...G.Value) (G.Value, error) {
 		sliceCopy(x, y, outer, inner, full, part, op.lo, op.backward)
 		return tensor.New(tensor.WithShape(out...), tensor.WithBacking(y)), nil
 	}
-	return nil, fmt.Errorf("graph: slice: unsupported data %T", t.Data())
+	return nil, fmt.Errorf("ops: slice: unsupported data %T", t.Data())
 }
 
 // sliceCopy copies the [lo, lo+part) band of the axis (forward) or scatters

@@ -1,6 +1,6 @@
 //go:build amd64 && !purego
 
-package graph
+package ops
 
 import "golang.org/x/sys/cpu"
 

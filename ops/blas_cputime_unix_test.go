@@ -1,6 +1,6 @@
 //go:build unix
 
-package graph
+package ops
 
 import (
 	"syscall"

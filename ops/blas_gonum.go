@@ -1,6 +1,6 @@
 //go:build !openblas
 
-package graph
+package ops
 
 // BLASName names the BLAS behind Gorgonia's matrix products: gonum's pure
 // Go implementation (the default; build with -tags openblas for OpenBLAS,

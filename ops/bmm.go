@@ -1,4 +1,4 @@
-package graph
+package ops
 
 import (
 	"fmt"
@@ -20,11 +20,11 @@ import (
 // the synthetic GD model): this op calls BLAS Gemm on the raw slices.
 func BatchedMatMul(a, b *G.Node, transA, transB bool) (*G.Node, error) {
 	if a == nil || b == nil {
-		return nil, fmt.Errorf("graph: BatchedMatMul of a nil node")
+		return nil, fmt.Errorf("ops: BatchedMatMul of a nil node")
 	}
 	as, bs := a.Shape(), b.Shape()
 	if len(as) != 3 || len(bs) != 3 || as[0] != bs[0] {
-		return nil, fmt.Errorf("graph: BatchedMatMul: shapes %v and %v, want (B, ·, ·) both", as, bs)
+		return nil, fmt.Errorf("ops: BatchedMatMul: shapes %v and %v, want (B, ·, ·) both", as, bs)
 	}
 	ka, kb := as[2], bs[1]
 	if transA {
@@ -34,22 +34,29 @@ func BatchedMatMul(a, b *G.Node, transA, transB bool) (*G.Node, error) {
 		kb = bs[2]
 	}
 	if ka != kb {
-		return nil, fmt.Errorf("graph: BatchedMatMul: inner dimensions differ: %v (transposed %v) and %v (transposed %v)", as, transA, bs, transB)
+		return nil, fmt.Errorf("ops: BatchedMatMul: inner dimensions differ: %v (transposed %v) and %v (transposed %v)", as, transA, bs, transB)
 	}
 	if a.Dtype() != b.Dtype() {
-		return nil, fmt.Errorf("graph: BatchedMatMul: dtypes %v and %v differ", a.Dtype(), b.Dtype())
+		return nil, fmt.Errorf("ops: BatchedMatMul: dtypes %v and %v differ", a.Dtype(), b.Dtype())
 	}
-	return G.ApplyOp(&bmmOp{transA: transA, transB: transB}, a, b)
+	return G.ApplyOp(&BatchedMatMulOp{transA: transA, transB: transB}, a, b)
 }
 
-type bmmOp struct{ transA, transB bool }
+// BatchedMatMulOp is [BatchedMatMul]'s op.
+type BatchedMatMulOp struct{ transA, transB bool }
 
-func (op *bmmOp) Arity() int { return 2 }
-func (op *bmmOp) Type() hm.Type {
+// TransA and TransB report whether the a[i] and b[i] are transposed.
+func (op *BatchedMatMulOp) TransA() bool { return op.transA }
+
+// TransB: see TransA.
+func (op *BatchedMatMulOp) TransB() bool { return op.transB }
+
+func (op *BatchedMatMulOp) Arity() int { return 2 }
+func (op *BatchedMatMulOp) Type() hm.Type {
 	t := &G.TensorType{Dims: 3, Of: hm.TypeVariable('a')}
 	return hm.NewFnType(t, t, t)
 }
-func (op *bmmOp) dims(as, bs tensor.Shape) (m, k, n int) {
+func (op *BatchedMatMulOp) dims(as, bs tensor.Shape) (m, k, n int) {
 	m, k = as[1], as[2]
 	if op.transA {
 		m, k = k, m
@@ -60,25 +67,27 @@ func (op *bmmOp) dims(as, bs tensor.Shape) (m, k, n int) {
 	}
 	return m, k, n
 }
-func (op *bmmOp) InferShape(in ...G.DimSizer) (tensor.Shape, error) {
+func (op *BatchedMatMulOp) InferShape(in ...G.DimSizer) (tensor.Shape, error) {
 	as, ok1 := in[0].(tensor.Shape)
 	bs, ok2 := in[1].(tensor.Shape)
 	if !ok1 || !ok2 || len(as) != 3 || len(bs) != 3 {
-		return nil, fmt.Errorf("graph: bmm: cannot infer shape from %v, %v", in[0], in[1])
+		return nil, fmt.Errorf("ops: bmm: cannot infer shape from %v, %v", in[0], in[1])
 	}
 	m, _, n := op.dims(as, bs)
 	return tensor.Shape{as[0], m, n}, nil
 }
-func (op *bmmOp) ReturnsPtr() bool      { return false }
-func (op *bmmOp) CallsExtern() bool     { return false }
-func (op *bmmOp) OverwritesInput() int  { return -1 }
-func (op *bmmOp) WriteHash(h hash.Hash) { fmt.Fprintf(h, "gdattn.bmm %v %v", op.transA, op.transB) }
-func (op *bmmOp) Hashcode() uint32      { return hashOf(op) }
-func (op *bmmOp) String() string        { return fmt.Sprintf("BMM{%v,%v}", op.transA, op.transB) }
+func (op *BatchedMatMulOp) ReturnsPtr() bool     { return false }
+func (op *BatchedMatMulOp) CallsExtern() bool    { return false }
+func (op *BatchedMatMulOp) OverwritesInput() int { return -1 }
+func (op *BatchedMatMulOp) WriteHash(h hash.Hash) {
+	fmt.Fprintf(h, "gdattn.bmm %v %v", op.transA, op.transB)
+}
+func (op *BatchedMatMulOp) Hashcode() uint32 { return hashOf(op) }
+func (op *BatchedMatMulOp) String() string   { return fmt.Sprintf("BMM{%v,%v}", op.transA, op.transB) }
 
-func (op *bmmOp) Do(vals ...G.Value) (G.Value, error) {
+func (op *BatchedMatMulOp) Do(vals ...G.Value) (G.Value, error) {
 	if len(vals) != 2 {
-		return nil, fmt.Errorf("graph: bmm: %d inputs, want 2", len(vals))
+		return nil, fmt.Errorf("ops: bmm: %d inputs, want 2", len(vals))
 	}
 	as, bs := vals[0].Shape(), vals[1].Shape()
 	m, k, n := op.dims(as, bs)
@@ -109,7 +118,7 @@ func (op *bmmOp) Do(vals ...G.Value) (G.Value, error) {
 	case []float64:
 		b, ok := vals[1].Data().([]float64)
 		if !ok {
-			return nil, fmt.Errorf("graph: bmm: mixed dtypes")
+			return nil, fmt.Errorf("ops: bmm: mixed dtypes")
 		}
 		c := make([]float64, B*m*n)
 		if haveRowKernel && !op.transB {
@@ -124,7 +133,7 @@ func (op *bmmOp) Do(vals ...G.Value) (G.Value, error) {
 	case []float32:
 		b, ok := vals[1].Data().([]float32)
 		if !ok {
-			return nil, fmt.Errorf("graph: bmm: mixed dtypes")
+			return nil, fmt.Errorf("ops: bmm: mixed dtypes")
 		}
 		c := make([]float32, B*m*n)
 		if haveRowKernel && !op.transB {
@@ -137,7 +146,7 @@ func (op *bmmOp) Do(vals ...G.Value) (G.Value, error) {
 		}
 		return tensor.New(tensor.WithShape(B, m, n), tensor.WithBacking(c)), nil
 	}
-	return nil, fmt.Errorf("graph: bmm: unsupported data %T", vals[0].Data())
+	return nil, fmt.Errorf("ops: bmm: unsupported data %T", vals[0].Data())
 }
 
 // bmmRows computes op(A[i])·B[i] row by row on the AVX2 kernels: row r of
@@ -169,10 +178,10 @@ func bmmRowDots[F float32 | float64](a, b []F, B, m, n, k int, as, bs tensor.Sha
 	return tensor.New(tensor.WithShape(B, m, n), tensor.WithBacking(c))
 }
 
-func (op *bmmOp) DiffWRT(int) []bool { return []bool{true, true} }
+func (op *BatchedMatMulOp) DiffWRT(int) []bool { return []bool{true, true} }
 
 // SymDiff: for C = op(A)·op(B), the gradients are again batched products.
-func (op *bmmOp) SymDiff(in G.Nodes, output, dc *G.Node) (G.Nodes, error) {
+func (op *BatchedMatMulOp) SymDiff(in G.Nodes, output, dc *G.Node) (G.Nodes, error) {
 	a, b := in[0], in[1]
 	var da, db *G.Node
 	var err error

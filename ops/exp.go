@@ -1,4 +1,4 @@
-package graph
+package ops
 
 import "math"
 
@@ -30,11 +30,4 @@ func Exp32(x float64) float64 {
 	r := x - (y-magic)*c
 	p := 1 + r*(1+r*(1.0/2+r*(1.0/6+r*(1.0/24))))
 	return p * exp2Sixteenths[n&15] * math.Float64frombits(uint64((n>>4)+1023)<<52)
-}
-
-// isFloat32 reports whether F is float32.
-func isFloat32[F float32 | float64]() bool {
-	var zero F
-	_, ok := any(zero).(float32)
-	return ok
 }

@@ -1,0 +1,248 @@
+package ops
+
+import (
+	"fmt"
+	"hash"
+
+	"github.com/chewxy/hm"
+	G "gorgonia.org/gorgonia"
+	"gorgonia.org/tensor"
+)
+
+// Gather returns w[ids]: for a (V, D) matrix w and an int node ids of any
+// shape S, the (S..., D) tensor of the rows of w, as one [GatherOp] node.
+// Its gradient ([ScatterOp]) scatters the output gradient into a (V, D)
+// buffer the op owns and reuses from run to run (repeated ids add up), so a
+// training step makes no V-sized allocation for the lookup. An id outside
+// [0, V) fails the run with an error naming it.
+func Gather(w, ids *G.Node) (*G.Node, error) { return gather(w, ids, false) }
+
+// GatherCentered returns w[ids] − w̄ with w̄ = (1/V) Σ_c w_c the mean row of
+// w (the values w_{e,t} − E(w_e|f=0) of the GD language model), as one
+// [GatherOp] node; its gradient adds −(1/V) Σ_i g_i to every row in the pass
+// that clears the scatter buffer.
+func GatherCentered(w, ids *G.Node) (*G.Node, error) { return gather(w, ids, true) }
+
+func gather(w, ids *G.Node, center bool) (*G.Node, error) {
+	if w == nil || ids == nil {
+		return nil, fmt.Errorf("ops: gather: nil input")
+	}
+	if w.Shape().Dims() != 2 {
+		return nil, fmt.Errorf("ops: gather: table %q has shape %v, want (V, D)", w.Name(), w.Shape())
+	}
+	if err := checkFloat(w.Dtype()); err != nil {
+		return nil, fmt.Errorf("ops: gather: table %q: %w", w.Name(), err)
+	}
+	if ids.Dtype() != tensor.Int || ids.Shape().Dims() == 0 {
+		return nil, fmt.Errorf("ops: gather: ids %q must be an int tensor of rank >= 1", ids.Name())
+	}
+	return G.ApplyOp(&GatherOp{v: w.Shape()[0], d: w.Shape()[1], ids: ids.Shape().Clone(), center: center}, w, ids)
+}
+
+// GatherOp is (w (V, D), ids S) -> (S..., D): the rows w[ids], minus the
+// mean row of w when Centered ([Gather], [GatherCentered]).
+type GatherOp struct {
+	v, d   int
+	ids    tensor.Shape
+	center bool
+}
+
+// Vocab and Dim are the table's shape (V, D).
+func (op *GatherOp) Vocab() int { return op.v }
+
+// Dim: see Vocab.
+func (op *GatherOp) Dim() int { return op.d }
+
+// Centered reports whether the mean row of the table is subtracted.
+func (op *GatherOp) Centered() bool { return op.center }
+
+func (op *GatherOp) Arity() int { return 2 }
+func (op *GatherOp) Type() hm.Type {
+	a := hm.TypeVariable('a')
+	return hm.NewFnType(&G.TensorType{Dims: 2, Of: a}, &G.TensorType{Dims: op.ids.Dims(), Of: tensor.Int}, &G.TensorType{Dims: op.ids.Dims() + 1, Of: a})
+}
+func (op *GatherOp) InferShape(...G.DimSizer) (tensor.Shape, error) {
+	return append(op.ids.Clone(), op.d), nil
+}
+func (op *GatherOp) ReturnsPtr() bool     { return false }
+func (op *GatherOp) CallsExtern() bool    { return false }
+func (op *GatherOp) OverwritesInput() int { return -1 }
+func (op *GatherOp) WriteHash(h hash.Hash) {
+	fmt.Fprintf(h, "gdattn.gather (%d,%d) ids %v center %v", op.v, op.d, op.ids, op.center)
+}
+func (op *GatherOp) Hashcode() uint32 { return hashOf(op) }
+func (op *GatherOp) String() string   { return fmt.Sprintf("Gather(%d,%d)", op.v, op.d) }
+func (op *GatherOp) DiffWRT(int) []bool {
+	return []bool{true, false}
+}
+func (op *GatherOp) SymDiff(inputs G.Nodes, output, grad *G.Node) (G.Nodes, error) {
+	g, err := G.ApplyOp(&ScatterOp{v: op.v, d: op.d, ids: op.ids.Clone(), center: op.center}, inputs[1], grad)
+	if err != nil {
+		return nil, err
+	}
+	return G.Nodes{g, nil}, nil
+}
+
+func (op *GatherOp) Do(vals ...G.Value) (G.Value, error) {
+	if len(vals) != 2 {
+		return nil, fmt.Errorf("ops: gather: %d inputs, want 2", len(vals))
+	}
+	ids, err := intData(vals[1], op.v)
+	if err != nil {
+		return nil, fmt.Errorf("ops: gather: %w", err)
+	}
+	shape := append(op.ids.Clone(), op.d)
+	switch w := denseData(vals[0]).(type) {
+	case []float64:
+		return tensor.New(tensor.WithShape(shape...), tensor.WithBacking(gatherRows(w, ids, op.d, op.center))), nil
+	case []float32:
+		return tensor.New(tensor.WithShape(shape...), tensor.WithBacking(gatherRows(w, ids, op.d, op.center))), nil
+	}
+	return nil, fmt.Errorf("ops: gather: unsupported table data %T", vals[0].Data())
+}
+
+func gatherRows[F float32 | float64](w []F, ids []int, d int, center bool) []F {
+	out := make([]F, len(ids)*d)
+	for i, id := range ids {
+		copy(out[i*d:(i+1)*d], w[id*d:(id+1)*d])
+	}
+	if center {
+		mean := colMean(w, d)
+		for i := range ids {
+			row := out[i*d : (i+1)*d]
+			for j, m := range mean {
+				row[j] -= F(m)
+			}
+		}
+	}
+	return out
+}
+
+// colMean returns the mean row of the row-major (·, d) matrix w, summed in
+// float64.
+func colMean[F float32 | float64](w []F, d int) []float64 {
+	sum := make([]float64, d)
+	rows := len(w) / d
+	if rows == 0 {
+		return sum
+	}
+	for r := 0; r < rows; r++ {
+		for j, x := range w[r*d : (r+1)*d] {
+			sum[j] += float64(x)
+		}
+	}
+	for j := range sum {
+		sum[j] /= float64(rows)
+	}
+	return sum
+}
+
+// ScatterOp is (ids S, grad (S..., D)) -> (V, D): the gradient of a
+// [GatherOp] w.r.t. the table, accumulated into a buffer the op reuses;
+// when Centered, −(1/V) Σ_i grad_i is added to every row (the gradient
+// through the mean).
+type ScatterOp struct {
+	v, d   int
+	ids    tensor.Shape
+	center bool
+	buf    *tensor.Dense
+}
+
+// Vocab and Dim are the table's shape (V, D), the op's output shape.
+func (op *ScatterOp) Vocab() int { return op.v }
+
+// Dim: see Vocab.
+func (op *ScatterOp) Dim() int { return op.d }
+
+// Centered reports whether every row starts at −(1/V) Σ_i grad_i instead
+// of zero.
+func (op *ScatterOp) Centered() bool { return op.center }
+
+func (op *ScatterOp) Arity() int { return 2 }
+func (op *ScatterOp) Type() hm.Type {
+	a := hm.TypeVariable('a')
+	return hm.NewFnType(&G.TensorType{Dims: op.ids.Dims(), Of: tensor.Int}, &G.TensorType{Dims: op.ids.Dims() + 1, Of: a}, &G.TensorType{Dims: 2, Of: a})
+}
+func (op *ScatterOp) InferShape(...G.DimSizer) (tensor.Shape, error) {
+	return tensor.Shape{op.v, op.d}, nil
+}
+func (op *ScatterOp) ReturnsPtr() bool     { return false }
+func (op *ScatterOp) CallsExtern() bool    { return false }
+func (op *ScatterOp) OverwritesInput() int { return -1 }
+func (op *ScatterOp) WriteHash(h hash.Hash) {
+	fmt.Fprintf(h, "gdattn.scatter (%d,%d) ids %v center %v", op.v, op.d, op.ids, op.center)
+}
+func (op *ScatterOp) Hashcode() uint32   { return hashOf(op) }
+func (op *ScatterOp) String() string     { return fmt.Sprintf("ScatterAdd(%d,%d)", op.v, op.d) }
+func (op *ScatterOp) DiffWRT(int) []bool { return []bool{false, false} }
+func (op *ScatterOp) SymDiff(G.Nodes, *G.Node, *G.Node) (G.Nodes, error) {
+	return nil, fmt.Errorf("ops: a gather's gradient has no gradient of its own (second derivatives are unsupported)")
+}
+
+func (op *ScatterOp) Do(vals ...G.Value) (G.Value, error) {
+	if len(vals) != 2 {
+		return nil, fmt.Errorf("ops: scatter: %d inputs, want 2", len(vals))
+	}
+	ids, err := intData(vals[0], op.v)
+	if err != nil {
+		return nil, fmt.Errorf("ops: scatter: %w", err)
+	}
+	g := denseData(vals[1])
+	if op.buf == nil || op.buf.Dtype() != vals[1].Dtype() {
+		op.buf = tensor.New(tensor.Of(vals[1].Dtype()), tensor.WithShape(op.v, op.d))
+	}
+	switch b := op.buf.Data().(type) {
+	case []float64:
+		gg, ok := g.([]float64)
+		if !ok || len(gg) != len(ids)*op.d {
+			return nil, fmt.Errorf("ops: scatter: gradient %T of %d values for %d ids", g, len(gg), len(ids))
+		}
+		scatterRows(b, gg, ids, op.d, op.center)
+	case []float32:
+		gg, ok := g.([]float32)
+		if !ok || len(gg) != len(ids)*op.d {
+			return nil, fmt.Errorf("ops: scatter: gradient %T of %d values for %d ids", g, len(gg), len(ids))
+		}
+		scatterRows(b, gg, ids, op.d, op.center)
+	default:
+		return nil, fmt.Errorf("ops: scatter: unsupported dtype %v", vals[1].Dtype())
+	}
+	return op.buf, nil
+}
+
+func scatterRows[F float32 | float64](buf, g []F, ids []int, d int, center bool) {
+	if center {
+		// Every row starts at −(1/V) Σ_i g_i: the gradient through the mean.
+		fill := colMean(g, d) // (1/n) Σ_i g_i
+		scale := float64(len(ids)) / float64(len(buf)/d)
+		row0 := make([]F, d)
+		for j, m := range fill {
+			row0[j] = F(-m * scale)
+		}
+		for r := 0; r < len(buf); r += d {
+			copy(buf[r:r+d], row0)
+		}
+	} else {
+		clear(buf)
+	}
+	for i, id := range ids {
+		row, gr := buf[id*d:(id+1)*d], g[i*d:(i+1)*d]
+		for j := range row {
+			row[j] += gr[j]
+		}
+	}
+}
+
+// intData returns the ids of an int tensor value, checking each is in [0, v).
+func intData(val G.Value, v int) ([]int, error) {
+	ids, ok := denseData(val).([]int)
+	if !ok {
+		return nil, fmt.Errorf("ids have data %T, want []int", val.Data())
+	}
+	for i, id := range ids {
+		if id < 0 || id >= v {
+			return nil, fmt.Errorf("id %d at position %d is outside [0, %d)", id, i, v)
+		}
+	}
+	return ids, nil
+}

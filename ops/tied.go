@@ -1,0 +1,213 @@
+package ops
+
+import (
+	"fmt"
+	"hash"
+
+	"github.com/chewxy/hm"
+	G "gorgonia.org/gorgonia"
+	"gorgonia.org/tensor"
+)
+
+// TiedLogits returns h wᵀ for h (N, D) and a table w (V, D): the product
+// MatMul(h, w, false, true) computes, with its gradients dh = dY w and
+// dw = dYᵀ h, through Gemm. Unlike MatMul, the three ops ([TiedLogitsOp]) keep
+// their (N, V), (N, D) and (V, D) outputs in buffers they own and reuse from
+// run to run (as the gather's gradient does), so a training step of a
+// language model allocates (and the runtime zeroes) no vocabulary-sized
+// tensor for its output layer. A value read from the output is valid until
+// the machine runs again.
+func TiedLogits(h, w *G.Node) (*G.Node, error) {
+	if h == nil || w == nil {
+		return nil, fmt.Errorf("ops: tied logits: nil input")
+	}
+	hs, ws := h.Shape(), w.Shape()
+	if hs.Dims() != 2 || ws.Dims() != 2 || hs[1] != ws[1] {
+		return nil, fmt.Errorf("ops: tied logits: h %v and table %v, want (N, D) and (V, D)", hs, ws)
+	}
+	if h.Dtype() != w.Dtype() {
+		return nil, fmt.Errorf("ops: tied logits: dtypes %v and %v differ", h.Dtype(), w.Dtype())
+	}
+	if err := checkFloat(h.Dtype()); err != nil {
+		return nil, fmt.Errorf("ops: tied logits: %w", err)
+	}
+	return G.ApplyOp(&TiedLogitsOp{n: hs[0], v: ws[0], d: ws[1]}, h, w)
+}
+
+// TiedLogitsOp is one of the three products of the tied output layer
+// ([TiedLogits]), for h (n, d), w (v, d) and the logits' gradient dY (n, v);
+// Mode says which.
+type TiedLogitsOp struct {
+	n, v, d int
+	mode    TiedMode
+	buf     any // []float32 or []float64: the output, reused
+	wt      any // forward: wᵀ (d, v), reused
+}
+
+// TiedMode says which product a [TiedLogitsOp] computes.
+type TiedMode int
+
+// The three products of the tied output layer.
+const (
+	TiedForward TiedMode = iota // (h, w) -> h wᵀ (n, v)
+	TiedGradH                   // (dY, w) -> dY w (n, d)
+	TiedGradW                   // (dY, h) -> dYᵀ h (v, d)
+)
+
+// Dims are the sizes n (rows of h), v (rows of w, the vocabulary) and d
+// (the width of both).
+func (op *TiedLogitsOp) Dims() (n, v, d int) { return op.n, op.v, op.d }
+
+// Mode is the product the op computes.
+func (op *TiedLogitsOp) Mode() TiedMode { return op.mode }
+
+func (op *TiedLogitsOp) outShape() tensor.Shape {
+	switch op.mode {
+	case TiedGradH:
+		return tensor.Shape{op.n, op.d}
+	case TiedGradW:
+		return tensor.Shape{op.v, op.d}
+	}
+	return tensor.Shape{op.n, op.v}
+}
+
+func (op *TiedLogitsOp) Arity() int { return 2 }
+func (op *TiedLogitsOp) Type() hm.Type {
+	t := &G.TensorType{Dims: 2, Of: hm.TypeVariable('a')}
+	return hm.NewFnType(t, t, t)
+}
+func (op *TiedLogitsOp) InferShape(...G.DimSizer) (tensor.Shape, error) { return op.outShape(), nil }
+func (op *TiedLogitsOp) ReturnsPtr() bool                               { return false }
+func (op *TiedLogitsOp) CallsExtern() bool                              { return false }
+func (op *TiedLogitsOp) OverwritesInput() int                           { return -1 }
+func (op *TiedLogitsOp) WriteHash(h hash.Hash) {
+	fmt.Fprintf(h, "gdattn.tied (%d,%d,%d) mode %d", op.n, op.v, op.d, op.mode)
+}
+func (op *TiedLogitsOp) Hashcode() uint32 { return hashOf(op) }
+func (op *TiedLogitsOp) String() string {
+	return [...]string{"TiedLogits", "TiedLogitsGradH", "TiedLogitsGradW"}[op.mode] + fmt.Sprintf("(%d,%d,%d)", op.n, op.v, op.d)
+}
+func (op *TiedLogitsOp) DiffWRT(int) []bool {
+	if op.mode != TiedForward {
+		return []bool{false, false}
+	}
+	return []bool{true, true}
+}
+func (op *TiedLogitsOp) SymDiff(inputs G.Nodes, output, grad *G.Node) (G.Nodes, error) {
+	if op.mode != TiedForward {
+		return nil, fmt.Errorf("ops: the tied logits' gradients have no gradient of their own (second derivatives are unsupported)")
+	}
+	dh, err := G.ApplyOp(&TiedLogitsOp{n: op.n, v: op.v, d: op.d, mode: TiedGradH}, grad, inputs[1])
+	if err != nil {
+		return nil, err
+	}
+	dw, err := G.ApplyOp(&TiedLogitsOp{n: op.n, v: op.v, d: op.d, mode: TiedGradW}, grad, inputs[0])
+	if err != nil {
+		return nil, err
+	}
+	return G.Nodes{dh, dw}, nil
+}
+
+func (op *TiedLogitsOp) Do(vals ...G.Value) (G.Value, error) {
+	if len(vals) != 2 {
+		return nil, fmt.Errorf("ops: %v: %d inputs, want 2", op, len(vals))
+	}
+	switch a := denseData(vals[0]).(type) {
+	case []float64:
+		b, ok := denseData(vals[1]).([]float64)
+		if !ok {
+			return nil, fmt.Errorf("ops: %v: mixed dtypes", op)
+		}
+		return tiedDo(op, a, b)
+	case []float32:
+		b, ok := denseData(vals[1]).([]float32)
+		if !ok {
+			return nil, fmt.Errorf("ops: %v: mixed dtypes", op)
+		}
+		return tiedDo(op, a, b)
+	}
+	return nil, fmt.Errorf("ops: %v: unsupported data %T", op, vals[0].Data())
+}
+
+// chunkLen is the number of rows of width d (a panel of wᵀ's columns or of
+// w's rows) that fill 256 KiB of float32s, a multiple of 16, at least 16.
+func chunkLen(d int) int {
+	return max(16, (65536/d)&^15)
+}
+
+// transposeTable writes the (d, v) transpose of the row-major (v, d) matrix w
+// into wt, in 64×64 tiles.
+func transposeTable[F float32 | float64](wt, w []F, v, d int) {
+	const tile = 64
+	for i0 := 0; i0 < v; i0 += tile {
+		i1 := min(i0+tile, v)
+		for j0 := 0; j0 < d; j0 += tile {
+			j1 := min(j0+tile, d)
+			for i := i0; i < i1; i++ {
+				row := w[i*d : i*d+d]
+				for j := j0; j < j1; j++ {
+					wt[j*v+i] = row[j]
+				}
+			}
+		}
+	}
+}
+
+func tiedDo[F float32 | float64](op *TiedLogitsOp, a, b []F) (G.Value, error) {
+	n, v, d := op.n, op.v, op.d
+	// Input sizes: (h or dY) and (w or h).
+	wantA, wantB := n*d, v*d
+	if op.mode != TiedForward {
+		wantA = n * v
+		if op.mode == TiedGradW {
+			wantB = n * d
+		}
+	}
+	if len(a) != wantA || len(b) != wantB {
+		return nil, fmt.Errorf("ops: %v: inputs of %d and %d values, want %d and %d", op, len(a), len(b), wantA, wantB)
+	}
+	shape := op.outShape()
+	c, ok := op.buf.([]F)
+	if !ok || len(c) != shape.TotalSize() {
+		c = make([]F, shape.TotalSize())
+		op.buf = c
+	}
+	// Each product runs through Gemm (its AVX2 row kernel where
+	// available) in panels of 256 KiB that stay in the L2 cache while every
+	// row of the result passes over them: the row kernel alone would stream
+	// the whole table (13 MB for the small preset, 103 MB for the paper's)
+	// once per row, and gonum's kernels for h wᵀ are inner products of length
+	// d. Per product (BenchmarkTiedLogits, one core) this is 2–4× gonum.
+	switch op.mode {
+	case TiedForward: // (n, v) = h (n, d) · wᵀ: wᵀ (d, v) copied once, in column panels
+		wt, ok := op.wt.([]F)
+		if !ok || len(wt) != d*v {
+			wt = make([]F, d*v)
+			op.wt = wt
+		}
+		transposeTable(wt, b, v, d)
+		cols := chunkLen(d)
+		for c0 := 0; c0 < v; c0 += cols {
+			Gemm(false, false, n, min(cols, v-c0), d, 1, a, d, wt[c0:], v, 0, c[c0:], v)
+		}
+	case TiedGradH: // (n, d) = dY (n, v) · w (v, d), accumulated over panels of w's rows
+		rows := chunkLen(d)
+		for r0 := 0; r0 < v; r0 += rows {
+			var beta F
+			if r0 > 0 {
+				beta = 1
+			}
+			Gemm(false, false, n, d, min(rows, v-r0), 1, a[r0:], v, b[r0*d:], d, beta, c, d)
+		}
+	case TiedGradW: // (v, d) = dYᵀ (v, n) · h (n, d), accumulated over panels of h's rows
+		rows := chunkLen(d)
+		for r0 := 0; r0 < n; r0 += rows {
+			var beta F
+			if r0 > 0 {
+				beta = 1
+			}
+			Gemm(true, false, v, d, min(rows, n-r0), 1, a[r0*v:], v, b[r0*d:], d, beta, c, d)
+		}
+	}
+	return tensor.New(tensor.WithShape(shape...), tensor.WithBacking(c)), nil
+}

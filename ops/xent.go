@@ -1,0 +1,324 @@
+package ops
+
+import (
+	"fmt"
+	"hash"
+	"math"
+	"runtime"
+	"sync"
+
+	"github.com/chewxy/hm"
+	G "gorgonia.org/gorgonia"
+	"gorgonia.org/tensor"
+)
+
+// SparseCrossEntropy returns the mean negative log-likelihood
+//
+//	L = −(1/n) Σ_{i: labels[i] ≥ 0} log softmax(logits[i, :])_{labels[i]}
+//
+// of integer labels under logits (N, C), as one [SparseCrossEntropyOp]
+// node, where n counts the labels that are not −1 (−1 marks a position not
+// scored, such as padding; with none scored L = 0). labels is an int node of
+// shape (N); a label outside [−1, C) fails the run with an error. The
+// gradient w.r.t. the logits is (softmax − onehot)/n, computed stably (each
+// row's maximum is subtracted). losses.SparseSoftmaxCrossEntropy is the
+// loss built on it.
+func SparseCrossEntropy(logits, labels *G.Node) (*G.Node, error) {
+	if logits == nil || labels == nil {
+		return nil, fmt.Errorf("ops: sparse cross-entropy: nil input")
+	}
+	if err := checkFloat(logits.Dtype()); err != nil || logits.Shape().Dims() != 2 {
+		return nil, fmt.Errorf("ops: sparse cross-entropy: logits %q (%v %v) must be a float (N, C) matrix", logits.Name(), logits.Dtype(), logits.Shape())
+	}
+	if labels.Dtype() != tensor.Int || !labels.Shape().Eq(tensor.Shape{logits.Shape()[0]}) {
+		return nil, fmt.Errorf("ops: sparse cross-entropy: labels %q (%v %v) must be int of shape (%d)", labels.Name(), labels.Dtype(), labels.Shape(), logits.Shape()[0])
+	}
+	if labels.Graph() != logits.Graph() {
+		return nil, fmt.Errorf("ops: sparse cross-entropy: logits and labels belong to different graphs")
+	}
+	return G.ApplyOp(&SparseCrossEntropyOp{n: logits.Shape()[0], c: logits.Shape()[1]}, logits, labels)
+}
+
+// SparseCrossEntropyOp is (logits (N, C), labels (N)) -> mean NLL (scalar)
+// ([SparseCrossEntropy]); with Backward it is its gradient op, (logits,
+// labels, dL) -> dlogits (N, C).
+//
+// The forward op computes each row's softmax once and keeps it in a buffer
+// it owns (reused from run to run): the exponentials exp(x − max) in prob
+// and each row's 1/Σ in inv. The backward op of the same run turns that
+// buffer into the gradient in place, (softmax − onehot)·dL/n, so a training
+// step computes one exponential per logit and allocates nothing of size
+// (N, C). The gradient value therefore aliases the forward buffer: it is
+// valid until the op runs again, which is all a tape machine needs (the
+// gradient is consumed within the run that makes it). When the forward
+// buffer does not hold this run's logits (a backward op run on its own), the
+// backward op recomputes the softmax.
+type SparseCrossEntropyOp struct {
+	n, c int
+	back bool
+	fwd  *SparseCrossEntropyOp // the forward op, for a backward op
+
+	// Forward op state, from its last Do.
+	prob  any       // []float32 or []float64 (N·C): exp(x − row max)
+	inv   []float64 // 1/Σ_j exp(x_j − row max) of each row
+	ready bool      // prob holds the softmax of the last forward run, not yet consumed
+	src   any       // the logits slice prob was computed from
+}
+
+// Dims are the logits' shape (N, C).
+func (op *SparseCrossEntropyOp) Dims() (n, c int) { return op.n, op.c }
+
+// Backward reports whether the op is the gradient op.
+func (op *SparseCrossEntropyOp) Backward() bool { return op.back }
+
+func (op *SparseCrossEntropyOp) Arity() int {
+	if op.back {
+		return 3
+	}
+	return 2
+}
+func (op *SparseCrossEntropyOp) Type() hm.Type {
+	a := hm.TypeVariable('a')
+	m := &G.TensorType{Dims: 2, Of: a}
+	l := &G.TensorType{Dims: 1, Of: tensor.Int}
+	if op.back {
+		return hm.NewFnType(m, l, a, m)
+	}
+	return hm.NewFnType(m, l, a)
+}
+func (op *SparseCrossEntropyOp) InferShape(...G.DimSizer) (tensor.Shape, error) {
+	if op.back {
+		return tensor.Shape{op.n, op.c}, nil
+	}
+	return tensor.ScalarShape(), nil
+}
+func (op *SparseCrossEntropyOp) ReturnsPtr() bool     { return false }
+func (op *SparseCrossEntropyOp) CallsExtern() bool    { return false }
+func (op *SparseCrossEntropyOp) OverwritesInput() int { return -1 }
+func (op *SparseCrossEntropyOp) WriteHash(h hash.Hash) {
+	fmt.Fprintf(h, "gdattn.sparsexent (%d,%d) back %v", op.n, op.c, op.back)
+}
+func (op *SparseCrossEntropyOp) Hashcode() uint32 { return hashOf(op) }
+func (op *SparseCrossEntropyOp) String() string {
+	if op.back {
+		return "SparseXentGrad"
+	}
+	return "SparseXent"
+}
+func (op *SparseCrossEntropyOp) DiffWRT(int) []bool {
+	if op.back {
+		return []bool{false, false, false}
+	}
+	return []bool{true, false}
+}
+func (op *SparseCrossEntropyOp) SymDiff(inputs G.Nodes, output, grad *G.Node) (G.Nodes, error) {
+	if op.back {
+		return nil, fmt.Errorf("ops: the sparse cross-entropy has no second derivative (unsupported)")
+	}
+	g, err := G.ApplyOp(&SparseCrossEntropyOp{n: op.n, c: op.c, back: true, fwd: op}, inputs[0], inputs[1], grad)
+	if err != nil {
+		return nil, err
+	}
+	return G.Nodes{g, nil}, nil
+}
+
+func (op *SparseCrossEntropyOp) Do(vals ...G.Value) (G.Value, error) {
+	if len(vals) != op.Arity() {
+		return nil, fmt.Errorf("ops: sparse cross-entropy: %d inputs, want %d", len(vals), op.Arity())
+	}
+	labels, ok := denseData(vals[1]).([]int)
+	if !ok || len(labels) != op.n {
+		return nil, fmt.Errorf("ops: sparse cross-entropy: labels %T, want %d ints", vals[1].Data(), op.n)
+	}
+	scored := 0
+	for i, l := range labels {
+		if l < -1 || l >= op.c {
+			return nil, fmt.Errorf("ops: sparse cross-entropy: label %d at position %d is outside [-1, %d)", l, i, op.c)
+		}
+		if l >= 0 {
+			scored++
+		}
+	}
+	var g float64
+	if op.back {
+		var err error
+		if g, err = scalarOf(vals[2]); err != nil {
+			return nil, err
+		}
+	}
+	switch x := denseData(vals[0]).(type) {
+	case []float64:
+		if !op.back {
+			return G.NewF64(xentLoss(op, x, labels, scored)), nil
+		}
+		return tensor.New(tensor.WithShape(op.n, op.c), tensor.WithBacking(xentGrad(op, x, labels, scored, g))), nil
+	case []float32:
+		if !op.back {
+			return G.NewF32(float32(xentLoss(op, x, labels, scored))), nil
+		}
+		return tensor.New(tensor.WithShape(op.n, op.c), tensor.WithBacking(xentGrad(op, x, labels, scored, g))), nil
+	}
+	return nil, fmt.Errorf("ops: sparse cross-entropy: unsupported logits %T", vals[0].Data())
+}
+
+func scalarOf(v G.Value) (float64, error) {
+	switch x := v.Data().(type) {
+	case float64:
+		return x, nil
+	case float32:
+		return float64(x), nil
+	case []float64:
+		if len(x) == 1 {
+			return x[0], nil
+		}
+	case []float32:
+		if len(x) == 1 {
+			return float64(x[0]), nil
+		}
+	}
+	return 0, fmt.Errorf("ops: sparse cross-entropy: gradient %T is not a scalar", v.Data())
+}
+
+// parallelRows calls f on two halves of [0, n) concurrently (the rows of a
+// (N, C) softmax are independent) when more than one thread may run Go
+// code, or once for small n or GOMAXPROCS = 1.
+func parallelRows(n, c int, f func(lo, hi int)) {
+	if n < 2 || n*c < 1<<16 || runtime.GOMAXPROCS(0) < 2 {
+		f(0, n)
+		return
+	}
+	var wg sync.WaitGroup
+	mid := n / 2
+	wg.Add(1)
+	go func() { defer wg.Done(); f(mid, n) }()
+	f(0, mid)
+	wg.Wait()
+}
+
+// rowExp writes e[j] = exp(row[j] − max(row)) and returns max(row) and
+// Σ_j e[j]. float32 rows use Exp32 (exact to 1e-9, for results
+// stored as float32), float64 rows math.Exp.
+func rowExp[F float32 | float64](row, e []F) (float64, float64) {
+	m := row[0]
+	for _, v := range row[1:] {
+		if v > m {
+			m = v
+		}
+	}
+	e = e[:len(row)]
+	s := 0.0
+	switch r := any(row).(type) {
+	case []float32:
+		e32 := any(e).([]float32)
+		m64 := float64(m)
+		var s0, s1 float64 // two sums: independent additions
+		j := 0
+		for ; j+1 < len(r); j += 2 {
+			a, b := Exp32(float64(r[j])-m64), Exp32(float64(r[j+1])-m64)
+			e32[j], e32[j+1] = float32(a), float32(b)
+			s0 += a
+			s1 += b
+		}
+		if j < len(r) {
+			a := Exp32(float64(r[j]) - m64)
+			e32[j] = float32(a)
+			s0 += a
+		}
+		s = s0 + s1
+	case []float64:
+		e64 := any(e).([]float64)
+		m64 := float64(m)
+		for j, v := range r {
+			a := math.Exp(v - m64)
+			e64[j] = a
+			s += a
+		}
+	}
+	return float64(m), s
+}
+
+// xentLoss computes every row's softmax into op.prob and op.inv and
+// returns the mean NLL of the scored rows.
+func xentLoss[F float32 | float64](op *SparseCrossEntropyOp, x []F, labels []int, scored int) float64 {
+	c := op.c
+	prob, ok := op.prob.([]F)
+	if !ok || len(prob) != len(x) {
+		prob = make([]F, len(x))
+		op.prob = prob
+	}
+	if len(op.inv) != op.n {
+		op.inv = make([]float64, op.n)
+	}
+	lse := make([]float64, op.n)
+	parallelRows(op.n, c, func(lo, hi int) {
+		for i := lo; i < hi; i++ {
+			m, s := rowExp(x[i*c:(i+1)*c], prob[i*c:(i+1)*c])
+			op.inv[i] = 1 / s
+			lse[i] = m + math.Log(s)
+		}
+	})
+	op.ready, op.src = true, x
+	if scored == 0 {
+		return 0
+	}
+	total := 0.0
+	for i, l := range labels {
+		if l >= 0 {
+			total += lse[i] - float64(x[i*c+l])
+		}
+	}
+	return total / float64(scored)
+}
+
+// xentGrad is (softmax(x) − onehot(labels))·g/scored for the scored rows
+// (0 for the others), written in place into the forward op's softmax
+// buffer when that holds the softmax of x (see SparseCrossEntropyOp).
+func xentGrad[F float32 | float64](op *SparseCrossEntropyOp, x []F, labels []int, scored int, g float64) []F {
+	c, f := op.c, op.fwd
+	prob, ok := f.prob.([]F)
+	if !ok || !f.ready || len(prob) != len(x) || len(f.inv) != op.n || !sameSlice(f.src, x) {
+		// No softmax of these logits at hand: compute it.
+		if !ok || len(prob) != len(x) {
+			prob = make([]F, len(x))
+			f.prob = prob
+		}
+		if len(f.inv) != op.n {
+			f.inv = make([]float64, op.n)
+		}
+		parallelRows(op.n, c, func(lo, hi int) {
+			for i := lo; i < hi; i++ {
+				_, s := rowExp(x[i*c:(i+1)*c], prob[i*c:(i+1)*c])
+				f.inv[i] = 1 / s
+			}
+		})
+	}
+	f.ready, f.src = false, nil // the buffer now becomes the gradient
+	if scored == 0 {
+		clear(prob)
+		return prob
+	}
+	scale := g / float64(scored)
+	parallelRows(op.n, c, func(lo, hi int) {
+		for i := lo; i < hi; i++ {
+			o := prob[i*c : (i+1)*c]
+			l := labels[i]
+			if l < 0 {
+				clear(o)
+				continue
+			}
+			k := F(f.inv[i] * scale)
+			for j := range o {
+				o[j] *= k
+			}
+			o[l] -= F(scale)
+		}
+	})
+	return prob
+}
+
+// sameSlice reports whether a (a []float32 or []float64) starts at the same
+// element as b and has its length.
+func sameSlice[F float32 | float64](a any, b []F) bool {
+	s, ok := a.([]F)
+	return ok && len(s) == len(b) && len(s) > 0 && &s[0] == &b[0]
+}
