@@ -103,7 +103,11 @@ func ReadQuickDraw(dir string, categories []string) (*Features, error) {
 		draws[c], f.Counts[c] = px, n
 		f.MaxCount = max(f.MaxCount, n)
 	}
-	f.X = make([]float64, len(categories)*f.MaxCount*f.Dim)
+	n, err := checkedProduct("categories*drawings*784", len(categories), f.MaxCount, f.Dim)
+	if err != nil {
+		return nil, fmt.Errorf("data: ReadQuickDraw: %w", err)
+	}
+	f.X = make([]float64, n)
 	for c, px := range draws {
 		copy(f.X[c*f.MaxCount*f.Dim:], px)
 	}
@@ -147,6 +151,9 @@ func readQuickDraw(r io.Reader) ([]float64, int, error) {
 			return nil, 0, fmt.Errorf("%w: after drawing %d: %v", ErrQuickDraw, n, err)
 		}
 		if t := bytes.TrimSpace(line); len(t) > 0 {
+			if _, err := checkedProduct("drawings*784", n+1, QuickDrawPixels); err != nil {
+				return nil, 0, fmt.Errorf("%w: %v", ErrQuickDraw, err)
+			}
 			n++
 			if out, err = appendDrawing(out, t); err != nil {
 				return nil, 0, fmt.Errorf("%w: drawing %d: %v", ErrQuickDraw, n, err)

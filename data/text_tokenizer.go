@@ -138,7 +138,7 @@ func NewRestrictedVocab(streams [][]int, minCount int) (*Vocab, error) {
 		}
 	}
 	if len(kept) == 0 {
-		return nil, errors.New("data: restricted vocab: no token occurs often enough")
+		return nil, fmt.Errorf("data: restricted vocab: no token occurs minCount = %d times or more", minCount)
 	}
 	kept = append(kept, GPT2EOT)
 	sort.Ints(kept)
