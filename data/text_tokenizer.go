@@ -29,9 +29,13 @@ const (
 // vocabulary is compiled into the binary; it works offline). Encode never
 // produces the special ids: text is split on EOTText by the corpus reader,
 // and NewTextData appends GPT2EOT after every story itself.
+// Nothing is lost: every byte of a text reaches a token, so
+// Decode(Encode(s)) == s for every valid UTF-8 s, and
+// DecodeBytes(Encode(s)) == s for every string, valid UTF-8 or not.
 // A GPT2Tokenizer is safe for concurrent use.
 type GPT2Tokenizer struct {
-	codec tokenizer.Codec
+	codec tokenizer.Codec // decodes, replacing invalid UTF-8 as Python does
+	bpe   *bpeTables      // encodes (text_bpe.go)
 }
 
 // NewGPT2Tokenizer returns the r50k_base tokeniser.
@@ -41,19 +45,42 @@ func NewGPT2Tokenizer() (*GPT2Tokenizer, error) {
 		return nil, fmt.Errorf("data: GPT-2 tokenizer: %w", err)
 	}
 	c.SetErrorMode(tokenizer.ErrorModeReplace)
-	return &GPT2Tokenizer{codec: c}, nil
+	bpe, err := loadR50k()
+	if err != nil {
+		return nil, err
+	}
+	return &GPT2Tokenizer{codec: c, bpe: bpe}, nil
 }
 
 // Encode returns the GPT-2 ids of text (EOTText in text is encoded as plain
-// characters, not as GPT2EOT).
+// characters, not as GPT2EOT). Every byte is encoded, control characters
+// such as U+007F and bytes that are not valid UTF-8 included; for valid
+// UTF-8 the ids are those of GPT-2's own encoder (tiktoken's r50k_base).
 func (t *GPT2Tokenizer) Encode(text string) ([]int, error) {
-	ids, _, err := t.codec.Encode(text)
-	if err != nil {
-		return nil, fmt.Errorf("data: GPT-2 tokenizer: %w", err)
+	if t == nil || t.bpe == nil {
+		return nil, errors.New("data: GPT-2 tokenizer: not initialised (use NewGPT2Tokenizer)")
 	}
-	out := make([]int, len(ids))
+	return t.bpe.encode(text, make([]int, 0, len(text)/4+1)), nil
+}
+
+// DecodeBytes returns the exact bytes of GPT-2 ids, without replacing
+// invalid UTF-8 (a character cut between ids stays cut): GPT2EOT gives
+// EOTText and GPT2Pad nothing. An id outside [0, GPT2VocabSize) is an error.
+func (t *GPT2Tokenizer) DecodeBytes(ids []int) ([]byte, error) {
+	if t == nil || t.bpe == nil {
+		return nil, errors.New("data: GPT-2 tokenizer: not initialised (use NewGPT2Tokenizer)")
+	}
+	var out []byte
 	for i, id := range ids {
-		out[i] = int(id)
+		switch {
+		case id < 0 || id >= GPT2VocabSize:
+			return nil, fmt.Errorf("data: GPT-2 tokenizer: id %d at position %d is outside [0, %d)", id, i, GPT2VocabSize)
+		case id == GPT2EOT:
+			out = append(out, EOTText...)
+		case id == GPT2Pad:
+		default:
+			out = append(out, t.bpe.pieces[id]...)
+		}
 	}
 	return out, nil
 }
@@ -63,6 +90,9 @@ func (t *GPT2Tokenizer) Encode(text string) ([]int, error) {
 // character cut between tokens) become U+FFFD. An id outside
 // [0, GPT2VocabSize) is an error.
 func (t *GPT2Tokenizer) Decode(ids []int) (string, error) {
+	if t == nil || t.codec == nil {
+		return "", errors.New("data: GPT-2 tokenizer: not initialised (use NewGPT2Tokenizer)")
+	}
 	var b strings.Builder
 	var run []uint
 	flush := func() error {
