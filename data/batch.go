@@ -80,14 +80,17 @@ func (b *Batch) Validate() error {
 	return nil
 }
 
-// sizes returns B*T*D, B*T and B*T*C, or an error naming the product that
-// exceeds MaxElements (or would overflow an int).
+// sizes returns B*T*D, B*T and (when P is not nil) B*T*C, or an error
+// naming the product that exceeds MaxElements (or would overflow an int).
 func (b *Batch) sizes() (nx, ny, np int, err error) {
 	if nx, err = checkedProduct("B*T*D", b.B, b.T, b.D); err != nil {
 		return 0, 0, 0, err
 	}
 	if ny, err = checkedProduct("B*T", b.B, b.T); err != nil {
 		return 0, 0, 0, err
+	}
+	if b.P == nil {
+		return nx, ny, 0, nil
 	}
 	if np, err = checkedProduct("B*T*C", b.B, b.T, b.C); err != nil {
 		return 0, 0, 0, err

@@ -237,10 +237,13 @@ func (f *Features) Standardize(mean, std []float64, unitNorm bool) (*Features, e
 // SplitClasses splits the classes 0..n-1 into a training set of n-test
 // classes and a disjoint test set of test classes, drawn uniformly with a
 // PCG generator seeded by seed; both lists are sorted. It returns an error
-// unless 0 < test < n.
+// unless 0 < test < n <= MaxElements.
 func SplitClasses(n, test int, seed uint64) (train, held []int, err error) {
 	if test <= 0 || test >= n {
 		return nil, nil, fmt.Errorf("data: SplitClasses: %d test classes of %d, want 0 < test < n", test, n)
+	}
+	if err := checkedSize("n (classes)", n); err != nil {
+		return nil, nil, fmt.Errorf("data: SplitClasses: %w", err)
 	}
 	perm := rand.New(rand.NewPCG(seed, 0x5911)).Perm(n)
 	held = append([]int(nil), perm[:test]...)

@@ -352,3 +352,38 @@ func TestGenerateSizes(t *testing.T) {
 		t.Errorf("TopK = MaxInt: %v", err)
 	}
 }
+
+func TestMoreSizes(t *testing.T) {
+	runSizeCases(t, []sizeCase{
+		{"SplitClasses n", func(h int) error { _, _, err := SplitClasses(h, 1, 1); return err }, "n (classes)"},
+	})
+	// n-grams longer than the sequence: none (a key buffer of 8n bytes
+	// overflowed to a negative capacity and panicked for n near MaxInt/8).
+	for _, h := range hugeSizes {
+		d, err := DistinctN([]int{1, 2, 3}, h)
+		r, err2 := RepeatedNgramRate([]int{1, 2, 3}, h)
+		if d != 0 || r != 0 || err != nil || err2 != nil {
+			t.Errorf("n = %d: distinct %v, repeated %v, errors %v %v, want 0, 0, nil, nil", h, d, r, err, err2)
+		}
+	}
+	// A batch without P may have a C whose B*T*C would not fit.
+	b := &Batch{B: 1 << 16, T: 2, D: 1, C: 1 << 20, X: make([]float64, 1<<17), Y: make([]int, 1<<17)}
+	if err := b.Validate(); err != nil {
+		t.Errorf("P = nil, B*T*C = 2^37: %v", err)
+	}
+	b.P = []float64{}
+	if err := b.Validate(); err == nil || !strings.Contains(err.Error(), "B*T*C") {
+		t.Errorf("P set, B*T*C = 2^37: got %v, want an error naming B*T*C", err)
+	}
+	for _, c := range []*TextCodec{nil, {}, {Tok: newTok(t)}, {Vocab: FullVocab()}} {
+		if _, err := c.Encode("x"); err == nil {
+			t.Errorf("Encode with codec %+v: no error", c)
+		}
+		if _, err := c.EncodeStrict("x"); err == nil {
+			t.Errorf("EncodeStrict with codec %+v: no error", c)
+		}
+		if _, err := c.Decode([]int{1}); err == nil {
+			t.Errorf("Decode with codec %+v: no error", c)
+		}
+	}
+}

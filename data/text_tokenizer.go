@@ -264,9 +264,20 @@ type TextCodec struct {
 	Vocab *Vocab
 }
 
+// check returns an error unless c has a tokeniser and a vocabulary.
+func (c *TextCodec) check() error {
+	if c == nil || c.Tok == nil || c.Vocab == nil {
+		return errors.New("data: TextCodec needs a Tok and a Vocab (see NewTextData)")
+	}
+	return nil
+}
+
 // Encode returns the model ids of text; tokens outside a restricted
 // vocabulary become Vocab.Unk.
 func (c *TextCodec) Encode(text string) ([]int, error) {
+	if err := c.check(); err != nil {
+		return nil, err
+	}
 	g, err := c.Tok.Encode(text)
 	if err != nil {
 		return nil, err
@@ -279,6 +290,9 @@ func (c *TextCodec) Encode(text string) ([]int, error) {
 // that lists the unknown tokens (for prompts: a restricted vocabulary cannot
 // represent them, and generating from <|unk|> is rarely what a user wants).
 func (c *TextCodec) EncodeStrict(text string) ([]int, error) {
+	if err := c.check(); err != nil {
+		return nil, err
+	}
 	g, err := c.Tok.Encode(text)
 	if err != nil {
 		return nil, err
@@ -301,6 +315,9 @@ func (c *TextCodec) EncodeStrict(text string) ([]int, error) {
 // Decode returns the text of model ids: Unk decodes to UnkText, EOT to
 // EOTText and Pad to nothing.
 func (c *TextCodec) Decode(ids []int) (string, error) {
+	if err := c.check(); err != nil {
+		return "", err
+	}
 	g, err := c.Vocab.ToGPT(ids)
 	if err != nil {
 		return "", err
