@@ -63,9 +63,11 @@ while read -r pkg name; do
     status=FAIL
     failed+=("$pkg $name")
   fi
-  # The last progress line holds the totals: "fuzz: elapsed: 10s, execs: 12345 (1234/sec), new interesting: 3 (total: 20)".
-  totals=$(grep -E '^fuzz: elapsed:' "$log" | tail -n 1 | sed -E 's/^fuzz: elapsed: [^,]*, //')
-  printf '%-4s %-16s %-26s %s (%ss)\n' "$status" "$pkg" "$name" "${totals:-no executions reported}" "$(($(date +%s) - start))"
+  # The last progress line holds the totals: "fuzz: elapsed: 10s, execs: 12345 (1234/sec),
+  # new interesting: 3 (total: 20)" (its rate is that of the last interval only: dropped).
+  totals=$(grep -E '^fuzz: elapsed: .*execs: ' "$log" | tail -n 1 |
+    sed -E 's/^fuzz: elapsed: ([^,]*), execs: ([0-9]+) \([0-9]+\/sec\), new interesting: ([0-9]+) \(total: ([0-9]+)\).*/\2 execs in \1, \3 new inputs (corpus \4)/' || true)
+  printf '%-4s %-12s %-24s %s [%ss]\n' "$status" "$pkg" "$name" "${totals:-no executions reported}" "$(($(date +%s) - start))"
   if [ "$status" = FAIL ]; then
     sed 's/^/     | /' "$log" | tail -n 40
   fi
