@@ -60,7 +60,11 @@
 // (GPT-2 r50k plus end-of-text 50256 and pad 50257), SplitIndices splits it by
 // story with a seed, NewRestrictedVocab remaps the ids to the tokens of the
 // training split for CPU-sized models, and NewTextData cuts fixed-length
-// training windows.
+// training windows. The tokeniser loses nothing: every byte reaches a token,
+// so Decode(Encode(s)) == s for UTF-8 text and DecodeBytes(Encode(s)) == s
+// for any bytes. Generate decodes greedily, by sampling or by beam search,
+// and never returns a forbidden id (it returns an error when a step leaves
+// none).
 //
 // # Sizes
 //
