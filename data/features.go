@@ -54,8 +54,8 @@ func (f *Features) countOf(c int) any {
 
 // Validate checks that Dim and MaxCount are positive, there is at least one
 // class, every count lies in 0..MaxCount, X has classes*MaxCount*Dim values
-// (at most MaxElements),
-// every vector in use is finite, and Names is nil or has one entry per class.
+// (at most MaxElements), every vector in use is finite, and Names is nil or
+// has one entry per class.
 // It returns an error naming the first violation.
 func (f *Features) Validate() error {
 	switch {

@@ -184,8 +184,8 @@ type Window struct {
 // id after the first is scored exactly once, as the target of the window
 // that holds it, with the context from its window's start (non-overlapping
 // windows of T inputs, as nanoGPT's validation loss). The last window is
-// padded with pad. The windows' 2T ids each must not exceed MaxElements in
-// all.
+// padded with pad. The windows, 2T ids each, must not hold more than
+// MaxElements ids in all.
 func StreamWindows(stream []int, T, pad int) ([]Window, error) {
 	if T < 1 {
 		return nil, fmt.Errorf("data: windows: context %d, want >= 1", T)
@@ -214,8 +214,8 @@ func StreamWindows(stream []int, T, pad int) ([]Window, error) {
 // everything before them, for a model of context T: each target is scored
 // exactly once, with the whole prefix as context when it fits in T and
 // otherwise with at least T/2 preceding ids (sliding windows, stride about
-// T/2). from must be in [1, len(ids)), and the windows' 2T ids each must not
-// exceed MaxElements in all.
+// T/2). from must be in [1, len(ids)), and the windows, 2T ids each, must
+// not hold more than MaxElements ids in all.
 func ContinuationWindows(ids []int, from, T, pad int) ([]Window, error) {
 	if T < 2 {
 		return nil, fmt.Errorf("data: windows: context %d, want >= 2", T)
