@@ -151,9 +151,11 @@ func (e *Episodes) SampleEpisodes(B int, rng *rand.Rand) (*Batch, []Episode, err
 	}
 	// Config is exported: check that it is still the one NewEpisodes
 	// validated against the class counts.
-	if cfg, err := e.Config.resolve(); err != nil {
+	cfg, err := e.Config.resolve()
+	if err != nil {
 		return nil, nil, fmt.Errorf("data: Episodes.Sample: %w", err)
-	} else if cfg != e.Config || !e.countsFit() {
+	}
+	if cfg != e.Config || !e.countsFit() {
 		return nil, nil, fmt.Errorf("data: Episodes.Sample: Config %+v is not the configuration NewEpisodes checked against the class counts", e.Config)
 	}
 	W, S, D := e.Config.Ways, e.Config.Shots, e.f.Dim
