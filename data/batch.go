@@ -39,12 +39,17 @@ func (b *Batch) Validate() error {
 		return fmt.Errorf("data: Batch.Validate: D = %d, want > 0", b.D)
 	case b.C <= 0:
 		return fmt.Errorf("data: Batch.Validate: C = %d, want > 0", b.C)
-	case len(b.X) != b.B*b.T*b.D:
-		return fmt.Errorf("data: Batch.Validate: len(X) = %d, want B*T*D = %d", len(b.X), b.B*b.T*b.D)
-	case len(b.Y) != b.B*b.T:
-		return fmt.Errorf("data: Batch.Validate: len(Y) = %d, want B*T = %d", len(b.Y), b.B*b.T)
-	case b.P != nil && len(b.P) != b.B*b.T*b.C:
-		return fmt.Errorf("data: Batch.Validate: len(P) = %d, want B*T*C = %d (or P = nil)", len(b.P), b.B*b.T*b.C)
+	}
+	nx, ny, np, err := b.sizes()
+	switch {
+	case err != nil:
+		return fmt.Errorf("data: Batch.Validate: %w", err)
+	case len(b.X) != nx:
+		return fmt.Errorf("data: Batch.Validate: len(X) = %d, want B*T*D = %d", len(b.X), nx)
+	case len(b.Y) != ny:
+		return fmt.Errorf("data: Batch.Validate: len(Y) = %d, want B*T = %d", len(b.Y), ny)
+	case b.P != nil && len(b.P) != np:
+		return fmt.Errorf("data: Batch.Validate: len(P) = %d, want B*T*C = %d (or P = nil)", len(b.P), np)
 	}
 	for i, v := range b.X {
 		if math.IsNaN(v) || math.IsInf(v, 0) {
@@ -75,12 +80,33 @@ func (b *Batch) Validate() error {
 	return nil
 }
 
+// sizes returns B*T*D, B*T and (when P is not nil) B*T*C, or an error
+// naming the product that exceeds MaxElements (or would overflow an int).
+func (b *Batch) sizes() (nx, ny, np int, err error) {
+	if nx, err = checkedProduct("B*T*D", b.B, b.T, b.D); err != nil {
+		return 0, 0, 0, err
+	}
+	if ny, err = checkedProduct("B*T", b.B, b.T); err != nil {
+		return 0, 0, 0, err
+	}
+	if b.P == nil {
+		return nx, ny, 0, nil
+	}
+	if np, err = checkedProduct("B*T*C", b.B, b.T, b.C); err != nil {
+		return 0, 0, 0, err
+	}
+	return nx, ny, np, nil
+}
+
 // Oracle returns the mean over the B contexts of max_c p(c | x_query), the
 // expected top-1 accuracy of the Bayes-optimal predictor that knows the true
-// probabilities. It returns NaN if P is nil or the batch is empty; it assumes
-// a batch that passes Validate.
+// probabilities. It returns NaN if P is nil, the batch is empty or P does not
+// hold B*T*C values; it assumes a batch that passes Validate.
 func (b *Batch) Oracle() float64 {
 	if b == nil || b.P == nil || b.B <= 0 || b.T <= 0 || b.C <= 0 {
+		return math.NaN()
+	}
+	if _, _, np, err := b.sizes(); err != nil || len(b.P) != np {
 		return math.NaN()
 	}
 	sum := 0.0
@@ -102,7 +128,7 @@ func (b *Batch) Slice(lo, hi int) (*Batch, error) {
 	if lo < 0 || hi > b.B || lo >= hi {
 		return nil, fmt.Errorf("data: Batch.Slice: lo, hi = %d, %d, want 0 <= lo < hi <= B = %d", lo, hi, b.B)
 	}
-	if len(b.X) != b.B*b.T*b.D || len(b.Y) != b.B*b.T || (b.P != nil && len(b.P) != b.B*b.T*b.C) {
+	if nx, ny, np, err := b.sizes(); err != nil || len(b.X) != nx || len(b.Y) != ny || (b.P != nil && len(b.P) != np) {
 		return nil, fmt.Errorf("data: Batch.Slice: slice lengths do not match B, T, D, C: %w", b.Validate())
 	}
 	s := &Batch{

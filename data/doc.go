@@ -60,5 +60,20 @@
 // (GPT-2 r50k plus end-of-text 50256 and pad 50257), SplitIndices splits it by
 // story with a seed, NewRestrictedVocab remaps the ids to the tokens of the
 // training split for CPU-sized models, and NewTextData cuts fixed-length
-// training windows.
+// training windows. The tokeniser loses nothing: every byte reaches a token,
+// so Decode(Encode(s)) == s for UTF-8 text and DecodeBytes(Encode(s)) == s
+// for any bytes. Generate decodes greedily, by sampling or by beam search,
+// and never returns a forbidden id (it returns an error when a step leaves
+// none).
+//
+// # Sizes
+//
+// No slice of this package holds more than MaxElements (2^31−1) values.
+// Every constructor, sampler, validator and reader checks the sizes it is
+// given, and their products, before it allocates: a size that cannot fit (or
+// whose product would overflow an int) is an error naming the field, such as
+// "SyntheticConfig.DPrime*C (W_e) = 5*2147483648 exceeds the limit of
+// 2147483647 elements (data.MaxElements)", never a panic in makeslice or an
+// exhausted memory. Feature files whose headers claim more values are refused
+// before their data is read.
 package data

@@ -34,10 +34,25 @@ func (c EpisodeConfig) resolve() (EpisodeConfig, error) {
 	if c.Ways < 2 {
 		return c, fmt.Errorf("EpisodeConfig.Ways = %d, want >= 2", c.Ways)
 	}
+	if err := checkedSize("EpisodeConfig.Ways", c.Ways); err != nil {
+		return c, err
+	}
+	if err := checkedSize("EpisodeConfig.Shots", c.Shots); err != nil {
+		return c, err
+	}
+	n, err := checkedProduct("EpisodeConfig.Ways*Shots (N)", c.Ways, c.Shots)
+	if err != nil {
+		return c, err
+	}
+	if _, err := checkedSum("EpisodeConfig.Ways*Shots+1 (T)", n, 1); err != nil {
+		return c, err
+	}
 	return c, nil
 }
 
-// N is the number of context positions of an episode, Ways*Shots.
+// N is the number of context positions of an episode, Ways*Shots (for a
+// configuration NewEpisodes accepted; the product of unchecked fields may
+// overflow).
 func (c EpisodeConfig) N() int { return c.Ways * c.Shots }
 
 // Episodes samples few-shot classification episodes from a fixed set of
@@ -59,9 +74,11 @@ type Episodes struct {
 }
 
 // NewEpisodes returns a sampler of episodes over the listed classes of f.
-// It returns an error if f is invalid, the list is empty, repeats a class or
-// names one out of range, holds fewer than Ways classes, or a listed class
-// has fewer than Shots+1 vectors (every class may provide the query).
+// It returns an error if f is invalid, cfg is (including Ways*Shots+1 above
+// MaxElements), the list is empty, repeats a class or names one out of range,
+// holds fewer than Ways classes, or a listed class has fewer than Shots+1
+// vectors (every class may provide the query). f must not change while the
+// sampler is in use.
 func NewEpisodes(f *Features, classes []int, cfg EpisodeConfig) (*Episodes, error) {
 	cfg, err := cfg.resolve()
 	if err != nil {
@@ -87,6 +104,16 @@ func NewEpisodes(f *Features, classes []int, cfg EpisodeConfig) (*Episodes, erro
 		}
 	}
 	return &Episodes{Config: cfg, f: f, classes: append([]int(nil), classes...)}, nil
+}
+
+// countsFit reports whether every class of e holds at least Shots+1 vectors.
+func (e *Episodes) countsFit() bool {
+	for _, c := range e.classes {
+		if c < 0 || c >= len(e.f.Counts) || e.f.Counts[c] < e.Config.Shots+1 {
+			return false
+		}
+	}
+	return len(e.classes) >= e.Config.Ways
 }
 
 // Classes returns a copy of the classes episodes are drawn from.
@@ -122,8 +149,20 @@ func (e *Episodes) SampleEpisodes(B int, rng *rand.Rand) (*Batch, []Episode, err
 	if B <= 0 {
 		return nil, nil, fmt.Errorf("data: Episodes.Sample: B = %d, want > 0", B)
 	}
+	// Config is exported: check that it is still the one NewEpisodes
+	// validated against the class counts.
+	cfg, err := e.Config.resolve()
+	if err != nil {
+		return nil, nil, fmt.Errorf("data: Episodes.Sample: %w", err)
+	}
+	if cfg != e.Config || !e.countsFit() {
+		return nil, nil, fmt.Errorf("data: Episodes.Sample: Config %+v is not the configuration NewEpisodes checked against the class counts", e.Config)
+	}
 	W, S, D := e.Config.Ways, e.Config.Shots, e.f.Dim
-	T := W*S + 1
+	T := W*S + 1 // at most MaxElements: checked by resolve
+	if _, err := checkedProduct("B*T*D", B, T, D); err != nil {
+		return nil, nil, fmt.Errorf("data: Episodes.Sample: %w", err)
+	}
 	b := &Batch{B: B, T: T, D: D, C: W, X: make([]float64, B*T*D), Y: make([]int, B*T)}
 	eps := make([]Episode, B)
 	pos := make([][2]int, 0, W*S) // (label, vector index) before shuffling

@@ -53,8 +53,9 @@ func (f *Features) countOf(c int) any {
 }
 
 // Validate checks that Dim and MaxCount are positive, there is at least one
-// class, every count lies in 0..MaxCount, X has classes*MaxCount*Dim values,
-// every vector in use is finite, and Names is nil or has one entry per class.
+// class, every count lies in 0..MaxCount, X has classes*MaxCount*Dim values
+// (at most MaxElements), every vector in use is finite, and Names is nil or
+// has one entry per class.
 // It returns an error naming the first violation.
 func (f *Features) Validate() error {
 	switch {
@@ -66,7 +67,12 @@ func (f *Features) Validate() error {
 		return fmt.Errorf("data: Features.Validate: MaxCount = %d, want > 0", f.MaxCount)
 	case len(f.Counts) == 0:
 		return fmt.Errorf("data: Features.Validate: no classes")
-	case len(f.X) != len(f.Counts)*f.MaxCount*f.Dim:
+	}
+	n, err := checkedProduct("classes*MaxCount*Dim", len(f.Counts), f.MaxCount, f.Dim)
+	switch {
+	case err != nil:
+		return fmt.Errorf("data: Features.Validate: %w", err)
+	case len(f.X) != n:
 		return fmt.Errorf("data: Features.Validate: len(X) = %d, want classes*MaxCount*Dim = %d*%d*%d",
 			len(f.X), len(f.Counts), f.MaxCount, f.Dim)
 	case f.Names != nil && len(f.Names) != len(f.Counts):
@@ -93,11 +99,19 @@ func (f *Features) Validate() error {
 // class. Only the selected classes are copied or read, so data of the other
 // classes never reaches the result.
 func (f *Features) Subset(classes []int) (*Features, error) {
-	if f == nil || f.Dim <= 0 || f.MaxCount <= 0 || len(f.X) != len(f.Counts)*f.MaxCount*f.Dim {
+	if f == nil || f.Dim <= 0 || f.MaxCount <= 0 {
+		return nil, fmt.Errorf("data: Features.Subset: malformed features (check Validate)")
+	}
+	if n, err := checkedProduct("classes*MaxCount*Dim", len(f.Counts), f.MaxCount, f.Dim); err != nil || len(f.X) != n {
 		return nil, fmt.Errorf("data: Features.Subset: malformed features (check Validate)")
 	}
 	if err := checkClassList("Features.Subset", classes, len(f.Counts)); err != nil {
 		return nil, err
+	}
+	for _, c := range classes {
+		if f.Counts[c] < 0 || f.Counts[c] > f.MaxCount {
+			return nil, fmt.Errorf("data: Features.Subset: count of class %d is %d, want 0..MaxCount = 0..%d", c, f.Counts[c], f.MaxCount)
+		}
 	}
 	out := &Features{Dim: f.Dim, MaxCount: f.MaxCount, Counts: make([]int, len(classes)),
 		X: make([]float64, len(classes)*f.MaxCount*f.Dim)}
@@ -130,8 +144,12 @@ func (f *Features) Map(fn func(v []float64) []float64) (*Features, error) {
 				if len(y) == 0 {
 					return nil, fmt.Errorf("data: Features.Map: fn returned an empty vector")
 				}
+				n, err := checkedProduct("classes*MaxCount*len(fn(v))", len(f.Counts), f.MaxCount, len(y))
+				if err != nil {
+					return nil, fmt.Errorf("data: Features.Map: %w", err)
+				}
 				out = &Features{Dim: len(y), MaxCount: f.MaxCount, Counts: append([]int(nil), f.Counts...),
-					X: make([]float64, len(f.Counts)*f.MaxCount*len(y))}
+					X: make([]float64, n)}
 				if f.Names != nil {
 					out.Names = append([]string(nil), f.Names...)
 				}
@@ -219,10 +237,13 @@ func (f *Features) Standardize(mean, std []float64, unitNorm bool) (*Features, e
 // SplitClasses splits the classes 0..n-1 into a training set of n-test
 // classes and a disjoint test set of test classes, drawn uniformly with a
 // PCG generator seeded by seed; both lists are sorted. It returns an error
-// unless 0 < test < n.
+// unless 0 < test < n <= MaxElements.
 func SplitClasses(n, test int, seed uint64) (train, held []int, err error) {
 	if test <= 0 || test >= n {
 		return nil, nil, fmt.Errorf("data: SplitClasses: %d test classes of %d, want 0 < test < n", test, n)
+	}
+	if err := checkedSize("n (classes)", n); err != nil {
+		return nil, nil, fmt.Errorf("data: SplitClasses: %w", err)
 	}
 	perm := rand.New(rand.NewPCG(seed, 0x5911)).Perm(n)
 	held = append([]int(nil), perm[:test]...)
@@ -260,13 +281,18 @@ var ErrFeatures = errors.New("invalid features")
 // (classes,), integer (int64 or int32), with 0 <= counts[c] <= max_count.
 // Slots beyond a class's count are ignored (they may hold anything,
 // including NaN). Errors name the file and the problem, and wrap
-// [ErrFeatures] or the npy package's sentinels.
+// [ErrFeatures] or the npy package's sentinels; a file whose header claims
+// more than MaxElements values (npy.ErrTooLarge) or more bytes than the file
+// holds (npy.ErrTruncated) is refused before its data is allocated.
 func ReadFeatures(featuresPath, countsPath string) (*Features, error) {
-	fa, err := npy.ReadFile(featuresPath)
+	// A header that claims more than MaxElements values is refused before
+	// anything is allocated; npy refuses one that claims more bytes than the
+	// file holds.
+	fa, err := npy.ReadFileLimit(featuresPath, MaxElements)
 	if err != nil {
 		return nil, fmt.Errorf("data: features: %w", err)
 	}
-	ca, err := npy.ReadFile(countsPath)
+	ca, err := npy.ReadFileLimit(countsPath, MaxElements)
 	if err != nil {
 		return nil, fmt.Errorf("data: counts: %w", err)
 	}
@@ -292,7 +318,11 @@ func ReadFeatures(featuresPath, countsPath string) (*Features, error) {
 	if ca.Shape[0] != nc {
 		return fail(countsPath, "%d counts for the %d classes of %s", ca.Shape[0], nc, featuresPath)
 	}
-	f := &Features{Dim: dim, MaxCount: mc, Counts: make([]int, nc), X: fa.Float64s()}
+	x := fa.F64 // read by us: no copy needed
+	if fa.Dtype != npy.Float64 {
+		x = fa.Float64s()
+	}
+	f := &Features{Dim: dim, MaxCount: mc, Counts: make([]int, nc), X: x}
 	for c, n := range ca.I64 {
 		if n < 0 || n > int64(mc) {
 			return fail(countsPath, "count of class %d is %d, larger than the %d slots of %s (or negative)", c, n, mc, featuresPath)

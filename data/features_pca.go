@@ -24,7 +24,8 @@ type PCA struct {
 
 // FitPCA fits a K-component PCA on every vector of the listed classes of f.
 // It returns an error if f is invalid, the class list is bad, k is not in
-// 1..Dim, or the classes hold fewer than 2 vectors.
+// 1..Dim, Dim*Dim exceeds MaxElements, or the classes hold fewer than 2
+// vectors.
 func FitPCA(f *Features, classes []int, k int) (*PCA, error) {
 	mean, _, err := f.Stats(classes)
 	if err != nil {
@@ -32,6 +33,10 @@ func FitPCA(f *Features, classes []int, k int) (*PCA, error) {
 	}
 	if k <= 0 || k > f.Dim {
 		return nil, fmt.Errorf("data: FitPCA: K = %d, want 1..Dim = 1..%d", k, f.Dim)
+	}
+	// The covariance is Dim×Dim (and the eigenvectors another).
+	if _, err := checkedProduct("Dim*Dim (covariance)", f.Dim, f.Dim); err != nil {
+		return nil, fmt.Errorf("data: FitPCA: %w", err)
 	}
 	// Σ (v-m)(v-m)ᵀ, accumulated as a symmetric rank-k update per chunk of
 	// centred vectors (rows of buf).
@@ -93,7 +98,10 @@ func FitPCA(f *Features, classes []int, k int) (*PCA, error) {
 // the same classes and counts. It returns an error if f's Dim differs from
 // the fitted one.
 func (p *PCA) Apply(f *Features) (*Features, error) {
-	if p == nil || len(p.Mean) != p.Dim || len(p.Components) != p.K*p.Dim {
+	if p == nil || p.K <= 0 || p.Dim <= 0 || len(p.Mean) != p.Dim {
+		return nil, fmt.Errorf("data: PCA.Apply: malformed PCA (use FitPCA)")
+	}
+	if n, err := checkedProduct("K*Dim", p.K, p.Dim); err != nil || len(p.Components) != n {
 		return nil, fmt.Errorf("data: PCA.Apply: malformed PCA (use FitPCA)")
 	}
 	if f == nil || f.Dim != p.Dim {
@@ -102,8 +110,12 @@ func (p *PCA) Apply(f *Features) (*Features, error) {
 	if err := f.Validate(); err != nil {
 		return nil, err
 	}
+	n, err := checkedProduct("classes*MaxCount*K", len(f.Counts), f.MaxCount, p.K)
+	if err != nil {
+		return nil, fmt.Errorf("data: PCA.Apply: %w", err)
+	}
 	out := &Features{Dim: p.K, MaxCount: f.MaxCount, Counts: append([]int(nil), f.Counts...),
-		X: make([]float64, len(f.Counts)*f.MaxCount*p.K)}
+		X: make([]float64, n)}
 	if f.Names != nil {
 		out.Names = append([]string(nil), f.Names...)
 	}

@@ -77,6 +77,17 @@ func (c QuadrantConfig) resolve() (QuadrantConfig, error) {
 	default:
 		return c, fmt.Errorf("QuadrantConfig.Covariates = %q, want %q or %q", c.Covariates, CovariatesUniform, CovariatesGaussian)
 	}
+	for _, f := range ints {
+		if err := checkedSize("QuadrantConfig."+f.name, *f.v); err != nil {
+			return c, err
+		}
+	}
+	if _, err := checkedProduct("QuadrantConfig.DPrime*C (W_e)", c.DPrime, c.C); err != nil {
+		return c, err
+	}
+	if _, err := checkedSum("QuadrantConfig.N+1 (T)", c.N, 1); err != nil {
+		return c, err
+	}
 	return c, nil
 }
 
@@ -111,7 +122,7 @@ type QuadrantLatent struct {
 
 // NewQuadrant validates cfg, fills in its defaults, and draws W_e from a PCG
 // generator seeded with (seed, seed). It returns an error naming the first
-// invalid field of cfg.
+// invalid field of cfg, including sizes whose products exceed MaxElements.
 func NewQuadrant(cfg QuadrantConfig, seed uint64) (*Quadrant, error) {
 	cfg, err := cfg.resolve()
 	if err != nil {
@@ -136,8 +147,9 @@ func (q *Quadrant) Sample(B int, rng *rand.Rand) (*Batch, error) {
 
 // SampleLatent draws B contexts like Sample (the same batch for the same
 // generator state) and also returns their quadrant categories and axis
-// angles. It returns an error if q or rng is nil, B <= 0, q.Config is
-// invalid, or q.We does not have DPrime*C finite entries.
+// angles. It returns an error if q or rng is nil, B <= 0, B*T*2 or B*T*C
+// exceeds MaxElements, q.Config is invalid, or q.We does not have DPrime*C
+// finite entries.
 func (q *Quadrant) SampleLatent(B int, rng *rand.Rand) (*Batch, *QuadrantLatent, error) {
 	cfg, err := q.check("SampleLatent")
 	if err != nil {
@@ -150,6 +162,9 @@ func (q *Quadrant) SampleLatent(B int, rng *rand.Rand) (*Batch, *QuadrantLatent,
 		return nil, nil, fmt.Errorf("data: Quadrant.SampleLatent: rng is nil")
 	}
 	C, T, D := cfg.C, cfg.N+1, QuadrantD
+	if err := checkBatchSize(B, T, D, C); err != nil {
+		return nil, nil, fmt.Errorf("data: Quadrant.SampleLatent: %w", err)
+	}
 	bt := &Batch{
 		B: B, T: T, D: D, C: C,
 		X: make([]float64, B*T*D), // (B, T, 2)

@@ -103,7 +103,11 @@ func ReadQuickDraw(dir string, categories []string) (*Features, error) {
 		draws[c], f.Counts[c] = px, n
 		f.MaxCount = max(f.MaxCount, n)
 	}
-	f.X = make([]float64, len(categories)*f.MaxCount*f.Dim)
+	n, err := checkedProduct("categories*drawings*784", len(categories), f.MaxCount, f.Dim)
+	if err != nil {
+		return nil, fmt.Errorf("data: ReadQuickDraw: %w", err)
+	}
+	f.X = make([]float64, n)
 	for c, px := range draws {
 		copy(f.X[c*f.MaxCount*f.Dim:], px)
 	}
@@ -146,7 +150,10 @@ func readQuickDraw(r io.Reader) ([]float64, int, error) {
 			}
 			return nil, 0, fmt.Errorf("%w: after drawing %d: %v", ErrQuickDraw, n, err)
 		}
-		if t := bytes.TrimSpace(line); len(t) > 0 {
+		if t := bytes.Trim(line, jsonSpace); len(t) > 0 {
+			if _, err := checkedProduct("drawings*784", n+1, QuickDrawPixels); err != nil {
+				return nil, 0, fmt.Errorf("%w: %v", ErrQuickDraw, err)
+			}
 			n++
 			if out, err = appendDrawing(out, t); err != nil {
 				return nil, 0, fmt.Errorf("%w: drawing %d: %v", ErrQuickDraw, n, err)
@@ -158,8 +165,13 @@ func readQuickDraw(r io.Reader) ([]float64, int, error) {
 	}
 }
 
+// jsonSpace is JSON's whitespace (RFC 8259): the only characters allowed
+// around the array and its numbers.
+const jsonSpace = " \t\r\n"
+
 // appendDrawing parses a JSON array of 784 numbers in [0, 1] and appends
-// them to out.
+// them to out. Numbers must be JSON numbers (no "+1", ".5", "0x1p-1", "NaN"
+// or "Inf", which strconv.ParseFloat alone would take).
 func appendDrawing(out []float64, line []byte) ([]float64, error) {
 	if line[0] != '[' || line[len(line)-1] != ']' {
 		return out, fmt.Errorf("not a JSON array")
@@ -174,7 +186,7 @@ func appendDrawing(out []float64, line []byte) ([]float64, error) {
 		} else {
 			body = nil
 		}
-		tok = bytes.TrimSpace(tok)
+		tok = bytes.Trim(tok, jsonSpace)
 		var v float64
 		switch string(tok) { // no allocation: the compiler optimises this conversion
 		case "0":
@@ -183,6 +195,9 @@ func appendDrawing(out []float64, line []byte) ([]float64, error) {
 			v = 1
 		default:
 			var err error
+			if !isJSONNumber(tok) {
+				return out, fmt.Errorf("pixel %d: %q is not a number", k, tok)
+			}
 			if v, err = strconv.ParseFloat(string(tok), 64); err != nil {
 				return out, fmt.Errorf("pixel %d: %q is not a number", k, tok)
 			}
@@ -203,4 +218,42 @@ func appendDrawing(out []float64, line []byte) ([]float64, error) {
 		return out, fmt.Errorf("%d values, want %d (28×28)", k, QuickDrawPixels)
 	}
 	return out, nil
+}
+
+// isJSONNumber reports whether b is a JSON number:
+// -?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?.
+func isJSONNumber(b []byte) bool {
+	i := 0
+	digits := func() int {
+		j := i
+		for i < len(b) && b[i] >= '0' && b[i] <= '9' {
+			i++
+		}
+		return i - j
+	}
+	if i < len(b) && b[i] == '-' {
+		i++
+	}
+	switch {
+	case i < len(b) && b[i] == '0':
+		i++
+	case digits() == 0:
+		return false
+	}
+	if i < len(b) && b[i] == '.' {
+		i++
+		if digits() == 0 {
+			return false
+		}
+	}
+	if i < len(b) && (b[i] == 'e' || b[i] == 'E') {
+		i++
+		if i < len(b) && (b[i] == '+' || b[i] == '-') {
+			i++
+		}
+		if digits() == 0 {
+			return false
+		}
+	}
+	return i == len(b)
 }

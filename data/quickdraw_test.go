@@ -20,7 +20,7 @@ func drawing(scale float64) string {
 	return "[" + strings.Join(vals, ",") + "]"
 }
 
-func gz(t *testing.T, lines ...string) []byte {
+func gz(t testing.TB, lines ...string) []byte {
 	t.Helper()
 	var buf bytes.Buffer
 	zw := gzip.NewWriter(&buf)

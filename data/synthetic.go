@@ -68,6 +68,20 @@ func (c SyntheticConfig) resolve() (SyntheticConfig, error) {
 	if c.Active < 2 || c.Active > c.C {
 		return c, fmt.Errorf("SyntheticConfig.Active = %d, want 2..C = 2..%d", c.Active, c.C)
 	}
+	for _, f := range ints {
+		if err := checkedSize("SyntheticConfig."+f.name, *f.v); err != nil {
+			return c, err
+		}
+	}
+	if _, err := checkedProduct("SyntheticConfig.DPrime*C (W_e)", c.DPrime, c.C); err != nil {
+		return c, err
+	}
+	if _, err := checkedProduct("SyntheticConfig.Active*D (anchors)", c.Active, c.D); err != nil {
+		return c, err
+	}
+	if _, err := checkedSum("SyntheticConfig.N+1 (T)", c.N, 1); err != nil {
+		return c, err
+	}
 	return c, nil
 }
 
@@ -98,7 +112,8 @@ type Synthetic struct {
 
 // NewSynthetic validates cfg, fills in its defaults, and draws W_e from a
 // PCG generator seeded with (seed, seed). It returns an error naming the
-// first invalid field of cfg.
+// first invalid field of cfg, including sizes whose products exceed
+// MaxElements.
 func NewSynthetic(cfg SyntheticConfig, seed uint64) (*Synthetic, error) {
 	cfg, err := cfg.resolve()
 	if err != nil {
@@ -116,8 +131,8 @@ func NewSynthetic(cfg SyntheticConfig, seed uint64) (*Synthetic, error) {
 // only, so equal generator states give equal batches. The query label is
 // drawn too (it is known when training). Zero fields of s.Config mean their
 // defaults, as in NewSynthetic. It returns an error if s or rng is nil,
-// B <= 0, s.Config is invalid, or s.We does not have DPrime*C finite
-// entries.
+// B <= 0, B*T*D or B*T*C exceeds MaxElements, s.Config is invalid, or s.We
+// does not have DPrime*C finite entries.
 func (s *Synthetic) Sample(B int, rng *rand.Rand) (*Batch, error) {
 	switch {
 	case s == nil:
@@ -142,6 +157,9 @@ func (s *Synthetic) Sample(B int, rng *rand.Rand) (*Batch, error) {
 
 	C, dP, D, M := cfg.C, cfg.DPrime, cfg.D, cfg.Active
 	T := cfg.N + 1
+	if err := checkBatchSize(B, T, D, C); err != nil {
+		return nil, fmt.Errorf("data: Synthetic.Sample: %w", err)
+	}
 	bt := &Batch{
 		B: B, T: T, D: D, C: C,
 		X: make([]float64, B*T*D), // (B, T, D)

@@ -47,7 +47,9 @@ type TextData struct {
 // gets at least one story when there are at least three stories), builds the
 // vocabulary from the training split (cfg.Restrict) or takes the full one,
 // and maps every story to model ids, appending end-of-text. Errors: no
-// stories, invalid fractions, and fewer stories than non-empty splits.
+// stories, invalid fractions, a negative MinCount, a MinCount no token
+// reaches, more than MaxElements tokens, and fewer stories than non-empty
+// splits.
 func NewTextData(stories []string, tok *GPT2Tokenizer, cfg TextDataConfig) (*TextData, error) {
 	if tok == nil {
 		return nil, errors.New("data: text: tokenizer is nil")
@@ -61,6 +63,9 @@ func NewTextData(stories []string, tok *GPT2Tokenizer, cfg TextDataConfig) (*Tex
 	cfg.ValidFrac, cfg.TestFrac = max(cfg.ValidFrac, 0), max(cfg.TestFrac, 0)
 	if cfg.MinCount == 0 {
 		cfg.MinCount = 1
+	}
+	if cfg.MinCount < 0 {
+		return nil, fmt.Errorf("data: text: TextDataConfig.MinCount = %d, want >= 0 (0 means 1)", cfg.MinCount)
 	}
 	if math.IsNaN(cfg.ValidFrac+cfg.TestFrac) || cfg.ValidFrac+cfg.TestFrac >= 1 {
 		return nil, fmt.Errorf("data: text: ValidFrac %v + TestFrac %v must be < 1", cfg.ValidFrac, cfg.TestFrac)
@@ -78,7 +83,10 @@ func NewTextData(stories []string, tok *GPT2Tokenizer, cfg TextDataConfig) (*Tex
 		if gpt[i], err = tok.Encode(s); err != nil {
 			return nil, fmt.Errorf("data: text: story %d: %w", i, err)
 		}
-		d.NumToks += len(gpt[i]) + 1
+		// The streams hold every token and an end-of-text per story.
+		if d.NumToks, err = checkedSum("tokens of the stories (with end-of-text)", d.NumToks, len(gpt[i])+1); err != nil {
+			return nil, fmt.Errorf("data: text: story %d: %w", i, err)
+		}
 	}
 	vocab := FullVocab()
 	if cfg.Restrict {
@@ -87,7 +95,7 @@ func NewTextData(stories []string, tok *GPT2Tokenizer, cfg TextDataConfig) (*Tex
 			train[i] = gpt[j]
 		}
 		if vocab, err = NewRestrictedVocab(train, cfg.MinCount); err != nil {
-			return nil, err
+			return nil, fmt.Errorf("%w (TextDataConfig.MinCount = %d)", err, cfg.MinCount)
 		}
 	}
 	d.Codec = &TextCodec{Tok: tok, Vocab: vocab}
@@ -112,11 +120,15 @@ func NewTextData(stories []string, tok *GPT2Tokenizer, cfg TextDataConfig) (*Tex
 // SplitIndices shuffles 0..n-1 with seed and cuts them into training,
 // validation and test indices of about (1-v-t)·n, v·n and t·n stories
 // (rounded; a positive fraction gets at least one story). The split is a
-// function of (n, v, t, seed) only. Errors: n < 1, negative or NaN fractions,
-// v + t >= 1, or too few stories for every non-empty split plus training.
+// function of (n, v, t, seed) only. Errors: n < 1 or above MaxElements,
+// negative or NaN fractions, v + t >= 1, or too few stories for every
+// non-empty split plus training.
 func SplitIndices(n int, v, t float64, seed uint64) (train, valid, test []int, err error) {
 	if n < 1 {
 		return nil, nil, nil, fmt.Errorf("data: split: %d stories, want >= 1", n)
+	}
+	if err := checkedSize("n (stories)", n); err != nil {
+		return nil, nil, nil, fmt.Errorf("data: split: %w", err)
 	}
 	if !(v >= 0) || !(t >= 0) || v+t >= 1 {
 		return nil, nil, nil, fmt.Errorf("data: split: fractions valid %v, test %v: want >= 0 with sum < 1", v, t)
@@ -140,16 +152,20 @@ func SplitIndices(n int, v, t float64, seed uint64) (train, valid, test []int, e
 // depends only on (seed, step), so training can resume at any step and see
 // the same minibatches as an uninterrupted run. For a language model with
 // context T, length is T+1: inputs are a window's first T ids and targets
-// its last T.
+// its last T. batch*length must not exceed MaxElements.
 func SampleWindows(stream []int, batch, length int, seed uint64, step int) ([]int, error) {
 	if batch < 1 || length < 1 {
 		return nil, fmt.Errorf("data: windows: batch %d, length %d: want both >= 1", batch, length)
+	}
+	n, err := checkedProduct("batch*length", batch, length)
+	if err != nil {
+		return nil, fmt.Errorf("data: windows: %w", err)
 	}
 	if len(stream) < length {
 		return nil, fmt.Errorf("data: windows: the stream has %d tokens, fewer than a window of %d (use a smaller context or a bigger corpus)", len(stream), length)
 	}
 	rng := rand.New(rand.NewPCG(seed, uint64(step)))
-	out := make([]int, 0, batch*length)
+	out := make([]int, 0, n)
 	for b := 0; b < batch; b++ {
 		o := rng.IntN(len(stream) - length + 1)
 		out = append(out, stream[o:o+length]...)
@@ -168,7 +184,8 @@ type Window struct {
 // id after the first is scored exactly once, as the target of the window
 // that holds it, with the context from its window's start (non-overlapping
 // windows of T inputs, as nanoGPT's validation loss). The last window is
-// padded with pad.
+// padded with pad. The windows, 2T ids each, must not hold more than
+// MaxElements ids in all.
 func StreamWindows(stream []int, T, pad int) ([]Window, error) {
 	if T < 1 {
 		return nil, fmt.Errorf("data: windows: context %d, want >= 1", T)
@@ -176,7 +193,12 @@ func StreamWindows(stream []int, T, pad int) ([]Window, error) {
 	if len(stream) < 2 {
 		return nil, fmt.Errorf("data: windows: the stream has %d tokens, need at least 2", len(stream))
 	}
-	var out []Window
+	// ceil((len(stream)-1)/T) windows of 2T ids (inputs and targets).
+	nw := (len(stream)-2)/T + 1
+	if _, err := checkedProduct("windows*2*T", nw, 2, T); err != nil {
+		return nil, fmt.Errorf("data: windows: %w", err)
+	}
+	out := make([]Window, 0, nw)
 	for a := 0; a+1 < len(stream); a += T {
 		w := newWindow(T, pad)
 		for j := 0; j < T && a+j+1 < len(stream); j++ {
@@ -192,13 +214,22 @@ func StreamWindows(stream []int, T, pad int) ([]Window, error) {
 // everything before them, for a model of context T: each target is scored
 // exactly once, with the whole prefix as context when it fits in T and
 // otherwise with at least T/2 preceding ids (sliding windows, stride about
-// T/2). from must be in [1, len(ids)).
+// T/2). from must be in [1, len(ids)), and the windows, 2T ids each, must
+// not hold more than MaxElements ids in all.
 func ContinuationWindows(ids []int, from, T, pad int) ([]Window, error) {
 	if T < 2 {
 		return nil, fmt.Errorf("data: windows: context %d, want >= 2", T)
 	}
 	if from < 1 || from >= len(ids) {
 		return nil, fmt.Errorf("data: windows: first scored id %d outside [1, %d)", from, len(ids))
+	}
+	// The first window scores up to T targets and every later one at least
+	// ceil(T/2), so there are at most 1 + ceil((len(ids)-from)/ceil(T/2))
+	// windows of 2T ids.
+	half := T - T/2
+	nw := 1 + (len(ids)-from+half-1)/half
+	if _, err := checkedProduct("windows*2*T", nw, 2, T); err != nil {
+		return nil, fmt.Errorf("data: windows: %w", err)
 	}
 	var out []Window
 	for next := from; next < len(ids); {

@@ -69,12 +69,26 @@ func (c DecodeConfig) withDefaults() (DecodeConfig, error) {
 	case c.Beams < 1:
 		return c, fmt.Errorf("data: decode: Beams = %d, want >= 1", c.Beams)
 	}
+	for _, f := range []struct {
+		name string
+		v    int
+	}{{"MaxNew", c.MaxNew}, {"Beams", c.Beams}} {
+		if err := checkedSize("DecodeConfig."+f.name, f.v); err != nil {
+			return c, fmt.Errorf("data: decode: %w", err)
+		}
+	}
 	return c, nil
 }
 
 // Generate continues every prompt with up to cfg.MaxNew ids and returns the
 // generated ids only (not the prompt). All live sequences of one decoding
 // step go to next in a single call, so a batched model sees large batches.
+// Every generated id lies in [0, V) for next's V logits, is not in
+// cfg.Forbid (ids outside [0, V) there are ignored) and has a logit above
+// −Inf. It returns an error if cfg is invalid, next fails or returns NaN or
+// +Inf logits or rows of the wrong number or length, a step leaves no id to
+// generate (every id forbidden or at −Inf), or prompts*(longest
+// prompt+MaxNew) (times Beams for beam search) exceeds MaxElements.
 func Generate(next NextFunc, prompts [][]int, cfg DecodeConfig) ([][]int, error) {
 	cfg, err := cfg.withDefaults()
 	if err != nil {
@@ -83,10 +97,25 @@ func Generate(next NextFunc, prompts [][]int, cfg DecodeConfig) ([][]int, error)
 	if next == nil {
 		return nil, errors.New("data: decode: next is nil")
 	}
+	longest := 0
 	for i, p := range prompts {
 		if len(p) == 0 {
 			return nil, fmt.Errorf("data: decode: prompt %d is empty", i)
 		}
+		longest = max(longest, len(p))
+	}
+	// Every step hands next up to prompts*Beams contexts (Beams = 1 unless
+	// beam search) of up to longest+MaxNew ids each.
+	width, field := 1, "prompts*(longest prompt+DecodeConfig.MaxNew)"
+	if cfg.Strategy == DecodeBeam {
+		width, field = cfg.Beams, "prompts*DecodeConfig.Beams*(longest prompt+DecodeConfig.MaxNew)"
+	}
+	ctxLen, err := checkedSum("longest prompt + DecodeConfig.MaxNew", longest, cfg.MaxNew)
+	if err == nil {
+		_, err = checkedProduct(field, len(prompts), width, ctxLen)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("data: decode: %w", err)
 	}
 	if cfg.Strategy == DecodeBeam {
 		return beamSearch(next, prompts, cfg)
@@ -114,7 +143,10 @@ func Generate(next NextFunc, prompts [][]int, cfg DecodeConfig) ([][]int, error)
 			return nil, err
 		}
 		for k, i := range live {
-			lp := logSoftmax(logits[k], cfg.Forbid)
+			lp, err := logSoftmax(logits[k], cfg.Forbid)
+			if err != nil {
+				return nil, fmt.Errorf("data: decode: prompt %d, step %d: %w", i, step, err)
+			}
 			var id int
 			if cfg.Strategy == DecodeGreedy {
 				id = argmax(lp)
@@ -197,8 +229,14 @@ func beamSearch(next NextFunc, prompts [][]int, cfg DecodeConfig) ([][]int, erro
 		}
 		for k, r := range refs {
 			b := beams[r.p][r.h]
-			lp := logSoftmax(logits[k], cfg.Forbid)
+			lp, err := logSoftmax(logits[k], cfg.Forbid)
+			if err != nil {
+				return nil, fmt.Errorf("data: decode: prompt %d, beam %d, step %d: %w", r.p, r.h, step, err)
+			}
 			for _, id := range topIndices(lp, cfg.Beams) {
+				if math.IsInf(lp[id], -1) {
+					break // forbidden or impossible, as are the rest (sorted)
+				}
 				ids := append(append(make([]int, 0, len(b.ids)+1), b.ids...), id)
 				cands[r.p] = append(cands[r.p], hyp{ids: ids, score: b.score + lp[id], done: id == cfg.Stop})
 			}
@@ -233,9 +271,14 @@ func concat(a, b []int) []int {
 	return append(append(make([]int, 0, len(a)+len(b)), a...), b...)
 }
 
+// errNoAllowedID is wrapped by the error Generate returns when every id of a
+// step is forbidden or has logit −Inf, so that no id can be generated.
+var errNoAllowedID = errors.New("no id may be generated: every id is forbidden (DecodeConfig.Forbid) or has logit -Inf")
+
 // logSoftmax returns the log-probabilities of logits, with the forbidden
-// ids at -Inf.
-func logSoftmax(logits []float64, forbid []int) []float64 {
+// ids at -Inf. It returns errNoAllowedID if every id is forbidden or has
+// logit −Inf (callNext has refused NaN and +Inf).
+func logSoftmax(logits []float64, forbid []int) ([]float64, error) {
 	lp := append([]float64(nil), logits...)
 	for _, f := range forbid {
 		if f >= 0 && f < len(lp) {
@@ -246,6 +289,9 @@ func logSoftmax(logits []float64, forbid []int) []float64 {
 	for _, v := range lp {
 		m = math.Max(m, v)
 	}
+	if !(m > math.Inf(-1)) {
+		return nil, errNoAllowedID
+	}
 	s := 0.0
 	for _, v := range lp {
 		s += math.Exp(v - m)
@@ -254,7 +300,7 @@ func logSoftmax(logits []float64, forbid []int) []float64 {
 	for i := range lp {
 		lp[i] -= ls
 	}
-	return lp
+	return lp, nil
 }
 
 func argmax(v []float64) int {
@@ -298,6 +344,18 @@ func sample(lp []float64, temperature float64, topK int, rng *rand.Rand) int {
 	for k, i := range cand {
 		w[k] = math.Exp(lp[i]/temperature - m)
 		total += w[k]
+	}
+	if !(total > 0) || math.IsInf(total, 1) {
+		// The temperature is so low that lp/temperature underflows to -Inf
+		// for every candidate: sample in the limit temperature -> 0, the
+		// most likely candidate (lp holds a finite maximum: logSoftmax).
+		best := cand[0]
+		for _, i := range cand {
+			if lp[i] > lp[best] {
+				best = i
+			}
+		}
+		return best
 	}
 	u := rng.Float64() * total
 	for k, i := range cand {

@@ -1,6 +1,7 @@
 package data
 
 import (
+	"errors"
 	"math"
 	"reflect"
 	"strings"
@@ -137,5 +138,86 @@ func TestNgramMetrics(t *testing.T) {
 	}
 	if _, err := DistinctN([]int{1}, 0); err == nil {
 		t.Error("n = 0: no error")
+	}
+}
+
+// TestGenerateNoAllowedID checks that Generate never returns a forbidden id
+// or one with logit −Inf: when a step leaves no id to generate, every
+// strategy returns an error.
+func TestGenerateNoAllowedID(t *testing.T) {
+	inf := math.Inf(-1)
+	constant := func(row []float64) NextFunc {
+		return func(ctxs [][]int) ([][]float64, error) {
+			out := make([][]float64, len(ctxs))
+			for i := range out {
+				out[i] = append([]float64(nil), row...)
+			}
+			return out, nil
+		}
+	}
+	strategies := []struct {
+		name string
+		cfg  DecodeConfig
+	}{
+		{"greedy", DecodeConfig{}},
+		{"sample", DecodeConfig{Strategy: DecodeSample, Seed: 1}},
+		{"top-k", DecodeConfig{Strategy: DecodeSample, TopK: 2, Seed: 1}},
+		{"low temperature", DecodeConfig{Strategy: DecodeSample, Temperature: 1e-3, Seed: 1}},
+		{"beam", DecodeConfig{Strategy: DecodeBeam, Beams: 3}},
+	}
+	for _, s := range strategies {
+		for _, c := range []struct {
+			name   string
+			next   NextFunc
+			forbid []int
+		}{
+			{"every id forbidden", bigram(toyTable), []int{0, 1, 2, 3, 4}},
+			{"every logit -Inf", constant([]float64{inf, inf, inf}), nil},
+			{"every allowed logit -Inf", constant([]float64{3, inf, 7, inf}), []int{0, 2}},
+		} {
+			t.Run(s.name+"/"+c.name, func(t *testing.T) {
+				cfg := s.cfg
+				cfg.MaxNew, cfg.Stop, cfg.Forbid = 3, -1, c.forbid
+				out, err := Generate(c.next, [][]int{{0}, {1}}, cfg)
+				if !errors.Is(err, errNoAllowedID) {
+					t.Errorf("got %v, %v, want an error wrapping errNoAllowedID", out, err)
+				}
+			})
+		}
+	}
+	// One allowed id among forbidden or impossible ones is always the one
+	// generated, however many candidates a strategy wants (TopK, Beams) and
+	// however low the temperature (5e-324 makes every lp/temperature -Inf).
+	row := []float64{9, 0, inf, 1, 8}
+	for _, s := range append(strategies,
+		struct {
+			name string
+			cfg  DecodeConfig
+		}{"tiny temperature", DecodeConfig{Strategy: DecodeSample, Temperature: 5e-324, Seed: 1}},
+		struct {
+			name string
+			cfg  DecodeConfig
+		}{"wide beam", DecodeConfig{Strategy: DecodeBeam, Beams: 5}},
+	) {
+		t.Run(s.name+"/one allowed id", func(t *testing.T) {
+			cfg := s.cfg
+			cfg.MaxNew, cfg.Stop, cfg.Forbid = 4, -1, []int{0, 1, 4, 7}
+			out, err := Generate(constant(row), [][]int{{0}, {2}}, cfg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for p, ids := range out {
+				if want := []int{3, 3, 3, 3}; !reflect.DeepEqual(ids, want) {
+					t.Errorf("prompt %d: got %v, want %v", p, ids, want)
+				}
+			}
+		})
+	}
+	// With a tiny temperature and no top-k, sampling is greedy among the
+	// allowed ids (it used to fall back to candidate 0, a forbidden id).
+	out, err := Generate(constant([]float64{0, 0, 0, 10, 0}), [][]int{{0}}, DecodeConfig{
+		Strategy: DecodeSample, Temperature: 5e-324, MaxNew: 2, Stop: -1, Forbid: []int{0}})
+	if err != nil || !reflect.DeepEqual(out, [][]int{{3, 3}}) {
+		t.Errorf("tiny temperature: got %v, %v, want [[3 3]]", out, err)
 	}
 }

@@ -31,6 +31,9 @@ func ngramCounts(ids []int, n int) (total, distinct int, err error) {
 	if n < 1 {
 		return 0, 0, fmt.Errorf("data: n-grams: n = %d, want >= 1", n)
 	}
+	if n > len(ids) {
+		return 0, 0, nil // no n-gram (and no key buffer of 8n bytes)
+	}
 	seen := map[string]bool{}
 	key := make([]byte, 0, 8*n)
 	for i := 0; i+n <= len(ids); i++ {

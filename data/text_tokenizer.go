@@ -29,9 +29,13 @@ const (
 // vocabulary is compiled into the binary; it works offline). Encode never
 // produces the special ids: text is split on EOTText by the corpus reader,
 // and NewTextData appends GPT2EOT after every story itself.
+// Nothing is lost: every byte of a text reaches a token, so
+// Decode(Encode(s)) == s for every valid UTF-8 s, and
+// DecodeBytes(Encode(s)) == s for every string, valid UTF-8 or not.
 // A GPT2Tokenizer is safe for concurrent use.
 type GPT2Tokenizer struct {
-	codec tokenizer.Codec
+	codec tokenizer.Codec // decodes, replacing invalid UTF-8 as Python does
+	bpe   *bpeTables      // encodes (text_bpe.go)
 }
 
 // NewGPT2Tokenizer returns the r50k_base tokeniser.
@@ -41,19 +45,42 @@ func NewGPT2Tokenizer() (*GPT2Tokenizer, error) {
 		return nil, fmt.Errorf("data: GPT-2 tokenizer: %w", err)
 	}
 	c.SetErrorMode(tokenizer.ErrorModeReplace)
-	return &GPT2Tokenizer{codec: c}, nil
+	bpe, err := loadR50k()
+	if err != nil {
+		return nil, err
+	}
+	return &GPT2Tokenizer{codec: c, bpe: bpe}, nil
 }
 
 // Encode returns the GPT-2 ids of text (EOTText in text is encoded as plain
-// characters, not as GPT2EOT).
+// characters, not as GPT2EOT). Every byte is encoded, control characters
+// such as U+007F and bytes that are not valid UTF-8 included; for valid
+// UTF-8 the ids are those of GPT-2's own encoder (tiktoken's r50k_base).
 func (t *GPT2Tokenizer) Encode(text string) ([]int, error) {
-	ids, _, err := t.codec.Encode(text)
-	if err != nil {
-		return nil, fmt.Errorf("data: GPT-2 tokenizer: %w", err)
+	if t == nil || t.bpe == nil {
+		return nil, errors.New("data: GPT-2 tokenizer: not initialised (use NewGPT2Tokenizer)")
 	}
-	out := make([]int, len(ids))
+	return t.bpe.encode(text, make([]int, 0, len(text)/4+1)), nil
+}
+
+// DecodeBytes returns the exact bytes of GPT-2 ids, without replacing
+// invalid UTF-8 (a character cut between ids stays cut): GPT2EOT gives
+// EOTText and GPT2Pad nothing. An id outside [0, GPT2VocabSize) is an error.
+func (t *GPT2Tokenizer) DecodeBytes(ids []int) ([]byte, error) {
+	if t == nil || t.bpe == nil {
+		return nil, errors.New("data: GPT-2 tokenizer: not initialised (use NewGPT2Tokenizer)")
+	}
+	var out []byte
 	for i, id := range ids {
-		out[i] = int(id)
+		switch {
+		case id < 0 || id >= GPT2VocabSize:
+			return nil, fmt.Errorf("data: GPT-2 tokenizer: id %d at position %d is outside [0, %d)", id, i, GPT2VocabSize)
+		case id == GPT2EOT:
+			out = append(out, EOTText...)
+		case id == GPT2Pad:
+		default:
+			out = append(out, t.bpe.pieces[id]...)
+		}
 	}
 	return out, nil
 }
@@ -63,6 +90,9 @@ func (t *GPT2Tokenizer) Encode(text string) ([]int, error) {
 // character cut between tokens) become U+FFFD. An id outside
 // [0, GPT2VocabSize) is an error.
 func (t *GPT2Tokenizer) Decode(ids []int) (string, error) {
+	if t == nil || t.codec == nil {
+		return "", errors.New("data: GPT-2 tokenizer: not initialised (use NewGPT2Tokenizer)")
+	}
 	var b strings.Builder
 	var run []uint
 	flush := func() error {
@@ -138,7 +168,7 @@ func NewRestrictedVocab(streams [][]int, minCount int) (*Vocab, error) {
 		}
 	}
 	if len(kept) == 0 {
-		return nil, errors.New("data: restricted vocab: no token occurs often enough")
+		return nil, fmt.Errorf("data: restricted vocab: no token occurs minCount = %d times or more", minCount)
 	}
 	kept = append(kept, GPT2EOT)
 	sort.Ints(kept)
@@ -234,9 +264,20 @@ type TextCodec struct {
 	Vocab *Vocab
 }
 
+// check returns an error unless c has a tokeniser and a vocabulary.
+func (c *TextCodec) check() error {
+	if c == nil || c.Tok == nil || c.Vocab == nil {
+		return errors.New("data: TextCodec needs a Tok and a Vocab (see NewTextData)")
+	}
+	return nil
+}
+
 // Encode returns the model ids of text; tokens outside a restricted
 // vocabulary become Vocab.Unk.
 func (c *TextCodec) Encode(text string) ([]int, error) {
+	if err := c.check(); err != nil {
+		return nil, err
+	}
 	g, err := c.Tok.Encode(text)
 	if err != nil {
 		return nil, err
@@ -249,6 +290,9 @@ func (c *TextCodec) Encode(text string) ([]int, error) {
 // that lists the unknown tokens (for prompts: a restricted vocabulary cannot
 // represent them, and generating from <|unk|> is rarely what a user wants).
 func (c *TextCodec) EncodeStrict(text string) ([]int, error) {
+	if err := c.check(); err != nil {
+		return nil, err
+	}
 	g, err := c.Tok.Encode(text)
 	if err != nil {
 		return nil, err
@@ -271,6 +315,9 @@ func (c *TextCodec) EncodeStrict(text string) ([]int, error) {
 // Decode returns the text of model ids: Unk decodes to UnkText, EOT to
 // EOTText and Pad to nothing.
 func (c *TextCodec) Decode(ids []int) (string, error) {
+	if err := c.check(); err != nil {
+		return "", err
+	}
 	g, err := c.Vocab.ToGPT(ids)
 	if err != nil {
 		return "", err

@@ -29,6 +29,12 @@
 //	if err := npy.WriteFile("w.npy", a); err != nil { ... }
 //	b, err := npy.ReadFile("w.npy") // b.Shape == [2 3], b.F64 == a.F64
 //
-// Errors wrap one of [ErrFormat], [ErrUnsupported] or [ErrTruncated] and name
-// the file (or "reader" for [Read]).
+// Errors wrap one of [ErrFormat], [ErrUnsupported], [ErrTruncated] or
+// [ErrTooLarge] and name the file (or "reader" for [Read]).
+//
+// Untrusted files: [ReadLimit] and [ReadFileLimit] refuse a header whose shape
+// has more elements than a limit (ErrTooLarge) before reading any data;
+// [ReadFile] refuses a header that claims more bytes than the file holds
+// (ErrTruncated) before allocating, and [Read] allocates as the data arrives,
+// so a lying header costs at most about the bytes actually there.
 package npy

@@ -33,6 +33,10 @@ var (
 	ErrUnsupported = errors.New("unsupported")
 	// ErrTruncated reports a file that ends before its header or data do.
 	ErrTruncated = errors.New("truncated")
+	// ErrTooLarge reports a header whose shape has more elements than the
+	// caller's limit (ReadLimit, ReadFileLimit); it is returned before any of
+	// the data is read.
+	ErrTooLarge = errors.New("array too large")
 )
 
 // magic is the 6-byte prefix of every .npy file.
@@ -310,22 +314,45 @@ func syncDir(dir string) error {
 
 // Read reads one .npy array from r, which must hold exactly one array: bytes
 // after the data are an error (Read reads one byte past the data to check).
-// Errors name the source "reader".
+// Errors name the source "reader". Memory grows with the bytes actually read,
+// so a header that claims more data than r holds costs no more than the data
+// r does hold.
 func Read(r io.Reader) (*Array, error) {
-	return read(r, "reader")
+	return read(r, "reader", maxElems, -1)
 }
 
-// ReadFile reads the .npy file at path. Errors name the file.
+// ReadLimit is Read, but a header whose shape has more than maxElems elements
+// is an error wrapping ErrTooLarge, returned before any data is read.
+func ReadLimit(r io.Reader, maxElems int) (*Array, error) {
+	return read(r, "reader", maxElems, -1)
+}
+
+// ReadFile reads the .npy file at path. Errors name the file. A header that
+// claims more bytes than the file holds is refused (ErrTruncated) before its
+// data is read or allocated.
 func ReadFile(path string) (*Array, error) {
+	return ReadFileLimit(path, maxElems)
+}
+
+// ReadFileLimit is ReadFile, but a header whose shape has more than maxElems
+// elements is an error wrapping ErrTooLarge, returned before any data is read.
+func ReadFileLimit(path string, maxElems int) (*Array, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, fmt.Errorf("npy: %w", err)
 	}
 	defer f.Close()
-	return read(bufio.NewReaderSize(f, 64<<10), path)
+	size := int64(-1)
+	if fi, err := f.Stat(); err == nil && fi.Mode().IsRegular() {
+		size = fi.Size()
+	}
+	return read(bufio.NewReaderSize(f, 64<<10), path, maxElems, size)
 }
 
-func read(r io.Reader, name string) (*Array, error) {
+// read reads one array from r, named name in errors, refusing shapes of more
+// than limit elements. fileSize is the number of bytes r holds, or -1 if
+// unknown; when known, a header that claims more is refused before reading.
+func read(r io.Reader, name string, limit int, fileSize int64) (*Array, error) {
 	var pre [8]byte
 	n, err := io.ReadFull(r, pre[:])
 	if n < len(magic) || string(pre[:len(magic)]) != magic {
@@ -354,6 +381,10 @@ func read(r io.Reader, name string) (*Array, error) {
 	} else {
 		hlen = int64(binary.LittleEndian.Uint32(lb[:4]))
 	}
+	preLen := int64(len(pre) + lenBytes)
+	if fileSize >= 0 && hlen > fileSize-preLen {
+		return nil, fmt.Errorf("npy: %s: %w: want %d bytes of header, got %d", name, ErrTruncated, hlen, max(0, fileSize-preLen))
+	}
 	hb, err := io.ReadAll(io.LimitReader(r, hlen))
 	if err != nil {
 		return nil, fmt.Errorf("npy: %s: read header: %w", name, err)
@@ -373,6 +404,9 @@ func read(r io.Reader, name string) (*Array, error) {
 	if size < 0 {
 		return nil, fmt.Errorf("npy: %s: %w: shape %v is too large", name, ErrFormat, h.shape)
 	}
+	if size > limit {
+		return nil, fmt.Errorf("npy: %s: %w: shape %v has %d elements, more than the limit of %d", name, ErrTooLarge, h.shape, size, limit)
+	}
 	var item int
 	switch h.descr {
 	case "<f4":
@@ -387,41 +421,84 @@ func read(r io.Reader, name string) (*Array, error) {
 		return nil, fmt.Errorf("npy: %s: %w dtype %q (want '<f4', '<f8', '<i8' or '<i4')", name, ErrUnsupported, h.descr)
 	}
 	want := int64(size) * int64(item)
-	data, err := io.ReadAll(io.LimitReader(r, want))
-	if err != nil {
-		return nil, fmt.Errorf("npy: %s: read data: %w", name, err)
+	if fileSize >= 0 {
+		if left := fileSize - preLen - hlen; want > left {
+			return nil, fmt.Errorf("npy: %s: %w: want %d bytes of data, got %d", name, ErrTruncated, want, left)
+		}
 	}
-	if int64(len(data)) < want {
-		return nil, fmt.Errorf("npy: %s: %w: want %d bytes of data, got %d", name, ErrTruncated, want, len(data))
+	if err := readData(r, a, h.descr, size, item, fileSize >= 0); err != nil {
+		var got truncatedAt
+		if errors.As(err, &got) {
+			return nil, fmt.Errorf("npy: %s: %w: want %d bytes of data, got %d", name, ErrTruncated, want, int64(got))
+		}
+		return nil, fmt.Errorf("npy: %s: read data: %w", name, err)
 	}
 	var one [1]byte
 	if k, _ := io.ReadFull(r, one[:]); k > 0 {
 		return nil, fmt.Errorf("npy: %s: %w: trailing bytes after %d bytes of data", name, ErrFormat, want)
 	}
-	le := binary.LittleEndian
-	switch h.descr {
+	return a, nil
+}
+
+// truncatedAt is the error readData returns when r ends after that many
+// bytes of data.
+type truncatedAt int64
+
+func (t truncatedAt) Error() string { return fmt.Sprintf("data ends after %d bytes", int64(t)) }
+
+// readData decodes size elements of item bytes (dtype descr) from r into the
+// data slice of a, in chunks: memory grows with the bytes actually read, so a
+// header that claims more data than r holds cannot make it allocate more than
+// about twice what r holds. sized says the bytes are known to be there
+// (the file size was checked), so the slice is allocated at once.
+func readData(r io.Reader, a *Array, descr string, size, item int, sized bool) error {
+	const chunk = 64 << 10 // bytes; a multiple of every item size
+	capacity := size
+	if !sized {
+		capacity = min(size, chunk/item)
+	}
+	switch descr {
 	case "<f4":
-		a.F32 = make([]float32, size)
-		for i := range a.F32 {
-			a.F32[i] = math.Float32frombits(le.Uint32(data[4*i:]))
-		}
+		a.F32 = make([]float32, 0, capacity)
 	case "<f8":
-		a.F64 = make([]float64, size)
-		for i := range a.F64 {
-			a.F64[i] = math.Float64frombits(le.Uint64(data[8*i:]))
+		a.F64 = make([]float64, 0, capacity)
+	default: // "<i8", "<i4"
+		a.I64 = make([]int64, 0, capacity)
+	}
+	buf := make([]byte, min(chunk, size*item))
+	le := binary.LittleEndian
+	var got int64
+	for left := size * item; left > 0; {
+		b := buf[:min(len(buf), left)]
+		k, err := io.ReadFull(r, b)
+		got += int64(k)
+		if err == io.EOF || err == io.ErrUnexpectedEOF {
+			return truncatedAt(got)
 		}
-	case "<i8":
-		a.I64 = make([]int64, size)
-		for i := range a.I64 {
-			a.I64[i] = int64(le.Uint64(data[8*i:]))
+		if err != nil {
+			return err
 		}
-	case "<i4":
-		a.I64 = make([]int64, size)
-		for i := range a.I64 {
-			a.I64[i] = int64(int32(le.Uint32(data[4*i:])))
+		left -= k
+		switch descr {
+		case "<f4":
+			for i := 0; i < k; i += 4 {
+				a.F32 = append(a.F32, math.Float32frombits(le.Uint32(b[i:])))
+			}
+		case "<f8":
+			for i := 0; i < k; i += 8 {
+				a.F64 = append(a.F64, math.Float64frombits(le.Uint64(b[i:])))
+			}
+		case "<i8":
+			for i := 0; i < k; i += 8 {
+				a.I64 = append(a.I64, int64(le.Uint64(b[i:])))
+			}
+		case "<i4":
+			for i := 0; i < k; i += 4 {
+				a.I64 = append(a.I64, int64(int32(le.Uint32(b[i:]))))
+			}
 		}
 	}
-	return a, nil
+	return nil
 }
 
 // quoteShort quotes s for an error message, eliding the middle of long
