@@ -21,7 +21,7 @@ func TestConstructionMatricesInGeneralHeads(t *testing.T) {
 		t.Run(kern, func(t *testing.T) {
 			x, y := randomBatch(21, B, T, d, C)
 			s, _ := graph.NewScope(graph.Float64, 3)
-			m, err := NewModel(s.Sub("gd"), Config{D: d, DPrime: dp, C: C, N: N, Blocks: 1, Kernel: kern, Gamma: gamma, Alpha: alpha}, B)
+			m, err := NewModel(s.Sub("gd"), Config{D: d, DPrime: dp, C: C, N: N, Blocks: 1, Kernel: layers.Builtin(kern, gamma), Alpha: alpha}, B)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -95,7 +95,7 @@ func TestOneStepMatricesInGeneralHead(t *testing.T) {
 	T := N + 1
 	x, y := randomBatch(22, B, T, d, C)
 	s, _ := graph.NewScope(graph.Float64, 3)
-	m, err := NewModel(s.Sub("gd"), Config{D: d, DPrime: dp, C: C, N: N, Form: OneStep, Kernel: "rbf", Gamma: gamma, Alpha: alpha}, B)
+	m, err := NewModel(s.Sub("gd"), Config{D: d, DPrime: dp, C: C, N: N, Form: OneStep, Kernel: layers.RBF(gamma), Alpha: alpha}, B)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -5,6 +5,7 @@ import (
 
 	"github.com/gdattn/gdattn/gd"
 	"github.com/gdattn/gdattn/graph"
+	"github.com/gdattn/gdattn/layers"
 )
 
 // A 2-block GD model (two exact functional-GD steps) on the synthetic task's
@@ -14,7 +15,7 @@ func ExampleNewModel() {
 	if err != nil {
 		panic(err)
 	}
-	m, err := gd.NewModel(s.Sub("gd"), gd.Config{D: 10, DPrime: 5, C: 25, N: 10, Blocks: 2, Kernel: "softmax"}, 64)
+	m, err := gd.NewModel(s.Sub("gd"), gd.Config{D: 10, DPrime: 5, C: 25, N: 10, Blocks: 2, Kernel: layers.Softmax(1)}, 64)
 	if err != nil {
 		panic(err)
 	}

@@ -18,10 +18,12 @@ type LMConfig struct {
 
 	// Heads is the number M of update heads (default 8, as the paper).
 	Heads int `json:"heads"`
-	// Kernel is the heads' kernel κ: softmax (default, as the paper's main
-	// results), linear, rbf, exp or laplacian. Its parameter g is fixed at 1:
-	// the learned Λ_m set the scale.
-	Kernel string `json:"kernel"`
+	// Kernel is the heads' kernel κ, a value (see gd.Config.Kernel), built
+	// once in the scope "kernel" and shared by the heads. nil means
+	// layers.Softmax(1).Fixed(), as the paper's main results: g fixed at 1,
+	// the learned Λ_m set the scale. A normalised kernel normalises over the
+	// keys; any other is divided by the number j of keys (the 1/N of eq. (3)).
+	Kernel layers.KernelSpec `json:"kernel"`
 	// Steps is the number K of GD steps (default 1, the paper's language
 	// models). Steps after the first need E(w_e|f_k), computed over the whole
 	// vocabulary with an exact softmax (the cross-attention of Section 3.3)
@@ -70,15 +72,11 @@ func (cfg LMConfig) Validate() (LMConfig, error) {
 	if cfg.Heads < 0 {
 		return fail("Heads = %d, want > 0", cfg.Heads)
 	}
-	if cfg.Kernel == "" {
-		cfg.Kernel = layers.KernelSoftmax
+	if cfg.Kernel == nil {
+		cfg.Kernel = layers.Softmax(1).Fixed()
 	}
-	known := false
-	for _, k := range layers.KernelNames() {
-		known = known || k == cfg.Kernel
-	}
-	if !known {
-		return fail("unknown kernel %q (known: %v)", cfg.Kernel, layers.KernelNames())
+	if err := layers.CheckKernel(cfg.Kernel); err != nil {
+		return fail("Kernel: %v", err)
 	}
 	if cfg.Steps == 0 {
 		cfg.Steps = 1
@@ -334,7 +332,7 @@ func (m *LM) build() (err error) {
 func (m *LM) headKernels(wpe *G.Node) ([]*G.Node, error) {
 	cfg, s := m.Cfg, m.s
 	B, T, d := m.Batch, cfg.Context, cfg.DPrime
-	kern, err := layers.NewKernel(s.Sub("kernel"), cfg.Kernel, layers.KernelConfig{Gamma: 1})
+	kern, _, err := layers.InstantiateKernel(s.Sub("kernel"), cfg.Kernel)
 	if err != nil {
 		return nil, err
 	}
@@ -343,7 +341,7 @@ func (m *LM) headKernels(wpe *G.Node) ([]*G.Node, error) {
 		return nil, err
 	}
 	var norm *G.Node // 1/j for the unnormalised kernels (the 1/N of eq. (3))
-	if !layers.Normalised(cfg.Kernel) {
+	if !cfg.Kernel.Normalised() {
 		vals := make([]float64, (T+1)*T)
 		for j := 1; j <= T; j++ {
 			for i := 0; i < j; i++ {

@@ -67,12 +67,13 @@ type Config struct {
 	Form   Form // Interleaved (default) or OneStep
 	Blocks int  // number of blocks K = GD steps; default 1
 
-	// Kernel is the update heads' kernel: linear, rbf, exp, laplacian or
-	// softmax (default softmax). Gamma is its initial parameter g (default
-	// 1) and FixedGamma keeps g fixed instead of learning it.
-	Kernel     string
-	Gamma      float64
-	FixedGamma bool
+	// Kernel is the update heads' kernel κ, a value: a built-in
+	// (layers.Softmax(g), layers.RBF(g), ..., with g learned unless
+	// .Fixed()), a combination (layers.Sum, layers.Scaled) or a user kernel
+	// (layers.Custom or any layers.KernelSpec), built once in the scope
+	// "kernel" and shared by every block and head. nil means
+	// layers.Softmax(1): the softmax kernel with g learned from 1.
+	Kernel layers.KernelSpec
 
 	// Alpha is the initial GD step α (default N for the normalised softmax
 	// kernel, 1 otherwise, so that the first step α/N·Σκ is O(1)). α is
@@ -141,25 +142,15 @@ func (cfg Config) Validate() (Config, error) {
 	if cfg.Form == OneStep && cfg.Blocks != 1 {
 		return fail("the OneStep form performs one GD step; Blocks = %d", cfg.Blocks)
 	}
-	if cfg.Kernel == "" {
-		cfg.Kernel = layers.KernelSoftmax
+	if cfg.Kernel == nil {
+		cfg.Kernel = layers.Softmax(1)
 	}
-	known := false
-	for _, k := range layers.KernelNames() {
-		known = known || k == cfg.Kernel
-	}
-	if !known {
-		return fail("unknown kernel %q (known: %v)", cfg.Kernel, layers.KernelNames())
-	}
-	if cfg.Gamma == 0 {
-		cfg.Gamma = 1
-	}
-	if !(cfg.Gamma > 0) || math.IsInf(cfg.Gamma, 0) {
-		return fail("Gamma = %v, want a finite positive value", cfg.Gamma)
+	if err := layers.CheckKernel(cfg.Kernel); err != nil {
+		return fail("Kernel: %v", err)
 	}
 	if cfg.Alpha == 0 {
 		cfg.Alpha = 1
-		if layers.Normalised(cfg.Kernel) {
+		if cfg.Kernel.Normalised() {
 			cfg.Alpha = float64(cfg.N)
 		}
 	}
@@ -206,10 +197,13 @@ func (cfg Config) TokenDim() int {
 // context exactly (with EraseExact) and returns the logits of the query.
 //
 // Trainable parameters (all under the model's scope): "we" (W_e), "log_alpha"
-// (α, unless FixedAlpha), "kernel/log_gamma" (g, unless FixedGamma or the
-// linear kernel) and, with Heads > 1, "head<m>/lambda" and "head<m>/p". α and
-// g are shared by all blocks, as K steps of one GD run share them. Everything
-// else (the selection matrices of Appendices C and D) is fixed.
+// (α, unless FixedAlpha), the kernel's parameters under "kernel/" (for a
+// built-in kernel "kernel/log_gamma", g, unless it is fixed or linear; for
+// layers.Sum(layers.RBF(g), layers.Scaled(β, layers.Linear()))
+// "kernel/term0/log_gamma" and "kernel/term1/beta") and, with Heads > 1,
+// "head<m>/lambda" and "head<m>/p". α and the kernel's parameters are shared
+// by all blocks, as K steps of one GD run share them. Everything else (the
+// selection matrices of Appendices C and D) is fixed.
 type Model struct {
 	Cfg   Config
 	Batch int
@@ -291,11 +285,10 @@ func (m *Model) build() error {
 		m.Alpha = G.Must(G.Exp(la))
 	}
 	step := G.Must(G.Mul(m.Alpha, scalarConst(s, 1/float64(cfg.N))))
-	bk, err := layers.NewBuiltinKernel(s.Sub("kernel"), cfg.Kernel, layers.KernelConfig{Gamma: cfg.Gamma, Learnable: !cfg.FixedGamma})
+	kern, bk, err := layers.InstantiateKernel(s.Sub("kernel"), cfg.Kernel)
 	if err != nil {
 		return err
 	}
-	kern := bk.Kernel
 	if cfg.Bias {
 		kern = layers.WithBias(kern)
 		bk = nil // the weights are no longer the built-in kernel's

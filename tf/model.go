@@ -25,13 +25,11 @@ type Config struct {
 	// 2 with InitFromGD and Cross: the update and the erase head).
 	Heads int
 
-	// Kernel is the heads' kernel: linear, rbf, exp, laplacian or softmax
-	// (default softmax). Gamma is the initial kernel parameter g of every
-	// head (default 1); each head owns its g ("layer<l>/head<h>/log_gamma"),
-	// learned unless FixedGamma.
-	Kernel     string
-	Gamma      float64
-	FixedGamma bool
+	// Kernel is the heads' kernel, a value (see layers.KernelSpec): every
+	// head builds its own instance in its scope, so each head owns its
+	// parameters (for a built-in "layer<l>/head<h>/log_gamma", g, learned
+	// unless the spec is .Fixed()). nil means layers.Softmax(1).
+	Kernel layers.KernelSpec
 
 	// Cross adds, after each self-attention layer, a cross-attention layer
 	// against W_e (Section 3.3) with a skip connection, as in the blocks of
@@ -99,21 +97,11 @@ func (cfg Config) Validate() (Config, error) {
 	if cfg.Heads < 0 {
 		return fail("Heads = %d, want > 0", cfg.Heads)
 	}
-	if cfg.Kernel == "" {
-		cfg.Kernel = layers.KernelSoftmax
+	if cfg.Kernel == nil {
+		cfg.Kernel = layers.Softmax(1)
 	}
-	known := false
-	for _, k := range layers.KernelNames() {
-		known = known || k == cfg.Kernel
-	}
-	if !known {
-		return fail("Kernel %q unknown (known: %v)", cfg.Kernel, layers.KernelNames())
-	}
-	if cfg.Gamma == 0 {
-		cfg.Gamma = 1
-	}
-	if !(cfg.Gamma > 0) || math.IsInf(cfg.Gamma, 0) {
-		return fail("Gamma = %v, want a finite positive value", cfg.Gamma)
+	if err := layers.CheckKernel(cfg.Kernel); err != nil {
+		return fail("Kernel: %v", err)
 	}
 	if cfg.DK == 0 {
 		cfg.DK = cfg.TokenDim()
@@ -123,7 +111,7 @@ func (cfg Config) Validate() (Config, error) {
 	}
 	if cfg.Alpha == 0 {
 		cfg.Alpha = 1
-		if layers.Normalised(cfg.Kernel) {
+		if cfg.Kernel.Normalised() {
 			cfg.Alpha = float64(cfg.N)
 		}
 	}
@@ -186,7 +174,7 @@ func (cfg Config) offF() int {
 func (cfg Config) encoderConfig() gd.Config {
 	return gd.Config{
 		D: cfg.D, DPrime: cfg.DPrime, C: cfg.C, N: cfg.N, Form: cfg.Form(),
-		Kernel: cfg.Kernel, Gamma: cfg.Gamma, Alpha: cfg.Alpha, Lambda: cfg.Lambda,
+		Kernel: cfg.Kernel, Alpha: cfg.Alpha, Lambda: cfg.Lambda,
 		ZeroColumn: cfg.ZeroColumn, WeInit: cfg.WeInit,
 	}
 }
@@ -341,18 +329,21 @@ func (m *Model) newBlock(bs *graph.Scope) (*Block, error) {
 	b := &Block{s: bs}
 	for h := 0; h < cfg.Heads; h++ {
 		hs := bs.Sub(fmt.Sprintf("head%d", h))
-		kname, gamma := cfg.Kernel, cfg.Gamma
+		spec := cfg.Kernel
 		if cfg.InitFromGD && cfg.Cross && h == eraseHead {
-			kname, gamma = layers.KernelRBF, 1
+			spec = layers.RBF(1)
 		}
-		kern, err := layers.NewBuiltinKernel(hs, kname, layers.KernelConfig{Gamma: gamma, Learnable: !cfg.FixedGamma})
+		kern, bk, err := layers.InstantiateKernel(hs, spec)
 		if err != nil {
 			return nil, err
 		}
-		att, err := layers.NewAttention(hs, layers.AttentionConfig{
-			DIn: D, DK: cfg.DK, DV: D, DOut: D,
-			Builtin: kern, Keys: layers.ContextKeys, WInit: cfg.WInit,
-		})
+		ac := layers.AttentionConfig{DIn: D, DK: cfg.DK, DV: D, DOut: D, Keys: layers.ContextKeys, WInit: cfg.WInit}
+		if bk != nil {
+			ac.Builtin = bk // the fused head
+		} else {
+			ac.Kernel = kern
+		}
+		att, err := layers.NewAttention(hs, ac)
 		if err != nil {
 			return nil, err
 		}

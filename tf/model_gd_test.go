@@ -113,9 +113,9 @@ func TestInitFromGDOneStep(t *testing.T) {
 	cases = append(cases, tc{"softmax", d}, tc{"rbf", d + 2*dp + 3})
 	for _, c := range cases {
 		t.Run(fmt.Sprintf("%s/DK=%d", c.kernel, c.dk), func(t *testing.T) {
-			gcfg := gd.Config{D: d, DPrime: dp, C: C, N: N, Form: gd.OneStep, Kernel: c.kernel,
-				Gamma: 0.7, Alpha: 2, FixedAlpha: true, FixedGamma: true}
-			tcfg := Config{D: d, DPrime: dp, C: C, N: N, Kernel: c.kernel, Gamma: 0.7, Alpha: 2,
+			gcfg := gd.Config{D: d, DPrime: dp, C: C, N: N, Form: gd.OneStep, Kernel: layers.Builtin(c.kernel, 0.7).Fixed(),
+				Alpha: 2, FixedAlpha: true}
+			tcfg := Config{D: d, DPrime: dp, C: C, N: N, Kernel: layers.Builtin(c.kernel, 0.7), Alpha: 2,
 				DK: c.dk, InitFromGD: true}
 			g, m := pair(t, gcfg, tcfg, B, x, y)
 			D := tcfg.TokenDim()
@@ -143,13 +143,13 @@ func TestInitFromGDInterleaved(t *testing.T) {
 	x, y := randomBatch(2, B, T, d, C)
 	for _, kern := range layers.KernelNames() {
 		t.Run(kern, func(t *testing.T) {
-			gcfg := gd.Config{D: d, DPrime: dp, C: C, N: N, Blocks: L, Kernel: kern,
-				Gamma: 0.7, Alpha: 2, FixedAlpha: true, FixedGamma: true}
+			gcfg := gd.Config{D: d, DPrime: dp, C: C, N: N, Blocks: L, Kernel: layers.Builtin(kern, 0.7).Fixed(),
+				Alpha: 2, FixedAlpha: true}
 			lambdas := []float64{1, 3, 10, 100}
 			errs := make([]float64, len(lambdas))
 			for i, lam := range lambdas {
-				tcfg := Config{D: d, DPrime: dp, C: C, N: N, Layers: L, Cross: true, Kernel: kern,
-					Gamma: 0.7, Alpha: 2, Lambda: lam, InitFromGD: true}
+				tcfg := Config{D: d, DPrime: dp, C: C, N: N, Layers: L, Cross: true, Kernel: layers.Builtin(kern, 0.7),
+					Alpha: 2, Lambda: lam, InitFromGD: true}
 				g, m := pair(t, gcfg, tcfg, B, x, y)
 				D := tcfg.TokenDim()
 				ef := maxAbsDiff(fSlot(values(t, m.Tokens[L]), B*T, D, d+2*dp, dp), values(t, g.F[L]))
@@ -174,12 +174,12 @@ func TestInitFromGDExtraHeads(t *testing.T) {
 	x, y := randomBatch(3, B, T, d, C)
 	for _, cross := range []bool{false, true} {
 		t.Run(fmt.Sprintf("cross=%v", cross), func(t *testing.T) {
-			gcfg := gd.Config{D: d, DPrime: dp, C: C, N: N, Kernel: "rbf", Gamma: 0.7, Alpha: 2}
+			gcfg := gd.Config{D: d, DPrime: dp, C: C, N: N, Kernel: layers.RBF(0.7), Alpha: 2}
 			if !cross {
 				gcfg.Form = gd.OneStep
 			}
-			tcfg := Config{D: d, DPrime: dp, C: C, N: N, Cross: cross, Heads: 3, Kernel: "rbf",
-				Gamma: 0.7, Alpha: 2, Lambda: 1e3, InitFromGD: true}
+			tcfg := Config{D: d, DPrime: dp, C: C, N: N, Cross: cross, Heads: 3, Kernel: layers.RBF(0.7),
+				Alpha: 2, Lambda: 1e3, InitFromGD: true}
 			g, m := pair(t, gcfg, tcfg, B, x, y)
 			if e := maxAbsDiff(values(t, m.Logits), values(t, g.Logits)); e > 1e-10 {
 				t.Errorf("max |logits_TF - logits_GD| = %.3g, want <= 1e-10", e)

@@ -9,6 +9,7 @@ import (
 
 	"github.com/gdattn/gdattn/data"
 	"github.com/gdattn/gdattn/graph"
+	"github.com/gdattn/gdattn/layers"
 	"github.com/gdattn/gdattn/losses"
 )
 
@@ -25,9 +26,9 @@ func TestConfigErrors(t *testing.T) {
 		{"N", func(c *Config) { c.N = 0 }, "N = 0"},
 		{"Layers", func(c *Config) { c.Layers = -2 }, "Layers = -2"},
 		{"Heads", func(c *Config) { c.Heads = -1 }, "Heads = -1"},
-		{"Kernel", func(c *Config) { c.Kernel = "cosine" }, `Kernel "cosine" unknown`},
-		{"Gamma NaN", func(c *Config) { c.Gamma = math.NaN() }, "Gamma = NaN"},
-		{"Gamma negative", func(c *Config) { c.Gamma = -1 }, "Gamma = -1"},
+		{"Kernel", func(c *Config) { c.Kernel = layers.Builtin("cosine", 1) }, `Kernel: layers: unknown kernel "cosine"`},
+		{"Gamma NaN", func(c *Config) { c.Kernel = layers.Softmax(math.NaN()) }, "Gamma = NaN"},
+		{"Gamma negative", func(c *Config) { c.Kernel = layers.Softmax(-1) }, "Gamma = -1"},
 		{"DK", func(c *Config) { c.DK = -4 }, "DK = -4"},
 		{"Alpha", func(c *Config) { c.Alpha = math.Inf(1) }, "Alpha = +Inf"},
 		{"Lambda", func(c *Config) { c.Lambda = -3 }, "Lambda = -3"},
@@ -59,7 +60,7 @@ func TestConfigDefaults(t *testing.T) {
 		want string // Layers Heads Kernel Gamma DK Alpha Lambda TokenDim
 	}{
 		{"plain", Config{D: 3, DPrime: 2, C: 4, N: 5}, "1 1 softmax 1 7 5 100 7"},
-		{"rbf cross", Config{D: 3, DPrime: 2, C: 4, N: 5, Kernel: "rbf", Cross: true}, "1 1 rbf 1 9 1 100 9"},
+		{"rbf cross", Config{D: 3, DPrime: 2, C: 4, N: 5, Kernel: layers.RBF(1), Cross: true}, "1 1 rbf 1 9 1 100 9"},
 		{"gd cross", Config{D: 3, DPrime: 2, C: 4, N: 5, Cross: true, InitFromGD: true, Layers: 3}, "3 2 softmax 1 9 5 100 9"},
 	}
 	for _, c := range cases {
@@ -67,7 +68,7 @@ func TestConfigDefaults(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%s: %v", c.name, err)
 		}
-		s := fmt.Sprintf("%d %d %s %v %d %v %v %d", got.Layers, got.Heads, got.Kernel, got.Gamma, got.DK, got.Alpha, got.Lambda, got.TokenDim())
+		s := fmt.Sprintf("%d %d %s %v %d %v %v %d", got.Layers, got.Heads, got.Kernel.Name(), got.Kernel.(layers.BuiltinSpec).Gamma(), got.DK, got.Alpha, got.Lambda, got.TokenDim())
 		if s != c.want {
 			t.Errorf("%s: defaults %q, want %q", c.name, s, c.want)
 		}
@@ -117,7 +118,7 @@ func TestFeedErrors(t *testing.T) {
 func TestParamNamesAndCounts(t *testing.T) {
 	const d, dp, C, N = 2, 3, 4, 5
 	s, _ := graph.NewScope(graph.Float64, 1)
-	m, err := NewModel(s.Sub("tf"), Config{D: d, DPrime: dp, C: C, N: N, Layers: 2, Heads: 2, Cross: true, Kernel: "rbf", ZeroColumn: true}, 1)
+	m, err := NewModel(s.Sub("tf"), Config{D: d, DPrime: dp, C: C, N: N, Layers: 2, Heads: 2, Cross: true, Kernel: layers.RBF(1), ZeroColumn: true}, 1)
 	if err != nil {
 		t.Fatal(err)
 	}
