@@ -59,7 +59,7 @@ func TestConstructionMatricesInGeneralHeads(t *testing.T) {
 					t.Fatal(err)
 				}
 				cr, err := layers.NewCrossAttention(bs.Sub("cross"), layers.CrossAttentionConfig{DIn: D, DPrime: dp, We: m.We,
-					WQ: cn(bs, "cq", bm.CrossWQ), WK: cn(bs, "ck", bm.CrossWK), WV: cn(bs, "cv", bm.CrossWV), P: cn(bs, "cp", bm.CrossP)})
+					WQ: cn(bs, "cq", bm.Cross.WQ), WK: cn(bs, "ck", bm.Cross.WK), WV: cn(bs, "cv", bm.Cross.WV), P: cn(bs, "cp", bm.Cross.P)})
 				if err != nil {
 					t.Fatal(err)
 				}

@@ -10,29 +10,22 @@ import (
 	"gorgonia.org/tensor"
 )
 
-// Form selects which of the paper's GD constructions a Model builds.
-type Form int
+// Form selects which of the paper's GD constructions a Model builds. It is
+// the token layout layers.TokenForm of the shared encoder (an alias, so that
+// gd.Interleaved and layers.FormInterleaved are the same value); configs
+// write it as "interleaved" or "one-step".
+type Form = layers.TokenForm
 
 const (
 	// Interleaved is the K-block model of Section 3 / Appendix D: tokens
 	// (x, w_{e,y}, E(w_e|f), f); each block is a self-attention layer with an
 	// update head and an erase head, then cross-attention against W_e.
-	Interleaved Form = iota
+	Interleaved = layers.FormInterleaved
 	// OneStep is the single-step model of Appendix C: tokens
 	// (x, w_{e,y} − w̄_e, 0) and one update head; it performs exactly one GD
 	// step from f = 0 (Blocks must be 1).
-	OneStep
+	OneStep = layers.FormOneStep
 )
-
-func (f Form) String() string {
-	switch f {
-	case Interleaved:
-		return "interleaved"
-	case OneStep:
-		return "onestep"
-	}
-	return fmt.Sprintf("Form(%d)", int(f))
-}
 
 // Erase selects how the erase head of each block removes E(w_e|f_k).
 type Erase int
@@ -47,6 +40,7 @@ const (
 	EraseLambda
 )
 
+// String is the erase head's name in configs: "exact" or "lambda".
 func (e Erase) String() string {
 	switch e {
 	case EraseExact:
@@ -55,6 +49,34 @@ func (e Erase) String() string {
 		return "lambda"
 	}
 	return fmt.Sprintf("Erase(%d)", int(e))
+}
+
+// ParseErase reads an erase head's name: "exact" or "lambda".
+func ParseErase(s string) (Erase, error) {
+	for _, e := range []Erase{EraseExact, EraseLambda} {
+		if s == e.String() {
+			return e, nil
+		}
+	}
+	return 0, fmt.Errorf("gd: unknown erase head %q (want \"exact\" or \"lambda\")", s)
+}
+
+// MarshalText writes the erase head's name; an unknown value is an error.
+func (e Erase) MarshalText() ([]byte, error) {
+	if _, err := ParseErase(e.String()); err != nil {
+		return nil, err
+	}
+	return []byte(e.String()), nil
+}
+
+// UnmarshalText reads a name written by MarshalText.
+func (e *Erase) UnmarshalText(b []byte) error {
+	v, err := ParseErase(string(b))
+	if err != nil {
+		return err
+	}
+	*e = v
+	return nil
 }
 
 // Config describes a GD model. Zero fields take the documented defaults.
@@ -185,11 +207,12 @@ func (cfg Config) Validate() (Config, error) {
 }
 
 // TokenDim is the width D of a token: d + 3d' (Interleaved) or d + 2d' (OneStep).
-func (cfg Config) TokenDim() int {
-	if cfg.Form == OneStep {
-		return cfg.D + 2*cfg.DPrime
-	}
-	return cfg.D + 3*cfg.DPrime
+func (cfg Config) TokenDim() int { return cfg.Form.TokenDim(cfg.D, cfg.DPrime) }
+
+// encoderConfig is the configuration of the model's token encoder.
+func (cfg Config) encoderConfig() layers.EncoderConfig {
+	return layers.EncoderConfig{Form: cfg.Form, D: cfg.D, DPrime: cfg.DPrime, C: cfg.C, N: cfg.N,
+		ZeroColumn: cfg.ZeroColumn, WeInit: cfg.WeInit}
 }
 
 // Model is a GD-structured attention model built for minibatches of a fixed
@@ -209,7 +232,7 @@ type Model struct {
 	Batch int
 
 	s   *graph.Scope
-	enc *Encoder
+	enc *layers.Encoder
 
 	// X (B, T, d), Labels (B·T, C) one-hot of the context labels with the
 	// query row zero, and Target (B, C) one-hot of the query label are the
@@ -264,7 +287,7 @@ func (m *Model) build() error {
 	cfg, s := m.Cfg, m.s
 	B, dp := m.Batch, cfg.DPrime
 	D := cfg.TokenDim()
-	enc, err := NewEncoder(s, cfg, B)
+	enc, err := layers.NewEncoder(s, cfg.encoderConfig(), B)
 	if err != nil {
 		return err
 	}

@@ -146,3 +146,10 @@ func Expectation(f, we, wk, wv *G.Node) (out *G.Node, err error) {
 	// softmax(f keys) valsᵀ (M, d') in one op (expectOp).
 	return G.ApplyOp(&expectOp{id: expectOpIDs.Add(1), rankF: len(f.Shape())}, f, keys, vals)
 }
+
+// CrossMatrices are the matrices of a cross-attention layer as values (row
+// convention): W_Q (DIn×d') reads the query f from the token, W_K and W_V
+// (d'×d') act on the columns of W_e, and P (d'×DOut) places the result.
+type CrossMatrices struct {
+	WQ, WK, WV, P Matrix
+}

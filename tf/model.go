@@ -2,9 +2,7 @@ package tf
 
 import (
 	"fmt"
-	"math"
 
-	"github.com/gdattn/gdattn/gd"
 	"github.com/gdattn/gdattn/graph"
 	"github.com/gdattn/gdattn/layers"
 	G "gorgonia.org/gorgonia"
@@ -19,10 +17,11 @@ type Config struct {
 	C      int // number of categories (required)
 	N      int // context size; every sequence has T = N+1 positions (required)
 
-	// Layers is the number of attention layers (default 1).
+	// Layers is the number of attention layers (default len(Init.Blocks)
+	// with Init, else 1).
 	Layers int
-	// Heads is the number of self-attention heads per layer (default 1, or
-	// 2 with InitFromGD and Cross: the update and the erase head).
+	// Heads is the number of self-attention heads per layer (default the
+	// most heads HeadKernels or a block of Init names, at least 1).
 	Heads int
 
 	// Kernel is the heads' kernel, a value (see layers.KernelSpec): every
@@ -30,12 +29,17 @@ type Config struct {
 	// parameters (for a built-in "layer<l>/head<h>/log_gamma", g, learned
 	// unless the spec is .Fixed()). nil means layers.Softmax(1).
 	Kernel layers.KernelSpec
+	// HeadKernels[h], when not nil, is the kernel of head h in every layer
+	// instead of Kernel. The interleaved GD start needs it: its erase head
+	// (head 1) works on λ-scaled inputs with a kernel that tends to the
+	// Kronecker delta, HeadKernels = {nil, layers.RBF(1)}.
+	HeadKernels []layers.KernelSpec
 
 	// Cross adds, after each self-attention layer, a cross-attention layer
 	// against W_e (Section 3.3) with a skip connection, as in the blocks of
-	// the interleaved GD model. Tokens then use the gd.Interleaved layout
-	// (x, w_{e,y}, w̄_e, 0) of width d + 3d'; otherwise the gd.OneStep
-	// layout (x, w_{e,y} − w̄_e, 0) of width d + 2d'.
+	// the interleaved GD model. Tokens then use the layers.FormInterleaved
+	// layout (x, w_{e,y}, w̄_e, 0) of width d + 3d'; otherwise the
+	// layers.FormOneStep layout (x, w_{e,y} − w̄_e, 0) of width d + 2d'.
 	Cross bool
 
 	// DK is the query/key width of every self-attention head (default the
@@ -43,24 +47,24 @@ type Config struct {
 	// are always token-wide.
 	DK int
 
-	// InitFromGD starts the model at the GD construction instead of at a
-	// random point (see the package documentation): it then computes
-	// exactly what gd.Model computes with the same Kernel, Gamma and Alpha.
-	// Alpha is the GD step α of that construction (default N for the
-	// normalised softmax kernel, 1 otherwise, as in gd.Config) and Lambda
-	// the erase head's scale λ (default 100). Both are ignored unless
-	// InitFromGD.
-	InitFromGD bool
-	Alpha      float64
-	Lambda     float64
+	// Init, when not nil, starts the model at the given matrices instead of
+	// random ones (see the package documentation): layer l takes
+	// Init.Blocks[l] (one block per layer), head h of it Heads[h] (heads
+	// beyond start silent, P = 0), its cross-attention Cross (required with
+	// Cross, refused without), and the readout R Init.Readout (if set). A
+	// W_Q or W_K narrower than DK is zero-filled; a wider one must be zero
+	// beyond DK. gd.Construction builds the GD construction: the model then
+	// computes exactly what the GD model computes. Init is a starting value
+	// only and is not saved with the config.
+	Init *layers.Construction `json:"-"`
 
 	// ZeroColumn fixes the first column of W_e at zero (W_e then has C−1
 	// free columns), as in gd.Config.
 	ZeroColumn bool
 
 	// WInit initialises every attention matrix and the readout R (unless
-	// InitFromGD overwrites them); nil means graph.GlorotUniform(), drawn
-	// from the scope's seeded generator (the paper's Glorot initialisation).
+	// Init overwrites them); nil means graph.GlorotUniform(), drawn from the
+	// scope's seeded generator (the paper's Glorot initialisation).
 	WInit graph.Initializer `json:"-"`
 	// WeInit initialises W_e; nil means N(0, 1), as in gd.Config.
 	WeInit graph.Initializer `json:"-"`
@@ -84,14 +88,19 @@ func (cfg Config) Validate() (Config, error) {
 	}
 	if cfg.Layers == 0 {
 		cfg.Layers = 1
+		if cfg.Init != nil && len(cfg.Init.Blocks) > 0 {
+			cfg.Layers = len(cfg.Init.Blocks)
+		}
 	}
 	if cfg.Layers < 0 {
 		return fail("Layers = %d, want > 0", cfg.Layers)
 	}
 	if cfg.Heads == 0 {
-		cfg.Heads = 1
-		if cfg.InitFromGD && cfg.Cross {
-			cfg.Heads = 2
+		cfg.Heads = max(1, len(cfg.HeadKernels))
+		if cfg.Init != nil {
+			for _, b := range cfg.Init.Blocks {
+				cfg.Heads = max(cfg.Heads, len(b.Heads))
+			}
 		}
 	}
 	if cfg.Heads < 0 {
@@ -103,36 +112,26 @@ func (cfg Config) Validate() (Config, error) {
 	if err := layers.CheckKernel(cfg.Kernel); err != nil {
 		return fail("Kernel: %v", err)
 	}
+	if len(cfg.HeadKernels) > cfg.Heads {
+		return fail("HeadKernels has %d kernels for Heads = %d", len(cfg.HeadKernels), cfg.Heads)
+	}
+	for h, k := range cfg.HeadKernels {
+		if k == nil {
+			continue
+		}
+		if err := layers.CheckKernel(k); err != nil {
+			return fail("HeadKernels[%d]: %v", h, err)
+		}
+	}
 	if cfg.DK == 0 {
 		cfg.DK = cfg.TokenDim()
 	}
 	if cfg.DK < 0 {
 		return fail("DK = %d, want > 0", cfg.DK)
 	}
-	if cfg.Alpha == 0 {
-		cfg.Alpha = 1
-		if cfg.Kernel.Normalised() {
-			cfg.Alpha = float64(cfg.N)
-		}
-	}
-	if !(cfg.Alpha > 0) || math.IsInf(cfg.Alpha, 0) {
-		return fail("Alpha = %v, want a finite positive value", cfg.Alpha)
-	}
-	if cfg.Lambda == 0 {
-		cfg.Lambda = 100
-	}
-	if !(cfg.Lambda > 0) || math.IsInf(cfg.Lambda, 0) {
-		return fail("Lambda = %v, want a finite positive value", cfg.Lambda)
-	}
-	if cfg.InitFromGD {
-		if cfg.DK < cfg.D {
-			return fail("DK = %d with InitFromGD: the GD construction needs DK >= D = %d", cfg.DK, cfg.D)
-		}
-		if cfg.Cross && cfg.Heads < 2 {
-			return fail("Heads = %d with InitFromGD and Cross: the interleaved construction needs 2 heads (update and erase)", cfg.Heads)
-		}
-		if !cfg.Cross && cfg.Layers != 1 {
-			return fail("Layers = %d with InitFromGD and no Cross: the single-step construction is one layer (set Cross for multi-step GD)", cfg.Layers)
+	if cfg.Init != nil {
+		if err := cfg.checkInit(); err != nil {
+			return fail("%v", err)
 		}
 	}
 	if cfg.WInit == nil {
@@ -144,39 +143,97 @@ func (cfg Config) Validate() (Config, error) {
 	return cfg, nil
 }
 
-// TokenDim is the token width: d + 3d' with Cross (gd.Interleaved layout),
-// d + 2d' without (gd.OneStep layout).
-func (cfg Config) TokenDim() int {
-	if cfg.Cross {
-		return cfg.D + 3*cfg.DPrime
+// checkInit checks Init against the model's shapes.
+func (cfg Config) checkInit() error {
+	c := cfg.Init
+	if err := c.Validate(); err != nil {
+		return fmt.Errorf("Init: %v", err)
 	}
-	return cfg.D + 2*cfg.DPrime
+	if len(c.Blocks) != cfg.Layers {
+		return fmt.Errorf("Init has %d blocks for Layers = %d", len(c.Blocks), cfg.Layers)
+	}
+	D, dp := cfg.TokenDim(), cfg.DPrime
+	for l, b := range c.Blocks {
+		if len(b.Heads) > cfg.Heads {
+			return fmt.Errorf("Init.Blocks[%d] has %d heads for Heads = %d", l, len(b.Heads), cfg.Heads)
+		}
+		for h, hm := range b.Heads {
+			for _, m := range []struct {
+				name       string
+				m          layers.Matrix
+				rows, cols int
+			}{{"WQ", hm.WQ, D, cfg.DK}, {"WK", hm.WK, D, cfg.DK}, {"WV", hm.WV, D, D}, {"P", hm.P, D, D}} {
+				if err := fits(m.m, m.rows, m.cols); err != nil {
+					return fmt.Errorf("Init.Blocks[%d].Heads[%d].%s: %v", l, h, m.name, err)
+				}
+			}
+		}
+		switch {
+		case cfg.Cross && b.Cross == nil:
+			return fmt.Errorf("Init.Blocks[%d].Cross is nil, and Cross is set", l)
+		case !cfg.Cross && b.Cross != nil:
+			return fmt.Errorf("Init.Blocks[%d].Cross is set, and Cross is not", l)
+		case b.Cross != nil:
+			for _, m := range []struct {
+				name       string
+				m          layers.Matrix
+				rows, cols int
+			}{{"WQ", b.Cross.WQ, D, dp}, {"WK", b.Cross.WK, dp, dp}, {"WV", b.Cross.WV, dp, dp}, {"P", b.Cross.P, dp, D}} {
+				if err := fits(m.m, m.rows, m.cols); err != nil {
+					return fmt.Errorf("Init.Blocks[%d].Cross.%s: %v", l, m.name, err)
+				}
+			}
+		}
+	}
+	if c.Readout.Data != nil {
+		if err := fits(c.Readout, D, dp); err != nil {
+			return fmt.Errorf("Init.Readout: %v", err)
+		}
+	}
+	return nil
 }
 
-// Form is the gd token layout the model uses.
-func (cfg Config) Form() gd.Form {
-	if cfg.Cross {
-		return gd.Interleaved
+// fits reports whether m can start a rows×cols parameter: the same number
+// of rows, and zeros beyond cols (a narrower m is zero-filled).
+func fits(m layers.Matrix, rows, cols int) error {
+	if m.Rows != rows {
+		return fmt.Errorf("is %dx%d, want %d rows", m.Rows, m.Cols, rows)
 	}
-	return gd.OneStep
+	for i := 0; i < m.Rows; i++ {
+		for j := cols; j < m.Cols; j++ {
+			if m.At(i, j) != 0 {
+				return fmt.Errorf("is %dx%d and does not fit in %d columns (entry (%d, %d) = %v)", m.Rows, m.Cols, cols, i, j, m.At(i, j))
+			}
+		}
+	}
+	return nil
 }
 
-// offF is the offset of the f block in a token.
-func (cfg Config) offF() int {
+// TokenDim is the token width: d + 3d' with Cross (layers.FormInterleaved
+// layout), d + 2d' without (layers.FormOneStep layout).
+func (cfg Config) TokenDim() int { return cfg.Form().TokenDim(cfg.D, cfg.DPrime) }
+
+// Form is the token layout the model uses.
+func (cfg Config) Form() layers.TokenForm {
 	if cfg.Cross {
-		return cfg.D + 2*cfg.DPrime
+		return layers.FormInterleaved
 	}
-	return cfg.D + cfg.DPrime
+	return layers.FormOneStep
 }
 
-// encoderConfig is the gd.Config that makes gd.NewEncoder build this
-// model's tokens and W_e.
-func (cfg Config) encoderConfig() gd.Config {
-	return gd.Config{
-		D: cfg.D, DPrime: cfg.DPrime, C: cfg.C, N: cfg.N, Form: cfg.Form(),
-		Kernel: cfg.Kernel, Alpha: cfg.Alpha, Lambda: cfg.Lambda,
-		ZeroColumn: cfg.ZeroColumn, WeInit: cfg.WeInit,
+// encoderConfig is the configuration of the model's token encoder (the
+// encoder of the GD models).
+func (cfg Config) encoderConfig() layers.EncoderConfig {
+	return layers.EncoderConfig{Form: cfg.Form(), D: cfg.D, DPrime: cfg.DPrime, C: cfg.C, N: cfg.N,
+		ZeroColumn: cfg.ZeroColumn, WeInit: cfg.WeInit}
+}
+
+// headKernel is the kernel spec of head h.
+func (cfg Config) headKernel(h int) layers.KernelSpec {
+	if h < len(cfg.HeadKernels) && cfg.HeadKernels[h] != nil {
+		return cfg.HeadKernels[h]
 	}
+	return cfg.Kernel
 }
 
 // Block is one layer of the Trained TF on tokens z (B, T, D):
@@ -260,7 +317,7 @@ type Model struct {
 	FQuery, Logits *G.Node
 
 	s   *graph.Scope
-	enc *gd.Encoder
+	enc *layers.Encoder
 }
 
 // NewModel builds the model's graph in s for minibatches of batch contexts.
@@ -282,7 +339,7 @@ func (m *Model) build() (err error) {
 	defer graph.Recover(&err)
 	cfg, s := m.Cfg, m.s
 	B, T, D, dp := m.Batch, cfg.N+1, cfg.TokenDim(), cfg.DPrime
-	enc, err := gd.NewEncoder(s, cfg.encoderConfig(), B)
+	enc, err := layers.NewEncoder(s, cfg.encoderConfig(), B)
 	if err != nil {
 		return err
 	}
@@ -313,15 +370,11 @@ func (m *Model) build() (err error) {
 	if m.Logits, err = head.Forward(m.FQuery); err != nil { // (B, C)
 		return err
 	}
-	if cfg.InitFromGD {
-		return m.initFromGD()
+	if cfg.Init != nil {
+		return m.applyInit(cfg.Init)
 	}
 	return nil
 }
-
-// eraseHead is the index of the head that InitFromGD with Cross starts as
-// the erase head of the interleaved construction.
-const eraseHead = 1
 
 func (m *Model) newBlock(bs *graph.Scope) (*Block, error) {
 	cfg := m.Cfg
@@ -329,11 +382,7 @@ func (m *Model) newBlock(bs *graph.Scope) (*Block, error) {
 	b := &Block{s: bs}
 	for h := 0; h < cfg.Heads; h++ {
 		hs := bs.Sub(fmt.Sprintf("head%d", h))
-		spec := cfg.Kernel
-		if cfg.InitFromGD && cfg.Cross && h == eraseHead {
-			spec = layers.RBF(1)
-		}
-		kern, bk, err := layers.InstantiateKernel(hs, spec)
+		kern, bk, err := layers.InstantiateKernel(hs, cfg.headKernel(h))
 		if err != nil {
 			return nil, err
 		}
@@ -361,106 +410,75 @@ func (m *Model) newBlock(bs *graph.Scope) (*Block, error) {
 	return b, nil
 }
 
-// initFromGD overwrites the random initial values with the GD construction
-// (see the package documentation).
-func (m *Model) initFromGD() error {
-	cfg := m.Cfg
-	D, dp := cfg.TokenDim(), cfg.DPrime
-	set := func(n *G.Node, mat gd.Matrix) error {
+// applyInit overwrites the random initial values with the matrices of c
+// (checked against the shapes by Config.Validate).
+func (m *Model) applyInit(c *layers.Construction) error {
+	D := m.Cfg.TokenDim()
+	set := func(n *G.Node, mat layers.Matrix) error {
 		// n is (mat.Rows, c). A narrower n (a D×DK query/key parameter with
-		// DK < D) takes mat's first c columns, and mat must be zero beyond
-		// them (the construction's W_Q, W_K only use the first d); a wider
-		// one is zero-filled.
+		// DK < D) takes mat's first c columns (mat is zero beyond them: the
+		// construction's W_Q, W_K only use the first d); a wider one is
+		// zero-filled.
 		r, c := n.Shape()[0], n.Shape()[1]
-		if mat.Rows != r {
-			return fmt.Errorf("tf: InitFromGD: %q has shape %v, construction is %dx%d", n.Name(), n.Shape(), mat.Rows, mat.Cols)
-		}
 		vals := make([]float64, r*c)
 		for i := 0; i < r; i++ {
-			for j := 0; j < mat.Cols; j++ {
-				switch {
-				case j < c:
-					vals[i*c+j] = mat.At(i, j)
-				case mat.At(i, j) != 0:
-					return fmt.Errorf("tf: InitFromGD: %q: the construction does not fit in %d columns", n.Name(), c)
-				}
+			for j := 0; j < min(c, mat.Cols); j++ {
+				vals[i*c+j] = mat.At(i, j)
 			}
 		}
-		return graph.SetValue(n, vals)
-	}
-	setHead := func(a *layers.Attention, h gd.HeadMatrices) error {
-		wq, wk, wv, p := a.Matrices()
-		for _, x := range []struct {
-			n   *G.Node
-			mat gd.Matrix
-		}{{wq, h.WQ}, {wk, h.WK}, {wv, h.WV}, {p, h.P}} {
-			if err := set(x.n, x.mat); err != nil {
-				return err
-			}
+		if err := graph.SetValue(n, vals); err != nil {
+			return fmt.Errorf("tf: Init: %q: %w", n.Name(), err)
 		}
 		return nil
 	}
-	silence := func(a *layers.Attention) error {
-		_, _, _, p := a.Matrices()
-		return graph.SetValue(p, make([]float64, D*D))
-	}
-	for _, b := range m.Blocks {
-		if !cfg.Cross {
-			h, err := gd.OneStepMatrices(cfg.D, dp, cfg.N, cfg.Alpha)
-			if err != nil {
-				return err
+	for l, b := range m.Blocks {
+		bm := c.Blocks[l]
+		for h, a := range b.Heads {
+			wq, wk, wv, p := a.Matrices()
+			if h >= len(bm.Heads) {
+				// Silent, but trainable.
+				if err := graph.SetValue(p, make([]float64, D*D)); err != nil {
+					return err
+				}
+				continue
 			}
-			if err := setHead(b.Heads[0], h); err != nil {
-				return err
-			}
-			for _, a := range b.Heads[1:] {
-				if err := silence(a); err != nil {
+			hm := bm.Heads[h]
+			for _, x := range []struct {
+				n   *G.Node
+				mat layers.Matrix
+			}{{wq, hm.WQ}, {wk, hm.WK}, {wv, hm.WV}, {p, hm.P}} {
+				if err := set(x.n, x.mat); err != nil {
 					return err
 				}
 			}
-			continue
 		}
-		bm, err := gd.InterleavedMatrices(cfg.D, dp, cfg.N, cfg.Alpha, cfg.Lambda)
-		if err != nil {
-			return err
-		}
-		if err := setHead(b.Heads[0], bm.Update); err != nil {
-			return err
-		}
-		if err := setHead(b.Heads[eraseHead], bm.Erase); err != nil {
-			return err
-		}
-		for _, a := range b.Heads[eraseHead+1:] {
-			if err := silence(a); err != nil {
-				return err
-			}
-		}
-		cp := b.Cross.Params() // wq, wk, wv, wo in creation order
-		for i, mat := range []gd.Matrix{bm.CrossWQ, bm.CrossWK, bm.CrossWV, bm.CrossP} {
-			if err := set(cp[i], mat); err != nil {
-				return err
+		if bm.Cross != nil {
+			cp := b.Cross.Params() // wq, wk, wv, wo in creation order
+			for i, mat := range []layers.Matrix{bm.Cross.WQ, bm.Cross.WK, bm.Cross.WV, bm.Cross.P} {
+				if err := set(cp[i], mat); err != nil {
+					return err
+				}
 			}
 		}
 	}
-	r := make([]float64, D*dp)
-	for i := 0; i < dp; i++ {
-		r[(cfg.offF()+i)*dp+i] = 1
+	if c.Readout.Data != nil {
+		return set(m.R, c.Readout)
 	}
-	return graph.SetValue(m.R, r)
+	return nil
 }
 
 // Scope is the scope holding the model's parameters.
 func (m *Model) Scope() *graph.Scope { return m.s }
 
 // Encoder is the token encoder (shared with the GD models).
-func (m *Model) Encoder() *gd.Encoder { return m.enc }
+func (m *Model) Encoder() *layers.Encoder { return m.enc }
 
 // T is the number of positions per sequence, N+1.
 func (m *Model) T() int { return m.Cfg.N + 1 }
 
 // Feed copies one minibatch into the model's inputs: x is (B, T, d) and y is
 // (B, T) with context labels in 0..C-1 and the query label last (the
-// training target, -1 when unknown). Errors are gd.Encoder.Feed's.
+// training target, -1 when unknown). Errors are layers.Encoder.Feed's.
 func (m *Model) Feed(x []float64, y []int) error { return m.enc.Feed(x, y) }
 
 // Params lists the model's trainable parameters in creation order: W_e,

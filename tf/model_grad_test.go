@@ -32,8 +32,8 @@ func modelLoss(cfg Config, B int, seed uint64) graphtest.BuildFunc {
 // seeded sample of 12 elements per parameter in the 2-layer ones, to keep
 // the test fast) against finite differences, in float64 (relative error
 // < 1e-6) and float32 (< 1e-3), for every kernel, 1 and 2 layers, with and
-// without cross-attention, 2 heads, from the random (Glorot) start; plus
-// the GD start, where W_Q = W_K.
+// without cross-attention, 2 heads, from the random (Glorot) start (the GD
+// start, where W_Q = W_K, is TestModelGradientsGDStart in package tf_test).
 func TestModelGradients(t *testing.T) {
 	const B, N, d, dp, C = 2, 3, 2, 2, 3
 	type tc struct {
@@ -63,9 +63,6 @@ func TestModelGradients(t *testing.T) {
 	}
 	cases = append(cases,
 		tc{"softmax/DK=3/zerocolumn", Config{D: d, DPrime: dp, C: C, N: N, DK: 3, ZeroColumn: true}, 0},
-		tc{"rbf/L=2/cross/gd-start", Config{D: d, DPrime: dp, C: C, N: N, Layers: 2, Cross: true,
-			Kernel: layers.RBF(0.7), Alpha: 2, Lambda: 2, InitFromGD: true}, 12},
-		tc{"softmax/gd-start", Config{D: d, DPrime: dp, C: C, N: N, Kernel: layers.Softmax(1), InitFromGD: true}, 0},
 	)
 	for i, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

@@ -97,7 +97,7 @@ func (r runSpec) build() (icl.Model, any, error) {
 	switch r.Model {
 	case "gd":
 		form := gd.Interleaved
-		if r.Form == gd.OneStep.String() {
+		if r.Form == "onestep" { // the journal's name for gd.OneStep (whose String is "one-step")
 			form = gd.OneStep
 		}
 		m, err := gd.NewModel(scope, gd.Config{D: task.D, DPrime: task.DPrime, C: task.C, N: r.N,

@@ -311,7 +311,11 @@ func newGradModel(kern string, d, dp, C, N, batch int, alpha, gamma float64, we 
 	if err != nil {
 		return nil, err
 	}
-	m, err := tf.NewModel(s, tf.Config{D: d, DPrime: dp, C: C, N: N, Kernel: layers.Builtin(kern, gamma), Alpha: alpha, InitFromGD: true}, batch)
+	start, err := gd.Construction(gd.OneStep, 1, d, dp, N, alpha, 100)
+	if err != nil {
+		return nil, err
+	}
+	m, err := tf.NewModel(s, tf.Config{D: d, DPrime: dp, C: C, N: N, Kernel: layers.Builtin(kern, gamma), Init: start}, batch)
 	if err != nil {
 		return nil, err
 	}
