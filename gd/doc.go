@@ -28,6 +28,38 @@
 //	f, E   (B, T, d')  the latent function and E(w_e | f) at every position
 //	probs  (B, C)      class probabilities at the query
 //
+// # Config schema
+//
+// [Config] and [LMConfig] are saved as JSON objects whose keys are the json
+// tags of their fields (lower-case snake_case). Every key is written; on
+// reading, a missing key means the field's zero value (its documented
+// default), and an unknown key, a key in another case, a value of the wrong
+// type or an unknown enum name is an error naming the key. Enums are
+// strings, kernels objects (see "Kernel specs" in package layers):
+//
+//	Config (gd.Model)                        LMConfig (gd.LM)
+//	"d", "d_prime", "c", "n"   int           "vocab", "d_prime", "context"  int
+//	"form"     "interleaved" | "one-step"    "heads", "steps", "ff_hidden"  int
+//	"blocks", "heads"          int           "kernel"   kernel | null
+//	"kernel"   kernel | null (softmax(1))    "mean_e", "diag_p", "ff"       bool
+//	"alpha", "lambda"          number
+//	"fixed_alpha", "bias", "literal", "zero_column"  bool
+//	"erase"    "exact" | "lambda"
+//	"erase_kernel"  "rbf" | "softmax"
+//
+// for example
+//
+//	{"d": 10, "d_prime": 5, "c": 25, "n": 10, "form": "interleaved", "blocks": 2,
+//	 "kernel": {"name": "softmax", "gamma": 1, "learnable": true},
+//	 "alpha": 10, "fixed_alpha": false, "bias": false, "heads": 1,
+//	 "erase": "exact", "lambda": 100, "erase_kernel": "rbf",
+//	 "literal": false, "zero_column": false}
+//
+// A kernel may also be written as a bare name: "rbf" is the built-in with
+// g = 1, learned, except in an LMConfig, where (as the language models have
+// always used it) it means g fixed at 1. The initialisers (WeInit,
+// EmbedInit) are not saved.
+//
 // # Usage
 //
 //	res, err := gd.Reference(x, y, B, T, d, we, dPrime, C, gd.ReferenceConfig{

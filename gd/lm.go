@@ -10,7 +10,9 @@ import (
 )
 
 // LMConfig describes a GD language model (Sections 3.6 and 5.3, Appendix G).
-// Zero fields take the documented defaults; see [LM].
+// Zero fields take the documented defaults; see [LM]. Configs are saved as
+// JSON with the keys of the field tags (see "Config schema" in the package
+// documentation).
 type LMConfig struct {
 	Vocab   int `json:"vocab"`   // C, the number of token ids (required)
 	DPrime  int `json:"d_prime"` // d', the embedding width (required)
@@ -32,7 +34,7 @@ type LMConfig struct {
 	// MeanE uses the mean embedding w̄_e = E(w_e|f=0) as the expectation at
 	// every step (the one-step simplification of Section 3.5; with Steps = 1
 	// it changes nothing, since f_0 = 0).
-	MeanE bool `json:"mean_e,omitempty"`
+	MeanE bool `json:"mean_e"`
 	// DiagP makes each head's output matrix P_m diagonal instead of a full
 	// d'×d' matrix (Appendix G). The attention then has 2·M·d' parameters
 	// (Λ_m and P_m), the paper's "8K" at d' = 512 and 8 heads, but the model
@@ -41,12 +43,12 @@ type LMConfig struct {
 	// of t after c, so it cannot learn "the → girl" without "girl → the",
 	// and it generates repetitions (RESULTS.md of examples/language). Full
 	// P_m (the default) make the form w_{e,t}ᵀ P_m w_{e,c} asymmetric.
-	DiagP bool `json:"diag_p,omitempty"`
+	DiagP bool `json:"diag_p"`
 	// FF appends a pre-norm feed-forward block with a skip connection after
 	// the attention ("GD + FF" of Section 5.3): h = f + FF(LN(f)).
-	FF bool `json:"ff,omitempty"`
+	FF bool `json:"ff"`
 	// FFHidden is the feed-forward hidden width (default 4·d').
-	FFHidden int `json:"ff_hidden,omitempty"`
+	FFHidden int `json:"ff_hidden"`
 	// EmbedInit initialises the token and positional embeddings; nil means
 	// N(0, 0.02²) (nanoGPT).
 	EmbedInit graph.Initializer `json:"-"`

@@ -80,14 +80,19 @@ func (e *Erase) UnmarshalText(b []byte) error {
 }
 
 // Config describes a GD model. Zero fields take the documented defaults.
+//
+// Configs are saved as JSON with the keys of the field tags (see "Config
+// schema" in the package documentation); Kernel, Form and Erase are written
+// as strings or objects by [Config.MarshalJSON], and [Config.UnmarshalJSON]
+// refuses unknown keys and values.
 type Config struct {
-	D      int // covariate dimension d (required)
-	DPrime int // latent/embedding dimension d' (required)
-	C      int // number of categories (required)
-	N      int // context size; every sequence has T = N+1 positions (required)
+	D      int `json:"d"`       // covariate dimension d (required)
+	DPrime int `json:"d_prime"` // latent/embedding dimension d' (required)
+	C      int `json:"c"`       // number of categories (required)
+	N      int `json:"n"`       // context size; every sequence has T = N+1 positions (required)
 
-	Form   Form // Interleaved (default) or OneStep
-	Blocks int  // number of blocks K = GD steps; default 1
+	Form   Form `json:"form"`   // Interleaved (default) or OneStep
+	Blocks int  `json:"blocks"` // number of blocks K = GD steps; default 1
 
 	// Kernel is the update heads' kernel κ, a value: a built-in
 	// (layers.Softmax(g), layers.RBF(g), ..., with g learned unless
@@ -95,29 +100,29 @@ type Config struct {
 	// (layers.Custom or any layers.KernelSpec), built once in the scope
 	// "kernel" and shared by every block and head. nil means
 	// layers.Softmax(1): the softmax kernel with g learned from 1.
-	Kernel layers.KernelSpec
+	Kernel layers.KernelSpec `json:"kernel"`
 
 	// Alpha is the initial GD step α (default N for the normalised softmax
 	// kernel, 1 otherwise, so that the first step α/N·Σκ is O(1)). α is
 	// learned as log_alpha (α = exp(log_alpha)) unless FixedAlpha.
-	Alpha      float64
-	FixedAlpha bool
+	Alpha      float64 `json:"alpha"`
+	FixedAlpha bool    `json:"fixed_alpha"`
 
 	// Bias adds the bias update of Appendix B (the kernel becomes κ+1).
-	Bias bool
+	Bias bool `json:"bias"`
 
 	// Heads is the number M of update heads (Appendix G; default 1). With
 	// M > 1 head m uses κ(Λ_m x_i, Λ_m x_j) with a learned diagonal Λ_m
 	// ("lambda", init 1 + U(-0.25, 0.25)) and merges through a learned
 	// P_m ∈ R^{d'×d'} ("p", init I/M).
-	Heads int
+	Heads int `json:"heads"`
 
 	// Erase selects the erase head (default EraseExact); with EraseLambda,
 	// Lambda is λ (default 100) and EraseKernel is "rbf" (default) or
 	// "softmax" (the plain dot-product softmax, as printed in the paper).
-	Erase       Erase
-	Lambda      float64
-	EraseKernel string
+	Erase       Erase   `json:"erase"`
+	Lambda      float64 `json:"lambda"`
+	EraseKernel string  `json:"erase_kernel"`
 
 	// Literal builds the construction token by token: the tokens
 	// e = (x, w_{e,y}, E, f) pass through general attention heads with the
@@ -126,12 +131,13 @@ type Config struct {
 	// token blocks directly — the selections those matrices perform — which
 	// is several times faster; see buildStructured. EraseLambda always builds
 	// the literal model.
-	Literal bool
+	Literal bool `json:"literal"`
 
 	// ZeroColumn fixes the first column of W_e at zero, as the authors do
 	// (W_e then has C−1 free columns).
-	ZeroColumn bool
-	// WeInit initialises W_e; nil means N(0, 1), like the data's W_e.
+	ZeroColumn bool `json:"zero_column"`
+	// WeInit initialises W_e; nil means N(0, 1), like the data's W_e. It
+	// is not saved: a loaded model takes its W_e from the checkpoint.
 	WeInit graph.Initializer `json:"-"`
 }
 

@@ -12,6 +12,7 @@ import (
 	"sync"
 
 	"github.com/gdattn/gdattn/graph"
+	"github.com/gdattn/gdattn/internal/strictjson"
 	G "gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
 )
@@ -917,17 +918,7 @@ func unknownKernel(name string) error {
 
 // decodeStrict unmarshals data into v, refusing unknown keys and trailing
 // data.
-func decodeStrict(data []byte, v any) error {
-	dec := json.NewDecoder(bytes.NewReader(data))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(v); err != nil {
-		return err
-	}
-	if dec.More() {
-		return fmt.Errorf("trailing data after the object")
-	}
-	return nil
-}
+func decodeStrict(data []byte, v any) error { return strictjson.Decode(data, v) }
 
 // clip shortens data for an error message.
 func clip(data []byte) string {

@@ -306,19 +306,19 @@ func TestUnmarshalKernelErrors(t *testing.T) {
 		{"name not a string", `{"name":3}`, []string{`key "name"`}},
 		{"unknown name", `{"name":"cosine"}`, []string{`unknown kernel "cosine"`, "test_dot"}},
 		{"unknown bare name", `"cosine"`, []string{`unknown kernel "cosine"`}},
-		{"unknown key", `{"name":"rbf","gama":1}`, []string{`"rbf"`, `unknown field "gama"`}},
+		{"unknown key", `{"name":"rbf","gama":1}`, []string{`"rbf"`, `unknown key "gama"`}},
 		{"gamma zero", `{"name":"rbf","gamma":0}`, []string{`key "gamma"`}},
 		{"gamma negative", `{"name":"exp","gamma":-1}`, []string{"Gamma = -1"}},
 		{"gamma string", `{"name":"exp","gamma":"1"}`, []string{`"exp"`, "gamma"}},
 		{"linear gamma", `{"name":"linear","gamma":2}`, []string{`"linear"`, "no parameter"}},
-		{"sum unknown key", `{"name":"sum","terms":[],"x":1}`, []string{"sum", `unknown field "x"`}},
+		{"sum unknown key", `{"name":"sum","terms":[],"x":1}`, []string{"sum", `unknown key "x"`}},
 		{"sum bad term", `{"name":"sum","terms":[{"name":"rbf"},{"name":"nope"}]}`, []string{`"terms"[1]`, `unknown kernel "nope"`}},
 		{"sum one term", `{"name":"sum","terms":[{"name":"rbf"}]}`, []string{"1 term(s)"}},
 		{"scaled no beta", `{"name":"scaled","kernel":{"name":"linear"}}`, []string{`missing key "beta"`}},
 		{"scaled no kernel", `{"name":"scaled","beta":1}`, []string{`missing key "kernel"`}},
 		{"scaled bad kernel", `{"name":"scaled","beta":1,"kernel":{"name":"rbf","learnable":1}}`, []string{`key "kernel"`}},
-		{"user unknown key", `{"name":"test_dot","c":1}`, []string{`"test_dot"`, `unknown field "c"`}},
-		{"user bad params", `{"name":"test_dot","params":{"d":1}}`, []string{`"test_dot"`, "params", `unknown field "d"`}},
+		{"user unknown key", `{"name":"test_dot","c":1}`, []string{`"test_dot"`, `unknown key "c"`}},
+		{"user bad params", `{"name":"test_dot","params":{"d":1}}`, []string{`"test_dot"`, "params", `unknown key "d"`}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			spec, err := UnmarshalKernel([]byte(tc.in))

@@ -104,6 +104,29 @@
 // (off-diagonal share of the energy) and [DiagonalSpread] (spread of the
 // diagonal). The GD start gives exactly 0 for both.
 //
+// # Config schema
+//
+// [Config] and [GPTConfig] are saved as JSON objects whose keys are the
+// json tags of their fields (lower-case snake_case). Every key is written;
+// on reading, a missing key means the field's zero value (its documented
+// default), and an unknown key, a key in another case or a value of the
+// wrong type is an error naming the key. Kernels are objects (see "Kernel
+// specs" in package layers); Init and the initialisers are not saved.
+//
+//	Config (tf.Model)                          GPTConfig (tf.GPT)
+//	"d", "d_prime", "c", "n"   int             "vocab", "context", "d_model"  int
+//	"layers", "heads", "dk"    int             "heads", "layers", "ff_hidden" int
+//	"kernel"   kernel | null (softmax(1))
+//	"head_kernels"  [kernel | null, ...] | null
+//	"cross", "zero_column"     bool
+//
+// for example
+//
+//	{"d": 2, "d_prime": 5, "c": 20, "n": 100, "layers": 1, "heads": 1,
+//	 "cross": false, "dk": 12, "zero_column": false,
+//	 "kernel": {"name": "softmax", "gamma": 1, "learnable": true},
+//	 "head_kernels": null}
+//
 // # Usage
 //
 //	s, _ := graph.NewScope(graph.Float64, 1)

@@ -13,6 +13,9 @@ import (
 
 // GPTConfig describes a GPT-2-style language model, the Transformer baseline
 // of Section 5.3 (nanoGPT's GPTConfig). Zero fields take the defaults.
+// Configs are saved as JSON with the keys of the field tags (see "Config
+// schema" in the package documentation); [GPTConfig.UnmarshalJSON] refuses
+// unknown keys.
 type GPTConfig struct {
 	Vocab   int `json:"vocab"`   // number of token ids (required)
 	Context int `json:"context"` // T, the context window (nanoGPT block_size; required)
@@ -20,7 +23,7 @@ type GPTConfig struct {
 	Heads   int `json:"heads"`   // attention heads (default 8); must divide DModel
 	Layers  int `json:"layers"`  // blocks (default 1, as the paper)
 	// FFHidden is the feed-forward hidden width (default 4·DModel).
-	FFHidden int `json:"ff_hidden,omitempty"`
+	FFHidden int `json:"ff_hidden"`
 }
 
 // Validate fills defaults and checks cfg, returning the completed config.

@@ -10,42 +10,44 @@ import (
 )
 
 // Config describes a Trained TF (Section 4). Zero fields take the documented
-// defaults; [Config.Validate] fills them in.
+// defaults; [Config.Validate] fills them in. Configs are saved as JSON with
+// the keys of the field tags (see "Config schema" in the package
+// documentation); [Config.UnmarshalJSON] refuses unknown keys.
 type Config struct {
-	D      int // covariate dimension d (required)
-	DPrime int // latent/embedding dimension d' (required)
-	C      int // number of categories (required)
-	N      int // context size; every sequence has T = N+1 positions (required)
+	D      int `json:"d"`       // covariate dimension d (required)
+	DPrime int `json:"d_prime"` // latent/embedding dimension d' (required)
+	C      int `json:"c"`       // number of categories (required)
+	N      int `json:"n"`       // context size; every sequence has T = N+1 positions (required)
 
 	// Layers is the number of attention layers (default len(Init.Blocks)
 	// with Init, else 1).
-	Layers int
+	Layers int `json:"layers"`
 	// Heads is the number of self-attention heads per layer (default the
 	// most heads HeadKernels or a block of Init names, at least 1).
-	Heads int
+	Heads int `json:"heads"`
 
 	// Kernel is the heads' kernel, a value (see layers.KernelSpec): every
 	// head builds its own instance in its scope, so each head owns its
 	// parameters (for a built-in "layer<l>/head<h>/log_gamma", g, learned
 	// unless the spec is .Fixed()). nil means layers.Softmax(1).
-	Kernel layers.KernelSpec
+	Kernel layers.KernelSpec `json:"kernel"`
 	// HeadKernels[h], when not nil, is the kernel of head h in every layer
 	// instead of Kernel. The interleaved GD start needs it: its erase head
 	// (head 1) works on λ-scaled inputs with a kernel that tends to the
 	// Kronecker delta, HeadKernels = {nil, layers.RBF(1)}.
-	HeadKernels []layers.KernelSpec
+	HeadKernels []layers.KernelSpec `json:"head_kernels"`
 
 	// Cross adds, after each self-attention layer, a cross-attention layer
 	// against W_e (Section 3.3) with a skip connection, as in the blocks of
 	// the interleaved GD model. Tokens then use the layers.FormInterleaved
 	// layout (x, w_{e,y}, w̄_e, 0) of width d + 3d'; otherwise the
 	// layers.FormOneStep layout (x, w_{e,y} − w̄_e, 0) of width d + 2d'.
-	Cross bool
+	Cross bool `json:"cross"`
 
 	// DK is the query/key width of every self-attention head (default the
 	// token width, as the paper's square matrices). Values and head outputs
 	// are always token-wide.
-	DK int
+	DK int `json:"dk"`
 
 	// Init, when not nil, starts the model at the given matrices instead of
 	// random ones (see the package documentation): layer l takes
@@ -60,7 +62,7 @@ type Config struct {
 
 	// ZeroColumn fixes the first column of W_e at zero (W_e then has C−1
 	// free columns), as in gd.Config.
-	ZeroColumn bool
+	ZeroColumn bool `json:"zero_column"`
 
 	// WInit initialises every attention matrix and the readout R (unless
 	// Init overwrites them); nil means graph.GlorotUniform(), drawn from the
