@@ -60,6 +60,17 @@
 // always used it) it means g fixed at 1. The initialisers (WeInit,
 // EmbedInit) are not saved.
 //
+// # Sizes
+//
+// NewModel and NewLM refuse, before they build anything, a nil scope and any config
+// whose tensors could not fit in memory, with an error naming the fields:
+// every size field (and the batch) is at most 2^34, every tensor the model
+// allocates (a product of fields, computed without overflow) and all of
+// them together at most 2^34 elements (128 GiB of float64), and the
+// repeated structures (steps or layers times heads) at most 2^16, so that a
+// huge Blocks or Layers returns at once instead of building a graph for
+// hours.
+//
 // # Usage
 //
 //	res, err := gd.Reference(x, y, B, T, d, we, dPrime, C, gd.ReferenceConfig{

@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/gdattn/gdattn/graph"
+	"github.com/gdattn/gdattn/internal/bounds"
 	"github.com/gdattn/gdattn/layers"
 	G "gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
@@ -68,6 +69,10 @@ func (cfg LMConfig) Validate() (LMConfig, error) {
 	if cfg.Context <= 0 {
 		return fail("Context = %d, want > 0", cfg.Context)
 	}
+	if err := bounds.Each(bounds.Term{What: "Vocab", Dims: []int{cfg.Vocab}}, bounds.Term{What: "DPrime", Dims: []int{cfg.DPrime}},
+		bounds.Term{What: "Context", Dims: []int{cfg.Context}}, bounds.Term{What: "FFHidden", Dims: []int{cfg.FFHidden}}); err != nil {
+		return fail("%v", err)
+	}
 	if cfg.Heads == 0 {
 		cfg.Heads = 8
 	}
@@ -86,6 +91,9 @@ func (cfg LMConfig) Validate() (LMConfig, error) {
 	if cfg.Steps < 0 {
 		return fail("Steps = %d, want > 0", cfg.Steps)
 	}
+	if err := bounds.Units("Steps·Heads", cfg.Steps, cfg.Heads); err != nil {
+		return fail("%v", err)
+	}
 	if cfg.FFHidden == 0 {
 		cfg.FFHidden = 4 * cfg.DPrime
 	}
@@ -96,6 +104,30 @@ func (cfg LMConfig) Validate() (LMConfig, error) {
 		cfg.EmbedInit = graph.Normal(0.02)
 	}
 	return cfg, nil
+}
+
+// checkSizes checks what a language model of the validated cfg allocates
+// for minibatches of batch sequences against the limit of internal/bounds
+// (2^34 elements), before anything is built.
+func (cfg LMConfig) checkSizes(batch int) error {
+	if batch <= 0 {
+		return fmt.Errorf("gd: lm: batch = %d, want > 0", batch)
+	}
+	B, T, d, V := batch, cfg.Context, cfg.DPrime, cfg.Vocab
+	if err := bounds.Elements(
+		bounds.Term{What: "batch", Dims: []int{B}},
+		bounds.Term{What: "Vocab·DPrime (wte)", Dims: []int{V, d}},
+		bounds.Term{What: "(Context+1)·DPrime (wpe)", Dims: []int{T + 1, d}},
+		bounds.Term{What: "Steps·batch·Context·Vocab (logits and expectations)", Dims: []int{cfg.Steps, B, T, V}},
+		bounds.Term{What: "Heads·batch·(Context+1)·Context (kernels)", Dims: []int{cfg.Heads, B, T + 1, T}},
+		bounds.Term{What: "Steps·Heads·batch·(Context+1)·DPrime (head outputs)", Dims: []int{cfg.Steps, cfg.Heads, B, T + 1, d}},
+		bounds.Term{What: "Heads·DPrime·DPrime (p)", Dims: []int{cfg.Heads, d, d}},
+		bounds.Term{What: "batch·Context·FFHidden (feed-forward)", Dims: []int{B, T, cfg.FFHidden}},
+		bounds.Term{What: "DPrime·FFHidden (feed-forward weights)", Dims: []int{2, d, cfg.FFHidden}},
+	); err != nil {
+		return fmt.Errorf("gd: lm config: %w", err)
+	}
+	return nil
 }
 
 // LMOptions says what graph [NewLM] builds.
@@ -167,11 +199,14 @@ type LM struct {
 
 // NewLM builds the model's graph in s.
 func NewLM(s *graph.Scope, cfg LMConfig, opts LMOptions) (m *LM, err error) {
+	if s == nil {
+		return nil, fmt.Errorf("gd: lm: scope is nil")
+	}
 	if cfg, err = cfg.Validate(); err != nil {
 		return nil, err
 	}
-	if opts.Batch <= 0 {
-		return nil, fmt.Errorf("gd: lm: batch = %d, want > 0", opts.Batch)
+	if err := cfg.checkSizes(opts.Batch); err != nil {
+		return nil, err
 	}
 	m = &LM{Cfg: cfg, Batch: opts.Batch, Next: opts.Next, s: s}
 	if err := m.build(); err != nil {

@@ -5,6 +5,7 @@ import (
 	"math"
 
 	"github.com/gdattn/gdattn/graph"
+	"github.com/gdattn/gdattn/internal/bounds"
 	"github.com/gdattn/gdattn/layers"
 	G "gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
@@ -158,6 +159,10 @@ func (cfg Config) Validate() (Config, error) {
 	if cfg.N <= 0 {
 		return fail("N = %d, want at least one context example", cfg.N)
 	}
+	if err := bounds.Each(bounds.Term{What: "D", Dims: []int{cfg.D}}, bounds.Term{What: "DPrime", Dims: []int{cfg.DPrime}},
+		bounds.Term{What: "C", Dims: []int{cfg.C}}, bounds.Term{What: "N", Dims: []int{cfg.N}}); err != nil {
+		return fail("%v", err)
+	}
 	if cfg.Form != Interleaved && cfg.Form != OneStep {
 		return fail("unknown Form %d", int(cfg.Form))
 	}
@@ -191,6 +196,9 @@ func (cfg Config) Validate() (Config, error) {
 	if cfg.Heads < 0 {
 		return fail("Heads = %d, want > 0", cfg.Heads)
 	}
+	if err := bounds.Units("Blocks·Heads", cfg.Blocks, cfg.Heads); err != nil {
+		return fail("%v", err)
+	}
 	if cfg.Erase != EraseExact && cfg.Erase != EraseLambda {
 		return fail("unknown Erase %d", int(cfg.Erase))
 	}
@@ -210,6 +218,31 @@ func (cfg Config) Validate() (Config, error) {
 		cfg.WeInit = graph.Normal(1)
 	}
 	return cfg, nil
+}
+
+// checkSizes checks what a model of the validated cfg allocates for
+// minibatches of batch contexts against the limit of internal/bounds (2^34
+// elements), before anything is built.
+func (cfg Config) checkSizes(batch int) error {
+	if batch <= 0 {
+		return fmt.Errorf("gd: batch = %d, want > 0", batch)
+	}
+	T, D := cfg.N+1, cfg.TokenDim()
+	terms := []bounds.Term{
+		{What: "batch", Dims: []int{batch}},
+		{What: "batch·(N+1)·C (labels)", Dims: []int{batch, T, cfg.C}},
+		{What: "(Blocks+1)·batch·(N+1)·D (tokens)", Dims: []int{cfg.Blocks + 1, batch, T, D}},
+		{What: "Heads·batch·(N+1)·N (kernel weights)", Dims: []int{cfg.Heads, batch, T, cfg.N}},
+		{What: "DPrime·C (we)", Dims: []int{cfg.DPrime, cfg.C}},
+		{What: "Heads·DPrime·DPrime (p)", Dims: []int{cfg.Heads, cfg.DPrime, cfg.DPrime}},
+	}
+	if cfg.Literal || cfg.Erase == EraseLambda {
+		terms = append(terms, bounds.Term{What: "Blocks·8·D·D (selection matrices)", Dims: []int{cfg.Blocks, 8, D, D}})
+	}
+	if err := bounds.Elements(terms...); err != nil {
+		return fmt.Errorf("gd: config: %w", err)
+	}
+	return nil
 }
 
 // TokenDim is the width D of a token: d + 3d' (Interleaved) or d + 2d' (OneStep).
@@ -265,12 +298,17 @@ type Model struct {
 }
 
 // NewModel builds the model's graph in s for minibatches of batch contexts.
+// Sizes whose tensors could not fit in memory are refused before anything
+// is built (see "Sizes" in the package documentation).
 func NewModel(s *graph.Scope, cfg Config, batch int) (m *Model, err error) {
+	if s == nil {
+		return nil, fmt.Errorf("gd: model: scope is nil")
+	}
 	if cfg, err = cfg.Validate(); err != nil {
 		return nil, err
 	}
-	if batch <= 0 {
-		return nil, fmt.Errorf("gd: batch = %d, want > 0", batch)
+	if err := cfg.checkSizes(batch); err != nil {
+		return nil, err
 	}
 	defer graph.Recover(&err)
 	m = &Model{Cfg: cfg, Batch: batch, s: s}

@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/gdattn/gdattn/graph"
+	"github.com/gdattn/gdattn/internal/bounds"
 	G "gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
 )
@@ -76,8 +77,13 @@ type Attention struct {
 
 var _ Layer = (*Attention)(nil)
 
-// NewAttention validates cfg and creates the head's parameters in s.
+// NewAttention validates cfg and creates the head's parameters in s. The
+// widths and the matrices they give are bounded (see package
+// internal/bounds: at most 2^34 elements).
 func NewAttention(s *graph.Scope, cfg AttentionConfig) (*Attention, error) {
+	if s == nil {
+		return nil, fmt.Errorf("layers: attention: scope is nil")
+	}
 	fail := func(format string, a ...any) (*Attention, error) {
 		return nil, fmt.Errorf("layers: attention %q: %s", s.Path(), fmt.Sprintf(format, a...))
 	}
@@ -95,6 +101,13 @@ func NewAttention(s *graph.Scope, cfg AttentionConfig) (*Attention, error) {
 	}
 	if cfg.DK < 0 || cfg.DV < 0 || cfg.DOut < 0 {
 		return fail("negative dimension in DK=%d DV=%d DOut=%d", cfg.DK, cfg.DV, cfg.DOut)
+	}
+	if err := bounds.Elements(
+		bounds.Term{What: "DIn·DK (wq, wk)", Dims: []int{2, cfg.DIn, cfg.DK}},
+		bounds.Term{What: "DIn·DV (wv)", Dims: []int{cfg.DIn, cfg.DV}},
+		bounds.Term{What: "DV·DOut (wo)", Dims: []int{cfg.DV, cfg.DOut}},
+	); err != nil {
+		return fail("%v", err)
 	}
 	if cfg.Builtin != nil {
 		if cfg.Kernel != nil {

@@ -12,6 +12,7 @@ import (
 	"sync"
 
 	"github.com/gdattn/gdattn/graph"
+	"github.com/gdattn/gdattn/internal/bounds"
 	"github.com/gdattn/gdattn/internal/strictjson"
 	G "gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
@@ -39,7 +40,19 @@ type Mask struct {
 
 // NewMask builds a constant mask on s for a batch of b sequences with tq
 // queries and tk keys; visible(j, i) reports whether query j may see key i.
+// The sizes must be positive and b·tq·tk at most 2^34 (internal/bounds).
 func NewMask(s *graph.Scope, name string, b, tq, tk int, visible func(j, i int) bool) (*Mask, error) {
+	switch {
+	case s == nil:
+		return nil, fmt.Errorf("layers: mask %q: scope is nil", name)
+	case visible == nil:
+		return nil, fmt.Errorf("layers: mask %q: visible is nil", name)
+	case b <= 0 || tq <= 0 || tk <= 0:
+		return nil, fmt.Errorf("layers: mask %q: b = %d, tq = %d, tk = %d, want all > 0", name, b, tq, tk)
+	}
+	if err := bounds.Elements(bounds.Term{What: "b·tq·tk (keep and bias)", Dims: []int{2, b, tq, tk}}); err != nil {
+		return nil, fmt.Errorf("layers: mask %q: %w", name, err)
+	}
 	keep := make([]float64, b*tq*tk)
 	bias := make([]float64, b*tq*tk)
 	for bb := 0; bb < b; bb++ {
@@ -123,6 +136,9 @@ type BuiltinKernel struct {
 // NewBuiltinKernel is NewKernel returning the kernel with its description;
 // it creates the same parameters in s.
 func NewBuiltinKernel(s *graph.Scope, name string, cfg KernelConfig) (*BuiltinKernel, error) {
+	if s == nil {
+		return nil, fmt.Errorf("layers: kernel %q: scope is nil", name)
+	}
 	switch name {
 	case KernelLinear:
 		return &BuiltinKernel{Name: name, Kernel: LinearKernel(), kind: kindLinear, gFixed: 1}, nil

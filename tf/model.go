@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/gdattn/gdattn/graph"
+	"github.com/gdattn/gdattn/internal/bounds"
 	"github.com/gdattn/gdattn/layers"
 	G "gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
@@ -88,6 +89,10 @@ func (cfg Config) Validate() (Config, error) {
 	case cfg.N <= 0:
 		return fail("N = %d, want at least one context example", cfg.N)
 	}
+	if err := bounds.Each(bounds.Term{What: "D", Dims: []int{cfg.D}}, bounds.Term{What: "DPrime", Dims: []int{cfg.DPrime}},
+		bounds.Term{What: "C", Dims: []int{cfg.C}}, bounds.Term{What: "N", Dims: []int{cfg.N}}, bounds.Term{What: "DK", Dims: []int{cfg.DK}}); err != nil {
+		return fail("%v", err)
+	}
 	if cfg.Layers == 0 {
 		cfg.Layers = 1
 		if cfg.Init != nil && len(cfg.Init.Blocks) > 0 {
@@ -107,6 +112,9 @@ func (cfg Config) Validate() (Config, error) {
 	}
 	if cfg.Heads < 0 {
 		return fail("Heads = %d, want > 0", cfg.Heads)
+	}
+	if err := bounds.Units("Layers·Heads", cfg.Layers, cfg.Heads); err != nil {
+		return fail("%v", err)
 	}
 	if cfg.Kernel == nil {
 		cfg.Kernel = layers.Softmax(1)
@@ -143,6 +151,28 @@ func (cfg Config) Validate() (Config, error) {
 		cfg.WeInit = graph.Normal(1)
 	}
 	return cfg, nil
+}
+
+// checkSizes checks what a model of the validated cfg allocates for
+// minibatches of batch contexts against the limit of internal/bounds (2^34
+// elements), before anything is built.
+func (cfg Config) checkSizes(batch int) error {
+	if batch <= 0 {
+		return fmt.Errorf("tf: batch = %d, want > 0", batch)
+	}
+	T, D, dp, L, H := cfg.N+1, cfg.TokenDim(), cfg.DPrime, cfg.Layers, cfg.Heads
+	if err := bounds.Elements(
+		bounds.Term{What: "batch", Dims: []int{batch}},
+		bounds.Term{What: "batch·(N+1)·C (labels)", Dims: []int{batch, T, cfg.C}},
+		bounds.Term{What: "(Layers+1)·batch·(N+1)·D (tokens)", Dims: []int{L + 1, batch, T, D}},
+		bounds.Term{What: "Layers·Heads·batch·(N+1)·N (kernel weights)", Dims: []int{L, H, batch, T, cfg.N}},
+		bounds.Term{What: "Layers·Heads·D·(2·DK+2·D) (attention matrices)", Dims: []int{L, H, D, 2*cfg.DK + 2*D}},
+		bounds.Term{What: "Layers·(2·D+2·DPrime)·DPrime (cross-attention)", Dims: []int{L, 2*D + 2*dp, dp}},
+		bounds.Term{What: "DPrime·C (we)", Dims: []int{dp, cfg.C}},
+	); err != nil {
+		return fmt.Errorf("tf: config: %w", err)
+	}
+	return nil
 }
 
 // checkInit checks Init against the model's shapes.
@@ -324,11 +354,14 @@ type Model struct {
 
 // NewModel builds the model's graph in s for minibatches of batch contexts.
 func NewModel(s *graph.Scope, cfg Config, batch int) (m *Model, err error) {
+	if s == nil {
+		return nil, fmt.Errorf("tf: model: scope is nil")
+	}
 	if cfg, err = cfg.Validate(); err != nil {
 		return nil, err
 	}
-	if batch <= 0 {
-		return nil, fmt.Errorf("tf: batch = %d, want > 0", batch)
+	if err := cfg.checkSizes(batch); err != nil {
+		return nil, err
 	}
 	m = &Model{Cfg: cfg, Batch: batch, s: s}
 	if err := m.build(); err != nil {

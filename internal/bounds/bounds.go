@@ -78,6 +78,18 @@ func Elements(terms ...Term) error {
 	return nil
 }
 
+// Each checks every term on its own against MaxElements (the sizes of
+// config fields, before their sums and products are formed: a field within
+// the limit cannot overflow a sum of a few of them).
+func Each(terms ...Term) error {
+	for _, t := range terms {
+		if err := Elements(t); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // Units checks that the product of dims, a count of repeated graph
 // structures named by what (e.g. "Blocks·Heads"), is at most MaxUnits.
 func Units(what string, dims ...int) error {
