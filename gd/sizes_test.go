@@ -30,12 +30,12 @@ func TestNewModelSizes(t *testing.T) {
 		{"N", func(c *Config) { c.N = math.MaxInt }, 2, "N = 9223372036854775807"},
 		{"Blocks", func(c *Config) { c.Blocks = huge }, 2, "Blocks"},
 		{"Heads", func(c *Config) { c.Heads = huge }, 2, "Heads"},
-		{"Blocks·Heads", func(c *Config) { c.Blocks, c.Heads = 1 << 9, 1 << 9 }, 2, "Blocks·Heads"},
+		{"Blocks·Heads", func(c *Config) { c.Blocks, c.Heads = 1<<9, 1<<9 }, 2, "Blocks·Heads"},
 		{"batch", func(c *Config) {}, huge, "batch"},
 		{"batch·N", func(c *Config) { c.N = 1 << 20 }, 1 << 20, "batch·(N+1)·C"},
-		{"DPrime²", func(c *Config) { c.D, c.DPrime = 1 << 20, 1 << 20 }, 1, "Heads·DPrime·DPrime (p)"},
-		{"DPrime·C", func(c *Config) { c.DPrime, c.C = 1 << 20, 1 << 20 }, 1, "DPrime·C"},
-		{"literal", func(c *Config) { c.D, c.Blocks, c.Literal = 1 << 16, 1 << 10, true }, 1, "Blocks·8·D·D"},
+		{"DPrime²", func(c *Config) { c.D, c.DPrime = 1<<20, 1<<20 }, 1, "Heads·DPrime·DPrime (p)"},
+		{"DPrime·C", func(c *Config) { c.DPrime, c.C = 1<<20, 1<<20 }, 1, "DPrime·C"},
+		{"literal", func(c *Config) { c.D, c.Blocks, c.Literal = 1<<16, 1<<10, true }, 1, "Blocks·8·D·D"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			cfg := ok
@@ -74,9 +74,9 @@ func TestNewLMSizes(t *testing.T) {
 		{"Heads", func(c *LMConfig) { c.Heads = huge }, 1, "Heads"},
 		{"Steps", func(c *LMConfig) { c.Steps = huge }, 1, "Steps"},
 		{"batch", func(c *LMConfig) {}, huge, "batch"},
-		{"Vocab·DPrime", func(c *LMConfig) { c.Vocab, c.DPrime = 1 << 20, 1 << 20 }, 1, "Vocab·DPrime"},
-		{"logits", func(c *LMConfig) { c.Vocab, c.Context = 1 << 20, 1 << 10 }, 1 << 10, "batch·Context·Vocab"},
-		{"kernels", func(c *LMConfig) { c.Context, c.Heads = 1 << 16, 16 }, 1 << 4, "Heads·batch·(Context+1)·Context"},
+		{"Vocab·DPrime", func(c *LMConfig) { c.Vocab, c.DPrime = 1<<20, 1<<20 }, 1, "Vocab·DPrime"},
+		{"logits", func(c *LMConfig) { c.Vocab, c.Context = 1<<20, 1<<10 }, 1 << 10, "batch·Context·Vocab"},
+		{"kernels", func(c *LMConfig) { c.Context, c.Heads = 1<<16, 16 }, 1 << 4, "Heads·batch·(Context+1)·Context"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			cfg := ok
