@@ -60,6 +60,30 @@
 // always used it) it means g fixed at 1. The initialisers (WeInit,
 // EmbedInit) are not saved.
 //
+// # Checkpoints
+//
+// [Model.Save] and [LM.Save] write a checkpoint directory (graph's format:
+// one .npy file per parameter and a config.json holding the manifest and a
+// config object); [Load] and [LoadLM] rebuild the model from it alone. The
+// config object names the model family by its one key and carries the
+// dtype and the scope path the model was built in:
+//
+//	{"dtype": "float64", "scope": "", "gd": {...Config...}}       gd.Model
+//	{"dtype": "float32", "scope": "lm", "gd_lm": {...LMConfig...}} gd.LM
+//
+// ("scope" may be left out: the root). Load decodes the config strictly,
+// validates it, checks the sizes for the requested batch, and checks the
+// parameters the config implies (names relative to the scope, shapes, the
+// dtype) against the manifest, all before it builds the model in a new
+// scope and copies the parameters in. A gd.Model's parameters are "we"
+// (d', C) (or (d', C−1) with zero_column), "log_alpha" () unless
+// fixed_alpha, the kernel's under "kernel/" (a learnable built-in:
+// "kernel/log_gamma" ()), and with heads > 1 "head<m>/lambda" (1, d) and
+// "head<m>/p" (d', d'); each is stored as <name with "/" as "__">.npy.
+// README.md ("Config schema") shows a checkpoint written by numpy alone.
+// [Model.SavedConfig] returns the config object, for saving with optimiser
+// state through graph.SaveCheckpoint.
+//
 // # Sizes
 //
 // NewModel and NewLM refuse, before they build anything, a nil scope and any config

@@ -174,3 +174,30 @@ func TestLMConfigJSON(t *testing.T) {
 		}
 	}
 }
+
+// TestConfigSchemaExample: the example config of the package documentation
+// and README.md decodes and validates to the model it describes.
+func TestConfigSchemaExample(t *testing.T) {
+	const example = `{"d": 10, "d_prime": 5, "c": 25, "n": 10, "form": "interleaved", "blocks": 2,
+	 "kernel": {"name": "softmax", "gamma": 1, "learnable": true},
+	 "alpha": 10, "fixed_alpha": false, "bias": false, "heads": 1,
+	 "erase": "exact", "lambda": 100, "erase_kernel": "rbf",
+	 "literal": false, "zero_column": false}`
+	var cfg Config
+	if err := json.Unmarshal([]byte(example), &cfg); err != nil {
+		t.Fatal(err)
+	}
+	got, err := cfg.Validate()
+	if err != nil {
+		t.Fatal(err)
+	}
+	def, err := Config{D: 10, DPrime: 5, C: 25, N: 10, Blocks: 2}.Validate()
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, _ := json.Marshal(got)
+	b, _ := json.Marshal(def)
+	if string(a) != string(b) {
+		t.Errorf("the example is %s, want the defaults it spells out, %s", a, b)
+	}
+}

@@ -127,6 +127,19 @@
 //	 "kernel": {"name": "softmax", "gamma": 1, "learnable": true},
 //	 "head_kernels": null}
 //
+// # Checkpoints
+//
+// [Model.Save] and [GPT.Save] write a checkpoint directory (graph's
+// format); [Load] and [LoadGPT] rebuild the model from it alone, after
+// checking the config and the parameters it implies against the manifest
+// (as gd.Load does). The config object is
+//
+//	{"dtype": "float64", "scope": "", "tf": {...Config...}}         tf.Model
+//	{"dtype": "float64", "scope": "", "tf_gpt": {...GPTConfig...}}  tf.GPT
+//
+// Config.Init is not saved: a loaded model takes its matrices from the
+// checkpoint.
+//
 // # Sizes
 //
 // NewModel and NewGPT refuse, before they build anything, a nil scope and any config
