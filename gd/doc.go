@@ -2,6 +2,18 @@
 // Attention-Based In-Context Learning for Categorical Data", and the explicit
 // functional-GD reference they must match.
 //
+// # The models
+//
+// [NewModel] builds the GD models of the paper (single step, K interleaved
+// blocks, multi-head updates; Config), [NewLM] the GD language model
+// (LMConfig). Their kernel is a value, layers.KernelSpec: a built-in
+// (layers.Softmax(g), layers.RBF(g), ...), a combination such as
+// κ = rbf + β·linear, layers.Sum(layers.RBF(g), layers.Scaled(β,
+// layers.Linear())), or a user kernel; its parameters are learned with α
+// (log_alpha). [Construction] returns the construction's matrices as
+// values (layers.Construction) for an unconstrained model (package tf) to
+// start from.
+//
 // # The reference
 //
 // Reference runs the functional gradient descent of the paper's
@@ -11,9 +23,11 @@
 //	f_{j,k+1} = f_{j,k} + (α/N) Σ_{i=1..N} [w_{e,y_i} − E(w_e | f_{i,k})] κ(x_i, x_j)
 //	E(w_e | f) = Σ_c w_{e,c} softmax_c(W_eᵀ f)
 //
-// for every position j, the query included. RefKernel, RefSoftmax and
-// RefExpectedEmbedding expose the kernels and the softmax model (eq. (1)) so
-// that other packages can build their own checks from the same definitions.
+// for every position j, the query included (ReferenceConfig.Kernel names a
+// built-in κ; ReferenceConfig.KernelFunc takes any κ as a Go function).
+// RefKernel, RefSoftmax and RefExpectedEmbedding expose the kernels and the
+// softmax model (eq. (1)) so that other packages can build their own checks
+// from the same definitions.
 //
 // # Shape conventions
 //

@@ -2,6 +2,8 @@ package gd_test
 
 import (
 	"fmt"
+	"os"
+	"path/filepath"
 
 	"github.com/gdattn/gdattn/gd"
 	"github.com/gdattn/gdattn/graph"
@@ -28,4 +30,33 @@ func ExampleNewModel() {
 	// gd/log_alpha ()
 	// gd/kernel/log_gamma ()
 	// logits (64, 25)
+}
+
+// Save a GD model with a combined kernel and rebuild it from the checkpoint
+// alone.
+func ExampleLoad() {
+	s, err := graph.NewScope(graph.Float64, 1)
+	if err != nil {
+		panic(err)
+	}
+	kern := layers.Sum(layers.RBF(0.5), layers.Scaled(0.3, layers.Linear()))
+	m, err := gd.NewModel(s, gd.Config{D: 2, DPrime: 3, C: 4, N: 5, Blocks: 2, Kernel: kern}, 8)
+	if err != nil {
+		panic(err)
+	}
+	dir, err := os.MkdirTemp("", "gd-example")
+	if err != nil {
+		panic(err)
+	}
+	defer os.RemoveAll(dir)
+	if err := m.Save(filepath.Join(dir, "ckpt")); err != nil {
+		panic(err)
+	}
+	l, err := gd.Load(filepath.Join(dir, "ckpt"), 16)
+	if err != nil {
+		panic(err)
+	}
+	fmt.Println(l.Scope().ParamNames(), l.Batch, l.Cfg.Kernel.Name())
+	// Output:
+	// [we log_alpha kernel/term0/log_gamma kernel/term1/beta] 16 sum
 }

@@ -98,6 +98,15 @@
 // [SoftmaxHead] is the likelihood of eq. (1), p(y = c | x) = softmax_c(w_{e,c}·f(x)):
 // its Forward returns the logits f W_e (B, C), and losses apply the softmax.
 //
+// [Encoder] builds the tokens of the GD constructions from a minibatch of
+// contexts, in the layout a [TokenForm] names (FormInterleaved:
+// (x, w_{e,y}, w̄_e, 0); FormOneStep: (x, w_{e,y} − w̄_e, 0)), and owns W_e;
+// packages gd and tf both use it, so GD and the Trained TF see the same
+// tokens. [Matrix], [HeadMatrices], [CrossMatrices], [BlockMatrices] and
+// [Construction] carry matrices as plain values between packages: package
+// gd builds the GD construction, package tf starts from it, and neither
+// imports the other.
+//
 // [Embedding] (token and positional embeddings; its transpose is W_e),
 // [LayerNorm] and [FeedForward] are the remaining transformer parts.
 //

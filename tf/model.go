@@ -322,8 +322,8 @@ func (b *Block) Params() G.Nodes { return b.s.Params() }
 //
 // Trainable parameters (under the model's scope): "we" (W_e, shared by the
 // encoder and the head), for each layer l and head h "layer<l>/head<h>/wq",
-// "wk", "wv", "wo" (W_Q, W_K, W_V, P) and "layer<l>/head<h>/log_gamma"
-// (the kernel parameter, unless FixedGamma or the linear kernel), with Cross
+// "wk", "wv", "wo" (W_Q, W_K, W_V, P) and the head's kernel parameters
+// under "layer<l>/head<h>/" ("log_gamma" for a learnable built-in), with Cross
 // "layer<l>/cross/wq", "wk", "wv", "wo", and "readout/r" (R). Nothing is tied
 // except W_e, which the tokens, the cross-attention keys and values, and the
 // likelihood head all use.
