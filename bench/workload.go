@@ -9,6 +9,7 @@ import (
 	"github.com/gdattn/gdattn/data"
 	"github.com/gdattn/gdattn/gd"
 	"github.com/gdattn/gdattn/graph"
+	"github.com/gdattn/gdattn/layers"
 	"github.com/gdattn/gdattn/losses"
 	"github.com/gdattn/gdattn/tf"
 	G "gorgonia.org/gorgonia"
@@ -348,13 +349,13 @@ func (r *Runner) build(seed uint64) error {
 		var feed func([]float64, []int) error
 		var target *G.Node
 		if w.Model == ModelGD {
-			m, err := gd.NewModel(s, gd.Config{D: w.D, DPrime: w.DPrime, C: w.C, N: w.N, Blocks: w.depth(), Kernel: "softmax"}, w.Batch)
+			m, err := gd.NewModel(s, gd.Config{D: w.D, DPrime: w.DPrime, C: w.C, N: w.N, Blocks: w.depth(), Kernel: layers.Softmax(1)}, w.Batch)
 			if err != nil {
 				return err
 			}
 			r.Logits, target, feed = m.Logits, m.Target, m.Feed
 		} else {
-			m, err := tf.NewModel(s, tf.Config{D: w.D, DPrime: w.DPrime, C: w.C, N: w.N, Layers: w.depth(), Cross: w.Cross, Kernel: "softmax"}, w.Batch)
+			m, err := tf.NewModel(s, tf.Config{D: w.D, DPrime: w.DPrime, C: w.C, N: w.N, Layers: w.depth(), Cross: w.Cross, Kernel: layers.Softmax(1)}, w.Batch)
 			if err != nil {
 				return err
 			}

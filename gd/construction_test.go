@@ -21,7 +21,7 @@ func TestConstructionMatricesInGeneralHeads(t *testing.T) {
 		t.Run(kern, func(t *testing.T) {
 			x, y := randomBatch(21, B, T, d, C)
 			s, _ := graph.NewScope(graph.Float64, 3)
-			m, err := NewModel(s.Sub("gd"), Config{D: d, DPrime: dp, C: C, N: N, Blocks: 1, Kernel: kern, Gamma: gamma, Alpha: alpha}, B)
+			m, err := NewModel(s.Sub("gd"), Config{D: d, DPrime: dp, C: C, N: N, Blocks: 1, Kernel: layers.Builtin(kern, gamma), Alpha: alpha}, B)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -59,7 +59,7 @@ func TestConstructionMatricesInGeneralHeads(t *testing.T) {
 					t.Fatal(err)
 				}
 				cr, err := layers.NewCrossAttention(bs.Sub("cross"), layers.CrossAttentionConfig{DIn: D, DPrime: dp, We: m.We,
-					WQ: cn(bs, "cq", bm.CrossWQ), WK: cn(bs, "ck", bm.CrossWK), WV: cn(bs, "cv", bm.CrossWV), P: cn(bs, "cp", bm.CrossP)})
+					WQ: cn(bs, "cq", bm.Cross.WQ), WK: cn(bs, "ck", bm.Cross.WK), WV: cn(bs, "cv", bm.Cross.WV), P: cn(bs, "cp", bm.Cross.P)})
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -95,7 +95,7 @@ func TestOneStepMatricesInGeneralHead(t *testing.T) {
 	T := N + 1
 	x, y := randomBatch(22, B, T, d, C)
 	s, _ := graph.NewScope(graph.Float64, 3)
-	m, err := NewModel(s.Sub("gd"), Config{D: d, DPrime: dp, C: C, N: N, Form: OneStep, Kernel: "rbf", Gamma: gamma, Alpha: alpha}, B)
+	m, err := NewModel(s.Sub("gd"), Config{D: d, DPrime: dp, C: C, N: N, Form: OneStep, Kernel: layers.RBF(gamma), Alpha: alpha}, B)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -2,6 +2,18 @@
 // Attention-Based In-Context Learning for Categorical Data", and the explicit
 // functional-GD reference they must match.
 //
+// # The models
+//
+// [NewModel] builds the GD models of the paper (single step, K interleaved
+// blocks, multi-head updates; Config), [NewLM] the GD language model
+// (LMConfig). Their kernel is a value, layers.KernelSpec: a built-in
+// (layers.Softmax(g), layers.RBF(g), ...), a combination such as
+// κ = rbf + β·linear, layers.Sum(layers.RBF(g), layers.Scaled(β,
+// layers.Linear())), or a user kernel; its parameters are learned with α
+// (log_alpha). [Construction] returns the construction's matrices as
+// values (layers.Construction) for an unconstrained model (package tf) to
+// start from.
+//
 // # The reference
 //
 // Reference runs the functional gradient descent of the paper's
@@ -11,9 +23,11 @@
 //	f_{j,k+1} = f_{j,k} + (α/N) Σ_{i=1..N} [w_{e,y_i} − E(w_e | f_{i,k})] κ(x_i, x_j)
 //	E(w_e | f) = Σ_c w_{e,c} softmax_c(W_eᵀ f)
 //
-// for every position j, the query included. RefKernel, RefSoftmax and
-// RefExpectedEmbedding expose the kernels and the softmax model (eq. (1)) so
-// that other packages can build their own checks from the same definitions.
+// for every position j, the query included (ReferenceConfig.Kernel names a
+// built-in κ; ReferenceConfig.KernelFunc takes any κ as a Go function).
+// RefKernel, RefSoftmax and RefExpectedEmbedding expose the kernels and the
+// softmax model (eq. (1)) so that other packages can build their own checks
+// from the same definitions.
 //
 // # Shape conventions
 //
@@ -27,6 +41,73 @@
 //	                   w_{e,c} of category c
 //	f, E   (B, T, d')  the latent function and E(w_e | f) at every position
 //	probs  (B, C)      class probabilities at the query
+//
+// # Config schema
+//
+// [Config] and [LMConfig] are saved as JSON objects whose keys are the json
+// tags of their fields (lower-case snake_case). Every key is written; on
+// reading, a missing key means the field's zero value (its documented
+// default), and an unknown key, a key in another case, a value of the wrong
+// type or an unknown enum name is an error naming the key. Enums are
+// strings, kernels objects (see "Kernel specs" in package layers):
+//
+//	Config (gd.Model)                        LMConfig (gd.LM)
+//	"d", "d_prime", "c", "n"   int           "vocab", "d_prime", "context"  int
+//	"form"     "interleaved" | "one-step"    "heads", "steps", "ff_hidden"  int
+//	"blocks", "heads"          int           "kernel"   kernel | null
+//	"kernel"   kernel | null (softmax(1))    "mean_e", "diag_p", "ff"       bool
+//	"alpha", "lambda"          number
+//	"fixed_alpha", "bias", "literal", "zero_column"  bool
+//	"erase"    "exact" | "lambda"
+//	"erase_kernel"  "rbf" | "softmax"
+//
+// for example
+//
+//	{"d": 10, "d_prime": 5, "c": 25, "n": 10, "form": "interleaved", "blocks": 2,
+//	 "kernel": {"name": "softmax", "gamma": 1, "learnable": true},
+//	 "alpha": 10, "fixed_alpha": false, "bias": false, "heads": 1,
+//	 "erase": "exact", "lambda": 100, "erase_kernel": "rbf",
+//	 "literal": false, "zero_column": false}
+//
+// A kernel may also be written as a bare name: "rbf" is the built-in with
+// g = 1, learned, except in an LMConfig, where (as the language models have
+// always used it) it means g fixed at 1. The initialisers (WeInit,
+// EmbedInit) are not saved.
+//
+// # Checkpoints
+//
+// [Model.Save] and [LM.Save] write a checkpoint directory (graph's format:
+// one .npy file per parameter and a config.json holding the manifest and a
+// config object); [Load] and [LoadLM] rebuild the model from it alone. The
+// config object names the model family by its one key and carries the
+// dtype and the scope path the model was built in:
+//
+//	{"dtype": "float64", "scope": "", "gd": {...Config...}}       gd.Model
+//	{"dtype": "float32", "scope": "lm", "gd_lm": {...LMConfig...}} gd.LM
+//
+// ("scope" may be left out: the root). Load decodes the config strictly,
+// validates it, checks the sizes for the requested batch, and checks the
+// parameters the config implies (names relative to the scope, shapes, the
+// dtype) against the manifest, all before it builds the model in a new
+// scope and copies the parameters in. A gd.Model's parameters are "we"
+// (d', C) (or (d', C−1) with zero_column), "log_alpha" () unless
+// fixed_alpha, the kernel's under "kernel/" (a learnable built-in:
+// "kernel/log_gamma" ()), and with heads > 1 "head<m>/lambda" (1, d) and
+// "head<m>/p" (d', d'); each is stored as <name with "/" as "__">.npy.
+// README.md ("Config schema") shows a checkpoint written by numpy alone.
+// [Model.SavedConfig] returns the config object, for saving with optimiser
+// state through graph.SaveCheckpoint.
+//
+// # Sizes
+//
+// NewModel and NewLM refuse, before they build anything, a nil scope and any config
+// whose tensors could not fit in memory, with an error naming the fields:
+// every size field (and the batch) is at most 2^34, every tensor the model
+// allocates (a product of fields, computed without overflow) and all of
+// them together at most 2^34 elements (128 GiB of float64), and the
+// repeated structures (steps or layers times heads) at most 2^16, so that a
+// huge Blocks or Layers returns at once instead of building a graph for
+// hours.
 //
 // # Usage
 //

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/gdattn/gdattn/graph"
+	"github.com/gdattn/gdattn/layers"
 )
 
 // TestLambdaEraseConverges measures the error of the paper's λ-erase head
@@ -44,7 +45,7 @@ func TestLambdaEraseConverges(t *testing.T) {
 			x, ek, name := er.x, er.kernel, er.name
 			var errs []float64
 			for _, lam := range []float64{1, 3, 10, 100, 1000} {
-				cfg := Config{D: d, DPrime: dp, C: C, N: N, Blocks: K, Kernel: upd, Gamma: 0.7, Alpha: 2,
+				cfg := Config{D: d, DPrime: dp, C: C, N: N, Blocks: K, Kernel: layers.Builtin(upd, 0.7), Alpha: 2,
 					Erase: EraseLambda, Lambda: lam, EraseKernel: ek}
 				m := runForward(t, cfg, B, 3, x, y)
 				we, _ := graph.Values(m.We)

@@ -30,7 +30,7 @@ func (m *Model) buildStructured(step *G.Node, kern layers.Kernel, bk *layers.Bui
 	cfg, s := m.Cfg, m.s
 	B, T, N, d, dp, C := m.Batch, cfg.N+1, cfg.N, cfg.D, cfg.DPrime, cfg.C
 	x := m.X                                                                         // (B, T, d)
-	wy := m.enc.wy                                                                   // (B*T, d'): the encoder's w_{e,y}, 0 at the query
+	wy := m.enc.WY                                                                   // (B*T, d'): the encoder's w_{e,y}, 0 at the query
 	wy = G.Must(ops.Slice(G.Must(ops.Reshape(wy, tensor.Shape{B, T, dp})), 1, 0, N)) // (B, N, d')
 	meanCol, err := s.Const("structured_mean_weights", tensor.Shape{C, 1}, fill(C, 1/float64(C)))
 	if err != nil {

@@ -10,6 +10,7 @@ import (
 	"github.com/gdattn/gdattn/data"
 	"github.com/gdattn/gdattn/graph"
 	"github.com/gdattn/gdattn/graph/graphtest"
+	"github.com/gdattn/gdattn/layers"
 	"github.com/gdattn/gdattn/losses"
 )
 
@@ -41,11 +42,11 @@ func TestRepeatedRunsMatchFreshMachine(t *testing.T) {
 		tol  float64
 	}{{"float64", graph.Float64, 1e-12}, {"float32", graph.Float32, 1e-5}} {
 		for _, cfg := range []Config{
-			{D: tc.D, DPrime: tc.DPrime, C: tc.C, N: tc.N, Blocks: 1, Kernel: "softmax"},
-			{D: tc.D, DPrime: tc.DPrime, C: tc.C, N: tc.N, Blocks: 2, Kernel: "softmax"},
-			{D: tc.D, DPrime: tc.DPrime, C: tc.C, N: tc.N, Blocks: 2, Kernel: "rbf", Heads: 2},
+			{D: tc.D, DPrime: tc.DPrime, C: tc.C, N: tc.N, Blocks: 1, Kernel: layers.Softmax(1)},
+			{D: tc.D, DPrime: tc.DPrime, C: tc.C, N: tc.N, Blocks: 2, Kernel: layers.Softmax(1)},
+			{D: tc.D, DPrime: tc.DPrime, C: tc.C, N: tc.N, Blocks: 2, Kernel: layers.RBF(1), Heads: 2},
 		} {
-			t.Run(fmt.Sprintf("%s/blocks=%d/%s/heads=%d", dt.name, cfg.Blocks, cfg.Kernel, cfg.Heads), func(t *testing.T) {
+			t.Run(fmt.Sprintf("%s/blocks=%d/%s/heads=%d", dt.name, cfg.Blocks, cfg.Kernel.Name(), cfg.Heads), func(t *testing.T) {
 				graphtest.CheckReusedMachine(t, func() graphtest.Fresh {
 					s, _ := graph.NewScope(dt.dt, 1)
 					m, err := NewModel(s, cfg, B)

@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/gdattn/gdattn/graph"
+	"github.com/gdattn/gdattn/internal/bounds"
 	"github.com/gdattn/gdattn/layers"
 	"github.com/gdattn/gdattn/losses"
 	"github.com/gdattn/gdattn/ops"
@@ -12,7 +13,9 @@ import (
 )
 
 // LMConfig describes a GD language model (Sections 3.6 and 5.3, Appendix G).
-// Zero fields take the documented defaults; see [LM].
+// Zero fields take the documented defaults; see [LM]. Configs are saved as
+// JSON with the keys of the field tags (see "Config schema" in the package
+// documentation).
 type LMConfig struct {
 	Vocab   int `json:"vocab"`   // C, the number of token ids (required)
 	DPrime  int `json:"d_prime"` // d', the embedding width (required)
@@ -20,10 +23,12 @@ type LMConfig struct {
 
 	// Heads is the number M of update heads (default 8, as the paper).
 	Heads int `json:"heads"`
-	// Kernel is the heads' kernel κ: softmax (default, as the paper's main
-	// results), linear, rbf, exp or laplacian. Its parameter g is fixed at 1:
-	// the learned Λ_m set the scale.
-	Kernel string `json:"kernel"`
+	// Kernel is the heads' kernel κ, a value (see gd.Config.Kernel), built
+	// once in the scope "kernel" and shared by the heads. nil means
+	// layers.Softmax(1).Fixed(), as the paper's main results: g fixed at 1,
+	// the learned Λ_m set the scale. A normalised kernel normalises over the
+	// keys; any other is divided by the number j of keys (the 1/N of eq. (3)).
+	Kernel layers.KernelSpec `json:"kernel"`
 	// Steps is the number K of GD steps (default 1, the paper's language
 	// models). Steps after the first need E(w_e|f_k), computed over the whole
 	// vocabulary with an exact softmax (the cross-attention of Section 3.3)
@@ -32,7 +37,7 @@ type LMConfig struct {
 	// MeanE uses the mean embedding w̄_e = E(w_e|f=0) as the expectation at
 	// every step (the one-step simplification of Section 3.5; with Steps = 1
 	// it changes nothing, since f_0 = 0).
-	MeanE bool `json:"mean_e,omitempty"`
+	MeanE bool `json:"mean_e"`
 	// DiagP makes each head's output matrix P_m diagonal instead of a full
 	// d'×d' matrix (Appendix G). The attention then has 2·M·d' parameters
 	// (Λ_m and P_m), the paper's "8K" at d' = 512 and 8 heads, but the model
@@ -41,12 +46,12 @@ type LMConfig struct {
 	// of t after c, so it cannot learn "the → girl" without "girl → the",
 	// and it generates repetitions (RESULTS.md of examples/language). Full
 	// P_m (the default) make the form w_{e,t}ᵀ P_m w_{e,c} asymmetric.
-	DiagP bool `json:"diag_p,omitempty"`
+	DiagP bool `json:"diag_p"`
 	// FF appends a pre-norm feed-forward block with a skip connection after
 	// the attention ("GD + FF" of Section 5.3): h = f + FF(LN(f)).
-	FF bool `json:"ff,omitempty"`
+	FF bool `json:"ff"`
 	// FFHidden is the feed-forward hidden width (default 4·d').
-	FFHidden int `json:"ff_hidden,omitempty"`
+	FFHidden int `json:"ff_hidden"`
 	// EmbedInit initialises the token and positional embeddings; nil means
 	// N(0, 0.02²) (nanoGPT).
 	EmbedInit graph.Initializer `json:"-"`
@@ -66,27 +71,30 @@ func (cfg LMConfig) Validate() (LMConfig, error) {
 	if cfg.Context <= 0 {
 		return fail("Context = %d, want > 0", cfg.Context)
 	}
+	if err := bounds.Each(bounds.Term{What: "Vocab", Dims: []int{cfg.Vocab}}, bounds.Term{What: "DPrime", Dims: []int{cfg.DPrime}},
+		bounds.Term{What: "Context", Dims: []int{cfg.Context}}, bounds.Term{What: "FFHidden", Dims: []int{cfg.FFHidden}}); err != nil {
+		return fail("%v", err)
+	}
 	if cfg.Heads == 0 {
 		cfg.Heads = 8
 	}
 	if cfg.Heads < 0 {
 		return fail("Heads = %d, want > 0", cfg.Heads)
 	}
-	if cfg.Kernel == "" {
-		cfg.Kernel = layers.KernelSoftmax
+	if cfg.Kernel == nil {
+		cfg.Kernel = layers.Softmax(1).Fixed()
 	}
-	known := false
-	for _, k := range layers.KernelNames() {
-		known = known || k == cfg.Kernel
-	}
-	if !known {
-		return fail("unknown kernel %q (known: %v)", cfg.Kernel, layers.KernelNames())
+	if err := layers.CheckKernel(cfg.Kernel); err != nil {
+		return fail("Kernel: %v", err)
 	}
 	if cfg.Steps == 0 {
 		cfg.Steps = 1
 	}
 	if cfg.Steps < 0 {
 		return fail("Steps = %d, want > 0", cfg.Steps)
+	}
+	if err := bounds.Units("Steps·Heads", cfg.Steps, cfg.Heads); err != nil {
+		return fail("%v", err)
 	}
 	if cfg.FFHidden == 0 {
 		cfg.FFHidden = 4 * cfg.DPrime
@@ -98,6 +106,30 @@ func (cfg LMConfig) Validate() (LMConfig, error) {
 		cfg.EmbedInit = graph.Normal(0.02)
 	}
 	return cfg, nil
+}
+
+// checkSizes checks what a language model of the validated cfg allocates
+// for minibatches of batch sequences against the limit of internal/bounds
+// (2^34 elements), before anything is built.
+func (cfg LMConfig) checkSizes(batch int) error {
+	if batch <= 0 {
+		return fmt.Errorf("gd: lm: batch = %d, want > 0", batch)
+	}
+	B, T, d, V := batch, cfg.Context, cfg.DPrime, cfg.Vocab
+	if err := bounds.Elements(
+		bounds.Term{What: "batch", Dims: []int{B}},
+		bounds.Term{What: "Vocab·DPrime (wte)", Dims: []int{V, d}},
+		bounds.Term{What: "(Context+1)·DPrime (wpe)", Dims: []int{T + 1, d}},
+		bounds.Term{What: "Steps·batch·Context·Vocab (logits and expectations)", Dims: []int{cfg.Steps, B, T, V}},
+		bounds.Term{What: "Heads·batch·(Context+1)·Context (kernels)", Dims: []int{cfg.Heads, B, T + 1, T}},
+		bounds.Term{What: "Steps·Heads·batch·(Context+1)·DPrime (head outputs)", Dims: []int{cfg.Steps, cfg.Heads, B, T + 1, d}},
+		bounds.Term{What: "Heads·DPrime·DPrime (p)", Dims: []int{cfg.Heads, d, d}},
+		bounds.Term{What: "batch·Context·FFHidden (feed-forward)", Dims: []int{B, T, cfg.FFHidden}},
+		bounds.Term{What: "DPrime·FFHidden (feed-forward weights)", Dims: []int{2, d, cfg.FFHidden}},
+	); err != nil {
+		return fmt.Errorf("gd: lm config: %w", err)
+	}
+	return nil
 }
 
 // LMOptions says what graph [NewLM] builds.
@@ -170,11 +202,14 @@ type LM struct {
 
 // NewLM builds the model's graph in s.
 func NewLM(s *graph.Scope, cfg LMConfig, opts LMOptions) (m *LM, err error) {
+	if s == nil {
+		return nil, fmt.Errorf("gd: lm: scope is nil")
+	}
 	if cfg, err = cfg.Validate(); err != nil {
 		return nil, err
 	}
-	if opts.Batch <= 0 {
-		return nil, fmt.Errorf("gd: lm: batch = %d, want > 0", opts.Batch)
+	if err := cfg.checkSizes(opts.Batch); err != nil {
+		return nil, err
 	}
 	m = &LM{Cfg: cfg, Batch: opts.Batch, Next: opts.Next, s: s}
 	if err := m.build(); err != nil {
@@ -334,7 +369,7 @@ func (m *LM) build() (err error) {
 func (m *LM) headKernels(wpe *G.Node) ([]*G.Node, error) {
 	cfg, s := m.Cfg, m.s
 	B, T, d := m.Batch, cfg.Context, cfg.DPrime
-	kern, err := layers.NewKernel(s.Sub("kernel"), cfg.Kernel, layers.KernelConfig{Gamma: 1})
+	kern, _, err := layers.InstantiateKernel(s.Sub("kernel"), cfg.Kernel)
 	if err != nil {
 		return nil, err
 	}
@@ -343,7 +378,7 @@ func (m *LM) headKernels(wpe *G.Node) ([]*G.Node, error) {
 		return nil, err
 	}
 	var norm *G.Node // 1/j for the unnormalised kernels (the 1/N of eq. (3))
-	if !layers.Normalised(cfg.Kernel) {
+	if !cfg.Kernel.Normalised() {
 		vals := make([]float64, (T+1)*T)
 		for j := 1; j <= T; j++ {
 			for i := 0; i < j; i++ {

@@ -55,8 +55,8 @@ func TestLMGradients(t *testing.T) {
 		mod  func(*LMConfig)
 	}{
 		{"softmax", func(c *LMConfig) {}},
-		{"linear", func(c *LMConfig) { c.Kernel = "linear" }},
-		{"rbf", func(c *LMConfig) { c.Kernel = "rbf" }},
+		{"linear", func(c *LMConfig) { c.Kernel = layers.Linear() }},
+		{"rbf", func(c *LMConfig) { c.Kernel = layers.RBF(1).Fixed() }},
 		{"steps=2-exactE", func(c *LMConfig) { c.Steps = 2 }},
 		{"steps=2-meanE", func(c *LMConfig) { c.Steps = 2; c.MeanE = true }},
 		{"diagP", func(c *LMConfig) { c.DiagP = true }},
@@ -131,7 +131,7 @@ func lmRef(cfg LMConfig, ids []int, B int, p map[string][]float64) []float64 {
 							a[i] += lam[k] * row(wpe, j)[k] * lam[k] * row(wpe, i)[k]
 						}
 					}
-					if cfg.Kernel == layers.KernelSoftmax && j > 0 {
+					if (cfg.Kernel == nil || cfg.Kernel.Normalised()) && j > 0 {
 						mx, z := math.Inf(-1), 0.0
 						for _, v := range a {
 							mx = math.Max(mx, v)
@@ -197,7 +197,7 @@ func TestLMMatchesReference(t *testing.T) {
 		cfg  LMConfig
 	}{
 		{"softmax", LMConfig{Vocab: 6, DPrime: 3, Context: 5, Heads: 2}},
-		{"linear", LMConfig{Vocab: 6, DPrime: 3, Context: 5, Heads: 3, Kernel: "linear"}},
+		{"linear", LMConfig{Vocab: 6, DPrime: 3, Context: 5, Heads: 3, Kernel: layers.Linear()}},
 		{"softmax-diagP", LMConfig{Vocab: 6, DPrime: 3, Context: 5, Heads: 2, DiagP: true}},
 		{"softmax-steps=3", LMConfig{Vocab: 6, DPrime: 3, Context: 5, Heads: 2, Steps: 3}},
 	} {
@@ -395,7 +395,7 @@ func TestLMErrors(t *testing.T) {
 		{"vocab", LMConfig{Vocab: 1, DPrime: 2, Context: 3}, LMOptions{Batch: 1}, "Vocab = 1"},
 		{"dprime", LMConfig{Vocab: 5, Context: 3}, LMOptions{Batch: 1}, "DPrime = 0"},
 		{"context", LMConfig{Vocab: 5, DPrime: 2}, LMOptions{Batch: 1}, "Context = 0"},
-		{"kernel", LMConfig{Vocab: 5, DPrime: 2, Context: 3, Kernel: "cosine"}, LMOptions{Batch: 1}, "unknown kernel"},
+		{"kernel", LMConfig{Vocab: 5, DPrime: 2, Context: 3, Kernel: layers.Builtin("cosine", 1)}, LMOptions{Batch: 1}, "unknown kernel"},
 		{"steps", LMConfig{Vocab: 5, DPrime: 2, Context: 3, Steps: -1}, LMOptions{Batch: 1}, "Steps = -1"},
 		{"batch", good, LMOptions{}, "batch = 0"},
 	} {

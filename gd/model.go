@@ -5,35 +5,29 @@ import (
 	"math"
 
 	"github.com/gdattn/gdattn/graph"
+	"github.com/gdattn/gdattn/internal/bounds"
 	"github.com/gdattn/gdattn/layers"
 	"github.com/gdattn/gdattn/ops"
 	G "gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
 )
 
-// Form selects which of the paper's GD constructions a Model builds.
-type Form int
+// Form selects which of the paper's GD constructions a Model builds. It is
+// the token layout layers.TokenForm of the shared encoder (an alias, so that
+// gd.Interleaved and layers.FormInterleaved are the same value); configs
+// write it as "interleaved" or "one-step".
+type Form = layers.TokenForm
 
 const (
 	// Interleaved is the K-block model of Section 3 / Appendix D: tokens
 	// (x, w_{e,y}, E(w_e|f), f); each block is a self-attention layer with an
 	// update head and an erase head, then cross-attention against W_e.
-	Interleaved Form = iota
+	Interleaved = layers.FormInterleaved
 	// OneStep is the single-step model of Appendix C: tokens
 	// (x, w_{e,y} − w̄_e, 0) and one update head; it performs exactly one GD
 	// step from f = 0 (Blocks must be 1).
-	OneStep
+	OneStep = layers.FormOneStep
 )
-
-func (f Form) String() string {
-	switch f {
-	case Interleaved:
-		return "interleaved"
-	case OneStep:
-		return "onestep"
-	}
-	return fmt.Sprintf("Form(%d)", int(f))
-}
 
 // Erase selects how the erase head of each block removes E(w_e|f_k).
 type Erase int
@@ -48,6 +42,7 @@ const (
 	EraseLambda
 )
 
+// String is the erase head's name in configs: "exact" or "lambda".
 func (e Erase) String() string {
 	switch e {
 	case EraseExact:
@@ -58,44 +53,78 @@ func (e Erase) String() string {
 	return fmt.Sprintf("Erase(%d)", int(e))
 }
 
+// ParseErase reads an erase head's name: "exact" or "lambda".
+func ParseErase(s string) (Erase, error) {
+	for _, e := range []Erase{EraseExact, EraseLambda} {
+		if s == e.String() {
+			return e, nil
+		}
+	}
+	return 0, fmt.Errorf("gd: unknown erase head %q (want \"exact\" or \"lambda\")", s)
+}
+
+// MarshalText writes the erase head's name; an unknown value is an error.
+func (e Erase) MarshalText() ([]byte, error) {
+	if _, err := ParseErase(e.String()); err != nil {
+		return nil, err
+	}
+	return []byte(e.String()), nil
+}
+
+// UnmarshalText reads a name written by MarshalText.
+func (e *Erase) UnmarshalText(b []byte) error {
+	v, err := ParseErase(string(b))
+	if err != nil {
+		return err
+	}
+	*e = v
+	return nil
+}
+
 // Config describes a GD model. Zero fields take the documented defaults.
+//
+// Configs are saved as JSON with the keys of the field tags (see "Config
+// schema" in the package documentation); Kernel, Form and Erase are written
+// as strings or objects by [Config.MarshalJSON], and [Config.UnmarshalJSON]
+// refuses unknown keys and values.
 type Config struct {
-	D      int // covariate dimension d (required)
-	DPrime int // latent/embedding dimension d' (required)
-	C      int // number of categories (required)
-	N      int // context size; every sequence has T = N+1 positions (required)
+	D      int `json:"d"`       // covariate dimension d (required)
+	DPrime int `json:"d_prime"` // latent/embedding dimension d' (required)
+	C      int `json:"c"`       // number of categories (required)
+	N      int `json:"n"`       // context size; every sequence has T = N+1 positions (required)
 
-	Form   Form // Interleaved (default) or OneStep
-	Blocks int  // number of blocks K = GD steps; default 1
+	Form   Form `json:"form"`   // Interleaved (default) or OneStep
+	Blocks int  `json:"blocks"` // number of blocks K = GD steps; default 1
 
-	// Kernel is the update heads' kernel: linear, rbf, exp, laplacian or
-	// softmax (default softmax). Gamma is its initial parameter g (default
-	// 1) and FixedGamma keeps g fixed instead of learning it.
-	Kernel     string
-	Gamma      float64
-	FixedGamma bool
+	// Kernel is the update heads' kernel κ, a value: a built-in
+	// (layers.Softmax(g), layers.RBF(g), ..., with g learned unless
+	// .Fixed()), a combination (layers.Sum, layers.Scaled) or a user kernel
+	// (layers.Custom or any layers.KernelSpec), built once in the scope
+	// "kernel" and shared by every block and head. nil means
+	// layers.Softmax(1): the softmax kernel with g learned from 1.
+	Kernel layers.KernelSpec `json:"kernel"`
 
 	// Alpha is the initial GD step α (default N for the normalised softmax
 	// kernel, 1 otherwise, so that the first step α/N·Σκ is O(1)). α is
 	// learned as log_alpha (α = exp(log_alpha)) unless FixedAlpha.
-	Alpha      float64
-	FixedAlpha bool
+	Alpha      float64 `json:"alpha"`
+	FixedAlpha bool    `json:"fixed_alpha"`
 
 	// Bias adds the bias update of Appendix B (the kernel becomes κ+1).
-	Bias bool
+	Bias bool `json:"bias"`
 
 	// Heads is the number M of update heads (Appendix G; default 1). With
 	// M > 1 head m uses κ(Λ_m x_i, Λ_m x_j) with a learned diagonal Λ_m
 	// ("lambda", init 1 + U(-0.25, 0.25)) and merges through a learned
 	// P_m ∈ R^{d'×d'} ("p", init I/M).
-	Heads int
+	Heads int `json:"heads"`
 
 	// Erase selects the erase head (default EraseExact); with EraseLambda,
 	// Lambda is λ (default 100) and EraseKernel is "rbf" (default) or
 	// "softmax" (the plain dot-product softmax, as printed in the paper).
-	Erase       Erase
-	Lambda      float64
-	EraseKernel string
+	Erase       Erase   `json:"erase"`
+	Lambda      float64 `json:"lambda"`
+	EraseKernel string  `json:"erase_kernel"`
 
 	// Literal builds the construction token by token: the tokens
 	// e = (x, w_{e,y}, E, f) pass through general attention heads with the
@@ -104,12 +133,13 @@ type Config struct {
 	// token blocks directly — the selections those matrices perform — which
 	// is several times faster; see buildStructured. EraseLambda always builds
 	// the literal model.
-	Literal bool
+	Literal bool `json:"literal"`
 
 	// ZeroColumn fixes the first column of W_e at zero, as the authors do
 	// (W_e then has C−1 free columns).
-	ZeroColumn bool
-	// WeInit initialises W_e; nil means N(0, 1), like the data's W_e.
+	ZeroColumn bool `json:"zero_column"`
+	// WeInit initialises W_e; nil means N(0, 1), like the data's W_e. It
+	// is not saved: a loaded model takes its W_e from the checkpoint.
 	WeInit graph.Initializer `json:"-"`
 }
 
@@ -130,6 +160,10 @@ func (cfg Config) Validate() (Config, error) {
 	if cfg.N <= 0 {
 		return fail("N = %d, want at least one context example", cfg.N)
 	}
+	if err := bounds.Each(bounds.Term{What: "D", Dims: []int{cfg.D}}, bounds.Term{What: "DPrime", Dims: []int{cfg.DPrime}},
+		bounds.Term{What: "C", Dims: []int{cfg.C}}, bounds.Term{What: "N", Dims: []int{cfg.N}}); err != nil {
+		return fail("%v", err)
+	}
 	if cfg.Form != Interleaved && cfg.Form != OneStep {
 		return fail("unknown Form %d", int(cfg.Form))
 	}
@@ -142,25 +176,15 @@ func (cfg Config) Validate() (Config, error) {
 	if cfg.Form == OneStep && cfg.Blocks != 1 {
 		return fail("the OneStep form performs one GD step; Blocks = %d", cfg.Blocks)
 	}
-	if cfg.Kernel == "" {
-		cfg.Kernel = layers.KernelSoftmax
+	if cfg.Kernel == nil {
+		cfg.Kernel = layers.Softmax(1)
 	}
-	known := false
-	for _, k := range layers.KernelNames() {
-		known = known || k == cfg.Kernel
-	}
-	if !known {
-		return fail("unknown kernel %q (known: %v)", cfg.Kernel, layers.KernelNames())
-	}
-	if cfg.Gamma == 0 {
-		cfg.Gamma = 1
-	}
-	if !(cfg.Gamma > 0) || math.IsInf(cfg.Gamma, 0) {
-		return fail("Gamma = %v, want a finite positive value", cfg.Gamma)
+	if err := layers.CheckKernel(cfg.Kernel); err != nil {
+		return fail("Kernel: %v", err)
 	}
 	if cfg.Alpha == 0 {
 		cfg.Alpha = 1
-		if layers.Normalised(cfg.Kernel) {
+		if cfg.Kernel.Normalised() {
 			cfg.Alpha = float64(cfg.N)
 		}
 	}
@@ -172,6 +196,9 @@ func (cfg Config) Validate() (Config, error) {
 	}
 	if cfg.Heads < 0 {
 		return fail("Heads = %d, want > 0", cfg.Heads)
+	}
+	if err := bounds.Units("Blocks·Heads", cfg.Blocks, cfg.Heads); err != nil {
+		return fail("%v", err)
 	}
 	if cfg.Erase != EraseExact && cfg.Erase != EraseLambda {
 		return fail("unknown Erase %d", int(cfg.Erase))
@@ -194,12 +221,38 @@ func (cfg Config) Validate() (Config, error) {
 	return cfg, nil
 }
 
-// TokenDim is the width D of a token: d + 3d' (Interleaved) or d + 2d' (OneStep).
-func (cfg Config) TokenDim() int {
-	if cfg.Form == OneStep {
-		return cfg.D + 2*cfg.DPrime
+// checkSizes checks what a model of the validated cfg allocates for
+// minibatches of batch contexts against the limit of internal/bounds (2^34
+// elements), before anything is built.
+func (cfg Config) checkSizes(batch int) error {
+	if batch <= 0 {
+		return fmt.Errorf("gd: batch = %d, want > 0", batch)
 	}
-	return cfg.D + 3*cfg.DPrime
+	T, D := cfg.N+1, cfg.TokenDim()
+	terms := []bounds.Term{
+		{What: "batch", Dims: []int{batch}},
+		{What: "batch·(N+1)·C (labels)", Dims: []int{batch, T, cfg.C}},
+		{What: "(Blocks+1)·batch·(N+1)·D (tokens)", Dims: []int{cfg.Blocks + 1, batch, T, D}},
+		{What: "Heads·batch·(N+1)·N (kernel weights)", Dims: []int{cfg.Heads, batch, T, cfg.N}},
+		{What: "DPrime·C (we)", Dims: []int{cfg.DPrime, cfg.C}},
+		{What: "Heads·DPrime·DPrime (p)", Dims: []int{cfg.Heads, cfg.DPrime, cfg.DPrime}},
+	}
+	if cfg.Literal || cfg.Erase == EraseLambda {
+		terms = append(terms, bounds.Term{What: "Blocks·8·D·D (selection matrices)", Dims: []int{cfg.Blocks, 8, D, D}})
+	}
+	if err := bounds.Elements(terms...); err != nil {
+		return fmt.Errorf("gd: config: %w", err)
+	}
+	return nil
+}
+
+// TokenDim is the width D of a token: d + 3d' (Interleaved) or d + 2d' (OneStep).
+func (cfg Config) TokenDim() int { return cfg.Form.TokenDim(cfg.D, cfg.DPrime) }
+
+// encoderConfig is the configuration of the model's token encoder.
+func (cfg Config) encoderConfig() layers.EncoderConfig {
+	return layers.EncoderConfig{Form: cfg.Form, D: cfg.D, DPrime: cfg.DPrime, C: cfg.C, N: cfg.N,
+		ZeroColumn: cfg.ZeroColumn, WeInit: cfg.WeInit}
 }
 
 // Model is a GD-structured attention model built for minibatches of a fixed
@@ -207,16 +260,19 @@ func (cfg Config) TokenDim() int {
 // context exactly (with EraseExact) and returns the logits of the query.
 //
 // Trainable parameters (all under the model's scope): "we" (W_e), "log_alpha"
-// (α, unless FixedAlpha), "kernel/log_gamma" (g, unless FixedGamma or the
-// linear kernel) and, with Heads > 1, "head<m>/lambda" and "head<m>/p". α and
-// g are shared by all blocks, as K steps of one GD run share them. Everything
-// else (the selection matrices of Appendices C and D) is fixed.
+// (α, unless FixedAlpha), the kernel's parameters under "kernel/" (for a
+// built-in kernel "kernel/log_gamma", g, unless it is fixed or linear; for
+// layers.Sum(layers.RBF(g), layers.Scaled(β, layers.Linear()))
+// "kernel/term0/log_gamma" and "kernel/term1/beta") and, with Heads > 1,
+// "head<m>/lambda" and "head<m>/p". α and the kernel's parameters are shared
+// by all blocks, as K steps of one GD run share them. Everything else (the
+// selection matrices of Appendices C and D) is fixed.
 type Model struct {
 	Cfg   Config
 	Batch int
 
 	s   *graph.Scope
-	enc *Encoder
+	enc *layers.Encoder
 
 	// X (B, T, d), Labels (B·T, C) one-hot of the context labels with the
 	// query row zero, and Target (B, C) one-hot of the query label are the
@@ -243,12 +299,17 @@ type Model struct {
 }
 
 // NewModel builds the model's graph in s for minibatches of batch contexts.
+// Sizes whose tensors could not fit in memory are refused before anything
+// is built (see "Sizes" in the package documentation).
 func NewModel(s *graph.Scope, cfg Config, batch int) (m *Model, err error) {
+	if s == nil {
+		return nil, fmt.Errorf("gd: model: scope is nil")
+	}
 	if cfg, err = cfg.Validate(); err != nil {
 		return nil, err
 	}
-	if batch <= 0 {
-		return nil, fmt.Errorf("gd: batch = %d, want > 0", batch)
+	if err := cfg.checkSizes(batch); err != nil {
+		return nil, err
 	}
 	defer graph.Recover(&err)
 	m = &Model{Cfg: cfg, Batch: batch, s: s}
@@ -271,7 +332,7 @@ func (m *Model) build() error {
 	cfg, s := m.Cfg, m.s
 	B, dp := m.Batch, cfg.DPrime
 	D := cfg.TokenDim()
-	enc, err := NewEncoder(s, cfg, B)
+	enc, err := layers.NewEncoder(s, cfg.encoderConfig(), B)
 	if err != nil {
 		return err
 	}
@@ -292,11 +353,10 @@ func (m *Model) build() error {
 		m.Alpha = G.Must(G.Exp(la))
 	}
 	step := G.Must(G.Mul(m.Alpha, scalarConst(s, 1/float64(cfg.N))))
-	bk, err := layers.NewBuiltinKernel(s.Sub("kernel"), cfg.Kernel, layers.KernelConfig{Gamma: cfg.Gamma, Learnable: !cfg.FixedGamma})
+	kern, bk, err := layers.InstantiateKernel(s.Sub("kernel"), cfg.Kernel)
 	if err != nil {
 		return err
 	}
-	kern := bk.Kernel
 	if cfg.Bias {
 		kern = layers.WithBias(kern)
 		bk = nil // the weights are no longer the built-in kernel's

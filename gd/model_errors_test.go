@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/gdattn/gdattn/graph"
+	"github.com/gdattn/gdattn/layers"
 )
 
 func TestConfigErrors(t *testing.T) {
@@ -19,12 +20,12 @@ func TestConfigErrors(t *testing.T) {
 		{"DPrime", func(c *Config) { c.DPrime = -1 }, "DPrime = -1"},
 		{"C", func(c *Config) { c.C = 1 }, "C = 1"},
 		{"N=0", func(c *Config) { c.N = 0 }, "N = 0"},
-		{"kernel", func(c *Config) { c.Kernel = "cosine" }, `unknown kernel "cosine"`},
+		{"kernel", func(c *Config) { c.Kernel = layers.Builtin("cosine", 1) }, `unknown kernel "cosine"`},
 		{"blocks", func(c *Config) { c.Blocks = -2 }, "Blocks = -2"},
 		{"onestep blocks", func(c *Config) { c.Form = OneStep; c.Blocks = 2 }, "OneStep"},
 		{"form", func(c *Config) { c.Form = Form(7) }, "Form"},
-		{"gamma NaN", func(c *Config) { c.Gamma = math.NaN() }, "Gamma"},
-		{"gamma negative", func(c *Config) { c.Gamma = -1 }, "Gamma"},
+		{"gamma NaN", func(c *Config) { c.Kernel = layers.Softmax(math.NaN()) }, "Gamma"},
+		{"gamma negative", func(c *Config) { c.Kernel = layers.Softmax(-1) }, "Gamma"},
 		{"alpha Inf", func(c *Config) { c.Alpha = math.Inf(1) }, "Alpha"},
 		{"heads", func(c *Config) { c.Heads = -1 }, "Heads"},
 		{"erase", func(c *Config) { c.Erase = Erase(5) }, "Erase"},

@@ -2,12 +2,13 @@ package gd
 
 import (
 	"fmt"
-	"github.com/google/go-cmp/cmp"
-	"github.com/google/go-cmp/cmp/cmpopts"
 	"math"
 	"math/rand/v2"
 	"strings"
 	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
 
 	"github.com/gdattn/gdattn/graph"
 	"github.com/gdattn/gdattn/layers"
@@ -69,7 +70,7 @@ func TestModelMatchesReference(t *testing.T) {
 			for K := 1; K <= 6; K++ {
 				t.Run(fmt.Sprintf("literal=%v/%s/K=%d", literal, kern, K), func(t *testing.T) {
 					x, y := randomBatch(uint64(K), B, T, d, C)
-					cfg := Config{D: d, DPrime: dp, C: C, N: N, Blocks: K, Kernel: kern, Gamma: 0.7, Alpha: 2, Literal: literal}
+					cfg := Config{D: d, DPrime: dp, C: C, N: N, Blocks: K, Kernel: layers.Builtin(kern, 0.7), Alpha: 2, Literal: literal}
 					m := runForward(t, cfg, B, 3, x, y)
 					we, _ := graph.Values(m.We)
 					ref, err := Reference(x, y, B, T, d, we, dp, C, ReferenceConfig{Steps: K, Alpha: 2, Kernel: kern, Gamma: 0.7})
@@ -117,7 +118,7 @@ func TestModelVariantsMatchReference(t *testing.T) {
 			t.Run(kern+"/"+tc.name, func(t *testing.T) {
 				x, y := randomBatch(5, B, T, d, C)
 				cfg := tc.cfg
-				cfg.D, cfg.DPrime, cfg.C, cfg.N, cfg.Kernel, cfg.Gamma, cfg.Alpha = d, dp, C, N, kern, 0.7, 2
+				cfg.D, cfg.DPrime, cfg.C, cfg.N, cfg.Kernel, cfg.Alpha = d, dp, C, N, layers.Builtin(kern, 0.7), 2
 				m := runForward(t, cfg, B, 3, x, y)
 				we, _ := graph.Values(m.We)
 				rc := tc.ref
@@ -155,7 +156,7 @@ func TestModelFloat32(t *testing.T) {
 		t.Run(kern, func(t *testing.T) {
 			x, y := randomBatch(9, B, T, d, C)
 			s, _ := graph.NewScope(graph.Float32, 3)
-			m, err := NewModel(s, Config{D: d, DPrime: dp, C: C, N: N, Blocks: K, Kernel: kern, Gamma: 0.7, Alpha: 2}, B)
+			m, err := NewModel(s, Config{D: d, DPrime: dp, C: C, N: N, Blocks: K, Kernel: layers.Builtin(kern, 0.7), Alpha: 2}, B)
 			if err != nil {
 				t.Fatal(err)
 			}

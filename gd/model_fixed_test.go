@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/gdattn/gdattn/graph"
+	"github.com/gdattn/gdattn/layers"
 )
 
 // TestFixedAlphaGamma: with FixedAlpha and FixedGamma the model builds (α
@@ -15,8 +16,8 @@ func TestFixedAlphaGamma(t *testing.T) {
 	T := N + 1
 	for _, form := range []Form{OneStep, Interleaved} {
 		t.Run(form.String(), func(t *testing.T) {
-			cfg := Config{D: d, DPrime: dp, C: C, N: N, Form: form, Blocks: K, Kernel: "rbf", Gamma: 0.7, Alpha: 2,
-				FixedAlpha: true, FixedGamma: true}
+			cfg := Config{D: d, DPrime: dp, C: C, N: N, Form: form, Blocks: K, Kernel: layers.RBF(0.7).Fixed(), Alpha: 2,
+				FixedAlpha: true}
 			steps := K
 			if form == OneStep {
 				cfg.Blocks, steps = 1, 1

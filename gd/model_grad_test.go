@@ -1,8 +1,9 @@
 package gd
 
 import (
-	"github.com/google/go-cmp/cmp"
 	"testing"
+
+	"github.com/google/go-cmp/cmp"
 
 	"github.com/gdattn/gdattn/graph"
 	"github.com/gdattn/gdattn/graph/graphtest"
@@ -32,7 +33,7 @@ func modelLoss(cfg Config, B int, seed uint64) graphtest.BuildFunc {
 // runs the float32 build at float32 tolerance.
 func TestModelGradients(t *testing.T) {
 	const B, N, d, dp, C = 2, 4, 3, 2, 5
-	base := Config{D: d, DPrime: dp, C: C, N: N, Gamma: 0.7, Alpha: 1.5, WeInit: graph.Normal(0.5)}
+	base := Config{D: d, DPrime: dp, C: C, N: N, Alpha: 1.5, WeInit: graph.Normal(0.5)}
 	type tc struct {
 		name string
 		cfg  Config
@@ -40,7 +41,7 @@ func TestModelGradients(t *testing.T) {
 	var cases []tc
 	for _, k := range layers.KernelNames() {
 		c := base
-		c.Kernel, c.Blocks = k, 2
+		c.Kernel, c.Blocks = layers.Builtin(k, 0.7), 2
 		cases = append(cases, tc{k + "/K=2", c})
 	}
 	extra := []struct {
@@ -49,7 +50,7 @@ func TestModelGradients(t *testing.T) {
 	}{
 		{"onestep", func(c *Config) { c.Form = OneStep }},
 		{"K=1", func(c *Config) { c.Blocks = 1 }},
-		{"K=1-linear", func(c *Config) { c.Blocks = 1; c.Kernel = "linear" }},
+		{"K=1-linear", func(c *Config) { c.Blocks = 1; c.Kernel = layers.Linear() }},
 		{"K=3", func(c *Config) { c.Blocks = 3 }},
 		{"bias", func(c *Config) { c.Blocks = 2; c.Bias = true }},
 		{"heads=2", func(c *Config) { c.Blocks = 2; c.Heads = 2 }},
@@ -60,7 +61,7 @@ func TestModelGradients(t *testing.T) {
 	}
 	for _, e := range extra {
 		c := base
-		c.Kernel = "softmax"
+		c.Kernel = layers.Softmax(0.7)
 		e.mod(&c)
 		cases = append(cases, tc{"softmax/" + e.name, c})
 	}

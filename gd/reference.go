@@ -110,11 +110,17 @@ type ReferenceConfig struct {
 	Steps int
 	// Alpha is the GD step size α; it must be finite.
 	Alpha float64
-	// Kernel names the kernel κ; see RefKernel for the list.
+	// Kernel names the kernel κ; see RefKernel for the list. Set Kernel or
+	// KernelFunc, not both.
 	Kernel string
-	// Gamma is the kernel parameter g; it must be finite and is ignored by
-	// "linear".
+	// Gamma is the kernel parameter g of the named Kernel; it must be finite
+	// and is ignored by "linear" and with KernelFunc.
 	Gamma float64
+	// KernelFunc, instead of Kernel, is a user kernel κ(q, k) of two
+	// d-vectors (unnormalised: Reference uses κ(x_i, x_j) as it is), e.g.
+	// κ = rbf + β·linear for the GD model with layers.Sum(layers.RBF(g),
+	// layers.Scaled(β, layers.Linear())). Its values must be finite.
+	KernelFunc func(q, k []float64) float64
 	// Bias adds the GD update of the bias b of f = Aψ(x) + b (Appendix B),
 	// which is the same as using the kernel κ + 1.
 	Bias bool
@@ -199,7 +205,7 @@ func Reference(x []float64, y []int, B, T, d int, we []float64, dPrime, C int, c
 				xs[i] = x[i] * hd.Lambda[i%d]
 			}
 		}
-		K, err := refKernelMatrix(xs, B, T, d, cfg.Kernel, cfg.Gamma) // (B, N, T)
+		K, err := refKernelMatrix(xs, B, T, d, cfg.Kernel, cfg.Gamma, cfg.KernelFunc) // (B, N, T)
 		if err != nil {
 			return nil, err
 		}
@@ -308,7 +314,11 @@ func refCheckArgs(x []float64, y []int, B, T, d int, we []float64, dPrime, C int
 	case math.IsNaN(cfg.Alpha) || math.IsInf(cfg.Alpha, 0):
 		return fmt.Errorf("gd: Reference: cfg.Alpha = %v, want a finite value", cfg.Alpha)
 	}
-	if err := refCheckKernel(cfg.Kernel, cfg.Gamma, "cfg.Kernel", "cfg.Gamma"); err != nil {
+	if cfg.KernelFunc != nil {
+		if cfg.Kernel != "" {
+			return fmt.Errorf("gd: Reference: cfg.Kernel = %q and cfg.KernelFunc are both set, want one", cfg.Kernel)
+		}
+	} else if err := refCheckKernel(cfg.Kernel, cfg.Gamma, "cfg.Kernel", "cfg.Gamma"); err != nil {
 		return fmt.Errorf("gd: Reference: %w", err)
 	}
 	if err := refCheckFinite(x); err != nil {
@@ -336,11 +346,25 @@ func refCheckArgs(x []float64, y []int, B, T, d int, we []float64, dPrime, C int
 
 // refKernelMatrix returns κ(x_i, x_j) for every context i = 0..N-1 and every
 // position j = 0..T-1 of every context b, shape (B, N, T), element (b, i, j)
-// at (b*N+i)*T+j. For "softmax" each column j is normalised over i.
-func refKernelMatrix(x []float64, B, T, d int, name string, gamma float64) ([]float64, error) {
+// at (b*N+i)*T+j. For "softmax" each column j is normalised over i. A
+// non-nil fn is the kernel instead of the named one.
+func refKernelMatrix(x []float64, B, T, d int, name string, gamma float64, fn func(q, k []float64) float64) ([]float64, error) {
 	N := T - 1
 	K := make([]float64, B*N*T) // (B, N, T)
 	row := func(b, t int) []float64 { return x[(b*T+t)*d : (b*T+t+1)*d] }
+	if fn != nil {
+		for b := 0; b < B; b++ {
+			for i := 0; i < N; i++ {
+				for j := 0; j < T; j++ {
+					K[(b*N+i)*T+j] = fn(row(b, i), row(b, j))
+				}
+			}
+		}
+		if err := refCheckFinite(K); err != nil {
+			return nil, fmt.Errorf("gd: Reference: cfg.KernelFunc: %w", err)
+		}
+		return K, nil
+	}
 	if name == "softmax" {
 		logit := make([]float64, N)
 		for b := 0; b < B; b++ {

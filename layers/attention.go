@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/gdattn/gdattn/graph"
+	"github.com/gdattn/gdattn/internal/bounds"
 	"github.com/gdattn/gdattn/ops"
 	G "gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
@@ -77,8 +78,13 @@ type Attention struct {
 
 var _ Layer = (*Attention)(nil)
 
-// NewAttention validates cfg and creates the head's parameters in s.
+// NewAttention validates cfg and creates the head's parameters in s. The
+// widths and the matrices they give are bounded (see package
+// internal/bounds: at most 2^34 elements).
 func NewAttention(s *graph.Scope, cfg AttentionConfig) (*Attention, error) {
+	if s == nil {
+		return nil, fmt.Errorf("layers: attention: scope is nil")
+	}
 	fail := func(format string, a ...any) (*Attention, error) {
 		return nil, fmt.Errorf("layers: attention %q: %s", s.Path(), fmt.Sprintf(format, a...))
 	}
@@ -96,6 +102,13 @@ func NewAttention(s *graph.Scope, cfg AttentionConfig) (*Attention, error) {
 	}
 	if cfg.DK < 0 || cfg.DV < 0 || cfg.DOut < 0 {
 		return fail("negative dimension in DK=%d DV=%d DOut=%d", cfg.DK, cfg.DV, cfg.DOut)
+	}
+	if err := bounds.Elements(
+		bounds.Term{What: "DIn·DK (wq, wk)", Dims: []int{2, cfg.DIn, cfg.DK}},
+		bounds.Term{What: "DIn·DV (wv)", Dims: []int{cfg.DIn, cfg.DV}},
+		bounds.Term{What: "DV·DOut (wo)", Dims: []int{cfg.DV, cfg.DOut}},
+	); err != nil {
+		return fail("%v", err)
 	}
 	if cfg.Builtin != nil {
 		if cfg.Kernel != nil {
@@ -218,4 +231,92 @@ func (a *Attention) causalMask(b, t int) (*Mask, error) {
 	}
 	a.masks[key] = m
 	return m, nil
+}
+
+// Matrix is a dense row-major matrix value: element (r, c) at
+// Data[r*Cols+c]. It carries matrices between packages without a graph, such
+// as the GD construction (package gd) that starts an unconstrained model
+// (package tf).
+type Matrix struct {
+	Rows, Cols int
+	Data       []float64
+}
+
+// At returns element (r, c).
+func (m Matrix) At(r, c int) float64 { return m.Data[r*m.Cols+c] }
+
+// NewMatrix returns a zero rows×cols matrix.
+func NewMatrix(rows, cols int) Matrix {
+	return Matrix{Rows: rows, Cols: cols, Data: make([]float64, rows*cols)}
+}
+
+// Set sets element (r, c) to v.
+func (m Matrix) Set(r, c int, v float64) { m.Data[r*m.Cols+c] = v }
+
+// check reports a matrix whose Data does not hold Rows·Cols values.
+func (m Matrix) check(what string) error {
+	if m.Rows <= 0 || m.Cols <= 0 || len(m.Data) != m.Rows*m.Cols {
+		return fmt.Errorf("%s is %dx%d with %d values", what, m.Rows, m.Cols, len(m.Data))
+	}
+	return nil
+}
+
+// HeadMatrices are the W_Q, W_K (D×DK), W_V (D×DV) and P (DV×D) of one
+// attention head as values, in gdattn's row-vector convention: a head maps
+// tokens z (rows) to Σ_i κ(z_j W_Q, z_i W_K) z_i W_V P. They are the
+// transposes of the paper's column-convention matrices (Appendices C and D).
+type HeadMatrices struct {
+	WQ, WK, WV, P Matrix
+}
+
+// BlockMatrices are the matrices of one transformer block built of
+// self-attention heads and, optionally, a cross-attention layer against W_e.
+type BlockMatrices struct {
+	// Heads[h] are the matrices of self-attention head h.
+	Heads []HeadMatrices
+	// Cross are the cross-attention matrices; nil when the block has none.
+	Cross *CrossMatrices
+}
+
+// Construction is a starting point for the matrices of an unconstrained
+// model on the GD tokens (package tf): the matrices of the GD construction
+// (package gd builds them) handed over as values.
+type Construction struct {
+	// Blocks[l] holds the matrices of layer l.
+	Blocks []BlockMatrices
+	// Readout is the readout R (D×d') that reads f from the last token; a
+	// zero Matrix leaves the model's own initial R.
+	Readout Matrix
+}
+
+// Validate checks that every matrix holds Rows·Cols values.
+func (c *Construction) Validate() error {
+	for l, b := range c.Blocks {
+		for h, hm := range b.Heads {
+			for _, m := range []struct {
+				name string
+				m    Matrix
+			}{{"WQ", hm.WQ}, {"WK", hm.WK}, {"WV", hm.WV}, {"P", hm.P}} {
+				if err := m.m.check(fmt.Sprintf("Blocks[%d].Heads[%d].%s", l, h, m.name)); err != nil {
+					return fmt.Errorf("layers: construction: %w", err)
+				}
+			}
+		}
+		if x := b.Cross; x != nil {
+			for _, m := range []struct {
+				name string
+				m    Matrix
+			}{{"WQ", x.WQ}, {"WK", x.WK}, {"WV", x.WV}, {"P", x.P}} {
+				if err := m.m.check(fmt.Sprintf("Blocks[%d].Cross.%s", l, m.name)); err != nil {
+					return fmt.Errorf("layers: construction: %w", err)
+				}
+			}
+		}
+	}
+	if c.Readout.Rows != 0 || c.Readout.Cols != 0 || c.Readout.Data != nil {
+		if err := c.Readout.check("Readout"); err != nil {
+			return fmt.Errorf("layers: construction: %w", err)
+		}
+	}
+	return nil
 }

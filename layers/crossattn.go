@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/gdattn/gdattn/graph"
+	"github.com/gdattn/gdattn/internal/bounds"
 	"github.com/gdattn/gdattn/ops"
 	G "gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
@@ -47,6 +48,9 @@ var _ Layer = (*CrossAttention)(nil)
 
 // NewCrossAttention validates cfg and creates the layer's parameters in s.
 func NewCrossAttention(s *graph.Scope, cfg CrossAttentionConfig) (*CrossAttention, error) {
+	if s == nil {
+		return nil, fmt.Errorf("layers: cross-attention: scope is nil")
+	}
 	fail := func(format string, a ...any) (*CrossAttention, error) {
 		return nil, fmt.Errorf("layers: cross-attention %q: %s", s.Path(), fmt.Sprintf(format, a...))
 	}
@@ -58,6 +62,13 @@ func NewCrossAttention(s *graph.Scope, cfg CrossAttentionConfig) (*CrossAttentio
 	}
 	if cfg.DOut < 0 {
 		return fail("DOut = %d, want > 0", cfg.DOut)
+	}
+	if err := bounds.Elements(
+		bounds.Term{What: "DIn·DPrime (wq)", Dims: []int{cfg.DIn, cfg.DPrime}},
+		bounds.Term{What: "DPrime·DPrime (wk, wv)", Dims: []int{2, cfg.DPrime, cfg.DPrime}},
+		bounds.Term{What: "DPrime·DOut (wo)", Dims: []int{cfg.DPrime, cfg.DOut}},
+	); err != nil {
+		return fail("%v", err)
 	}
 	if cfg.We == nil {
 		return fail("We is nil")
@@ -146,4 +157,11 @@ func Expectation(f, we, wk, wv *G.Node) (out *G.Node, err error) {
 	}
 	// softmax(f keys) valsᵀ (M, d') in one op (ops.ExpectationOp).
 	return ops.Expectation(f, keys, vals)
+}
+
+// CrossMatrices are the matrices of a cross-attention layer as values (row
+// convention): W_Q (DIn×d') reads the query f from the token, W_K and W_V
+// (d'×d') act on the columns of W_e, and P (d'×DOut) places the result.
+type CrossMatrices struct {
+	WQ, WK, WV, P Matrix
 }

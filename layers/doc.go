@@ -30,6 +30,40 @@
 // keys only (a query with no visible key gets zeros, not NaN). Softmax is
 // computed by ops.SoftMax, which subtracts each row's own maximum.
 //
+// # Kernel specs
+//
+// Models take their kernel as a [KernelSpec], a value holding no graph node
+// that a model instantiates in any scope (package tf builds one per head,
+// each with its own parameters). The built-ins are [Linear], [RBF], [Exp],
+// [Laplacian] and [Softmax] (g learned as "log_gamma" from the given
+// value, or fixed with .Fixed()) and [Builtin] by name; they keep the fused
+// fast paths of [BuiltinKernel] ([InstantiateKernel] returns it). [Sum] and
+// [Scaled] combine specs: κ = rbf + β·linear with g and β learned is
+//
+//	layers.Sum(layers.RBF(g), layers.Scaled(β, layers.Linear()))
+//
+// whose parameters, built in the scope "kernel", are "kernel/term0/log_gamma"
+// and "kernel/term1/beta" (term i of a sum lives in "term<i>", the kernel a
+// Scaled multiplies in "inner"). [Custom] wraps Go code that builds a kernel
+// and its parameters; any type implementing KernelSpec is a kernel as well.
+//
+// Specs are saved in model configs as JSON ([MarshalKernel],
+// [UnmarshalKernel]; unknown keys and names are refused):
+//
+//	{"name": "rbf", "gamma": 0.5, "learnable": true}     built-ins (exp, laplacian, softmax alike)
+//	{"name": "linear"}                                    no parameter
+//	{"name": "sum", "terms": [K1, K2, ...]}               Σ terms
+//	{"name": "scaled", "beta": 0.3, "learnable": true, "kernel": K}
+//	{"name": "poly", "params": {...}}                     a registered user kernel
+//
+// where a missing "gamma" means 1 and a missing "learnable" true. A bare
+// name ("rbf") stands for the built-in with g = 1 learned, as in flags
+// ([ParseKernel]). A user kernel is saved under its Name with "params" set to
+// the spec marshalled by encoding/json (its exported fields, or its
+// MarshalJSON), and read back by the factory given to [RegisterKernel];
+// saving a kernel that is not registered, or that its factory does not
+// rebuild identically, fails with an error naming it.
+//
 // # Attention heads
 //
 // [Attention] is one kernel attention head on tokens z (B, T, DIn):
@@ -63,6 +97,15 @@
 //
 // [SoftmaxHead] is the likelihood of eq. (1), p(y = c | x) = softmax_c(w_{e,c}·f(x)):
 // its Forward returns the logits f W_e (B, C), and losses apply the softmax.
+//
+// [Encoder] builds the tokens of the GD constructions from a minibatch of
+// contexts, in the layout a [TokenForm] names (FormInterleaved:
+// (x, w_{e,y}, w̄_e, 0); FormOneStep: (x, w_{e,y} − w̄_e, 0)), and owns W_e;
+// packages gd and tf both use it, so GD and the Trained TF see the same
+// tokens. [Matrix], [HeadMatrices], [CrossMatrices], [BlockMatrices] and
+// [Construction] carry matrices as plain values between packages: package
+// gd builds the GD construction, package tf starts from it, and neither
+// imports the other.
 //
 // [Embedding] (token and positional embeddings; its transpose is W_e),
 // [LayerNorm] and [FeedForward] are the remaining transformer parts.

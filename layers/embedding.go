@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/gdattn/gdattn/graph"
+	"github.com/gdattn/gdattn/internal/bounds"
 	"github.com/gdattn/gdattn/ops"
 	G "gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
@@ -50,6 +51,9 @@ var _ Layer = (*Embedding)(nil)
 
 // NewEmbedding validates cfg and creates the parameter "w" (Vocab, Dim) in s.
 func NewEmbedding(s *graph.Scope, cfg EmbeddingConfig) (*Embedding, error) {
+	if s == nil {
+		return nil, fmt.Errorf("layers: embedding: scope is nil")
+	}
 	fail := func(format string, a ...any) (*Embedding, error) {
 		return nil, fmt.Errorf("layers: embedding %q: %s", s.Path(), fmt.Sprintf(format, a...))
 	}
@@ -58,6 +62,9 @@ func NewEmbedding(s *graph.Scope, cfg EmbeddingConfig) (*Embedding, error) {
 	}
 	if cfg.Dim <= 0 {
 		return fail("Dim = %d, want > 0", cfg.Dim)
+	}
+	if err := bounds.Elements(bounds.Term{What: "Vocab·Dim (w)", Dims: []int{cfg.Vocab, cfg.Dim}}); err != nil {
+		return fail("%v", err)
 	}
 	if cfg.WInit == nil {
 		cfg.WInit = graph.Normal(0.02)
@@ -134,6 +141,9 @@ func (e *Embedding) Lookup(ids *G.Node) (out *G.Node, err error) {
 // not a parameter and not registered in the Scope; NewIDs fails if the graph
 // already holds a node of that name.
 func NewIDs(s *graph.Scope, name string, shape ...int) (*G.Node, error) {
+	if s == nil {
+		return nil, fmt.Errorf("layers: ids %q: scope is nil", name)
+	}
 	full := s.Name(name)
 	if len(shape) != 1 && len(shape) != 2 {
 		return nil, fmt.Errorf("layers: ids %q: shape %v, want (N) or (B, T)", full, shape)

@@ -5,6 +5,7 @@ import (
 	"math"
 
 	"github.com/gdattn/gdattn/graph"
+	"github.com/gdattn/gdattn/internal/bounds"
 	"github.com/gdattn/gdattn/ops"
 	G "gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
@@ -62,6 +63,9 @@ var _ Layer = (*FeedForward)(nil)
 
 // NewFeedForward validates cfg and creates the parameters in s.
 func NewFeedForward(s *graph.Scope, cfg FeedForwardConfig) (*FeedForward, error) {
+	if s == nil {
+		return nil, fmt.Errorf("layers: feed-forward: scope is nil")
+	}
 	fail := func(format string, a ...any) (*FeedForward, error) {
 		return nil, fmt.Errorf("layers: feed-forward %q: %s", s.Path(), fmt.Sprintf(format, a...))
 	}
@@ -79,6 +83,10 @@ func NewFeedForward(s *graph.Scope, cfg FeedForwardConfig) (*FeedForward, error)
 	}
 	if cfg.DOut < 0 {
 		return fail("DOut = %d, want > 0 (0 means DIn)", cfg.DOut)
+	}
+	if err := bounds.Elements(bounds.Term{What: "DIn·Hidden (w1)", Dims: []int{cfg.DIn, cfg.Hidden}},
+		bounds.Term{What: "Hidden·DOut (w2)", Dims: []int{cfg.Hidden, cfg.DOut}}); err != nil {
+		return fail("%v", err)
 	}
 	if cfg.Activation == "" {
 		cfg.Activation = ActivationGELU

@@ -2,8 +2,10 @@ package layers
 
 import (
 	"fmt"
+	"math"
 
 	"github.com/gdattn/gdattn/graph"
+	"github.com/gdattn/gdattn/internal/bounds"
 	"github.com/gdattn/gdattn/ops"
 	G "gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
@@ -12,7 +14,8 @@ import (
 // LayerNormConfig configures layer normalisation over the last axis.
 type LayerNormConfig struct {
 	Dim int // width of the normalised (last) axis; required, > 0
-	// Eps is added to the variance; 0 means 1e-5 (PyTorch). Must not be negative.
+	// Eps is added to the variance; 0 means 1e-5 (PyTorch). It must be
+	// finite and not negative.
 	Eps float64
 	// NoBias drops the additive "bias" parameter (nanoGPT's bias=False).
 	NoBias bool
@@ -43,14 +46,20 @@ var _ Layer = (*LayerNorm)(nil)
 
 // NewLayerNorm validates cfg and creates the parameters in s.
 func NewLayerNorm(s *graph.Scope, cfg LayerNormConfig) (*LayerNorm, error) {
+	if s == nil {
+		return nil, fmt.Errorf("layers: layernorm: scope is nil")
+	}
 	fail := func(format string, a ...any) (*LayerNorm, error) {
 		return nil, fmt.Errorf("layers: layernorm %q: %s", s.Path(), fmt.Sprintf(format, a...))
 	}
 	if cfg.Dim <= 0 {
 		return fail("Dim = %d, want > 0", cfg.Dim)
 	}
-	if cfg.Eps < 0 {
-		return fail("Eps = %g, want >= 0 (0 means 1e-5)", cfg.Eps)
+	if !(cfg.Eps >= 0) || math.IsInf(cfg.Eps, 1) {
+		return fail("Eps = %g, want a finite value >= 0 (0 means 1e-5)", cfg.Eps)
+	}
+	if err := bounds.Elements(bounds.Term{What: "Dim", Dims: []int{2, cfg.Dim}}); err != nil {
+		return fail("%v", err)
 	}
 	if cfg.Eps == 0 {
 		cfg.Eps = 1e-5

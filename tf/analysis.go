@@ -4,8 +4,8 @@ import (
 	"fmt"
 	"math"
 
-	"github.com/gdattn/gdattn/gd"
 	"github.com/gdattn/gdattn/graph"
+	"github.com/gdattn/gdattn/layers"
 	G "gorgonia.org/gorgonia"
 )
 
@@ -35,7 +35,7 @@ import (
 // parameter) and ED = (α/N) I: both exactly diagonal with equal diagonal
 // entries. The paper reports that a trained TF comes close to this.
 type Analysis struct {
-	Q, ED gd.Matrix
+	Q, ED layers.Matrix
 	// QDiagonality and EDDiagonality are Diagonality(Q) and Diagonality(ED):
 	// 0 for a diagonal matrix.
 	QDiagonality, EDDiagonality float64
@@ -43,9 +43,9 @@ type Analysis struct {
 	// 0 when the diagonal entries are equal.
 	QSpread, EDSpread float64
 	// A, B, D and E are the sub-matrices defined above (row convention).
-	A, B, D, E gd.Matrix
+	A, B, D, E layers.Matrix
 	// WQ, WK, WV and P are the head's matrices (row convention).
-	WQ, WK, WV, P gd.Matrix
+	WQ, WK, WV, P layers.Matrix
 }
 
 // Analyze reads the current parameter values of m's attention head and
@@ -58,13 +58,13 @@ func Analyze(m *Model) (Analysis, error) {
 			cfg.Layers, cfg.Heads, cfg.Cross)
 	}
 	wq, wk, wv, p := m.Blocks[0].Heads[0].Matrices()
-	var mats [4]gd.Matrix
+	var mats [4]layers.Matrix
 	for i, n := range []*G.Node{wq, wk, wv, p} {
 		v, err := graph.Values(n)
 		if err != nil {
 			return Analysis{}, fmt.Errorf("tf: Analyze: %w", err)
 		}
-		mats[i] = gd.Matrix{Rows: n.Shape()[0], Cols: n.Shape()[1], Data: v}
+		mats[i] = layers.Matrix{Rows: n.Shape()[0], Cols: n.Shape()[1], Data: v}
 	}
 	return AnalyzeMatrices(cfg.D, cfg.DPrime, mats[0], mats[1], mats[2], mats[3])
 }
@@ -73,14 +73,14 @@ func Analyze(m *Model) (Analysis, error) {
 // tokens of width D = d + 2d': wq and wk are D×DK, wv is D×DV and p is
 // DV×D (DV = D in a [Model]). Use it on matrices from a checkpoint, or on
 // gd.OneStepMatrices.
-func AnalyzeMatrices(d, dPrime int, wq, wk, wv, p gd.Matrix) (Analysis, error) {
+func AnalyzeMatrices(d, dPrime int, wq, wk, wv, p layers.Matrix) (Analysis, error) {
 	if d <= 0 || dPrime <= 0 {
 		return Analysis{}, fmt.Errorf("tf: AnalyzeMatrices: d = %d, dPrime = %d, want both > 0", d, dPrime)
 	}
 	D := d + 2*dPrime
 	for _, c := range []struct {
 		name string
-		m    gd.Matrix
+		m    layers.Matrix
 	}{{"wq", wq}, {"wk", wk}, {"wv", wv}, {"p", p}} {
 		if c.m.Rows <= 0 || c.m.Cols <= 0 || len(c.m.Data) != c.m.Rows*c.m.Cols {
 			return Analysis{}, fmt.Errorf("tf: AnalyzeMatrices: %s is %dx%d with %d values", c.name, c.m.Rows, c.m.Cols, len(c.m.Data))
@@ -115,7 +115,7 @@ func AnalyzeMatrices(d, dPrime int, wq, wk, wv, p gd.Matrix) (Analysis, error) {
 // 0 for a diagonal matrix and 1 for one with a zero diagonal; for a
 // rectangular m the diagonal is the entries (i, i). It is NaN for an
 // all-zero (or empty) m.
-func Diagonality(m gd.Matrix) float64 {
+func Diagonality(m layers.Matrix) float64 {
 	var off, total float64
 	for i := 0; i < m.Rows; i++ {
 		for j := 0; j < m.Cols; j++ {
@@ -139,7 +139,7 @@ func Diagonality(m gd.Matrix) float64 {
 // over i < min(rows, cols): 0 when they are all equal (a multiple of the
 // identity, if m is also diagonal). It is NaN when the diagonal is empty or
 // all zero.
-func DiagonalSpread(m gd.Matrix) float64 {
+func DiagonalSpread(m layers.Matrix) float64 {
 	n := min(m.Rows, m.Cols)
 	if n == 0 {
 		return math.NaN()
@@ -155,21 +155,21 @@ func DiagonalSpread(m gd.Matrix) float64 {
 	return (hi - lo) / (sum / float64(n))
 }
 
-func clone(m gd.Matrix) gd.Matrix {
-	return gd.Matrix{Rows: m.Rows, Cols: m.Cols, Data: append([]float64(nil), m.Data...)}
+func clone(m layers.Matrix) layers.Matrix {
+	return layers.Matrix{Rows: m.Rows, Cols: m.Cols, Data: append([]float64(nil), m.Data...)}
 }
 
 // sub is m[r0:r1, c0:c1].
-func sub(m gd.Matrix, r0, r1, c0, c1 int) gd.Matrix {
-	out := gd.Matrix{Rows: r1 - r0, Cols: c1 - c0, Data: make([]float64, 0, (r1-r0)*(c1-c0))}
+func sub(m layers.Matrix, r0, r1, c0, c1 int) layers.Matrix {
+	out := layers.Matrix{Rows: r1 - r0, Cols: c1 - c0, Data: make([]float64, 0, (r1-r0)*(c1-c0))}
 	for i := r0; i < r1; i++ {
 		out.Data = append(out.Data, m.Data[i*m.Cols+c0:i*m.Cols+c1]...)
 	}
 	return out
 }
 
-func transpose(m gd.Matrix) gd.Matrix {
-	out := gd.Matrix{Rows: m.Cols, Cols: m.Rows, Data: make([]float64, len(m.Data))}
+func transpose(m layers.Matrix) layers.Matrix {
+	out := layers.Matrix{Rows: m.Cols, Cols: m.Rows, Data: make([]float64, len(m.Data))}
 	for i := 0; i < m.Rows; i++ {
 		for j := 0; j < m.Cols; j++ {
 			out.Data[j*m.Rows+i] = m.At(i, j)
@@ -179,8 +179,8 @@ func transpose(m gd.Matrix) gd.Matrix {
 }
 
 // mul is a·b; a.Cols must equal b.Rows (callers guarantee it).
-func mul(a, b gd.Matrix) gd.Matrix {
-	out := gd.Matrix{Rows: a.Rows, Cols: b.Cols, Data: make([]float64, a.Rows*b.Cols)}
+func mul(a, b layers.Matrix) layers.Matrix {
+	out := layers.Matrix{Rows: a.Rows, Cols: b.Cols, Data: make([]float64, a.Rows*b.Cols)}
 	for i := 0; i < a.Rows; i++ {
 		for k := 0; k < a.Cols; k++ {
 			v := a.At(i, k)

@@ -7,8 +7,8 @@
 //
 // # Model
 //
-// [NewModel] builds, on tokens from gd.NewEncoder (the same encoder, and so
-// the same encodings, as package gd):
+// [NewModel] builds, on tokens from layers.NewEncoder (the same encoder, and
+// so the same encodings, as package gd):
 //
 //	z_0 = tokens (B, T, D)                         T = N+1, the query last
 //	for l = 0..L-1:
@@ -22,13 +22,19 @@
 //
 //	head(z)_j = ( Σ_{i<N} κ(z_j W_Q, z_i W_K) z_i W_V ) P
 //
-// with W_Q, W_K (D×DK), W_V, P (D×D) and any kernel of package layers
-// (linear, rbf, exp, laplacian, softmax) with its own parameter g. The
-// cross-attention layer is layers.CrossAttention against W_e with learned
-// W_Q (D×d'), W_K, W_V (d'×d') and P (d'×D). Without Cross, tokens use the
-// gd.OneStep layout (x, w_{e,y} − w̄_e, 0), D = d + 2d'; with Cross, the
-// gd.Interleaved layout (x, w_{e,y}, w̄_e, 0), D = d + 3d'. Matrices act on
-// the right of row vectors (z·W), as everywhere in gdattn.
+// with W_Q, W_K (D×DK), W_V, P (D×D) and any kernel value of package layers
+// (Config.Kernel, or HeadKernels[h] for head h: built-ins, sums, scaled and
+// user kernels), each head building its own instance with its own
+// parameters. The cross-attention layer is layers.CrossAttention against
+// W_e with learned W_Q (D×d'), W_K, W_V (d'×d') and P (d'×D). Without
+// Cross, tokens use the layers.FormOneStep layout (x, w_{e,y} − w̄_e, 0),
+// D = d + 2d'; with Cross, the layers.FormInterleaved layout
+// (x, w_{e,y}, w̄_e, 0), D = d + 3d'. Matrices act on the right of row
+// vectors (z·W), as everywhere in gdattn.
+//
+// Package tf does not import package gd: the two stand side by side on
+// package layers, and the GD construction reaches tf as values
+// (layers.Construction, built by gd.Construction).
 //
 // # What each model trains
 //
@@ -38,8 +44,9 @@
 //
 // TF (this package) trains everything: W_Q, W_K, W_V and P of every head of
 // every layer ("layer<l>/head<h>/wq", "wk", "wv", "wo"), each head's kernel
-// parameter ("layer<l>/head<h>/log_gamma", g = exp(log_gamma), unless
-// FixedGamma or the linear kernel), the cross-attention matrices
+// parameters (for a built-in kernel "layer<l>/head<h>/log_gamma",
+// g = exp(log_gamma), unless the kernel is fixed or linear), the
+// cross-attention matrices
 // ("layer<l>/cross/wq", "wk", "wv", "wo"), the readout R ("readout/r") and
 // W_e ("we"). The only tied parameter is W_e, used by the token encoder, the
 // cross-attention keys and values and the likelihood head. [Model.NumParams]
@@ -49,30 +56,43 @@
 //
 // By default every matrix, R included, is drawn by Config.WInit
 // (GlorotUniform from the scope's seeded generator, as the paper's
-// initialisation of the Trained TF), g starts at Gamma and W_e is N(0, 1).
+// initialisation of the Trained TF), kernel parameters start where their
+// specs say and W_e is N(0, 1).
 //
-// With InitFromGD the model starts at the GD construction instead, and
-// computes exactly what gd.Model computes with the same Kernel, Gamma and
-// Alpha (the tests measure ≤ 2e-14 on the logits and f):
+// With Init the model starts at given matrices instead (a
+// layers.Construction); gd.Construction returns the GD construction, with
+// which the model computes exactly what gd.Model computes with the same
+// kernel and α (the tests measure ≤ 2e-14 on the logits and f):
 //
-//   - without Cross (one layer): head 0 gets gd.OneStepMatrices(α), the
-//     single-step construction of Appendix C;
-//   - with Cross: in every layer head 0 gets the update head of
+//	start, err := gd.Construction(gd.Interleaved, 2, d, dPrime, N, alpha, lambda)
+//	m, err := tf.NewModel(s, tf.Config{D: d, DPrime: dPrime, C: C, N: N,
+//		Layers: 2, Cross: true, Kernel: layers.Softmax(1),
+//		HeadKernels: []layers.KernelSpec{nil, layers.RBF(1)}, Init: start}, B)
+//
+// The construction sets:
+//
+//   - one-step (no Cross, one layer): head 0 gets gd.OneStepMatrices(α),
+//     the single-step construction of Appendix C;
+//   - interleaved (Cross): in every layer head 0 gets the update head of
 //     gd.InterleavedMatrices(α, λ) and head 1 its erase head,
 //     W_Q = W_K = λ·(select x), W_V selecting E and P = −I on the E block;
-//     head 1 uses the RBF kernel (g = 1) whatever Kernel is, since
+//     head 1 needs a kernel that tends to the Kronecker delta on λ-scaled
+//     inputs, the RBF kernel (HeadKernels above), since
 //     exp(−λ²‖x_j − x_i‖²) → δ_ij as λ grows (not so the dot-product
 //     kernels). The cross-attention layer gets W_Q reading f, W_K = W_V = I
 //     and P writing into the E block. The erase is exact up to
 //     exp(−λ² min_{i≠j} ‖x_i − x_j‖²): on x ~ U(−1, 1)^10 the logits of a
 //     2-layer TF differ from exact 2-step GD by up to 0.75 at λ = 1, 5e-7 at
-//     λ = 3 and rounding (≤ 2e-14) from λ = 10 on (default λ = 100). The erase head uses ContextKeys like every head, so the
-//     query never sees itself and keeps its E entry; no later step reads it.
-//   - heads beyond those start with P = 0 (silent, but trainable);
-//   - R selects the f block.
+//     λ = 3 and rounding (≤ 2e-14) from λ = 10 on. The erase head uses
+//     ContextKeys like every head, so the query never sees itself and keeps
+//     its E entry; no later step reads it.
+//   - heads beyond those of the construction start with P = 0 (silent, but
+//     trainable);
+//   - R is Init.Readout, which selects the f block.
 //
 // The GD start sets W_Q = W_K (as the construction does) but keeps them two
-// parameters, free to move apart in training.
+// parameters, free to move apart in training. Init is a starting value
+// only: it is not part of the saved config.
 //
 // # Parameter analysis
 //
@@ -84,10 +104,57 @@
 // (off-diagonal share of the energy) and [DiagonalSpread] (spread of the
 // diagonal). The GD start gives exactly 0 for both.
 //
+// # Config schema
+//
+// [Config] and [GPTConfig] are saved as JSON objects whose keys are the
+// json tags of their fields (lower-case snake_case). Every key is written;
+// on reading, a missing key means the field's zero value (its documented
+// default), and an unknown key, a key in another case or a value of the
+// wrong type is an error naming the key. Kernels are objects (see "Kernel
+// specs" in package layers); Init and the initialisers are not saved.
+//
+//	Config (tf.Model)                          GPTConfig (tf.GPT)
+//	"d", "d_prime", "c", "n"   int             "vocab", "context", "d_model"  int
+//	"layers", "heads", "dk"    int             "heads", "layers", "ff_hidden" int
+//	"kernel"   kernel | null (softmax(1))
+//	"head_kernels"  [kernel | null, ...] | null
+//	"cross", "zero_column"     bool
+//
+// for example
+//
+//	{"d": 2, "d_prime": 5, "c": 20, "n": 100, "layers": 1, "heads": 1,
+//	 "cross": false, "dk": 12, "zero_column": false,
+//	 "kernel": {"name": "softmax", "gamma": 1, "learnable": true},
+//	 "head_kernels": null}
+//
+// # Checkpoints
+//
+// [Model.Save] and [GPT.Save] write a checkpoint directory (graph's
+// format); [Load] and [LoadGPT] rebuild the model from it alone, after
+// checking the config and the parameters it implies against the manifest
+// (as gd.Load does). The config object is
+//
+//	{"dtype": "float64", "scope": "", "tf": {...Config...}}         tf.Model
+//	{"dtype": "float64", "scope": "", "tf_gpt": {...GPTConfig...}}  tf.GPT
+//
+// Config.Init is not saved: a loaded model takes its matrices from the
+// checkpoint.
+//
+// # Sizes
+//
+// NewModel and NewGPT refuse, before they build anything, a nil scope and any config
+// whose tensors could not fit in memory, with an error naming the fields:
+// every size field (and the batch) is at most 2^34, every tensor the model
+// allocates (a product of fields, computed without overflow) and all of
+// them together at most 2^34 elements (128 GiB of float64), and the
+// repeated structures (steps or layers times heads) at most 2^16, so that a
+// huge Blocks or Layers returns at once instead of building a graph for
+// hours.
+//
 // # Usage
 //
 //	s, _ := graph.NewScope(graph.Float64, 1)
-//	m, err := tf.NewModel(s, tf.Config{D: 2, DPrime: 5, C: 20, N: 100, Kernel: "softmax"}, 64)
+//	m, err := tf.NewModel(s, tf.Config{D: 2, DPrime: 5, C: 20, N: 100, Kernel: layers.Softmax(1)}, 64)
 //	loss, err := losses.CrossEntropy(m.Logits, m.Target)
 //	vm, err := graph.NewMachine(s, loss, graph.MachineOptions{})
 //	tr, err := graph.NewTrainer(vm, graph.TrainConfig{LR: 1e-3})

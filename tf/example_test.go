@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/gdattn/gdattn/graph"
+	"github.com/gdattn/gdattn/layers"
 	"github.com/gdattn/gdattn/tf"
 )
 
@@ -15,7 +16,7 @@ func ExampleNewModel() {
 	if err != nil {
 		panic(err)
 	}
-	m, err := tf.NewModel(s.Sub("tf"), tf.Config{D: 2, DPrime: 5, C: 20, N: 100, Kernel: "softmax"}, 64)
+	m, err := tf.NewModel(s.Sub("tf"), tf.Config{D: 2, DPrime: 5, C: 20, N: 100, Kernel: layers.Softmax(1)}, 64)
 	if err != nil {
 		panic(err)
 	}

@@ -6,6 +6,7 @@ import (
 	"math/rand/v2"
 
 	"github.com/gdattn/gdattn/graph"
+	"github.com/gdattn/gdattn/internal/bounds"
 	"github.com/gdattn/gdattn/layers"
 	"github.com/gdattn/gdattn/losses"
 	"github.com/gdattn/gdattn/ops"
@@ -15,6 +16,9 @@ import (
 
 // GPTConfig describes a GPT-2-style language model, the Transformer baseline
 // of Section 5.3 (nanoGPT's GPTConfig). Zero fields take the defaults.
+// Configs are saved as JSON with the keys of the field tags (see "Config
+// schema" in the package documentation); [GPTConfig.UnmarshalJSON] refuses
+// unknown keys.
 type GPTConfig struct {
 	Vocab   int `json:"vocab"`   // number of token ids (required)
 	Context int `json:"context"` // T, the context window (nanoGPT block_size; required)
@@ -22,7 +26,7 @@ type GPTConfig struct {
 	Heads   int `json:"heads"`   // attention heads (default 8); must divide DModel
 	Layers  int `json:"layers"`  // blocks (default 1, as the paper)
 	// FFHidden is the feed-forward hidden width (default 4·DModel).
-	FFHidden int `json:"ff_hidden,omitempty"`
+	FFHidden int `json:"ff_hidden"`
 }
 
 // Validate fills defaults and checks cfg, returning the completed config.
@@ -36,6 +40,10 @@ func (cfg GPTConfig) Validate() (GPTConfig, error) {
 	if cfg.Context <= 0 || cfg.DModel <= 0 {
 		return fail("Context = %d, DModel = %d, want both > 0", cfg.Context, cfg.DModel)
 	}
+	if err := bounds.Each(bounds.Term{What: "Vocab", Dims: []int{cfg.Vocab}}, bounds.Term{What: "Context", Dims: []int{cfg.Context}},
+		bounds.Term{What: "DModel", Dims: []int{cfg.DModel}}, bounds.Term{What: "FFHidden", Dims: []int{cfg.FFHidden}}); err != nil {
+		return fail("%v", err)
+	}
 	if cfg.Heads == 0 {
 		cfg.Heads = 8
 	}
@@ -48,10 +56,36 @@ func (cfg GPTConfig) Validate() (GPTConfig, error) {
 	if cfg.Heads < 0 || cfg.Layers < 0 || cfg.FFHidden < 0 {
 		return fail("Heads = %d, Layers = %d, FFHidden = %d, want all > 0", cfg.Heads, cfg.Layers, cfg.FFHidden)
 	}
+	if err := bounds.Units("Layers·Heads", cfg.Layers, cfg.Heads); err != nil {
+		return fail("%v", err)
+	}
 	if cfg.DModel%cfg.Heads != 0 {
 		return fail("DModel = %d is not a multiple of Heads = %d", cfg.DModel, cfg.Heads)
 	}
 	return cfg, nil
+}
+
+// checkSizes checks what a GPT of the validated cfg allocates for
+// minibatches of batch sequences against the limit of internal/bounds
+// (2^34 elements), before anything is built.
+func (cfg GPTConfig) checkSizes(batch int) error {
+	if batch <= 0 {
+		return fmt.Errorf("tf: gpt: batch = %d, want > 0", batch)
+	}
+	B, T, d, V, L, F := batch, cfg.Context, cfg.DModel, cfg.Vocab, cfg.Layers, cfg.FFHidden
+	if err := bounds.Elements(
+		bounds.Term{What: "batch", Dims: []int{B}},
+		bounds.Term{What: "Vocab·DModel (wte)", Dims: []int{V, d}},
+		bounds.Term{What: "Context·DModel (wpe)", Dims: []int{T, d}},
+		bounds.Term{What: "batch·Context·Vocab (logits)", Dims: []int{B, T, V}},
+		bounds.Term{What: "batch·Context·Context (causal mask)", Dims: []int{2, B, T, T}},
+		bounds.Term{What: "Layers·Heads·batch·Context·Context (attention weights)", Dims: []int{L, cfg.Heads, B, T, T}},
+		bounds.Term{What: "Layers·DModel·(4·DModel+2·FFHidden) (block weights)", Dims: []int{L, d, 4*d + 2*F}},
+		bounds.Term{What: "Layers·batch·Context·(FFHidden+4·DModel) (activations)", Dims: []int{L, B, T, F + 4*d}},
+	); err != nil {
+		return fmt.Errorf("tf: gpt config: %w", err)
+	}
+	return nil
 }
 
 // GPTOptions says what graph [NewGPT] builds.
@@ -206,11 +240,14 @@ type GPT struct {
 
 // NewGPT builds the model's graph in s.
 func NewGPT(s *graph.Scope, cfg GPTConfig, opts GPTOptions) (m *GPT, err error) {
+	if s == nil {
+		return nil, fmt.Errorf("tf: gpt: scope is nil")
+	}
 	if cfg, err = cfg.Validate(); err != nil {
 		return nil, err
 	}
-	if opts.Batch <= 0 {
-		return nil, fmt.Errorf("tf: gpt: batch = %d, want > 0", opts.Batch)
+	if err := cfg.checkSizes(opts.Batch); err != nil {
+		return nil, err
 	}
 	m = &GPT{Cfg: cfg, Batch: opts.Batch, Next: opts.Next, s: s}
 	if err := m.build(); err != nil {

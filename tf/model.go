@@ -2,10 +2,9 @@ package tf
 
 import (
 	"fmt"
-	"math"
 
-	"github.com/gdattn/gdattn/gd"
 	"github.com/gdattn/gdattn/graph"
+	"github.com/gdattn/gdattn/internal/bounds"
 	"github.com/gdattn/gdattn/layers"
 	"github.com/gdattn/gdattn/ops"
 	G "gorgonia.org/gorgonia"
@@ -13,57 +12,63 @@ import (
 )
 
 // Config describes a Trained TF (Section 4). Zero fields take the documented
-// defaults; [Config.Validate] fills them in.
+// defaults; [Config.Validate] fills them in. Configs are saved as JSON with
+// the keys of the field tags (see "Config schema" in the package
+// documentation); [Config.UnmarshalJSON] refuses unknown keys.
 type Config struct {
-	D      int // covariate dimension d (required)
-	DPrime int // latent/embedding dimension d' (required)
-	C      int // number of categories (required)
-	N      int // context size; every sequence has T = N+1 positions (required)
+	D      int `json:"d"`       // covariate dimension d (required)
+	DPrime int `json:"d_prime"` // latent/embedding dimension d' (required)
+	C      int `json:"c"`       // number of categories (required)
+	N      int `json:"n"`       // context size; every sequence has T = N+1 positions (required)
 
-	// Layers is the number of attention layers (default 1).
-	Layers int
-	// Heads is the number of self-attention heads per layer (default 1, or
-	// 2 with InitFromGD and Cross: the update and the erase head).
-	Heads int
+	// Layers is the number of attention layers (default len(Init.Blocks)
+	// with Init, else 1).
+	Layers int `json:"layers"`
+	// Heads is the number of self-attention heads per layer (default the
+	// most heads HeadKernels or a block of Init names, at least 1).
+	Heads int `json:"heads"`
 
-	// Kernel is the heads' kernel: linear, rbf, exp, laplacian or softmax
-	// (default softmax). Gamma is the initial kernel parameter g of every
-	// head (default 1); each head owns its g ("layer<l>/head<h>/log_gamma"),
-	// learned unless FixedGamma.
-	Kernel     string
-	Gamma      float64
-	FixedGamma bool
+	// Kernel is the heads' kernel, a value (see layers.KernelSpec): every
+	// head builds its own instance in its scope, so each head owns its
+	// parameters (for a built-in "layer<l>/head<h>/log_gamma", g, learned
+	// unless the spec is .Fixed()). nil means layers.Softmax(1).
+	Kernel layers.KernelSpec `json:"kernel"`
+	// HeadKernels[h], when not nil, is the kernel of head h in every layer
+	// instead of Kernel. The interleaved GD start needs it: its erase head
+	// (head 1) works on λ-scaled inputs with a kernel that tends to the
+	// Kronecker delta, HeadKernels = {nil, layers.RBF(1)}.
+	HeadKernels []layers.KernelSpec `json:"head_kernels"`
 
 	// Cross adds, after each self-attention layer, a cross-attention layer
 	// against W_e (Section 3.3) with a skip connection, as in the blocks of
-	// the interleaved GD model. Tokens then use the gd.Interleaved layout
-	// (x, w_{e,y}, w̄_e, 0) of width d + 3d'; otherwise the gd.OneStep
-	// layout (x, w_{e,y} − w̄_e, 0) of width d + 2d'.
-	Cross bool
+	// the interleaved GD model. Tokens then use the layers.FormInterleaved
+	// layout (x, w_{e,y}, w̄_e, 0) of width d + 3d'; otherwise the
+	// layers.FormOneStep layout (x, w_{e,y} − w̄_e, 0) of width d + 2d'.
+	Cross bool `json:"cross"`
 
 	// DK is the query/key width of every self-attention head (default the
 	// token width, as the paper's square matrices). Values and head outputs
 	// are always token-wide.
-	DK int
+	DK int `json:"dk"`
 
-	// InitFromGD starts the model at the GD construction instead of at a
-	// random point (see the package documentation): it then computes
-	// exactly what gd.Model computes with the same Kernel, Gamma and Alpha.
-	// Alpha is the GD step α of that construction (default N for the
-	// normalised softmax kernel, 1 otherwise, as in gd.Config) and Lambda
-	// the erase head's scale λ (default 100). Both are ignored unless
-	// InitFromGD.
-	InitFromGD bool
-	Alpha      float64
-	Lambda     float64
+	// Init, when not nil, starts the model at the given matrices instead of
+	// random ones (see the package documentation): layer l takes
+	// Init.Blocks[l] (one block per layer), head h of it Heads[h] (heads
+	// beyond start silent, P = 0), its cross-attention Cross (required with
+	// Cross, refused without), and the readout R Init.Readout (if set). A
+	// W_Q or W_K narrower than DK is zero-filled; a wider one must be zero
+	// beyond DK. gd.Construction builds the GD construction: the model then
+	// computes exactly what the GD model computes. Init is a starting value
+	// only and is not saved with the config.
+	Init *layers.Construction `json:"-"`
 
 	// ZeroColumn fixes the first column of W_e at zero (W_e then has C−1
 	// free columns), as in gd.Config.
-	ZeroColumn bool
+	ZeroColumn bool `json:"zero_column"`
 
 	// WInit initialises every attention matrix and the readout R (unless
-	// InitFromGD overwrites them); nil means graph.GlorotUniform(), drawn
-	// from the scope's seeded generator (the paper's Glorot initialisation).
+	// Init overwrites them); nil means graph.GlorotUniform(), drawn from the
+	// scope's seeded generator (the paper's Glorot initialisation).
 	WInit graph.Initializer `json:"-"`
 	// WeInit initialises W_e; nil means N(0, 1), as in gd.Config.
 	WeInit graph.Initializer `json:"-"`
@@ -85,36 +90,49 @@ func (cfg Config) Validate() (Config, error) {
 	case cfg.N <= 0:
 		return fail("N = %d, want at least one context example", cfg.N)
 	}
+	if err := bounds.Each(bounds.Term{What: "D", Dims: []int{cfg.D}}, bounds.Term{What: "DPrime", Dims: []int{cfg.DPrime}},
+		bounds.Term{What: "C", Dims: []int{cfg.C}}, bounds.Term{What: "N", Dims: []int{cfg.N}}, bounds.Term{What: "DK", Dims: []int{cfg.DK}}); err != nil {
+		return fail("%v", err)
+	}
 	if cfg.Layers == 0 {
 		cfg.Layers = 1
+		if cfg.Init != nil && len(cfg.Init.Blocks) > 0 {
+			cfg.Layers = len(cfg.Init.Blocks)
+		}
 	}
 	if cfg.Layers < 0 {
 		return fail("Layers = %d, want > 0", cfg.Layers)
 	}
 	if cfg.Heads == 0 {
-		cfg.Heads = 1
-		if cfg.InitFromGD && cfg.Cross {
-			cfg.Heads = 2
+		cfg.Heads = max(1, len(cfg.HeadKernels))
+		if cfg.Init != nil {
+			for _, b := range cfg.Init.Blocks {
+				cfg.Heads = max(cfg.Heads, len(b.Heads))
+			}
 		}
 	}
 	if cfg.Heads < 0 {
 		return fail("Heads = %d, want > 0", cfg.Heads)
 	}
-	if cfg.Kernel == "" {
-		cfg.Kernel = layers.KernelSoftmax
+	if err := bounds.Units("Layers·Heads", cfg.Layers, cfg.Heads); err != nil {
+		return fail("%v", err)
 	}
-	known := false
-	for _, k := range layers.KernelNames() {
-		known = known || k == cfg.Kernel
+	if cfg.Kernel == nil {
+		cfg.Kernel = layers.Softmax(1)
 	}
-	if !known {
-		return fail("Kernel %q unknown (known: %v)", cfg.Kernel, layers.KernelNames())
+	if err := layers.CheckKernel(cfg.Kernel); err != nil {
+		return fail("Kernel: %v", err)
 	}
-	if cfg.Gamma == 0 {
-		cfg.Gamma = 1
+	if len(cfg.HeadKernels) > cfg.Heads {
+		return fail("HeadKernels has %d kernels for Heads = %d", len(cfg.HeadKernels), cfg.Heads)
 	}
-	if !(cfg.Gamma > 0) || math.IsInf(cfg.Gamma, 0) {
-		return fail("Gamma = %v, want a finite positive value", cfg.Gamma)
+	for h, k := range cfg.HeadKernels {
+		if k == nil {
+			continue
+		}
+		if err := layers.CheckKernel(k); err != nil {
+			return fail("HeadKernels[%d]: %v", h, err)
+		}
 	}
 	if cfg.DK == 0 {
 		cfg.DK = cfg.TokenDim()
@@ -122,30 +140,9 @@ func (cfg Config) Validate() (Config, error) {
 	if cfg.DK < 0 {
 		return fail("DK = %d, want > 0", cfg.DK)
 	}
-	if cfg.Alpha == 0 {
-		cfg.Alpha = 1
-		if layers.Normalised(cfg.Kernel) {
-			cfg.Alpha = float64(cfg.N)
-		}
-	}
-	if !(cfg.Alpha > 0) || math.IsInf(cfg.Alpha, 0) {
-		return fail("Alpha = %v, want a finite positive value", cfg.Alpha)
-	}
-	if cfg.Lambda == 0 {
-		cfg.Lambda = 100
-	}
-	if !(cfg.Lambda > 0) || math.IsInf(cfg.Lambda, 0) {
-		return fail("Lambda = %v, want a finite positive value", cfg.Lambda)
-	}
-	if cfg.InitFromGD {
-		if cfg.DK < cfg.D {
-			return fail("DK = %d with InitFromGD: the GD construction needs DK >= D = %d", cfg.DK, cfg.D)
-		}
-		if cfg.Cross && cfg.Heads < 2 {
-			return fail("Heads = %d with InitFromGD and Cross: the interleaved construction needs 2 heads (update and erase)", cfg.Heads)
-		}
-		if !cfg.Cross && cfg.Layers != 1 {
-			return fail("Layers = %d with InitFromGD and no Cross: the single-step construction is one layer (set Cross for multi-step GD)", cfg.Layers)
+	if cfg.Init != nil {
+		if err := cfg.checkInit(); err != nil {
+			return fail("%v", err)
 		}
 	}
 	if cfg.WInit == nil {
@@ -157,39 +154,119 @@ func (cfg Config) Validate() (Config, error) {
 	return cfg, nil
 }
 
-// TokenDim is the token width: d + 3d' with Cross (gd.Interleaved layout),
-// d + 2d' without (gd.OneStep layout).
-func (cfg Config) TokenDim() int {
-	if cfg.Cross {
-		return cfg.D + 3*cfg.DPrime
+// checkSizes checks what a model of the validated cfg allocates for
+// minibatches of batch contexts against the limit of internal/bounds (2^34
+// elements), before anything is built.
+func (cfg Config) checkSizes(batch int) error {
+	if batch <= 0 {
+		return fmt.Errorf("tf: batch = %d, want > 0", batch)
 	}
-	return cfg.D + 2*cfg.DPrime
+	T, D, dp, L, H := cfg.N+1, cfg.TokenDim(), cfg.DPrime, cfg.Layers, cfg.Heads
+	if err := bounds.Elements(
+		bounds.Term{What: "batch", Dims: []int{batch}},
+		bounds.Term{What: "batch·(N+1)·C (labels)", Dims: []int{batch, T, cfg.C}},
+		bounds.Term{What: "(Layers+1)·batch·(N+1)·D (tokens)", Dims: []int{L + 1, batch, T, D}},
+		bounds.Term{What: "Layers·Heads·batch·(N+1)·N (kernel weights)", Dims: []int{L, H, batch, T, cfg.N}},
+		bounds.Term{What: "Layers·Heads·D·(2·DK+2·D) (attention matrices)", Dims: []int{L, H, D, 2*cfg.DK + 2*D}},
+		bounds.Term{What: "Layers·(2·D+2·DPrime)·DPrime (cross-attention)", Dims: []int{L, 2*D + 2*dp, dp}},
+		bounds.Term{What: "DPrime·C (we)", Dims: []int{dp, cfg.C}},
+	); err != nil {
+		return fmt.Errorf("tf: config: %w", err)
+	}
+	return nil
 }
 
-// Form is the gd token layout the model uses.
-func (cfg Config) Form() gd.Form {
-	if cfg.Cross {
-		return gd.Interleaved
+// checkInit checks Init against the model's shapes.
+func (cfg Config) checkInit() error {
+	c := cfg.Init
+	if err := c.Validate(); err != nil {
+		return fmt.Errorf("Init: %v", err)
 	}
-	return gd.OneStep
+	if len(c.Blocks) != cfg.Layers {
+		return fmt.Errorf("Init has %d blocks for Layers = %d", len(c.Blocks), cfg.Layers)
+	}
+	D, dp := cfg.TokenDim(), cfg.DPrime
+	for l, b := range c.Blocks {
+		if len(b.Heads) > cfg.Heads {
+			return fmt.Errorf("Init.Blocks[%d] has %d heads for Heads = %d", l, len(b.Heads), cfg.Heads)
+		}
+		for h, hm := range b.Heads {
+			for _, m := range []struct {
+				name       string
+				m          layers.Matrix
+				rows, cols int
+			}{{"WQ", hm.WQ, D, cfg.DK}, {"WK", hm.WK, D, cfg.DK}, {"WV", hm.WV, D, D}, {"P", hm.P, D, D}} {
+				if err := fits(m.m, m.rows, m.cols); err != nil {
+					return fmt.Errorf("Init.Blocks[%d].Heads[%d].%s: %v", l, h, m.name, err)
+				}
+			}
+		}
+		switch {
+		case cfg.Cross && b.Cross == nil:
+			return fmt.Errorf("Init.Blocks[%d].Cross is nil, and Cross is set", l)
+		case !cfg.Cross && b.Cross != nil:
+			return fmt.Errorf("Init.Blocks[%d].Cross is set, and Cross is not", l)
+		case b.Cross != nil:
+			for _, m := range []struct {
+				name       string
+				m          layers.Matrix
+				rows, cols int
+			}{{"WQ", b.Cross.WQ, D, dp}, {"WK", b.Cross.WK, dp, dp}, {"WV", b.Cross.WV, dp, dp}, {"P", b.Cross.P, dp, D}} {
+				if err := fits(m.m, m.rows, m.cols); err != nil {
+					return fmt.Errorf("Init.Blocks[%d].Cross.%s: %v", l, m.name, err)
+				}
+			}
+		}
+	}
+	if c.Readout.Data != nil {
+		if err := fits(c.Readout, D, dp); err != nil {
+			return fmt.Errorf("Init.Readout: %v", err)
+		}
+	}
+	return nil
 }
 
-// offF is the offset of the f block in a token.
-func (cfg Config) offF() int {
-	if cfg.Cross {
-		return cfg.D + 2*cfg.DPrime
+// fits reports whether m can start a rows×cols parameter: the same number
+// of rows, and zeros beyond cols (a narrower m is zero-filled).
+func fits(m layers.Matrix, rows, cols int) error {
+	if m.Rows != rows {
+		return fmt.Errorf("is %dx%d, want %d rows", m.Rows, m.Cols, rows)
 	}
-	return cfg.D + cfg.DPrime
+	for i := 0; i < m.Rows; i++ {
+		for j := cols; j < m.Cols; j++ {
+			if m.At(i, j) != 0 {
+				return fmt.Errorf("is %dx%d and does not fit in %d columns (entry (%d, %d) = %v)", m.Rows, m.Cols, cols, i, j, m.At(i, j))
+			}
+		}
+	}
+	return nil
 }
 
-// encoderConfig is the gd.Config that makes gd.NewEncoder build this
-// model's tokens and W_e.
-func (cfg Config) encoderConfig() gd.Config {
-	return gd.Config{
-		D: cfg.D, DPrime: cfg.DPrime, C: cfg.C, N: cfg.N, Form: cfg.Form(),
-		Kernel: cfg.Kernel, Gamma: cfg.Gamma, Alpha: cfg.Alpha, Lambda: cfg.Lambda,
-		ZeroColumn: cfg.ZeroColumn, WeInit: cfg.WeInit,
+// TokenDim is the token width: d + 3d' with Cross (layers.FormInterleaved
+// layout), d + 2d' without (layers.FormOneStep layout).
+func (cfg Config) TokenDim() int { return cfg.Form().TokenDim(cfg.D, cfg.DPrime) }
+
+// Form is the token layout the model uses.
+func (cfg Config) Form() layers.TokenForm {
+	if cfg.Cross {
+		return layers.FormInterleaved
 	}
+	return layers.FormOneStep
+}
+
+// encoderConfig is the configuration of the model's token encoder (the
+// encoder of the GD models).
+func (cfg Config) encoderConfig() layers.EncoderConfig {
+	return layers.EncoderConfig{Form: cfg.Form(), D: cfg.D, DPrime: cfg.DPrime, C: cfg.C, N: cfg.N,
+		ZeroColumn: cfg.ZeroColumn, WeInit: cfg.WeInit}
+}
+
+// headKernel is the kernel spec of head h.
+func (cfg Config) headKernel(h int) layers.KernelSpec {
+	if h < len(cfg.HeadKernels) && cfg.HeadKernels[h] != nil {
+		return cfg.HeadKernels[h]
+	}
+	return cfg.Kernel
 }
 
 // Block is one layer of the Trained TF on tokens z (B, T, D):
@@ -246,8 +323,8 @@ func (b *Block) Params() G.Nodes { return b.s.Params() }
 //
 // Trainable parameters (under the model's scope): "we" (W_e, shared by the
 // encoder and the head), for each layer l and head h "layer<l>/head<h>/wq",
-// "wk", "wv", "wo" (W_Q, W_K, W_V, P) and "layer<l>/head<h>/log_gamma"
-// (the kernel parameter, unless FixedGamma or the linear kernel), with Cross
+// "wk", "wv", "wo" (W_Q, W_K, W_V, P) and the head's kernel parameters
+// under "layer<l>/head<h>/" ("log_gamma" for a learnable built-in), with Cross
 // "layer<l>/cross/wq", "wk", "wv", "wo", and "readout/r" (R). Nothing is tied
 // except W_e, which the tokens, the cross-attention keys and values, and the
 // likelihood head all use.
@@ -273,16 +350,19 @@ type Model struct {
 	FQuery, Logits *G.Node
 
 	s   *graph.Scope
-	enc *gd.Encoder
+	enc *layers.Encoder
 }
 
 // NewModel builds the model's graph in s for minibatches of batch contexts.
 func NewModel(s *graph.Scope, cfg Config, batch int) (m *Model, err error) {
+	if s == nil {
+		return nil, fmt.Errorf("tf: model: scope is nil")
+	}
 	if cfg, err = cfg.Validate(); err != nil {
 		return nil, err
 	}
-	if batch <= 0 {
-		return nil, fmt.Errorf("tf: batch = %d, want > 0", batch)
+	if err := cfg.checkSizes(batch); err != nil {
+		return nil, err
 	}
 	m = &Model{Cfg: cfg, Batch: batch, s: s}
 	if err := m.build(); err != nil {
@@ -295,7 +375,7 @@ func (m *Model) build() (err error) {
 	defer graph.Recover(&err)
 	cfg, s := m.Cfg, m.s
 	B, T, D, dp := m.Batch, cfg.N+1, cfg.TokenDim(), cfg.DPrime
-	enc, err := gd.NewEncoder(s, cfg.encoderConfig(), B)
+	enc, err := layers.NewEncoder(s, cfg.encoderConfig(), B)
 	if err != nil {
 		return err
 	}
@@ -326,15 +406,11 @@ func (m *Model) build() (err error) {
 	if m.Logits, err = head.Forward(m.FQuery); err != nil { // (B, C)
 		return err
 	}
-	if cfg.InitFromGD {
-		return m.initFromGD()
+	if cfg.Init != nil {
+		return m.applyInit(cfg.Init)
 	}
 	return nil
 }
-
-// eraseHead is the index of the head that InitFromGD with Cross starts as
-// the erase head of the interleaved construction.
-const eraseHead = 1
 
 func (m *Model) newBlock(bs *graph.Scope) (*Block, error) {
 	cfg := m.Cfg
@@ -342,18 +418,17 @@ func (m *Model) newBlock(bs *graph.Scope) (*Block, error) {
 	b := &Block{s: bs}
 	for h := 0; h < cfg.Heads; h++ {
 		hs := bs.Sub(fmt.Sprintf("head%d", h))
-		kname, gamma := cfg.Kernel, cfg.Gamma
-		if cfg.InitFromGD && cfg.Cross && h == eraseHead {
-			kname, gamma = layers.KernelRBF, 1
-		}
-		kern, err := layers.NewBuiltinKernel(hs, kname, layers.KernelConfig{Gamma: gamma, Learnable: !cfg.FixedGamma})
+		kern, bk, err := layers.InstantiateKernel(hs, cfg.headKernel(h))
 		if err != nil {
 			return nil, err
 		}
-		att, err := layers.NewAttention(hs, layers.AttentionConfig{
-			DIn: D, DK: cfg.DK, DV: D, DOut: D,
-			Builtin: kern, Keys: layers.ContextKeys, WInit: cfg.WInit,
-		})
+		ac := layers.AttentionConfig{DIn: D, DK: cfg.DK, DV: D, DOut: D, Keys: layers.ContextKeys, WInit: cfg.WInit}
+		if bk != nil {
+			ac.Builtin = bk // the fused head
+		} else {
+			ac.Kernel = kern
+		}
+		att, err := layers.NewAttention(hs, ac)
 		if err != nil {
 			return nil, err
 		}
@@ -371,106 +446,75 @@ func (m *Model) newBlock(bs *graph.Scope) (*Block, error) {
 	return b, nil
 }
 
-// initFromGD overwrites the random initial values with the GD construction
-// (see the package documentation).
-func (m *Model) initFromGD() error {
-	cfg := m.Cfg
-	D, dp := cfg.TokenDim(), cfg.DPrime
-	set := func(n *G.Node, mat gd.Matrix) error {
+// applyInit overwrites the random initial values with the matrices of c
+// (checked against the shapes by Config.Validate).
+func (m *Model) applyInit(c *layers.Construction) error {
+	D := m.Cfg.TokenDim()
+	set := func(n *G.Node, mat layers.Matrix) error {
 		// n is (mat.Rows, c). A narrower n (a D×DK query/key parameter with
-		// DK < D) takes mat's first c columns, and mat must be zero beyond
-		// them (the construction's W_Q, W_K only use the first d); a wider
-		// one is zero-filled.
+		// DK < D) takes mat's first c columns (mat is zero beyond them: the
+		// construction's W_Q, W_K only use the first d); a wider one is
+		// zero-filled.
 		r, c := n.Shape()[0], n.Shape()[1]
-		if mat.Rows != r {
-			return fmt.Errorf("tf: InitFromGD: %q has shape %v, construction is %dx%d", n.Name(), n.Shape(), mat.Rows, mat.Cols)
-		}
 		vals := make([]float64, r*c)
 		for i := 0; i < r; i++ {
-			for j := 0; j < mat.Cols; j++ {
-				switch {
-				case j < c:
-					vals[i*c+j] = mat.At(i, j)
-				case mat.At(i, j) != 0:
-					return fmt.Errorf("tf: InitFromGD: %q: the construction does not fit in %d columns", n.Name(), c)
-				}
+			for j := 0; j < min(c, mat.Cols); j++ {
+				vals[i*c+j] = mat.At(i, j)
 			}
 		}
-		return graph.SetValue(n, vals)
-	}
-	setHead := func(a *layers.Attention, h gd.HeadMatrices) error {
-		wq, wk, wv, p := a.Matrices()
-		for _, x := range []struct {
-			n   *G.Node
-			mat gd.Matrix
-		}{{wq, h.WQ}, {wk, h.WK}, {wv, h.WV}, {p, h.P}} {
-			if err := set(x.n, x.mat); err != nil {
-				return err
-			}
+		if err := graph.SetValue(n, vals); err != nil {
+			return fmt.Errorf("tf: Init: %q: %w", n.Name(), err)
 		}
 		return nil
 	}
-	silence := func(a *layers.Attention) error {
-		_, _, _, p := a.Matrices()
-		return graph.SetValue(p, make([]float64, D*D))
-	}
-	for _, b := range m.Blocks {
-		if !cfg.Cross {
-			h, err := gd.OneStepMatrices(cfg.D, dp, cfg.N, cfg.Alpha)
-			if err != nil {
-				return err
+	for l, b := range m.Blocks {
+		bm := c.Blocks[l]
+		for h, a := range b.Heads {
+			wq, wk, wv, p := a.Matrices()
+			if h >= len(bm.Heads) {
+				// Silent, but trainable.
+				if err := graph.SetValue(p, make([]float64, D*D)); err != nil {
+					return err
+				}
+				continue
 			}
-			if err := setHead(b.Heads[0], h); err != nil {
-				return err
-			}
-			for _, a := range b.Heads[1:] {
-				if err := silence(a); err != nil {
+			hm := bm.Heads[h]
+			for _, x := range []struct {
+				n   *G.Node
+				mat layers.Matrix
+			}{{wq, hm.WQ}, {wk, hm.WK}, {wv, hm.WV}, {p, hm.P}} {
+				if err := set(x.n, x.mat); err != nil {
 					return err
 				}
 			}
-			continue
 		}
-		bm, err := gd.InterleavedMatrices(cfg.D, dp, cfg.N, cfg.Alpha, cfg.Lambda)
-		if err != nil {
-			return err
-		}
-		if err := setHead(b.Heads[0], bm.Update); err != nil {
-			return err
-		}
-		if err := setHead(b.Heads[eraseHead], bm.Erase); err != nil {
-			return err
-		}
-		for _, a := range b.Heads[eraseHead+1:] {
-			if err := silence(a); err != nil {
-				return err
-			}
-		}
-		cp := b.Cross.Params() // wq, wk, wv, wo in creation order
-		for i, mat := range []gd.Matrix{bm.CrossWQ, bm.CrossWK, bm.CrossWV, bm.CrossP} {
-			if err := set(cp[i], mat); err != nil {
-				return err
+		if bm.Cross != nil {
+			cp := b.Cross.Params() // wq, wk, wv, wo in creation order
+			for i, mat := range []layers.Matrix{bm.Cross.WQ, bm.Cross.WK, bm.Cross.WV, bm.Cross.P} {
+				if err := set(cp[i], mat); err != nil {
+					return err
+				}
 			}
 		}
 	}
-	r := make([]float64, D*dp)
-	for i := 0; i < dp; i++ {
-		r[(cfg.offF()+i)*dp+i] = 1
+	if c.Readout.Data != nil {
+		return set(m.R, c.Readout)
 	}
-	return graph.SetValue(m.R, r)
+	return nil
 }
 
 // Scope is the scope holding the model's parameters.
 func (m *Model) Scope() *graph.Scope { return m.s }
 
 // Encoder is the token encoder (shared with the GD models).
-func (m *Model) Encoder() *gd.Encoder { return m.enc }
+func (m *Model) Encoder() *layers.Encoder { return m.enc }
 
 // T is the number of positions per sequence, N+1.
 func (m *Model) T() int { return m.Cfg.N + 1 }
 
 // Feed copies one minibatch into the model's inputs: x is (B, T, d) and y is
 // (B, T) with context labels in 0..C-1 and the query label last (the
-// training target, -1 when unknown). Errors are gd.Encoder.Feed's.
+// training target, -1 when unknown). Errors are layers.Encoder.Feed's.
 func (m *Model) Feed(x []float64, y []int) error { return m.enc.Feed(x, y) }
 
 // Params lists the model's trainable parameters in creation order: W_e,

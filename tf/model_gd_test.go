@@ -1,4 +1,4 @@
-package tf
+package tf_test
 
 import (
 	"fmt"
@@ -8,9 +8,16 @@ import (
 
 	"github.com/gdattn/gdattn/gd"
 	"github.com/gdattn/gdattn/graph"
+	"github.com/gdattn/gdattn/graph/graphtest"
 	"github.com/gdattn/gdattn/layers"
+	"github.com/gdattn/gdattn/losses"
+	"github.com/gdattn/gdattn/tf"
 	G "gorgonia.org/gorgonia"
 )
+
+// Tests of the TF started at the GD construction. They need package gd,
+// which package tf does not import, so they live in the external test
+// package tf_test.
 
 // randomBatch draws x ~ U(-1, 1) and labels uniformly, seeded.
 func randomBatch(seed uint64, B, T, d, C int) ([]float64, []int) {
@@ -56,6 +63,21 @@ func maxAbsDiff(a, b []float64) float64 {
 	return m
 }
 
+// eraseRBF are the head kernels of the interleaved GD start: the model's
+// kernel for the update head, the RBF kernel (g = 1, learned) for the erase
+// head on λ-scaled x, which tends to the Kronecker delta as λ grows.
+var eraseRBF = []layers.KernelSpec{nil, layers.RBF(1)}
+
+// construction is gd.Construction, failing the test on error.
+func construction(t testing.TB, form gd.Form, steps, d, dp, n int, alpha, lambda float64) *layers.Construction {
+	t.Helper()
+	c, err := gd.Construction(form, steps, d, dp, n, alpha, lambda)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
 // fSlot returns the f block of tokens (B, T, D) as (B, T, d') values.
 func fSlot(tok []float64, BT, D, off, dp int) []float64 {
 	out := make([]float64, 0, BT*dp)
@@ -67,7 +89,7 @@ func fSlot(tok []float64, BT, D, off, dp int) []float64 {
 
 // pair builds a GD model and a TF model on the same batch, with the TF's
 // W_e overwritten by the GD model's, and runs both.
-func pair(t *testing.T, gcfg gd.Config, tcfg Config, B int, x []float64, y []int) (*gd.Model, *Model) {
+func pair(t *testing.T, gcfg gd.Config, tcfg tf.Config, B int, x []float64, y []int) (*gd.Model, *tf.Model) {
 	t.Helper()
 	gs, _ := graph.NewScope(graph.Float64, 3)
 	g, err := gd.NewModel(gs, gcfg, B)
@@ -75,7 +97,7 @@ func pair(t *testing.T, gcfg gd.Config, tcfg Config, B int, x []float64, y []int
 		t.Fatal(err)
 	}
 	ts, _ := graph.NewScope(graph.Float64, 4)
-	m, err := NewModel(ts, tcfg, B)
+	m, err := tf.NewModel(ts, tcfg, B)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -113,10 +135,10 @@ func TestInitFromGDOneStep(t *testing.T) {
 	cases = append(cases, tc{"softmax", d}, tc{"rbf", d + 2*dp + 3})
 	for _, c := range cases {
 		t.Run(fmt.Sprintf("%s/DK=%d", c.kernel, c.dk), func(t *testing.T) {
-			gcfg := gd.Config{D: d, DPrime: dp, C: C, N: N, Form: gd.OneStep, Kernel: c.kernel,
-				Gamma: 0.7, Alpha: 2, FixedAlpha: true, FixedGamma: true}
-			tcfg := Config{D: d, DPrime: dp, C: C, N: N, Kernel: c.kernel, Gamma: 0.7, Alpha: 2,
-				DK: c.dk, InitFromGD: true}
+			gcfg := gd.Config{D: d, DPrime: dp, C: C, N: N, Form: gd.OneStep, Kernel: layers.Builtin(c.kernel, 0.7).Fixed(),
+				Alpha: 2, FixedAlpha: true}
+			tcfg := tf.Config{D: d, DPrime: dp, C: C, N: N, Kernel: layers.Builtin(c.kernel, 0.7),
+				DK: c.dk, Init: construction(t, gd.OneStep, 1, d, dp, N, 2, 100)}
 			g, m := pair(t, gcfg, tcfg, B, x, y)
 			D := tcfg.TokenDim()
 			ef := maxAbsDiff(fSlot(values(t, m.Tokens[1]), B*T, D, d+dp, dp), values(t, g.F[1]))
@@ -143,13 +165,13 @@ func TestInitFromGDInterleaved(t *testing.T) {
 	x, y := randomBatch(2, B, T, d, C)
 	for _, kern := range layers.KernelNames() {
 		t.Run(kern, func(t *testing.T) {
-			gcfg := gd.Config{D: d, DPrime: dp, C: C, N: N, Blocks: L, Kernel: kern,
-				Gamma: 0.7, Alpha: 2, FixedAlpha: true, FixedGamma: true}
+			gcfg := gd.Config{D: d, DPrime: dp, C: C, N: N, Blocks: L, Kernel: layers.Builtin(kern, 0.7).Fixed(),
+				Alpha: 2, FixedAlpha: true}
 			lambdas := []float64{1, 3, 10, 100}
 			errs := make([]float64, len(lambdas))
 			for i, lam := range lambdas {
-				tcfg := Config{D: d, DPrime: dp, C: C, N: N, Layers: L, Cross: true, Kernel: kern,
-					Gamma: 0.7, Alpha: 2, Lambda: lam, InitFromGD: true}
+				tcfg := tf.Config{D: d, DPrime: dp, C: C, N: N, Layers: L, Cross: true, Kernel: layers.Builtin(kern, 0.7),
+					HeadKernels: eraseRBF, Init: construction(t, gd.Interleaved, L, d, dp, N, 2, lam)}
 				g, m := pair(t, gcfg, tcfg, B, x, y)
 				D := tcfg.TokenDim()
 				ef := maxAbsDiff(fSlot(values(t, m.Tokens[L]), B*T, D, d+2*dp, dp), values(t, g.F[L]))
@@ -174,16 +196,51 @@ func TestInitFromGDExtraHeads(t *testing.T) {
 	x, y := randomBatch(3, B, T, d, C)
 	for _, cross := range []bool{false, true} {
 		t.Run(fmt.Sprintf("cross=%v", cross), func(t *testing.T) {
-			gcfg := gd.Config{D: d, DPrime: dp, C: C, N: N, Kernel: "rbf", Gamma: 0.7, Alpha: 2}
+			gcfg := gd.Config{D: d, DPrime: dp, C: C, N: N, Kernel: layers.RBF(0.7), Alpha: 2}
+			tcfg := tf.Config{D: d, DPrime: dp, C: C, N: N, Cross: cross, Heads: 3, Kernel: layers.RBF(0.7),
+				HeadKernels: eraseRBF, Init: construction(t, gd.Interleaved, 1, d, dp, N, 2, 1e3)}
 			if !cross {
 				gcfg.Form = gd.OneStep
+				tcfg.HeadKernels, tcfg.Init = nil, construction(t, gd.OneStep, 1, d, dp, N, 2, 1e3)
 			}
-			tcfg := Config{D: d, DPrime: dp, C: C, N: N, Cross: cross, Heads: 3, Kernel: "rbf",
-				Gamma: 0.7, Alpha: 2, Lambda: 1e3, InitFromGD: true}
 			g, m := pair(t, gcfg, tcfg, B, x, y)
 			if e := maxAbsDiff(values(t, m.Logits), values(t, g.Logits)); e > 1e-10 {
 				t.Errorf("max |logits_TF - logits_GD| = %.3g, want <= 1e-10", e)
 			}
+		})
+	}
+}
+
+// TestModelGradientsGDStart checks the gradients at the GD start, where
+// W_Q = W_K (see TestModelGradients for the random start).
+func TestModelGradientsGDStart(t *testing.T) {
+	const B, N, d, dp, C = 2, 3, 2, 2, 3
+	for i, c := range []struct {
+		name string
+		cfg  tf.Config
+		max  int // graphtest.Options.MaxElems
+	}{
+		{"rbf/L=2/cross/gd-start", tf.Config{D: d, DPrime: dp, C: C, N: N, Layers: 2, Cross: true,
+			Kernel: layers.RBF(0.7), HeadKernels: eraseRBF, Init: construction(t, gd.Interleaved, 2, d, dp, N, 2, 2)}, 12},
+		{"softmax/gd-start", tf.Config{D: d, DPrime: dp, C: C, N: N, Kernel: layers.Softmax(1),
+			Init: construction(t, gd.OneStep, 1, d, dp, N, N, 100)}, 0},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			x, y := randomBatch(uint64(121+i), B, N+1, d, C) // the seeds these cases had in TestModelGradients
+			build := func(s *graph.Scope) (*G.Node, error) {
+				m, err := tf.NewModel(s, c.cfg, B)
+				if err != nil {
+					return nil, err
+				}
+				if err := m.Feed(x, y); err != nil {
+					return nil, err
+				}
+				return losses.CrossEntropy(m.Logits, m.Target)
+			}
+			opts := graphtest.Options{Seed: 1, MaxElems: c.max}
+			worst := graphtest.CheckGrad(t, build, opts)
+			worst32 := graphtest.CheckGrad32(t, build, opts)
+			t.Logf("max relative error: float64 %.2e, float32 %.2e", worst, worst32)
 		})
 	}
 }

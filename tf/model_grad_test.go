@@ -32,8 +32,8 @@ func modelLoss(cfg Config, B int, seed uint64) graphtest.BuildFunc {
 // seeded sample of 12 elements per parameter in the 2-layer ones, to keep
 // the test fast) against finite differences, in float64 (relative error
 // < 1e-6) and float32 (< 1e-3), for every kernel, 1 and 2 layers, with and
-// without cross-attention, 2 heads, from the random (Glorot) start; plus
-// the GD start, where W_Q = W_K.
+// without cross-attention, 2 heads, from the random (Glorot) start (the GD
+// start, where W_Q = W_K, is TestModelGradientsGDStart in package tf_test).
 func TestModelGradients(t *testing.T) {
 	const B, N, d, dp, C = 2, 3, 2, 2, 3
 	type tc struct {
@@ -45,13 +45,13 @@ func TestModelGradients(t *testing.T) {
 	for _, k := range layers.KernelNames() {
 		for _, L := range []int{1, 2} {
 			for _, cross := range []bool{false, true} {
-				cfg := Config{D: d, DPrime: dp, C: C, N: N, Layers: L, Heads: 2, Cross: cross, Kernel: k, Gamma: 0.7}
+				cfg := Config{D: d, DPrime: dp, C: C, N: N, Layers: L, Heads: 2, Cross: cross, Kernel: layers.Builtin(k, 0.7)}
 				if k == layers.KernelExp {
 					// Unnormalised exp(g q·k) of random layers compounds: at
 					// g = 0.7 with Glorot weights the 2-layer cross loss is
 					// 1.7e18 and its finite differences lose all precision;
 					// at g = 0.1 with weights in ±0.5 it is O(1).
-					cfg.Gamma, cfg.WInit = 0.1, graph.Uniform(-0.5, 0.5)
+					cfg.Kernel, cfg.WInit = layers.Exp(0.1), graph.Uniform(-0.5, 0.5)
 				}
 				max := 0
 				if L == 2 {
@@ -63,9 +63,6 @@ func TestModelGradients(t *testing.T) {
 	}
 	cases = append(cases,
 		tc{"softmax/DK=3/zerocolumn", Config{D: d, DPrime: dp, C: C, N: N, DK: 3, ZeroColumn: true}, 0},
-		tc{"rbf/L=2/cross/gd-start", Config{D: d, DPrime: dp, C: C, N: N, Layers: 2, Cross: true,
-			Kernel: "rbf", Gamma: 0.7, Alpha: 2, Lambda: 2, InitFromGD: true}, 12},
-		tc{"softmax/gd-start", Config{D: d, DPrime: dp, C: C, N: N, Kernel: "softmax", InitFromGD: true}, 0},
 	)
 	for i, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

@@ -9,8 +9,23 @@ import (
 
 	"github.com/gdattn/gdattn/data"
 	"github.com/gdattn/gdattn/graph"
+	"github.com/gdattn/gdattn/layers"
 	"github.com/gdattn/gdattn/losses"
 )
+
+// randomBatch draws x ~ U(-1, 1) and labels uniformly, seeded.
+func randomBatch(seed uint64, B, T, d, C int) ([]float64, []int) {
+	rng := rand.New(rand.NewPCG(seed, 7))
+	x := make([]float64, B*T*d)
+	for i := range x {
+		x[i] = 2*rng.Float64() - 1
+	}
+	y := make([]int, B*T)
+	for i := range y {
+		y[i] = rng.IntN(C)
+	}
+	return x, y
+}
 
 func TestConfigErrors(t *testing.T) {
 	ok := Config{D: 3, DPrime: 2, C: 4, N: 5}
@@ -25,15 +40,19 @@ func TestConfigErrors(t *testing.T) {
 		{"N", func(c *Config) { c.N = 0 }, "N = 0"},
 		{"Layers", func(c *Config) { c.Layers = -2 }, "Layers = -2"},
 		{"Heads", func(c *Config) { c.Heads = -1 }, "Heads = -1"},
-		{"Kernel", func(c *Config) { c.Kernel = "cosine" }, `Kernel "cosine" unknown`},
-		{"Gamma NaN", func(c *Config) { c.Gamma = math.NaN() }, "Gamma = NaN"},
-		{"Gamma negative", func(c *Config) { c.Gamma = -1 }, "Gamma = -1"},
+		{"Kernel", func(c *Config) { c.Kernel = layers.Builtin("cosine", 1) }, `Kernel: layers: unknown kernel "cosine"`},
+		{"Gamma NaN", func(c *Config) { c.Kernel = layers.Softmax(math.NaN()) }, "Gamma = NaN"},
+		{"Gamma negative", func(c *Config) { c.Kernel = layers.Softmax(-1) }, "Gamma = -1"},
 		{"DK", func(c *Config) { c.DK = -4 }, "DK = -4"},
-		{"Alpha", func(c *Config) { c.Alpha = math.Inf(1) }, "Alpha = +Inf"},
-		{"Lambda", func(c *Config) { c.Lambda = -3 }, "Lambda = -3"},
-		{"InitFromGD DK", func(c *Config) { c.InitFromGD = true; c.DK = 2 }, "DK = 2 with InitFromGD"},
-		{"InitFromGD Heads", func(c *Config) { c.InitFromGD = true; c.Cross = true; c.Heads = 1 }, "Heads = 1 with InitFromGD"},
-		{"InitFromGD Layers", func(c *Config) { c.InitFromGD = true; c.Layers = 2 }, "Layers = 2 with InitFromGD"},
+		{"HeadKernels", func(c *Config) { c.HeadKernels = []layers.KernelSpec{nil, layers.RBF(-2)}; c.Heads = 2 }, "HeadKernels[1]: layers: kernel \"rbf\": Gamma = -2"},
+		{"HeadKernels count", func(c *Config) { c.HeadKernels = []layers.KernelSpec{nil, nil}; c.Heads = 1 }, "HeadKernels has 2 kernels for Heads = 1"},
+		{"Init DK", func(c *Config) { c.Init = testInit(1, 1, 7, 2, false); c.DK = 2 }, "Init.Blocks[0].Heads[0].WQ: is 7x7 and does not fit in 2 columns"},
+		{"Init Heads", func(c *Config) { c.Init = testInit(1, 2, 9, 2, true); c.Cross = true; c.Heads = 1 }, "Init.Blocks[0] has 2 heads for Heads = 1"},
+		{"Init Layers", func(c *Config) { c.Init = testInit(1, 1, 7, 2, false); c.Layers = 2 }, "Init has 1 blocks for Layers = 2"},
+		{"Init rows", func(c *Config) { c.Init = testInit(1, 1, 9, 2, false) }, "Init.Blocks[0].Heads[0].WQ: is 9x9, want 7 rows"},
+		{"Init Cross missing", func(c *Config) { c.Init = testInit(1, 1, 9, 2, false); c.Cross = true }, "Init.Blocks[0].Cross is nil, and Cross is set"},
+		{"Init Cross extra", func(c *Config) { c.Init = testInit(1, 1, 7, 2, true) }, "Init.Blocks[0].Cross is set, and Cross is not"},
+		{"Init data", func(c *Config) { c.Init = testInit(1, 1, 7, 2, false); c.Init.Blocks[0].Heads[0].P.Data = nil }, "Blocks[0].Heads[0].P is 7x7 with 0 values"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -56,18 +75,19 @@ func TestConfigDefaults(t *testing.T) {
 	cases := []struct {
 		name string
 		cfg  Config
-		want string // Layers Heads Kernel Gamma DK Alpha Lambda TokenDim
+		want string // Layers Heads Kernel Gamma DK TokenDim
 	}{
-		{"plain", Config{D: 3, DPrime: 2, C: 4, N: 5}, "1 1 softmax 1 7 5 100 7"},
-		{"rbf cross", Config{D: 3, DPrime: 2, C: 4, N: 5, Kernel: "rbf", Cross: true}, "1 1 rbf 1 9 1 100 9"},
-		{"gd cross", Config{D: 3, DPrime: 2, C: 4, N: 5, Cross: true, InitFromGD: true, Layers: 3}, "3 2 softmax 1 9 5 100 9"},
+		{"plain", Config{D: 3, DPrime: 2, C: 4, N: 5}, "1 1 softmax 1 7 7"},
+		{"rbf cross", Config{D: 3, DPrime: 2, C: 4, N: 5, Kernel: layers.RBF(1), Cross: true}, "1 1 rbf 1 9 9"},
+		{"init cross", Config{D: 3, DPrime: 2, C: 4, N: 5, Cross: true, Init: testInit(3, 2, 9, 2, true)}, "3 2 softmax 1 9 9"},
+		{"head kernels", Config{D: 3, DPrime: 2, C: 4, N: 5, HeadKernels: []layers.KernelSpec{nil, nil, layers.Linear()}}, "1 3 softmax 1 7 7"},
 	}
 	for _, c := range cases {
 		got, err := c.cfg.Validate()
 		if err != nil {
 			t.Fatalf("%s: %v", c.name, err)
 		}
-		s := fmt.Sprintf("%d %d %s %v %d %v %v %d", got.Layers, got.Heads, got.Kernel, got.Gamma, got.DK, got.Alpha, got.Lambda, got.TokenDim())
+		s := fmt.Sprintf("%d %d %s %v %d %d", got.Layers, got.Heads, got.Kernel.Name(), got.Kernel.(layers.BuiltinSpec).Gamma(), got.DK, got.TokenDim())
 		if s != c.want {
 			t.Errorf("%s: defaults %q, want %q", c.name, s, c.want)
 		}
@@ -75,6 +95,31 @@ func TestConfigDefaults(t *testing.T) {
 			t.Errorf("%s: WInit or WeInit left nil", c.name)
 		}
 	}
+}
+
+// testInit is a Construction of the given shape for tokens of width D:
+// blocks blocks of heads heads, every matrix the identity (a D×D W_Q thus
+// needs DK >= D), with a cross-attention layer if cross.
+func testInit(blocks, heads, D, dp int, cross bool) *layers.Construction {
+	eye := func(r, c int) layers.Matrix {
+		m := layers.NewMatrix(r, c)
+		for i := 0; i < min(r, c); i++ {
+			m.Set(i, i, 1)
+		}
+		return m
+	}
+	c := &layers.Construction{}
+	for l := 0; l < blocks; l++ {
+		var b layers.BlockMatrices
+		for h := 0; h < heads; h++ {
+			b.Heads = append(b.Heads, layers.HeadMatrices{WQ: eye(D, D), WK: eye(D, D), WV: eye(D, D), P: eye(D, D)})
+		}
+		if cross {
+			b.Cross = &layers.CrossMatrices{WQ: eye(D, dp), WK: eye(dp, dp), WV: eye(dp, dp), P: eye(dp, D)}
+		}
+		c.Blocks = append(c.Blocks, b)
+	}
+	return c
 }
 
 // TestFeedErrors: Feed passes the encoder's errors through unchanged.
@@ -117,7 +162,7 @@ func TestFeedErrors(t *testing.T) {
 func TestParamNamesAndCounts(t *testing.T) {
 	const d, dp, C, N = 2, 3, 4, 5
 	s, _ := graph.NewScope(graph.Float64, 1)
-	m, err := NewModel(s.Sub("tf"), Config{D: d, DPrime: dp, C: C, N: N, Layers: 2, Heads: 2, Cross: true, Kernel: "rbf", ZeroColumn: true}, 1)
+	m, err := NewModel(s.Sub("tf"), Config{D: d, DPrime: dp, C: C, N: N, Layers: 2, Heads: 2, Cross: true, Kernel: layers.RBF(1), ZeroColumn: true}, 1)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -15,6 +15,7 @@ import (
 	"github.com/gdattn/gdattn/examples/internal/icl"
 	"github.com/gdattn/gdattn/gd"
 	"github.com/gdattn/gdattn/graph"
+	"github.com/gdattn/gdattn/layers"
 	"github.com/gdattn/gdattn/tf"
 	"gorgonia.org/tensor"
 )
@@ -271,7 +272,7 @@ func trainOne(o options, name string, dt tensor.Dtype, seed uint64, trainSet, te
 	var m icl.Model
 	epochs, lr := o.Epochs, o.LR
 	if name == "tf" {
-		mm, err := tf.NewModel(s, tf.Config{D: D, DPrime: o.DPrime, C: C, N: N, Layers: o.TFLayers, Cross: true, Kernel: o.Kernel}, o.Batch)
+		mm, err := tf.NewModel(s, tf.Config{D: D, DPrime: o.DPrime, C: C, N: N, Layers: o.TFLayers, Cross: true, Kernel: layers.Builtin(o.Kernel, 1)}, o.Batch)
 		if err != nil {
 			return sr, err
 		}
@@ -279,7 +280,7 @@ func trainOne(o options, name string, dt tensor.Dtype, seed uint64, trainSet, te
 		epochs, lr = o.TFEpochs, o.TFLR
 	} else {
 		K, _ := blocksOf(name)
-		mm, err := gd.NewModel(s, gd.Config{D: D, DPrime: o.DPrime, C: C, N: N, Blocks: K, Kernel: o.Kernel}, o.Batch)
+		mm, err := gd.NewModel(s, gd.Config{D: D, DPrime: o.DPrime, C: C, N: N, Blocks: K, Kernel: layers.Builtin(o.Kernel, 1)}, o.Batch)
 		if err != nil {
 			return sr, err
 		}

@@ -7,6 +7,7 @@ import (
 	"github.com/gdattn/gdattn/data"
 	"github.com/gdattn/gdattn/gd"
 	"github.com/gdattn/gdattn/graph"
+	"github.com/gdattn/gdattn/layers"
 	"github.com/gdattn/gdattn/losses"
 	"github.com/gdattn/gdattn/tf"
 	G "gorgonia.org/gorgonia"
@@ -87,7 +88,7 @@ func presetNames() string { return "paper, small, tiny" }
 func modelConfigs(rc *runConfig, p preset, kernel string, diagP bool) error {
 	switch rc.Model {
 	case "gd", "gdff":
-		rc.GD = &gd.LMConfig{Vocab: rc.Vocab, DPrime: p.D, Context: p.Context, Heads: p.Heads, Kernel: kernel, FF: rc.Model == "gdff", DiagP: diagP}
+		rc.GD = &gd.LMConfig{Vocab: rc.Vocab, DPrime: p.D, Context: p.Context, Heads: p.Heads, Kernel: layers.Builtin(kernel, 1).Fixed(), FF: rc.Model == "gdff", DiagP: diagP}
 	case "gpt":
 		rc.GPT = &tf.GPTConfig{Vocab: rc.Vocab, Context: p.Context, DModel: p.D, Heads: p.Heads}
 	default:
@@ -229,8 +230,8 @@ func nextFunc(g *model, mc *graph.Machine, pad int) data.NextFunc {
 // modelLabel names the model of rc in reports, with the GD models' kernel.
 func modelLabel(rc runConfig) string {
 	kernel := "softmax"
-	if rc.GD != nil && rc.GD.Kernel != "" {
-		kernel = rc.GD.Kernel
+	if rc.GD != nil && rc.GD.Kernel != nil {
+		kernel = rc.GD.Kernel.Name()
 	}
 	switch name := rc.Model; name {
 	case "gd":

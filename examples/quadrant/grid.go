@@ -62,7 +62,7 @@ func fromTF(m *tf.Model) (oneLayer, error) {
 	if cfg.Layers != 1 || cfg.Cross {
 		return oneLayer{}, fmt.Errorf("fromTF: want one layer without cross-attention, have %d layers, Cross %v", cfg.Layers, cfg.Cross)
 	}
-	o := oneLayer{Kernel: cfg.Kernel, D: cfg.D, DPrime: cfg.DPrime, C: cfg.C}
+	o := oneLayer{Kernel: cfg.Kernel.Name(), D: cfg.D, DPrime: cfg.DPrime, C: cfg.C}
 	for h, a := range m.Blocks[0].Heads {
 		var hd head
 		ns := [4]*G.Node{}
@@ -74,7 +74,7 @@ func fromTF(m *tf.Model) (oneLayer, error) {
 			}
 		}
 		var err error
-		if hd.Gamma, err = gammaOf(m.Scope(), m.Scope().Sub("layer0").Sub(fmt.Sprintf("head%d", h)).Name("log_gamma"), cfg.Gamma); err != nil {
+		if hd.Gamma, err = gammaOf(m.Scope(), m.Scope().Sub("layer0").Sub(fmt.Sprintf("head%d", h)).Name("log_gamma"), cfg.Kernel.(layers.BuiltinSpec).Gamma()); err != nil {
 			return oneLayer{}, err
 		}
 		o.Heads = append(o.Heads, hd)
@@ -104,11 +104,11 @@ func fromGD(m *gd.Model) (oneLayer, error) {
 	if err != nil {
 		return oneLayer{}, err
 	}
-	g, err := gammaOf(m.Scope(), m.Scope().Sub("kernel").Name("log_gamma"), cfg.Gamma)
+	g, err := gammaOf(m.Scope(), m.Scope().Sub("kernel").Name("log_gamma"), cfg.Kernel.(layers.BuiltinSpec).Gamma())
 	if err != nil {
 		return oneLayer{}, err
 	}
-	o := oneLayer{Kernel: cfg.Kernel, D: cfg.D, DPrime: cfg.DPrime, C: cfg.C,
+	o := oneLayer{Kernel: cfg.Kernel.Name(), D: cfg.D, DPrime: cfg.DPrime, C: cfg.C,
 		Heads: []head{{WQ: h.WQ, WK: h.WK, WV: h.WV, P: h.P, Gamma: g}}}
 	D := cfg.TokenDim()
 	o.R = gd.Matrix{Rows: D, Cols: cfg.DPrime, Data: make([]float64, D*cfg.DPrime)}

@@ -92,13 +92,13 @@ func build(key runKey, batch int) (*model, error) {
 	d := data.QuadrantD
 	switch key.Model {
 	case "gd":
-		g, err := gd.NewModel(s, gd.Config{D: d, DPrime: dp, C: C, N: key.N, Form: gd.OneStep, Kernel: key.Kernel}, batch)
+		g, err := gd.NewModel(s, gd.Config{D: d, DPrime: dp, C: C, N: key.N, Form: gd.OneStep, Kernel: layers.Builtin(key.Kernel, 1)}, batch)
 		if err != nil {
 			return nil, err
 		}
 		out.gd, out.m = g, icl.Model{Scope: s, Batch: batch, Feed: g.Feed, Logits: g.Logits, Target: g.Target}
 	case "tf":
-		t, err := tf.NewModel(s, tf.Config{D: d, DPrime: dp, C: C, N: key.N, Kernel: key.Kernel}, batch)
+		t, err := tf.NewModel(s, tf.Config{D: d, DPrime: dp, C: C, N: key.N, Kernel: layers.Builtin(key.Kernel, 1)}, batch)
 		if err != nil {
 			return nil, err
 		}

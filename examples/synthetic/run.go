@@ -12,6 +12,7 @@ import (
 	"github.com/gdattn/gdattn/examples/internal/icl"
 	"github.com/gdattn/gdattn/gd"
 	"github.com/gdattn/gdattn/graph"
+	"github.com/gdattn/gdattn/layers"
 	"github.com/gdattn/gdattn/tf"
 )
 
@@ -96,18 +97,18 @@ func (r runSpec) build() (icl.Model, any, error) {
 	switch r.Model {
 	case "gd":
 		form := gd.Interleaved
-		if r.Form == gd.OneStep.String() {
+		if r.Form == "onestep" { // the journal's name for gd.OneStep (whose String is "one-step")
 			form = gd.OneStep
 		}
 		m, err := gd.NewModel(scope, gd.Config{D: task.D, DPrime: task.DPrime, C: task.C, N: r.N,
-			Form: form, Blocks: r.Depth, Kernel: r.Kernel}, r.Batch)
+			Form: form, Blocks: r.Depth, Kernel: layers.Builtin(r.Kernel, 1)}, r.Batch)
 		if err != nil {
 			return icl.Model{}, nil, err
 		}
 		return icl.Model{Scope: scope, Batch: r.Batch, Feed: m.Feed, Logits: m.Logits, Target: m.Target}, m.Cfg, nil
 	case "tf":
 		m, err := tf.NewModel(scope, tf.Config{D: task.D, DPrime: task.DPrime, C: task.C, N: r.N,
-			Layers: r.Depth, Heads: r.Heads, Cross: r.Cross, Kernel: r.Kernel}, r.Batch)
+			Layers: r.Depth, Heads: r.Heads, Cross: r.Cross, Kernel: layers.Builtin(r.Kernel, 1)}, r.Batch)
 		if err != nil {
 			return icl.Model{}, nil, err
 		}

@@ -95,7 +95,7 @@ func figures(names []string, p preset) ([]figure, error) {
 			for _, k := range []struct{ kernel, panel string }{{"rbf", "RBF kernel"}, {"softmax", "softmax kernel"}} {
 				fig.Series = append(fig.Series,
 					series{k.panel, "GD (one step)", with(func(r *runSpec) {
-						r.Model, r.Form, r.Depth, r.Kernel = "gd", gd.OneStep.String(), 1, k.kernel
+						r.Model, r.Form, r.Depth, r.Kernel = "gd", "onestep", 1, k.kernel
 					})},
 					series{k.panel, "Trained TF (1 layer)", with(func(r *runSpec) {
 						r.Model, r.Depth, r.Heads, r.Kernel = "tf", 1, 1, k.kernel

@@ -11,6 +11,7 @@ import (
 	"github.com/gdattn/gdattn/data"
 	"github.com/gdattn/gdattn/gd"
 	"github.com/gdattn/gdattn/graph"
+	"github.com/gdattn/gdattn/layers"
 	"github.com/gdattn/gdattn/losses"
 	"github.com/gdattn/gdattn/tf"
 	G "gorgonia.org/gorgonia"
@@ -118,7 +119,7 @@ func fitScalars(p *problem, kern string, N, adamSteps, batch, newtonIters, newto
 	if err != nil {
 		return fit, err
 	}
-	gm, err := gd.NewModel(s, gd.Config{D: 2, DPrime: p.task.Config.DPrime, C: p.task.Config.C, N: N, Form: gd.OneStep, Kernel: kern}, batch)
+	gm, err := gd.NewModel(s, gd.Config{D: 2, DPrime: p.task.Config.DPrime, C: p.task.Config.C, N: N, Form: gd.OneStep, Kernel: layers.Builtin(kern, 1)}, batch)
 	if err != nil {
 		return fit, err
 	}
@@ -310,7 +311,11 @@ func newGradModel(kern string, d, dp, C, N, batch int, alpha, gamma float64, we 
 	if err != nil {
 		return nil, err
 	}
-	m, err := tf.NewModel(s, tf.Config{D: d, DPrime: dp, C: C, N: N, Kernel: kern, Gamma: gamma, Alpha: alpha, InitFromGD: true}, batch)
+	start, err := gd.Construction(gd.OneStep, 1, d, dp, N, alpha, 100)
+	if err != nil {
+		return nil, err
+	}
+	m, err := tf.NewModel(s, tf.Config{D: d, DPrime: dp, C: C, N: N, Kernel: layers.Builtin(kern, gamma), Init: start}, batch)
 	if err != nil {
 		return nil, err
 	}

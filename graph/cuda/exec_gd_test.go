@@ -38,7 +38,7 @@ func TestExecutorGDMatchesReference(t *testing.T) {
 					if err != nil {
 						t.Fatal(err)
 					}
-					cfg := gd.Config{D: d, DPrime: dp, C: C, N: N, Blocks: K, Kernel: kern, Gamma: 0.7, Alpha: 2, Literal: literal}
+					cfg := gd.Config{D: d, DPrime: dp, C: C, N: N, Blocks: K, Kernel: layers.Builtin(kern, 0.7), Alpha: 2, Literal: literal}
 					m, err := gd.NewModel(s, cfg, B)
 					if err != nil {
 						t.Fatal(err)

@@ -6,6 +6,7 @@ import (
 
 	"github.com/gdattn/gdattn/gd"
 	"github.com/gdattn/gdattn/graph"
+	"github.com/gdattn/gdattn/layers"
 	"github.com/gdattn/gdattn/losses"
 	"github.com/gdattn/gdattn/tf"
 	G "gorgonia.org/gorgonia"
@@ -87,16 +88,16 @@ func buildModel(name string, dt tensor.Dtype, seed uint64) (*testModel, error) {
 	switch name {
 	case "gd-structured-softmax", "gd-structured-rbf", "gd-structured-linear", "gd-structured-exp", "gd-structured-laplacian":
 		kern = name[len("gd-structured-"):]
-		err = gdModel(gd.Config{Blocks: 2, Kernel: kern, Gamma: 0.8})
+		err = gdModel(gd.Config{Blocks: 2, Kernel: layers.Builtin(kern, 0.8)})
 	case "gd-literal-softmax", "gd-literal-rbf":
 		kern = name[len("gd-literal-"):]
-		err = gdModel(gd.Config{Blocks: 2, Kernel: kern, Gamma: 0.8, Literal: true})
+		err = gdModel(gd.Config{Blocks: 2, Kernel: layers.Builtin(kern, 0.8), Literal: true})
 	case "gd-heads3-bias":
-		err = gdModel(gd.Config{Blocks: 2, Kernel: "rbf", Heads: 3, Bias: true})
+		err = gdModel(gd.Config{Blocks: 2, Kernel: layers.RBF(1), Heads: 3, Bias: true})
 	case "gd-lambda-erase":
-		err = gdModel(gd.Config{Blocks: 2, Kernel: "softmax", Erase: gd.EraseLambda, Lambda: 3})
+		err = gdModel(gd.Config{Blocks: 2, Kernel: layers.Softmax(1), Erase: gd.EraseLambda, Lambda: 3})
 	case "tf", "tf-cross":
-		m, e := tf.NewModel(s, tf.Config{D: d, DPrime: dp, C: C, N: N, Layers: 2, Cross: name == "tf-cross", Kernel: "softmax"}, B)
+		m, e := tf.NewModel(s, tf.Config{D: d, DPrime: dp, C: C, N: N, Layers: 2, Cross: name == "tf-cross", Kernel: layers.Softmax(1)}, B)
 		if e != nil {
 			return nil, e
 		}

@@ -1,0 +1,223 @@
+package gd
+
+import (
+	"encoding/json"
+	"fmt"
+
+	"github.com/gdattn/gdattn/graph"
+	"github.com/gdattn/gdattn/internal/modelfile"
+	"gorgonia.org/tensor"
+)
+
+// Family keys of the checkpoint config object (see "Checkpoints" in the
+// package documentation).
+const (
+	familyModel = "gd"
+	familyLM    = "gd_lm"
+)
+
+// SavedConfig returns the config object a checkpoint of m stores,
+//
+//	{"dtype": "float64", "gd": {...m.Cfg...}, "scope": "..."}
+//
+// for graph.SaveCheckpoint(dir, m.Scope(), cfg, opts) when the checkpoint
+// also holds optimiser state; [Model.Save] writes the parameters alone. It
+// fails if the kernel is a user kernel that is not registered
+// (layers.RegisterKernel): such a model could not be loaded.
+func (m *Model) SavedConfig() (json.RawMessage, error) {
+	body, err := json.Marshal(m.Cfg)
+	if err != nil {
+		return nil, fmt.Errorf("gd: save: %w", err)
+	}
+	return modelfile.Encode(familyModel, modelfile.Header{Dtype: m.s.Dtype().String(), Scope: m.s.Path()}, body)
+}
+
+// Save writes m's parameters, with their current values, and its config to
+// the checkpoint directory dir (graph.SaveCheckpoint: atomic, one .npy file
+// per parameter); [Load] rebuilds the model from it. After training on a
+// device, sync the parameters to the host first.
+func (m *Model) Save(dir string) error {
+	cfg, err := m.SavedConfig()
+	if err != nil {
+		return err
+	}
+	return graph.SaveCheckpoint(dir, m.s, cfg, graph.SaveOptions{})
+}
+
+// Load reads the checkpoint in dir (written by [Model.Save], or by hand as
+// described in "Checkpoints" in the package documentation) and returns the
+// model it holds, built for minibatches of batch contexts in a new scope of
+// the checkpoint's dtype, with the saved parameter values. The config is
+// decoded strictly and validated, and the parameters it implies (names,
+// shapes, dtype) are checked against the checkpoint's manifest before
+// anything is built; errors name the file, key or parameter at fault.
+func Load(dir string, batch int) (*Model, error) {
+	fail := func(err error) (*Model, error) { return nil, fmt.Errorf("gd: load %s: %w", dir, err) }
+	c, err := graph.ReadCheckpoint(dir)
+	if err != nil {
+		return nil, err
+	}
+	h, body, err := modelfile.Decode(c.Config, familyModel)
+	if err != nil {
+		return fail(err)
+	}
+	var cfg Config
+	if err := cfg.UnmarshalJSON(body); err != nil {
+		return fail(err)
+	}
+	if cfg, err = cfg.Validate(); err != nil {
+		return fail(err)
+	}
+	if err := cfg.checkSizes(batch); err != nil {
+		return fail(err)
+	}
+	dt, err := graph.ParseDtype(h.Dtype)
+	if err != nil {
+		return fail(err)
+	}
+	want, err := cfg.params(dt)
+	if err != nil {
+		return fail(err)
+	}
+	if err := modelfile.Check(want, h.Scope, h.Dtype, c.Manifest); err != nil {
+		return fail(err)
+	}
+	s, err := graph.NewScope(dt, 0)
+	if err != nil {
+		return fail(err)
+	}
+	m, err := NewModel(modelfile.Sub(s, h.Scope), cfg, batch)
+	if err != nil {
+		return fail(err)
+	}
+	if err := c.Apply(s, graph.LoadOptions{}); err != nil {
+		return nil, err
+	}
+	return m, nil
+}
+
+// params lists the parameters a model of the validated cfg creates, in
+// creation order, with names relative to its scope; the kernel's are found
+// by building the kernel alone.
+func (cfg Config) params(dt tensor.Dtype) ([]modelfile.Param, error) {
+	P := modelfile.P
+	d, dp, C := cfg.D, cfg.DPrime, cfg.C
+	var out []modelfile.Param
+	if cfg.ZeroColumn {
+		out = append(out, P("we", dp, C-1))
+	} else {
+		out = append(out, P("we", dp, C))
+	}
+	if !cfg.FixedAlpha {
+		out = append(out, P("log_alpha"))
+	}
+	kp, err := modelfile.KernelParams(cfg.Kernel, dt, "kernel")
+	if err != nil {
+		return nil, err
+	}
+	out = append(out, kp...)
+	if cfg.Heads > 1 {
+		for h := 0; h < cfg.Heads; h++ {
+			out = append(out, P(fmt.Sprintf("head%d/lambda", h), 1, d), P(fmt.Sprintf("head%d/p", h), dp, dp))
+		}
+	}
+	return out, nil
+}
+
+// SavedConfig returns the config object a checkpoint of m stores,
+// {"dtype": ..., "gd_lm": {...m.Cfg...}, "scope": ...}; see
+// [Model.SavedConfig].
+func (m *LM) SavedConfig() (json.RawMessage, error) {
+	body, err := json.Marshal(m.Cfg)
+	if err != nil {
+		return nil, fmt.Errorf("gd: save: %w", err)
+	}
+	return modelfile.Encode(familyLM, modelfile.Header{Dtype: m.s.Dtype().String(), Scope: m.s.Path()}, body)
+}
+
+// Save writes m's parameters and config to the checkpoint directory dir;
+// see [Model.Save].
+func (m *LM) Save(dir string) error {
+	cfg, err := m.SavedConfig()
+	if err != nil {
+		return err
+	}
+	return graph.SaveCheckpoint(dir, m.s, cfg, graph.SaveOptions{})
+}
+
+// LoadLM reads the checkpoint of a GD language model in dir and returns
+// the model, built with opts in a new scope of the checkpoint's dtype, with
+// the saved parameter values; the checks are those of [Load].
+func LoadLM(dir string, opts LMOptions) (*LM, error) {
+	fail := func(err error) (*LM, error) { return nil, fmt.Errorf("gd: load %s: %w", dir, err) }
+	c, err := graph.ReadCheckpoint(dir)
+	if err != nil {
+		return nil, err
+	}
+	h, body, err := modelfile.Decode(c.Config, familyLM)
+	if err != nil {
+		return fail(err)
+	}
+	var cfg LMConfig
+	if err := cfg.UnmarshalJSON(body); err != nil {
+		return fail(err)
+	}
+	if cfg, err = cfg.Validate(); err != nil {
+		return fail(err)
+	}
+	if err := cfg.checkSizes(opts.Batch); err != nil {
+		return fail(err)
+	}
+	dt, err := graph.ParseDtype(h.Dtype)
+	if err != nil {
+		return fail(err)
+	}
+	want, err := cfg.params(dt)
+	if err != nil {
+		return fail(err)
+	}
+	if err := modelfile.Check(want, h.Scope, h.Dtype, c.Manifest); err != nil {
+		return fail(err)
+	}
+	s, err := graph.NewScope(dt, 0)
+	if err != nil {
+		return fail(err)
+	}
+	m, err := NewLM(modelfile.Sub(s, h.Scope), cfg, opts)
+	if err != nil {
+		return fail(err)
+	}
+	if err := c.Apply(s, graph.LoadOptions{}); err != nil {
+		return nil, err
+	}
+	return m, nil
+}
+
+// params lists the parameters a language model of the validated cfg
+// creates, in creation order, with names relative to its scope.
+func (cfg LMConfig) params(dt tensor.Dtype) ([]modelfile.Param, error) {
+	P := modelfile.P
+	V, T, d, M := cfg.Vocab, cfg.Context, cfg.DPrime, cfg.Heads
+	out := []modelfile.Param{P("wte/w", V, d), P("wpe", T+1, d)}
+	kp, err := modelfile.KernelParams(cfg.Kernel, dt, "kernel")
+	if err != nil {
+		return nil, err
+	}
+	out = append(out, kp...)
+	for h := 0; h < M; h++ {
+		out = append(out, P(fmt.Sprintf("head%d/lambda", h), d))
+	}
+	for h := 0; h < M; h++ {
+		if cfg.DiagP {
+			out = append(out, P(fmt.Sprintf("head%d/p", h), d))
+		} else {
+			out = append(out, P(fmt.Sprintf("head%d/p", h), d, d))
+		}
+	}
+	if cfg.FF {
+		F := cfg.FFHidden
+		out = append(out, P("ff/ln/scale", d), P("ff/ln/bias", d),
+			P("ff/mlp/w1", d, F), P("ff/mlp/b1", F), P("ff/mlp/w2", F, d), P("ff/mlp/b2", d))
+	}
+	return append(out, P("ln_f/scale", d), P("ln_f/bias", d)), nil
+}

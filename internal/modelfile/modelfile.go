@@ -1,0 +1,187 @@
+// Package modelfile holds what the Save and Load functions of packages gd
+// and tf share: the "config" object a model checkpoint stores, and the check
+// of a checkpoint's manifest against the parameters a config implies,
+// made before any model is built.
+//
+// The config object is
+//
+//	{"dtype": "float64", "scope": "", "<family>": {...the model's config...}}
+//
+// with family "gd" (gd.Model), "gd_lm" (gd.LM), "tf" (tf.Model) or
+// "tf_gpt" (tf.GPT); "scope" is the path of the scope the model was built
+// in ("" for the root, optional).
+package modelfile
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"sort"
+	"strings"
+
+	"github.com/gdattn/gdattn/graph"
+	"github.com/gdattn/gdattn/layers"
+	"gorgonia.org/tensor"
+)
+
+// Families maps each family key to the model it stores.
+var Families = map[string]string{"gd": "gd.Model", "gd_lm": "gd.LM", "tf": "tf.Model", "tf_gpt": "tf.GPT"}
+
+// Header is what the config object holds besides the model's config.
+type Header struct {
+	Dtype string // "float32" or "float64"
+	Scope string // the model's scope path, "" for the root
+}
+
+// Encode returns the config object for a model of the given family.
+func Encode(family string, h Header, body json.RawMessage) (json.RawMessage, error) {
+	if _, ok := Families[family]; !ok {
+		panic("modelfile: unknown family " + family) // a bug in gd or tf
+	}
+	return json.Marshal(map[string]any{"dtype": h.Dtype, "scope": h.Scope, family: body})
+}
+
+// Decode splits the config object data of a checkpoint that must hold a
+// model of the given family. It refuses unknown keys, a missing or invalid
+// dtype, a scope that is not a valid path, and another family's model,
+// naming it.
+func Decode(data []byte, family string) (Header, json.RawMessage, error) {
+	var h Header
+	var keys map[string]json.RawMessage
+	if err := json.Unmarshal(data, &keys); err != nil || keys == nil {
+		return h, nil, fmt.Errorf("config: want an object {\"dtype\": ..., %q: {...}}, got %s", family, clip(data))
+	}
+	for k := range keys {
+		if _, ok := Families[k]; !ok && k != "dtype" && k != "scope" {
+			return h, nil, fmt.Errorf("config: unknown key %q", k)
+		}
+	}
+	body, ok := keys[family]
+	if !ok {
+		for k, model := range Families {
+			if _, other := keys[k]; other {
+				return h, nil, fmt.Errorf("config: the checkpoint holds a %s (key %q), not a %s", model, k, Families[family])
+			}
+		}
+		return h, nil, fmt.Errorf("config: missing key %q (the %s config)", family, Families[family])
+	}
+	if len(keys) > 3 || (len(keys) == 3 && keys["scope"] == nil) {
+		return h, nil, fmt.Errorf("config: holds more than one model")
+	}
+	raw, ok := keys["dtype"]
+	if !ok {
+		return h, nil, fmt.Errorf("config: missing key \"dtype\"")
+	}
+	if err := json.Unmarshal(raw, &h.Dtype); err != nil {
+		return h, nil, fmt.Errorf("config: key \"dtype\": %w", err)
+	}
+	if _, err := graph.ParseDtype(h.Dtype); err != nil {
+		return h, nil, fmt.Errorf("config: key \"dtype\": %w", err)
+	}
+	if raw, ok := keys["scope"]; ok {
+		if err := json.Unmarshal(raw, &h.Scope); err != nil {
+			return h, nil, fmt.Errorf("config: key \"scope\": %w", err)
+		}
+		if h.Scope != "" && slices.Contains(strings.Split(h.Scope, "/"), "") {
+			return h, nil, fmt.Errorf("config: key \"scope\": %q is not a scope path", h.Scope)
+		}
+	}
+	if b := bytes.TrimSpace(body); len(b) == 0 || b[0] != '{' {
+		return h, nil, fmt.Errorf("config: key %q: want an object, got %s", family, clip(body))
+	}
+	return h, body, nil
+}
+
+// Param is a parameter a config implies: its name relative to the model's
+// scope and its shape.
+type Param struct {
+	Name  string
+	Shape []int
+}
+
+// P is a Param.
+func P(name string, shape ...int) Param { return Param{Name: name, Shape: shape} }
+
+// KernelParams returns the parameters kernel spec k creates when built in
+// the scope path (relative names, such as "kernel/log_gamma"). It builds
+// the kernel alone, in a scratch scope of dtype dt: no model is built.
+func KernelParams(k layers.KernelSpec, dt tensor.Dtype, path string) ([]Param, error) {
+	s, err := graph.NewScope(dt, 0)
+	if err != nil {
+		return nil, err
+	}
+	if _, _, err := layers.InstantiateKernel(Sub(s, path), k); err != nil {
+		return nil, err
+	}
+	var out []Param
+	for _, p := range s.Params() {
+		out = append(out, Param{Name: p.Name(), Shape: slices.Clone([]int(p.Shape()))})
+	}
+	return out, nil
+}
+
+// Sub returns the scope at path ("a/b") under s; "" is s itself.
+func Sub(s *graph.Scope, path string) *graph.Scope {
+	if path == "" {
+		return s
+	}
+	for _, seg := range strings.Split(path, "/") {
+		s = s.Sub(seg)
+	}
+	return s
+}
+
+// Check compares the parameters a config implies (names relative to the
+// model's scope at scope) with the manifest of a checkpoint: the same
+// names, each with the same shape, and the config's dtype. The error names
+// every missing or unexpected parameter and the first wrong shape.
+func Check(want []Param, scope, dtype string, man graph.Manifest) error {
+	if man.Dtype != dtype {
+		return fmt.Errorf("the manifest's dtype is %s, the config's %s", man.Dtype, dtype)
+	}
+	have := map[string][]int{}
+	for _, e := range man.Params {
+		have[e.Name] = e.Shape
+	}
+	var missing, wrong []string
+	seen := map[string]bool{}
+	for _, p := range want {
+		name := p.Name
+		if scope != "" {
+			name = scope + "/" + name
+		}
+		seen[name] = true
+		shape, ok := have[name]
+		switch {
+		case !ok:
+			missing = append(missing, name)
+		case !slices.Equal(shape, p.Shape):
+			wrong = append(wrong, fmt.Sprintf("%q has shape %v in the checkpoint, the config implies %v", name, shape, p.Shape))
+		}
+	}
+	var extra []string
+	for name := range have {
+		if !seen[name] {
+			extra = append(extra, name)
+		}
+	}
+	sort.Strings(extra)
+	switch {
+	case len(missing) > 0:
+		return fmt.Errorf("the config implies parameter(s) %q that the checkpoint lacks", missing)
+	case len(extra) > 0:
+		return fmt.Errorf("the checkpoint has parameter(s) %q that the config does not imply", extra)
+	case len(wrong) > 0:
+		return fmt.Errorf("parameter %s", wrong[0])
+	}
+	return nil
+}
+
+func clip(data []byte) string {
+	const max = 80
+	if len(data) > max {
+		return string(data[:max]) + "…"
+	}
+	return string(data)
+}

@@ -1,0 +1,271 @@
+package layers
+
+import (
+	"fmt"
+	"math"
+
+	"github.com/gdattn/gdattn/graph"
+	"github.com/gdattn/gdattn/internal/bounds"
+	"github.com/gdattn/gdattn/ops"
+	G "gorgonia.org/gorgonia"
+	"gorgonia.org/tensor"
+)
+
+// TokenForm selects the token layout of the GD constructions (package gd)
+// and of the unconstrained models on the same tokens (package tf).
+type TokenForm int
+
+const (
+	// FormInterleaved is the layout of the K-block model of Section 3 /
+	// Appendix D: e = (x, w_{e,y}, E(w_e|f), f), D = d + 3d'.
+	FormInterleaved TokenForm = iota
+	// FormOneStep is the layout of the single-step model of Appendix C:
+	// e = (x, w_{e,y} − w̄_e, f), D = d + 2d'.
+	FormOneStep
+)
+
+// String is the form's name in configs: "interleaved" or "one-step".
+func (f TokenForm) String() string {
+	switch f {
+	case FormInterleaved:
+		return "interleaved"
+	case FormOneStep:
+		return "one-step"
+	}
+	return fmt.Sprintf("TokenForm(%d)", int(f))
+}
+
+// ParseTokenForm reads a form's name: "interleaved" or "one-step".
+func ParseTokenForm(s string) (TokenForm, error) {
+	for _, f := range []TokenForm{FormInterleaved, FormOneStep} {
+		if s == f.String() {
+			return f, nil
+		}
+	}
+	return 0, fmt.Errorf("layers: unknown token form %q (want \"interleaved\" or \"one-step\")", s)
+}
+
+// MarshalText writes the form's name; an unknown form is an error.
+func (f TokenForm) MarshalText() ([]byte, error) {
+	if _, err := ParseTokenForm(f.String()); err != nil {
+		return nil, err
+	}
+	return []byte(f.String()), nil
+}
+
+// UnmarshalText reads a name written by MarshalText.
+func (f *TokenForm) UnmarshalText(b []byte) error {
+	v, err := ParseTokenForm(string(b))
+	if err != nil {
+		return err
+	}
+	*f = v
+	return nil
+}
+
+// TokenDim is the token width D of the form: d + 3d' (interleaved) or
+// d + 2d' (one-step).
+func (f TokenForm) TokenDim(d, dPrime int) int {
+	if f == FormOneStep {
+		return d + 2*dPrime
+	}
+	return d + 3*dPrime
+}
+
+// EncoderConfig configures the token [Encoder].
+type EncoderConfig struct {
+	Form      TokenForm
+	D, DPrime int // covariate dimension d and embedding dimension d' (required)
+	C         int // number of categories, at least 2 (required)
+	N         int // context size: sequences have T = N+1 positions (required)
+	// ZeroColumn fixes the first column of W_e at zero ("we" then holds
+	// the C−1 free columns).
+	ZeroColumn bool
+	// WeInit initialises W_e; nil means N(0, 1).
+	WeInit graph.Initializer
+}
+
+// Encoder builds the input tokens of the GD constructions from a minibatch
+// of contexts, and owns the embedding matrix W_e ("we") they share with the
+// softmax head:
+//
+//	FormInterleaved: e_{i,0} = (x_i, w_{e,y_i}, w̄_e, 0)    D = d + 3d'
+//	FormOneStep:     e_{i,0} = (x_i, w_{e,y_i} − w̄_e, 0)   D = d + 2d'
+//
+// with w_{e,y} = 0 at the query (its label is never shown) and
+// w̄_e = E(w_e | f = 0) the mean column of W_e; the one-step query token is
+// (x, 0, 0) as in Appendix C. The GD models (package gd) and the
+// unconstrained models (package tf) use the same encoder, so that GD and
+// Trained TF see the same tokens.
+type Encoder struct {
+	Form            TokenForm
+	D, DPrime, C, N int
+	Batch           int
+	// X (B, T, d), Labels (B·T, C) one-hot of the context labels (query
+	// row zero) and Target (B, C) one-hot of the query label are inputs.
+	X, Labels, Target *G.Node
+	// We is W_e (d', C), with its first column fixed at zero if
+	// ZeroColumn.
+	We *G.Node
+	// WY (B·T, d') is w_{e,y_i} at every position, 0 at the query.
+	WY *G.Node
+	// Tokens is the initial token tensor (B, T, D).
+	Tokens *G.Node
+}
+
+// NewEncoder creates the inputs "x", "labels" and "target", the parameter
+// "we" and the token tensor in s, for minibatches of batch contexts.
+func NewEncoder(s *graph.Scope, cfg EncoderConfig, batch int) (e *Encoder, err error) {
+	fail := func(format string, a ...any) (*Encoder, error) {
+		return nil, fmt.Errorf("layers: encoder: %s", fmt.Sprintf(format, a...))
+	}
+	switch {
+	case s == nil:
+		return fail("scope is nil")
+	case cfg.Form != FormInterleaved && cfg.Form != FormOneStep:
+		return fail("unknown Form %d", int(cfg.Form))
+	case cfg.D <= 0:
+		return fail("D = %d, want > 0", cfg.D)
+	case cfg.DPrime <= 0:
+		return fail("DPrime = %d, want > 0", cfg.DPrime)
+	case cfg.C < 2:
+		return fail("C = %d, want at least 2 categories", cfg.C)
+	case cfg.N <= 0:
+		return fail("N = %d, want at least one context example", cfg.N)
+	case batch <= 0:
+		return fail("batch = %d, want > 0", batch)
+	}
+	if err := bounds.Elements(
+		bounds.Term{What: "batch·(N+1)·C (labels)", Dims: []int{batch, cfg.N + 1, cfg.C}},
+		bounds.Term{What: "batch·(N+1)·(D+3·DPrime) (tokens)", Dims: []int{batch, cfg.N + 1, cfg.D + 3*cfg.DPrime}},
+		bounds.Term{What: "DPrime·C (we)", Dims: []int{cfg.DPrime, cfg.C}},
+	); err != nil {
+		return fail("%v", err)
+	}
+	if cfg.WeInit == nil {
+		cfg.WeInit = graph.Normal(1)
+	}
+	defer graph.Recover(&err)
+	B, T, d, dp, C := batch, cfg.N+1, cfg.D, cfg.DPrime, cfg.C
+	e = &Encoder{Form: cfg.Form, D: d, DPrime: dp, C: C, N: cfg.N, Batch: batch}
+	if e.X, err = s.Input("x", tensor.Shape{B, T, d}); err != nil {
+		return nil, err
+	}
+	if e.Labels, err = s.Input("labels", tensor.Shape{B * T, C}); err != nil {
+		return nil, err
+	}
+	if e.Target, err = s.Input("target", tensor.Shape{B, C}); err != nil {
+		return nil, err
+	}
+	ops.MarkData(e.X, e.Labels, e.Target)
+	// W_e, optionally with a zero first column.
+	if cfg.ZeroColumn {
+		free, err := s.Param("we", tensor.Shape{dp, C - 1}, cfg.WeInit)
+		if err != nil {
+			return nil, err
+		}
+		zc, err := s.Const("we_zero_column", tensor.Shape{dp, 1}, make([]float64, dp))
+		if err != nil {
+			return nil, err
+		}
+		ops.MarkData(zc)
+		e.We = G.Must(G.Concat(1, zc, free))
+	} else if e.We, err = s.Param("we", tensor.Shape{dp, C}, cfg.WeInit); err != nil {
+		return nil, err
+	}
+	// Initial tokens.
+	wy := G.Must(ops.MatMul(e.Labels, e.We, false, true)) // (B*T, d'): w_{e,y_i}, 0 at the query
+	e.WY = wy
+	meanCol, err := s.Const("mean_weights", tensor.Shape{C, 1}, filled(C, 1/float64(C)))
+	if err != nil {
+		return nil, err
+	}
+	ops.MarkData(meanCol)
+	wbar := G.Must(ops.MatMul(e.We, meanCol, false, false)) // (d', 1): w̄_e = E(w_e | f = 0)
+	rows := filled(B*T, 1)
+	if cfg.Form == FormOneStep {
+		for b := 0; b < B; b++ {
+			rows[b*T+T-1] = 0 // the query token is (x, 0, 0)
+		}
+	}
+	rowCol, err := s.Const("token_rows", tensor.Shape{B * T, 1}, rows)
+	if err != nil {
+		return nil, err
+	}
+	ops.MarkData(rowCol)
+	wbarRows := G.Must(ops.MatMul(rowCol, wbar, false, true)) // (B*T, d')
+	f0, err := s.Const("f0", tensor.Shape{B * T, dp}, make([]float64, B*T*dp))
+	if err != nil {
+		return nil, err
+	}
+	ops.MarkData(f0)
+	var z0 *G.Node
+	if cfg.Form == FormOneStep {
+		z0 = G.Must(ops.ConcatLast(e.X, G.Must(G.Sub(wy, wbarRows)), f0)) // (B, T, d+2d')
+	} else {
+		z0 = G.Must(ops.ConcatLast(e.X, wy, wbarRows, f0)) // (B, T, d+3d')
+	}
+	e.Tokens = z0 // (B, T, D)
+	return e, nil
+}
+
+// TokenDim is the width D of a token.
+func (e *Encoder) TokenDim() int { return e.Form.TokenDim(e.D, e.DPrime) }
+
+// Feed copies one minibatch into the model's inputs: x is (B, T, d) and y is
+// (B, T) with context labels in 0..C-1; the query label y[b*T+N] is the
+// training target and may be -1 when unknown (that context then adds 0 to
+// the loss). The model never sees the query label in its tokens.
+//
+// Feed returns an error naming the argument on a length mismatch, a NaN or
+// ±Inf in x, or a label out of range; the inputs are left unchanged then.
+func (e *Encoder) Feed(x []float64, y []int) error {
+	B, T, d, C := e.Batch, e.N+1, e.D, e.C
+	if len(x) != B*T*d {
+		return fmt.Errorf("layers: encoder: Feed: x has %d values, want B*T*d = %d*%d*%d = %d", len(x), B, T, d, B*T*d)
+	}
+	if len(y) != B*T {
+		return fmt.Errorf("layers: encoder: Feed: y has %d labels, want B*T = %d*%d = %d", len(y), B, T, B*T)
+	}
+	for i, v := range x {
+		if math.IsNaN(v) || math.IsInf(v, 0) {
+			return fmt.Errorf("layers: encoder: Feed: x[%d] (context %d, position %d) is %v", i, i/(T*d), (i/d)%T, v)
+		}
+	}
+	labels := make([]float64, B*T*C)
+	target := make([]float64, B*C)
+	for b := 0; b < B; b++ {
+		for t := 0; t < T; t++ {
+			c := y[b*T+t]
+			query := t == T-1
+			if c < 0 || c >= C {
+				if query && c == -1 {
+					continue
+				}
+				return fmt.Errorf("layers: encoder: Feed: y[%d] (context %d, position %d) = %d, want 0..%d%s",
+					b*T+t, b, t, c, C-1, map[bool]string{true: " or -1 at the query"}[query])
+			}
+			if query {
+				target[b*C+c] = 1
+			} else {
+				labels[(b*T+t)*C+c] = 1
+			}
+		}
+	}
+	if err := graph.SetValue(e.X, x); err != nil {
+		return err
+	}
+	if err := graph.SetValue(e.Labels, labels); err != nil {
+		return err
+	}
+	return graph.SetValue(e.Target, target)
+}
+
+// filled returns n copies of v.
+func filled(n int, v float64) []float64 {
+	out := make([]float64, n)
+	for i := range out {
+		out[i] = v
+	}
+	return out
+}
