@@ -10,6 +10,7 @@ import (
 	"github.com/gdattn/gdattn/data"
 	"github.com/gdattn/gdattn/graph"
 	"github.com/gdattn/gdattn/losses"
+	"github.com/gdattn/gdattn/train"
 )
 
 func TestConfigErrors(t *testing.T) {
@@ -183,7 +184,7 @@ func TestTrainSmoke(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer vm.Close()
-	tr, err := graph.NewTrainer(vm, graph.TrainConfig{LR: 0.01})
+	tr, err := train.NewTrainer(vm, train.Config{LR: 0.01})
 	if err != nil {
 		t.Fatal(err)
 	}

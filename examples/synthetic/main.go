@@ -80,7 +80,7 @@ func run(o options) error {
 		if o.evalDir != "" {
 			return evalCheckpoint(o)
 		}
-		return train(o)
+		return trainBlocks(o)
 	}
 	st, err := resolveSweep(o)
 	if err != nil {

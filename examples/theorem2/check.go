@@ -13,6 +13,7 @@ import (
 	"github.com/gdattn/gdattn/graph"
 	"github.com/gdattn/gdattn/losses"
 	"github.com/gdattn/gdattn/tf"
+	"github.com/gdattn/gdattn/train"
 	G "gorgonia.org/gorgonia"
 )
 
@@ -141,7 +142,7 @@ func fitScalars(p *problem, kern string, N, adamSteps, batch, newtonIters, newto
 		return fit, err
 	}
 	defer vm.Close()
-	tr, err := graph.NewTrainer(vm, graph.TrainConfig{Schedule: graph.WarmupCosine(0.05, 0, adamSteps, 1e-3),
+	tr, err := train.NewTrainer(vm, train.Config{Schedule: train.WarmupCosine(0.05, 0, adamSteps, 1e-3),
 		Progress: progress, Total: adamSteps, Label: "fit α, g (" + kern + ")", ProgressEvery: max(1, adamSteps/5)})
 	if err != nil {
 		return fit, err

@@ -1,4 +1,4 @@
-package graph
+package checkpoint
 
 import (
 	"encoding/json"
@@ -13,15 +13,15 @@ import (
 	"strings"
 
 	G "gorgonia.org/gorgonia"
-	"gorgonia.org/tensor"
 
+	"github.com/gdattn/gdattn/graph"
 	"github.com/gdattn/gdattn/graph/npy"
 )
 
 // Checkpoint layout identifiers, stored in the manifest.
 const (
-	CheckpointFormat  = "gdattn-checkpoint"
-	CheckpointVersion = 1
+	Format  = "gdattn-checkpoint"
+	Version = 1
 )
 
 // Names of the files and folders inside a checkpoint directory.
@@ -35,8 +35,8 @@ const (
 // Manifest describes the arrays of a checkpoint. It is stored, with the
 // caller's model config, in the checkpoint's config.json (see "Checkpoint format" in README.md).
 type Manifest struct {
-	Format  string          `json:"format"`  // CheckpointFormat
-	Version int             `json:"version"` // CheckpointVersion
+	Format  string          `json:"format"`  // the constant Format
+	Version int             `json:"version"` // the constant Version
 	Dtype   string          `json:"dtype"`   // the scope's dtype: "float32" or "float64"
 	Params  []ManifestEntry `json:"params"`  // in the scope's creation order
 	Optim   *OptimManifest  `json:"optim,omitempty"`
@@ -51,7 +51,16 @@ type ManifestEntry struct {
 	File  string `json:"file"`  // slash-separated path relative to the checkpoint directory
 }
 
-// OptimManifest describes saved optimiser state ([TrainerState]).
+// OptimState is the resumable state of an Adam/AdamW optimiser (package
+// train's State is this type): the number of updates made and the first and
+// second moments, keyed by parameter name (each slice has the parameter's
+// size, row-major).
+type OptimState struct {
+	Step int
+	M, V map[string][]float64
+}
+
+// OptimManifest describes saved optimiser state ([OptimState]).
 type OptimManifest struct {
 	Step    int          `json:"step"`
 	Moments []OptimEntry `json:"moments"`
@@ -78,28 +87,28 @@ func ParamFileName(name string) string {
 	return strings.ReplaceAll(name, "/", "__") + ".npy"
 }
 
-// SaveOptions selects what SaveCheckpoint writes besides the parameters.
+// SaveOptions selects what Save writes besides the parameters.
 type SaveOptions struct {
 	// Optim, if non-nil, is saved under optim/ so training can resume
 	// exactly. Its parameters must be parameters of the scope.
-	Optim *TrainerState
+	Optim *OptimState
 	// Extra arrays are saved under extra/, named like parameters.
 	Extra map[string]*npy.Array
 }
 
-// ckptWriter is the file interface SaveCheckpoint writes through.
+// ckptWriter is the file interface Save writes through.
 type ckptWriter interface {
 	io.Writer
 	Sync() error
 	Close() error
 }
 
-// ckptHooks lets tests inject failures into SaveCheckpoint. Production code
+// ckptHooks lets tests inject failures into Save. Production code
 // leaves it zero.
 var ckptHooks struct {
 	create func(path string) (ckptWriter, error) // nil: os.Create
 	rename func(from, to string) error           // nil: os.Rename
-	// crash makes SaveCheckpoint return at the first failure without any
+	// crash makes Save return at the first failure without any
 	// cleanup or rollback, as if the process had died there.
 	crash bool
 }
@@ -110,7 +119,7 @@ type plannedFile struct {
 	a   *npy.Array
 }
 
-// SaveCheckpoint writes the parameters of s (s.Params(), with their current
+// Save writes the parameters of s (s.Params(), with their current
 // values), config (marshalled with encoding/json; may be nil) and the
 // optional optimiser state and extra arrays of opts to the directory dir,
 // replacing any checkpoint already there. See "Checkpoint format" in README.md for the layout.
@@ -121,22 +130,22 @@ type plannedFile struct {
 // directory is fsynced and the old copy removed. A crash at any point leaves
 // at dir either the complete previous checkpoint or the complete new one,
 // except in the instant between the two renames, after which dir is missing
-// and the complete previous checkpoint is at dir+".old-*" (LoadCheckpoint's
+// and the complete previous checkpoint is at dir+".old-*" (Load's
 // error then names it; rename it back to dir). If a step fails with an
-// error, SaveCheckpoint restores the previous state and removes what it
+// error, Save restores the previous state and removes what it
 // wrote. Stale dir+".tmp-*"/".old-*" siblings left by crashes are removed by
 // the next successful save while dir exists. Concurrent saves to the same
 // dir are not supported.
-func SaveCheckpoint(dir string, s *Scope, config any, opts SaveOptions) (err error) {
+func Save(dir string, s *graph.Scope, config any, opts SaveOptions) (err error) {
 	if s == nil {
-		return errors.New("graph: checkpoint: scope is nil")
+		return errors.New("checkpoint: scope is nil")
 	}
 	if dir == "" {
-		return errors.New("graph: checkpoint: dir is empty")
+		return errors.New("checkpoint: dir is empty")
 	}
 	dir = filepath.Clean(dir)
 	fail := func(format string, args ...any) error {
-		return fmt.Errorf("graph: checkpoint %s: "+format, append([]any{dir}, args...)...)
+		return fmt.Errorf("checkpoint %s: "+format, append([]any{dir}, args...)...)
 	}
 	files, man, err := planCheckpoint(s, opts)
 	if err != nil {
@@ -206,8 +215,8 @@ func SaveCheckpoint(dir string, s *Scope, config any, opts SaveOptions) (err err
 }
 
 // planCheckpoint lists the files to write and builds the manifest.
-func planCheckpoint(s *Scope, opts SaveOptions) ([]plannedFile, Manifest, error) {
-	man := Manifest{Format: CheckpointFormat, Version: CheckpointVersion, Dtype: s.Dtype().String(), Params: []ManifestEntry{}}
+func planCheckpoint(s *graph.Scope, opts SaveOptions) ([]plannedFile, Manifest, error) {
+	man := Manifest{Format: Format, Version: Version, Dtype: s.Dtype().String(), Params: []ManifestEntry{}}
 	var files []plannedFile
 	used := map[string]string{} // lower-cased file path -> name, to catch collisions
 	add := func(rel, name string, a *npy.Array) error {
@@ -221,7 +230,7 @@ func planCheckpoint(s *Scope, opts SaveOptions) ([]plannedFile, Manifest, error)
 	}
 	shapes := map[string][]int{}
 	for _, p := range s.Params() {
-		a, err := nodeArray(p.Value(), p.Shape())
+		a, err := nodeArray(p)
 		if err != nil {
 			return nil, man, fmt.Errorf("parameter %q: %w", p.Name(), err)
 		}
@@ -297,17 +306,23 @@ func planCheckpoint(s *Scope, opts SaveOptions) ([]plannedFile, Manifest, error)
 	return files, man, nil
 }
 
-// nodeArray copies a parameter value into an npy array of its dtype.
-func nodeArray(v G.Value, shape tensor.Shape) (*npy.Array, error) {
-	f32, f64, err := valueView(v)
+// nodeArray copies a parameter's value into an npy array of its dtype.
+func nodeArray(p *G.Node) (*npy.Array, error) {
+	vals, err := graph.Values(p)
 	if err != nil {
 		return nil, err
 	}
-	a := &npy.Array{Shape: append([]int{}, shape...)}
-	if f64 != nil {
-		a.Dtype, a.F64 = npy.Float64, slices.Clone(f64)
-	} else {
-		a.Dtype, a.F32 = npy.Float32, slices.Clone(f32)
+	a := &npy.Array{Shape: append([]int{}, p.Shape()...)}
+	switch p.Dtype() {
+	case graph.Float64:
+		a.Dtype, a.F64 = npy.Float64, vals
+	case graph.Float32:
+		a.Dtype, a.F32 = npy.Float32, make([]float32, len(vals))
+		for i, v := range vals {
+			a.F32[i] = float32(v) // exact: the values were float32
+		}
+	default:
+		return nil, fmt.Errorf("unsupported dtype %v", p.Dtype())
 	}
 	if err := a.Validate(); err != nil {
 		return nil, err
@@ -348,7 +363,7 @@ func rename(from, to string) error {
 // existing dir aside first and removing it after.
 func commitDir(tmp, dir, parent, base string) (err error) {
 	fail := func(format string, args ...any) error {
-		return fmt.Errorf("graph: checkpoint %s: "+format, append([]any{dir}, args...)...)
+		return fmt.Errorf("checkpoint %s: "+format, append([]any{dir}, args...)...)
 	}
 	if _, err := os.Lstat(dir); errors.Is(err, fs.ErrNotExist) {
 		if err := rename(tmp, dir); err != nil {
@@ -434,7 +449,7 @@ func syncDir(dir string) error {
 	return err
 }
 
-// Checkpoint is a checkpoint read into memory by [ReadCheckpoint]: every
+// Checkpoint is a checkpoint read into memory by [Read]: every
 // file has been read and checked against the manifest.
 type Checkpoint struct {
 	Dir      string
@@ -444,7 +459,7 @@ type Checkpoint struct {
 	// Params maps parameter paths to their arrays.
 	Params map[string]*npy.Array
 	// Optim is the saved optimiser state, nil if none was saved.
-	Optim *TrainerState
+	Optim *OptimState
 	// Extra holds the extra arrays, by name (empty if none).
 	Extra map[string]*npy.Array
 }
@@ -457,7 +472,7 @@ type LoadOptions struct {
 	ConvertDtype bool
 }
 
-// LoadCheckpoint reads the checkpoint in dir, decodes its model config into
+// Load reads the checkpoint in dir, decodes its model config into
 // config (if non-nil; a pointer, as for json.Unmarshal) and copies its
 // parameters into the parameters of s. Everything is read and checked first:
 // the manifest must list exactly s.Params() with the same shapes and dtype,
@@ -465,9 +480,9 @@ type LoadOptions struct {
 // On any error the parameters are left untouched (config may have been
 // partly filled if decoding it is what failed). Errors name the offending
 // file or parameter. For the optimiser state, extra arrays or dtype
-// conversion, use [ReadCheckpoint] and [Checkpoint.Apply].
-func LoadCheckpoint(dir string, s *Scope, config any) error {
-	c, err := ReadCheckpoint(dir)
+// conversion, use [Read] and [Checkpoint.Apply].
+func Load(dir string, s *graph.Scope, config any) error {
+	c, err := Read(dir)
 	if err != nil {
 		return err
 	}
@@ -482,14 +497,14 @@ func LoadCheckpoint(dir string, s *Scope, config any) error {
 	return c.copyTo(s)
 }
 
-// ReadCheckpoint reads and checks every file of the checkpoint in dir: the
+// Read reads and checks every file of the checkpoint in dir: the
 // manifest and config in config.json, each parameter, optimiser-moment and
 // extra array (shape and dtype as the manifest says, no truncation or
 // trailing bytes), and that the directory holds no .npy file the manifest
 // does not list.
-func ReadCheckpoint(dir string) (*Checkpoint, error) {
+func Read(dir string) (*Checkpoint, error) {
 	fail := func(format string, args ...any) error {
-		return fmt.Errorf("graph: checkpoint %s: "+format, append([]any{dir}, args...)...)
+		return fmt.Errorf("checkpoint %s: "+format, append([]any{dir}, args...)...)
 	}
 	fi, err := os.Stat(dir)
 	if err != nil {
@@ -512,10 +527,10 @@ func ReadCheckpoint(dir string) (*Checkpoint, error) {
 		return nil, fail("%s: invalid JSON: %w", configFile, err)
 	}
 	man := cj.Manifest
-	if man.Format != CheckpointFormat || man.Version != CheckpointVersion {
-		return nil, fail("%s: manifest format %q version %d, want %q version %d", configFile, man.Format, man.Version, CheckpointFormat, CheckpointVersion)
+	if man.Format != Format || man.Version != Version {
+		return nil, fail("%s: manifest format %q version %d, want %q version %d", configFile, man.Format, man.Version, Format, Version)
 	}
-	if _, err := ParseDtype(man.Dtype); err != nil {
+	if _, err := graph.ParseDtype(man.Dtype); err != nil {
 		return nil, fail("%s: manifest dtype: %w", configFile, err)
 	}
 	c := &Checkpoint{Dir: dir, Manifest: man, Config: cj.Config, Params: map[string]*npy.Array{}, Extra: map[string]*npy.Array{}}
@@ -530,7 +545,7 @@ func ReadCheckpoint(dir string) (*Checkpoint, error) {
 		listed[rel] = true
 		a, err := npy.ReadFile(filepath.Join(dir, filepath.FromSlash(rel)))
 		if err != nil {
-			return nil, fmt.Errorf("graph: checkpoint: %s %q: %w", kind, name, err)
+			return nil, fmt.Errorf("checkpoint: %s %q: %w", kind, name, err)
 		}
 		if !slices.Equal(a.Shape, shape) || (dtype != "" && a.Dtype != dtype) {
 			return nil, fail("%s: holds %s %v, the manifest says %s %v for %s %q", rel, a.Dtype, a.Shape, dtype, shape, kind, name)
@@ -553,7 +568,7 @@ func ReadCheckpoint(dir string) (*Checkpoint, error) {
 		shapes[e.Name] = a.Shape
 	}
 	if om := man.Optim; om != nil {
-		st := &TrainerState{Step: om.Step, M: map[string][]float64{}, V: map[string][]float64{}}
+		st := &OptimState{Step: om.Step, M: map[string][]float64{}, V: map[string][]float64{}}
 		if om.Step < 0 {
 			return nil, fail("%s: optimiser step %d < 0", configFile, om.Step)
 		}
@@ -612,7 +627,7 @@ func ReadCheckpoint(dir string) (*Checkpoint, error) {
 // json.Unmarshal).
 func (c *Checkpoint) DecodeConfig(v any) error {
 	if err := json.Unmarshal(c.Config, v); err != nil {
-		return fmt.Errorf("graph: checkpoint %s: %s: config: %w", c.Dir, configFile, err)
+		return fmt.Errorf("checkpoint %s: %s: config: %w", c.Dir, configFile, err)
 	}
 	return nil
 }
@@ -621,19 +636,19 @@ func (c *Checkpoint) DecodeConfig(v any) error {
 // checking that the checkpoint holds exactly s.Params() with the same shapes
 // and (unless opts.ConvertDtype) the same dtype. On error no parameter is
 // changed.
-func (c *Checkpoint) Apply(s *Scope, opts LoadOptions) error {
+func (c *Checkpoint) Apply(s *graph.Scope, opts LoadOptions) error {
 	if err := c.check(s, opts); err != nil {
 		return err
 	}
 	return c.copyTo(s)
 }
 
-func (c *Checkpoint) check(s *Scope, opts LoadOptions) error {
+func (c *Checkpoint) check(s *graph.Scope, opts LoadOptions) error {
 	if s == nil {
-		return errors.New("graph: checkpoint: scope is nil")
+		return errors.New("checkpoint: scope is nil")
 	}
 	fail := func(format string, args ...any) error {
-		return fmt.Errorf("graph: checkpoint %s: "+format, append([]any{c.Dir}, args...)...)
+		return fmt.Errorf("checkpoint %s: "+format, append([]any{c.Dir}, args...)...)
 	}
 	if want := s.Dtype().String(); c.Manifest.Dtype != want && !opts.ConvertDtype {
 		return fail("dtype %s, the scope is %s (set LoadOptions.ConvertDtype to convert)", c.Manifest.Dtype, want)
@@ -663,10 +678,10 @@ func (c *Checkpoint) check(s *Scope, opts LoadOptions) error {
 	return nil
 }
 
-func (c *Checkpoint) copyTo(s *Scope) error {
+func (c *Checkpoint) copyTo(s *graph.Scope) error {
 	for _, p := range s.Params() {
-		if err := SetValue(p, c.Params[p.Name()].Float64s()); err != nil {
-			return fmt.Errorf("graph: checkpoint %s: parameter %q: %w", c.Dir, p.Name(), err)
+		if err := graph.SetValue(p, c.Params[p.Name()].Float64s()); err != nil {
+			return fmt.Errorf("checkpoint %s: parameter %q: %w", c.Dir, p.Name(), err)
 		}
 	}
 	return nil

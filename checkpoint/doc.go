@@ -1,0 +1,39 @@
+// Package checkpoint saves and loads gdattn checkpoints: a directory of
+// NumPy .npy files (one per parameter of a graph.Scope, plus optional
+// optimiser moments and extra arrays) and one config.json holding a manifest
+// and the caller's model config. Every array opens with numpy.load; nothing
+// is Go-specific.
+//
+// # Directory format
+//
+//	ckpt/
+//	  config.json              manifest + the caller's model config (written last)
+//	  lin__w.npy               one file per parameter of the Scope (ParamFileName)
+//	  block0__attn__wq.npy
+//	  optim/m/lin__w.npy       optional: Adam first moments  (SaveOptions.Optim)
+//	  optim/v/lin__w.npy       optional: Adam second moments
+//	  extra/eval__acc.npy      optional: any other arrays    (SaveOptions.Extra)
+//
+// config.json is {"manifest": Manifest, "config": <the caller's config>}.
+// The manifest lists every parameter in the scope's creation order with its
+// shape, dtype and file; the optimiser step and moment files; and the extra
+// arrays. Parameters are stored in the scope's dtype (<f4 or <f8), moments
+// always as <f8. README.md ("Checkpoint format") has the full description.
+//
+// [Save] writes into a new sibling directory and renames it into place, so
+// a crash leaves the previous or the new checkpoint complete. [Read] reads
+// and checks every file against the manifest before anything is used;
+// [Load] and [Checkpoint.Apply] copy the parameters into a scope only when
+// the manifest matches it exactly.
+//
+// Usage:
+//
+//	err := checkpoint.Save(dir, s, cfg, checkpoint.SaveOptions{})
+//	...
+//	err = checkpoint.Load(dir, s, &cfg) // or: c, err := checkpoint.Read(dir); c.Apply(s, ...)
+//
+// A trainer saves through train.Trainer.Save, which adds the optimiser state
+// and syncs parameters kept on a device first. This package imports only
+// graph and graph/npy, so model packages can read checkpoints without
+// importing the training package.
+package checkpoint
