@@ -375,41 +375,51 @@ func (f *failingFile) Write(p []byte) (int, error) {
 	return f.File.Write(p)
 }
 
-// TestCheckpointCrash injects a failure at every file write and rename of a
-// save over an existing checkpoint, both as an error (Save cleans
-// up) and as a crash (it stops dead, as if the process died), and checks the
-// documented guarantee: dir holds the complete old or new checkpoint, or,
-// only for a crash between the two renames, nothing, with the complete old
-// one at dir.old-*.
+// TestCheckpointCrash injects a failure at every file write and at the
+// step that puts the new directory in place, for a save over an existing
+// checkpoint, both as an error (Save cleans up) and as a crash (it stops
+// dead, as if the process died), with the atomic exchange and with the
+// two-rename fallback of systems without one. It checks the documented
+// guarantee: dir holds the complete old or new checkpoint (or, only for a
+// crash between the fallback's two renames, nothing, with the complete old
+// one at dir.old-*), and a later save removes nothing a crash left.
 func TestCheckpointCrash(t *testing.T) {
-	t.Cleanup(func() {
-		ckptHooks.create, ckptHooks.rename, ckptHooks.crash = nil, nil, false
-	})
+	reset := func() {
+		ckptHooks.create, ckptHooks.rename, ckptHooks.exchange, ckptHooks.crash = nil, nil, nil, false
+	}
+	t.Cleanup(reset)
 	oldScope := ckptScope(t, ckptSpec{seed: 1})
 	newScope := ckptScope(t, ckptSpec{seed: 2})
 	oldVals, newVals := paramValues(t, oldScope), paramValues(t, newScope)
 	const nFiles = 5 // 4 parameters + config.json
 	type point struct {
-		name   string
-		file   int // fail writing the file-th file (0-based), or -1
-		rename int // fail the rename-th rename (0-based), or -1
+		name     string
+		file     int  // fail writing the file-th file (0-based), or -1
+		rename   int  // fail the rename-th rename of the fallback (0-based), or -1
+		exchange bool // fail the exchange
+		after    bool // crash right after the exchange, before the cleanup
 	}
 	var points []point
 	for i := 0; i < nFiles; i++ {
 		points = append(points, point{name: "file" + string(rune('0'+i)), file: i, rename: -1})
 	}
-	points = append(points, point{"rename old aside", -1, 0}, point{"rename new in place", -1, 1})
+	points = append(points,
+		point{name: "exchange", file: -1, rename: -1, exchange: true},
+		point{name: "after exchange", file: -1, rename: -1, after: true},
+		point{name: "fallback/rename old aside", file: -1, rename: 0},
+		point{name: "fallback/rename new in place", file: -1, rename: 1})
 	for _, crash := range []bool{false, true} {
 		for _, pt := range points {
-			name := pt.name
+			if pt.after && !crash {
+				continue // a successful exchange is not an error
+			}
+			name := "error/" + pt.name
 			if crash {
-				name = "crash/" + name
-			} else {
-				name = "error/" + name
+				name = "crash/" + pt.name
 			}
 			t.Run(name, func(t *testing.T) {
 				dir := filepath.Join(t.TempDir(), "ckpt")
-				ckptHooks.create, ckptHooks.rename, ckptHooks.crash = nil, nil, false
+				reset()
 				if err := Save(dir, oldScope, modelConfig{D: 1}, SaveOptions{}); err != nil {
 					t.Fatal(err)
 				}
@@ -426,6 +436,20 @@ func TestCheckpointCrash(t *testing.T) {
 					}
 					return f, nil
 				}
+				fallback := strings.HasPrefix(pt.name, "fallback/")
+				ckptHooks.exchange = func(a, b string) (bool, error) {
+					switch {
+					case fallback:
+						return false, nil
+					case pt.exchange:
+						return true, errors.New("injected exchange failure")
+					}
+					ok, err := exchange(a, b)
+					if ok && err == nil && pt.after {
+						return true, errors.New("injected crash after the exchange")
+					}
+					return ok, err
+				}
 				ckptHooks.rename = func(from, to string) error {
 					renames++
 					if renames-1 == pt.rename {
@@ -434,19 +458,22 @@ func TestCheckpointCrash(t *testing.T) {
 					return os.Rename(from, to)
 				}
 				err := Save(dir, newScope, modelConfig{D: 2}, SaveOptions{})
-				ckptHooks.create, ckptHooks.rename, ckptHooks.crash = nil, nil, false
+				reset()
 				if err == nil || !strings.Contains(err.Error(), "injected") {
 					t.Fatalf("got %v, want the injected failure", err)
 				}
 				if pt.file >= 0 && files != pt.file+1 {
 					t.Errorf("save went on after the failing file: %d files created", files)
 				}
+				left := staleSiblings(dir)
 				dst := ckptScope(t, ckptSpec{seed: 3})
 				var cfg modelConfig
 				lerr := Load(dir, dst, &cfg)
-				if crash && pt.rename == 1 {
-					// The window between the renames: dir is gone, the old
-					// checkpoint is complete next to it.
+				wantVals, wantD := oldVals, 1
+				switch {
+				case crash && pt.rename == 1:
+					// The window between the fallback's renames: dir is
+					// gone, the old checkpoint is complete next to it.
 					if lerr == nil || !strings.Contains(lerr.Error(), "interrupted save") {
 						t.Fatalf("load: got %v, want the interrupted-save error", lerr)
 					}
@@ -457,20 +484,21 @@ func TestCheckpointCrash(t *testing.T) {
 					if err := os.Rename(old[0], dir); err != nil {
 						t.Fatal(err)
 					}
+					left = staleSiblings(dir)
 					lerr = Load(dir, dst, &cfg)
+				case pt.after:
+					wantVals, wantD = newVals, 2
 				}
 				if lerr != nil {
-					t.Fatalf("the old checkpoint does not load: %v", lerr)
+					t.Fatalf("the checkpoint does not load: %v", lerr)
 				}
-				if diff := cmp.Diff(oldVals, paramValues(t, dst)); diff != "" || cfg.D != 1 {
-					t.Errorf("loaded config %+v and parameters (-old +got):\n%s", cfg, diff)
+				if diff := cmp.Diff(wantVals, paramValues(t, dst)); diff != "" || cfg.D != wantD {
+					t.Errorf("loaded config %+v and parameters (-want +got):\n%s", cfg, diff)
 				}
-				if !crash {
-					if sib := staleSiblings(dir); len(sib) != 0 {
-						t.Errorf("a failed save left %v", sib)
-					}
+				if !crash && len(left) != 0 {
+					t.Errorf("a failed save left %v", left)
 				}
-				// The next save succeeds and clears what a crash left.
+				// The next save succeeds and leaves what a crash left.
 				if err := Save(dir, newScope, modelConfig{D: 2}, SaveOptions{}); err != nil {
 					t.Fatal(err)
 				}
@@ -480,11 +508,31 @@ func TestCheckpointCrash(t *testing.T) {
 				if diff := cmp.Diff(newVals, paramValues(t, dst)); diff != "" || cfg.D != 2 {
 					t.Errorf("after a good save: config %+v, parameters (-new +got):\n%s", cfg, diff)
 				}
-				if sib := staleSiblings(dir); len(sib) != 0 {
-					t.Errorf("a good save left %v", sib)
+				if diff := cmp.Diff(left, staleSiblings(dir)); diff != "" {
+					t.Errorf("siblings before and after a good save (-before +after):\n%s", diff)
 				}
 			})
 		}
+	}
+}
+
+// TestSaveFallbackReplaces: the two-rename fallback replaces a checkpoint
+// and removes the old copy.
+func TestSaveFallbackReplaces(t *testing.T) {
+	t.Cleanup(func() { ckptHooks.exchange = nil })
+	ckptHooks.exchange = func(a, b string) (bool, error) { return false, nil }
+	dir := filepath.Join(t.TempDir(), "ckpt")
+	for seed := uint64(1); seed <= 2; seed++ {
+		if err := Save(dir, ckptScope(t, ckptSpec{seed: seed}), modelConfig{D: int(seed)}, SaveOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var cfg modelConfig
+	if err := Load(dir, ckptScope(t, ckptSpec{seed: 3}), &cfg); err != nil || cfg.D != 2 {
+		t.Errorf("load after two saves: D = %d, %v; want 2", cfg.D, err)
+	}
+	if sib := staleSiblings(dir); len(sib) != 0 {
+		t.Errorf("left %v", sib)
 	}
 }
 
