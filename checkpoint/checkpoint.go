@@ -1,9 +1,13 @@
 package checkpoint
 
 import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"slices"
 	"sort"
 	"strings"
@@ -43,6 +47,9 @@ type ManifestEntry struct {
 	Shape []int  `json:"shape"` // [] for a scalar
 	Dtype string `json:"dtype"` // "float32", "float64" or "int64"
 	File  string `json:"file"`  // slash-separated path relative to the checkpoint directory
+	// SHA256 is the lower-case hex SHA-256 of the file's bytes (empty only
+	// in checkpoints written before checksums).
+	SHA256 string `json:"sha256,omitempty"`
 }
 
 // OptimState is the resumable state of an Adam/AdamW optimiser (package
@@ -66,12 +73,69 @@ type OptimEntry struct {
 	Name string `json:"name"`
 	M    string `json:"m"`
 	V    string `json:"v"`
+	// MSHA256 and VSHA256 are the SHA-256 of the two files, as
+	// ManifestEntry.SHA256.
+	MSHA256 string `json:"m_sha256,omitempty"`
+	VSHA256 string `json:"v_sha256,omitempty"`
 }
 
-// configJSON is the content of config.json.
+// configJSON is the content of config.json. Manifest and Config are kept as
+// written so that their checksums can be verified.
 type configJSON struct {
-	Manifest Manifest        `json:"manifest"`
+	Manifest json.RawMessage `json:"manifest"`
 	Config   json.RawMessage `json:"config"`
+	// SHA256 holds the checksums of the manifest and of the config, each
+	// the SHA-256 of the value's compact JSON (json.Compact); nil only in
+	// checkpoints written before checksums.
+	SHA256 *checksums `json:"sha256,omitempty"`
+}
+
+// checksums are config.json's own checksums.
+type checksums struct {
+	Manifest string `json:"manifest"`
+	Config   string `json:"config"`
+}
+
+// jsonSum returns the hex SHA-256 of the compact form of the JSON value raw.
+func jsonSum(raw json.RawMessage) (string, error) {
+	var b bytes.Buffer
+	if err := json.Compact(&b, raw); err != nil {
+		return "", err
+	}
+	return hexSum(b.Bytes()), nil
+}
+
+// hexSum returns the lower-case hex SHA-256 of b.
+func hexSum(b []byte) string {
+	h := sha256.Sum256(b)
+	return hex.EncodeToString(h[:])
+}
+
+// validSum reports whether s is a lower-case hex SHA-256.
+func validSum(s string) bool {
+	if len(s) != 2*sha256.Size {
+		return false
+	}
+	for _, c := range s {
+		if !(c >= '0' && c <= '9' || c >= 'a' && c <= 'f') {
+			return false
+		}
+	}
+	return true
+}
+
+// decodeStrict unmarshals the single JSON value b into v, refusing keys v
+// does not have and anything after the value.
+func decodeStrict(b []byte, v any) error {
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(v); err != nil {
+		return err
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		return errors.New("data after the JSON value")
+	}
+	return nil
 }
 
 // ParamFileName returns the file name a parameter is stored under: its path
@@ -86,7 +150,8 @@ func ParamFileName(name string) string {
 type Checkpoint struct {
 	Dir      string
 	Manifest Manifest
-	// Config is the raw JSON of the model config; see DecodeConfig.
+	// Config is the raw JSON of the model config; DecodeConfig decodes it
+	// strictly and checks it against its checksum.
 	Config json.RawMessage
 	// Params maps parameter paths to their arrays.
 	Params map[string]*npy.Array
@@ -94,6 +159,8 @@ type Checkpoint struct {
 	Optim *OptimState
 	// Extra holds the extra arrays, by name (empty if none).
 	Extra map[string]*npy.Array
+
+	configSum string // Config's recorded checksum ("" for a checkpoint without)
 }
 
 // LoadOptions configures [Checkpoint.Apply].
@@ -130,10 +197,22 @@ func Load(dir string, s *graph.Scope, config any) error {
 }
 
 // DecodeConfig unmarshals the saved model config into v (a pointer, as for
-// json.Unmarshal).
+// json.Unmarshal) strictly: a key that v's type lacks is an error, not
+// silently dropped. Then it checks the config against the checksum that
+// config.json records, so a flipped bit that still decodes is an error too
+// (v may have been filled then).
 func (c *Checkpoint) DecodeConfig(v any) error {
-	if err := json.Unmarshal(c.Config, v); err != nil {
+	if err := decodeStrict(c.Config, v); err != nil {
 		return fmt.Errorf("checkpoint %s: %s: config: %w", c.Dir, configFile, err)
+	}
+	if c.configSum != "" {
+		sum, err := jsonSum(c.Config)
+		if err != nil {
+			return fmt.Errorf("checkpoint %s: %s: config: %w", c.Dir, configFile, err)
+		}
+		if sum != c.configSum {
+			return fmt.Errorf("checkpoint %s: %s: the config has SHA-256 %s, config.json records %s (the file is corrupt or was edited)", c.Dir, configFile, sum, c.configSum)
+		}
 	}
 	return nil
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -85,7 +86,7 @@ func readRoot(root *os.Root, dir string) (*Checkpoint, error) {
 	fail := func(format string, args ...any) error {
 		return fmt.Errorf("checkpoint %s: "+format, append([]any{dir}, args...)...)
 	}
-	raw, err := root.ReadFile(configFile)
+	raw, err := readRegular(root, configFile)
 	if err != nil {
 		return nil, fail("%s: %w", configFile, err)
 	}
@@ -93,19 +94,46 @@ func readRoot(root *os.Root, dir string) (*Checkpoint, error) {
 		readHook("config read")
 	}
 	var cj configJSON
-	if err := json.Unmarshal(raw, &cj); err != nil {
-		return nil, fail("%s: invalid JSON: %w", configFile, err)
+	if err := decodeStrict(raw, &cj); err != nil {
+		var syn *json.SyntaxError
+		if errors.As(err, &syn) || errors.Is(err, io.ErrUnexpectedEOF) {
+			return nil, fail("%s: invalid JSON: %w", configFile, err)
+		}
+		return nil, fail("%s: %w", configFile, err)
 	}
-	man := cj.Manifest
+	var man Manifest
+	if err := decodeStrict(cj.Manifest, &man); err != nil {
+		return nil, fail("%s: manifest: %w", configFile, err)
+	}
 	if man.Format != Format || man.Version != Version {
 		return nil, fail("%s: manifest format %q version %d, want %q version %d", configFile, man.Format, man.Version, Format, Version)
 	}
 	if _, err := graph.ParseDtype(man.Dtype); err != nil {
 		return nil, fail("%s: manifest dtype: %w", configFile, err)
 	}
+	// With config.json's checksums every file must have one; a checkpoint
+	// written before checksums has none at all.
+	verified := cj.SHA256 != nil
+	if verified && (!validSum(cj.SHA256.Manifest) || !validSum(cj.SHA256.Config)) {
+		return nil, fail("%s: malformed checksums %+v", configFile, *cj.SHA256)
+	}
+	checkSum := func(kind, name, rel, sum string) error {
+		switch {
+		case verified && sum == "":
+			return fail("%s: %s %q (%s) has no SHA-256 although the checkpoint records checksums", configFile, kind, name, rel)
+		case verified && !validSum(sum):
+			return fail("%s: %s %q (%s): malformed SHA-256 %q", configFile, kind, name, rel, sum)
+		case !verified && sum != "":
+			return fail("%s: %s %q (%s) has a SHA-256 but config.json records no checksums", configFile, kind, name, rel)
+		}
+		return nil
+	}
 	c := &Checkpoint{Dir: dir, Manifest: man, Config: cj.Config, Params: map[string]*npy.Array{}, Extra: map[string]*npy.Array{}}
+	if verified {
+		c.configSum = cj.SHA256.Config
+	}
 	listed := map[string]bool{}
-	read := func(kind, name, rel string, shape []int, dtype string) (*npy.Array, error) {
+	read := func(kind, name, rel string, shape []int, dtype, sum string) (*npy.Array, error) {
 		if !filepath.IsLocal(filepath.FromSlash(rel)) || !strings.HasSuffix(rel, ".npy") {
 			return nil, fail("%s: %s %q: file %q is not a local .npy path", configFile, kind, name, rel)
 		}
@@ -113,16 +141,23 @@ func readRoot(root *os.Root, dir string) (*Checkpoint, error) {
 			return nil, fail("%s: file %q is listed twice", configFile, rel)
 		}
 		listed[rel] = true
-		b, err := root.ReadFile(filepath.FromSlash(rel))
+		if err := checkSum(kind, name, rel, sum); err != nil {
+			return nil, err
+		}
+		path := filepath.Join(dir, filepath.FromSlash(rel))
+		b, err := readRegular(root, filepath.FromSlash(rel))
 		if err != nil {
-			return nil, fmt.Errorf("checkpoint: %s %q: %s: %w", kind, name, filepath.Join(dir, filepath.FromSlash(rel)), err)
+			return nil, fmt.Errorf("checkpoint: %s %q: %s: %w", kind, name, path, err)
 		}
 		a, err := npy.Read(bytes.NewReader(b))
 		if err != nil {
-			return nil, fmt.Errorf("checkpoint: %s %q: %w", kind, name, renamed(err, filepath.Join(dir, filepath.FromSlash(rel))))
+			return nil, fmt.Errorf("checkpoint: %s %q: %w", kind, name, renamed(err, path))
 		}
 		if !slices.Equal(a.Shape, shape) || (dtype != "" && a.Dtype != dtype) {
 			return nil, fail("%s: holds %s %v, the manifest says %s %v for %s %q", rel, a.Dtype, a.Shape, dtype, shape, kind, name)
+		}
+		if got := hexSum(b); verified && got != sum {
+			return nil, fail("%s: SHA-256 %s, the manifest records %s for %s %q (the file is corrupt)", rel, got, sum, kind, name)
 		}
 		return a, nil
 	}
@@ -134,7 +169,7 @@ func readRoot(root *os.Root, dir string) (*Checkpoint, error) {
 		if e.Dtype != man.Dtype {
 			return nil, fail("%s: parameter %q has dtype %q in a %s checkpoint", configFile, e.Name, e.Dtype, man.Dtype)
 		}
-		a, err := read("parameter", e.Name, e.File, e.Shape, e.Dtype)
+		a, err := read("parameter", e.Name, e.File, e.Shape, e.Dtype, e.SHA256)
 		if err != nil {
 			return nil, err
 		}
@@ -151,11 +186,11 @@ func readRoot(root *os.Root, dir string) (*Checkpoint, error) {
 			if !ok || st.M[e.Name] != nil {
 				return nil, fail("%s: optimiser moments for %q, which is not a parameter of the checkpoint or is listed twice", configFile, e.Name)
 			}
-			m, err := read("optimiser moment m of", e.Name, e.M, shape, npy.Float64)
+			m, err := read("optimiser moment m of", e.Name, e.M, shape, npy.Float64, e.MSHA256)
 			if err != nil {
 				return nil, err
 			}
-			v, err := read("optimiser moment v of", e.Name, e.V, shape, npy.Float64)
+			v, err := read("optimiser moment v of", e.Name, e.V, shape, npy.Float64, e.VSHA256)
 			if err != nil {
 				return nil, err
 			}
@@ -167,7 +202,7 @@ func readRoot(root *os.Root, dir string) (*Checkpoint, error) {
 		if e.Name == "" || c.Extra[e.Name] != nil {
 			return nil, fail("%s: empty or duplicate extra array name %q", configFile, e.Name)
 		}
-		a, err := read("extra array", e.Name, e.File, e.Shape, e.Dtype)
+		a, err := read("extra array", e.Name, e.File, e.Shape, e.Dtype, e.SHA256)
 		if err != nil {
 			return nil, err
 		}
@@ -190,7 +225,58 @@ func readRoot(root *os.Root, dir string) (*Checkpoint, error) {
 	if err != nil {
 		return nil, fail("%w", err)
 	}
+	// Last, the manifest itself: the checks above report a damaged entry
+	// more precisely, this catches what they cannot (a step count, say).
+	if verified {
+		sum, err := jsonSum(cj.Manifest)
+		if err != nil {
+			return nil, fail("%s: manifest: %w", configFile, err)
+		}
+		if sum != cj.SHA256.Manifest {
+			return nil, fail("%s: the manifest has SHA-256 %s, config.json records %s (the file is corrupt or was edited)", configFile, sum, cj.SHA256.Manifest)
+		}
+	}
 	return c, nil
+}
+
+// readRegular reads the file rel of root, which must be a regular file (a
+// symbolic link is followed only inside the directory: os.Root refuses
+// one that leaves it). It never blocks on a FIFO or device.
+func readRegular(root *os.Root, rel string) ([]byte, error) {
+	fi, err := root.Lstat(rel)
+	if err != nil {
+		return nil, err
+	}
+	if fi.Mode()&fs.ModeSymlink != 0 {
+		if fi, err = root.Stat(rel); err != nil {
+			return nil, err
+		}
+	}
+	if !fi.Mode().IsRegular() {
+		return nil, fmt.Errorf("not a regular file (mode %v)", fi.Mode())
+	}
+	// O_NONBLOCK: should a FIFO replace the file after the check, opening
+	// it does not wait for a writer.
+	f, err := root.OpenFile(rel, os.O_RDONLY|openNonblock, 0)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return nil, err
+	}
+	if !st.Mode().IsRegular() {
+		return nil, fmt.Errorf("not a regular file (mode %v)", st.Mode())
+	}
+	b, err := io.ReadAll(io.LimitReader(f, st.Size()+1))
+	if err != nil {
+		return nil, err
+	}
+	if int64(len(b)) != st.Size() {
+		return nil, fmt.Errorf("changed size while being read (%d bytes, then %d)", st.Size(), len(b))
+	}
+	return b, nil
 }
 
 // renamedError is an npy error read from memory, its message naming the

@@ -1,6 +1,8 @@
 package checkpoint
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -102,11 +104,10 @@ func Save(dir string, s *graph.Scope, config any, opts SaveOptions) (err error) 
 	if err != nil {
 		return fail("config: %w", err)
 	}
-	body, err := json.MarshalIndent(configJSON{Manifest: man, Config: cfg}, "", "  ")
+	cfgSum, err := jsonSum(cfg)
 	if err != nil {
-		return fail("%s: %w", configFile, err)
+		return fail("config: %w", err)
 	}
-	body = append(body, '\n')
 
 	parent, base := filepath.Split(dir)
 	if parent == "" {
@@ -144,10 +145,17 @@ func Save(dir string, s *graph.Scope, config any, opts SaveOptions) (err error) 
 		}
 		dirs = append(dirs, p)
 	}
+	sums := map[string]string{}
 	for _, f := range files {
-		if err := writeSynced(filepath.Join(tmp, filepath.FromSlash(f.rel)), func(w io.Writer) error { return npy.Write(w, f.a) }); err != nil {
+		h := sha256.New()
+		if err := writeSynced(filepath.Join(tmp, filepath.FromSlash(f.rel)), func(w io.Writer) error { return npy.Write(io.MultiWriter(w, h), f.a) }); err != nil {
 			return fail("%s: %w", f.rel, err)
 		}
+		sums[f.rel] = hex.EncodeToString(h.Sum(nil))
+	}
+	body, err := configBody(man, sums, cfg, cfgSum)
+	if err != nil {
+		return fail("%s: %w", configFile, err)
 	}
 	// config.json last: a directory holding it is complete.
 	if err := writeSynced(filepath.Join(tmp, configFile), func(w io.Writer) error { _, err := w.Write(body); return err }); err != nil {
@@ -170,6 +178,36 @@ func Save(dir string, s *graph.Scope, config any, opts SaveOptions) (err error) 
 		removeReplaced(old, oldFiles)
 	}
 	return nil
+}
+
+// configBody returns the content of config.json: the manifest with the
+// files' checksums, the config, and the checksums of both.
+func configBody(man Manifest, sums map[string]string, cfg json.RawMessage, cfgSum string) ([]byte, error) {
+	for i := range man.Params {
+		man.Params[i].SHA256 = sums[man.Params[i].File]
+	}
+	if man.Optim != nil {
+		for i := range man.Optim.Moments {
+			e := &man.Optim.Moments[i]
+			e.MSHA256, e.VSHA256 = sums[e.M], sums[e.V]
+		}
+	}
+	for i := range man.Extra {
+		man.Extra[i].SHA256 = sums[man.Extra[i].File]
+	}
+	mb, err := json.Marshal(man)
+	if err != nil {
+		return nil, err
+	}
+	manSum, err := jsonSum(mb)
+	if err != nil {
+		return nil, err
+	}
+	body, err := json.MarshalIndent(configJSON{Manifest: mb, Config: cfg, SHA256: &checksums{Manifest: manSum, Config: cfgSum}}, "", "  ")
+	if err != nil {
+		return nil, err
+	}
+	return append(body, '\n'), nil
 }
 
 // replaceable reports whether dir exists and, if so, checks that Save may
@@ -207,7 +245,7 @@ func replaceable(dir string) (existed bool, files []string, err error) {
 	}
 	var cj struct {
 		Manifest Manifest `json:"manifest"`
-	}
+	} // lenient: any checkpoint of this format, older ones included
 	if err := json.Unmarshal(raw, &cj); err != nil || cj.Manifest.Format != Format {
 		return false, nil, notCkpt(configFile + " is not a gdattn checkpoint manifest")
 	}
