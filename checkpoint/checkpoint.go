@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"slices"
 	"sort"
 	"strings"
@@ -59,6 +60,44 @@ type ManifestEntry struct {
 type OptimState struct {
 	Step int
 	M, V map[string][]float64
+}
+
+// maxStep bounds OptimState.Step: 2^53, the largest count below which
+// every integer is exact in float64 (bias corrections use float64(step)),
+// far from int overflow.
+const maxStep = 1 << 53
+
+// Validate checks the values of the state: 0 <= Step <= 2^53, every first
+// moment finite, every second moment finite and >= 0. Adam never produces
+// others; a state that holds them (a corrupt or hand-made one) would make
+// the next update NaN or overflow the step count. Errors name the first
+// bad value, parameters in sorted order.
+func (st *OptimState) Validate() error {
+	if st.Step < 0 || st.Step > maxStep {
+		return fmt.Errorf("Step %d: want 0 <= Step <= 2^53", st.Step)
+	}
+	for _, kv := range []struct {
+		what string
+		m    map[string][]float64
+	}{{"M", st.M}, {"V", st.V}} {
+		names := make([]string, 0, len(kv.m))
+		for name := range kv.m {
+			names = append(names, name)
+		}
+		sort.Strings(names)
+		for _, name := range names {
+			for j, x := range kv.m[name] {
+				if math.IsNaN(x) || math.IsInf(x, 0) || (kv.what == "V" && x < 0) {
+					want := "a finite value"
+					if kv.what == "V" {
+						want = "a finite value >= 0"
+					}
+					return fmt.Errorf("%s[%q][%d] = %v: want %s", kv.what, name, j, x, want)
+				}
+			}
+		}
+	}
+	return nil
 }
 
 // OptimManifest describes saved optimiser state ([OptimState]).
@@ -166,8 +205,9 @@ type Checkpoint struct {
 // LoadOptions configures [Checkpoint.Apply].
 type LoadOptions struct {
 	// ConvertDtype allows loading a float32 checkpoint into a float64 scope
-	// and vice versa (float64 -> float32 rounds). Without it a dtype
-	// mismatch is an error.
+	// and vice versa (float64 -> float32 rounds; a finite value beyond
+	// float32's range is an error, not ±Inf). Without it a dtype mismatch
+	// is an error.
 	ConvertDtype bool
 }
 
@@ -248,6 +288,15 @@ func (c *Checkpoint) check(s *graph.Scope, opts LoadOptions) error {
 		}
 		if !slices.Equal(a.Shape, []int(p.Shape())) {
 			return fail("parameter %q (%s): shape %v in the checkpoint, %v in the scope", p.Name(), ParamFileName(p.Name()), a.Shape, p.Shape())
+		}
+		// float64 -> float32 rounds; a finite value float32 cannot hold
+		// would become ±Inf.
+		if p.Dtype() == graph.Float32 && a.Dtype == npy.Float64 {
+			for j, x := range a.F64 {
+				if y := float32(x); math.IsInf(float64(y), 0) && !math.IsInf(x, 0) {
+					return fail("parameter %q (%s): element %d = %v overflows float32", p.Name(), ParamFileName(p.Name()), j, x)
+				}
+			}
 		}
 	}
 	var extra []string

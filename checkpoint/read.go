@@ -196,6 +196,9 @@ func readRoot(root *os.Root, dir string) (*Checkpoint, error) {
 			}
 			st.M[e.Name], st.V[e.Name] = m.F64, v.F64
 		}
+		if err := st.Validate(); err != nil {
+			return nil, fail("optimiser state: %w", err)
+		}
 		c.Optim = st
 	}
 	for _, e := range man.Extra {

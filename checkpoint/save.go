@@ -366,6 +366,9 @@ func planCheckpoint(s *graph.Scope, opts SaveOptions) ([]plannedFile, Manifest, 
 		if st.Step < 0 {
 			return nil, man, fmt.Errorf("optimiser state: Step %d < 0", st.Step)
 		}
+		if err := st.Validate(); err != nil {
+			return nil, man, fmt.Errorf("optimiser state: %w", err)
+		}
 		om := &OptimManifest{Step: st.Step, Moments: []OptimEntry{}}
 		names := make([]string, 0, len(st.M))
 		for name := range st.M {

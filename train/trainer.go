@@ -95,6 +95,10 @@ type Trainer struct {
 	step     int
 	prog     *progress
 	dev      graph.DeviceUpdater // non-nil: the update runs on the machine's device
+	// mmax[i] and vmax[i] are the largest |first moment| and second moment
+	// of parameter i, for the update guard's bound.
+	mmax, vmax []float64
+	broken     error // a device update wrote non-finite values
 }
 
 // NewTrainer returns a trainer for m, which must compute gradients, after
@@ -165,6 +169,8 @@ func NewTrainer(m *graph.Machine, cfg Config) (*Trainer, error) {
 		t.vel = append(t.vel, make([]float64, n))
 		t.grads = append(t.grads, make([]float64, n))
 	}
+	t.mmax = make([]float64, len(t.params))
+	t.vmax = make([]float64, len(t.params))
 	if cfg.Progress != nil {
 		t.prog = newProgress(cfg, isTerminal(cfg.Progress))
 	}
@@ -214,6 +220,9 @@ func (t *Trainer) LR() float64 { return t.sched(t.step) }
 // graph.DeviceUpdater whose gradients stay on the device, the guard and the
 // clipping norm use its GradStats instead of host copies.
 func (t *Trainer) Step() (float64, error) {
+	if t.broken != nil {
+		return math.NaN(), t.broken
+	}
 	n := t.step + 1
 	if t.prog != nil {
 		t.prog.begin(t.step)
@@ -293,22 +302,51 @@ func (t *Trainer) Step() (float64, error) {
 		}
 		f32s[i], f64s[i] = f32, f64
 	}
-	ClipGlobalNorm(t.grads, t.cfg.ClipNorm)
+	// Every |g| is at most the gradients' global norm after clipping.
+	gmax := ClipGlobalNorm(t.grads, t.cfg.ClipNorm)
+	if c := t.cfg.ClipNorm; c > 0 && gmax > c {
+		gmax = c
+	}
 	h := adamHyper{
 		lr: lr, beta1: t.cfg.Beta1, beta2: t.cfg.Beta2, eps: t.cfg.Eps,
 		bc1:       1 - math.Pow(t.cfg.Beta1, float64(n)),
 		bc2:       1 - math.Pow(t.cfg.Beta2, float64(n)),
 		decoupled: t.decouple,
 	}
-	for i := range t.params {
-		h.wd = 0
+	hyper := func(i int) adamHyper {
+		hi := h
 		if t.decay[i] {
-			h.wd = t.cfg.WeightDecay
+			hi.wd = t.cfg.WeightDecay
 		}
+		return hi
+	}
+	// The update guard: check every parameter's update before writing any.
+	// A cheap bound clears almost every update; where it cannot, the exact
+	// update is computed without writing (adamCheck).
+	for i := range t.params {
+		hi := hyper(i)
+		var j int
+		var what string
 		if f64s[i] != nil {
-			adamUpdate(f64s[i], t.grads[i], t.mom[i], t.vel[i], h)
+			if updateBounded(maxAbs64(f64s[i]), gmax, t.mmax[i], t.vmax[i], hi, math.MaxFloat64) {
+				continue
+			}
+			j, what = adamCheck(f64s[i], t.grads[i], t.mom[i], t.vel[i], hi)
 		} else {
-			adamUpdate(f32s[i], t.grads[i], t.mom[i], t.vel[i], h)
+			if updateBounded(maxAbs32(f32s[i]), gmax, t.mmax[i], t.vmax[i], hi, math.MaxFloat32) {
+				continue
+			}
+			j, what = adamCheck(f32s[i], t.grads[i], t.mom[i], t.vel[i], hi)
+		}
+		if j >= 0 {
+			return loss, fmt.Errorf("train: step %d: the update would make the %s of %q non-finite at element %d (learning rate %v, weight decay %v); parameters and moments not updated", n, what, t.names[i], j, lr, hi.wd)
+		}
+	}
+	for i := range t.params {
+		if f64s[i] != nil {
+			t.mmax[i], t.vmax[i] = adamUpdate(f64s[i], t.grads[i], t.mom[i], t.vel[i], hyper(i))
+		} else {
+			t.mmax[i], t.vmax[i] = adamUpdate(f32s[i], t.grads[i], t.mom[i], t.vel[i], hyper(i))
 		}
 	}
 	t.step = n
@@ -346,6 +384,30 @@ func (t *Trainer) deviceUpdate(n int, lr, norm float64) error {
 	}
 	if err := t.dev.AdamUpdate(u); err != nil {
 		return fmt.Errorf("train: step %d: device update: %w", n, err)
+	}
+	// The device wrote the update where the host cannot check it before;
+	// check the values it copied back (resident parameters stay on the
+	// device and are not checked here).
+	for i, p := range t.params {
+		f32, f64, err := valueView(p.Value())
+		if err != nil {
+			continue
+		}
+		j := -1
+		if f64 != nil {
+			j = firstNonFinite(f64)
+		} else {
+			for k, x := range f32 {
+				if math.IsNaN(float64(x)) || math.IsInf(float64(x), 0) {
+					j = k
+					break
+				}
+			}
+		}
+		if j >= 0 {
+			t.broken = fmt.Errorf("train: step %d: the device update made %q non-finite at element %d (learning rate %v); the device moments cannot be rolled back: restore a checkpoint", n, t.names[i], j, lr)
+			return t.broken
+		}
 	}
 	return nil
 }
@@ -395,6 +457,9 @@ func (t *Trainer) SetState(st State) error {
 	if st.Step < 0 {
 		return fmt.Errorf("train: SetState: Step %d < 0", st.Step)
 	}
+	if err := st.Validate(); err != nil {
+		return fmt.Errorf("train: SetState: %w", err)
+	}
 	for _, kv := range []struct {
 		what string
 		m    map[string][]float64
@@ -430,8 +495,14 @@ func (t *Trainer) SetState(st State) error {
 	for i, name := range t.names {
 		copy(t.mom[i], st.M[name])
 		copy(t.vel[i], st.V[name])
+		t.mmax[i], t.vmax[i] = 0, 0
+		for j := range t.mom[i] {
+			t.mmax[i] = max(t.mmax[i], math.Abs(t.mom[i][j]))
+			t.vmax[i] = max(t.vmax[i], t.vel[i][j])
+		}
 	}
 	t.step = st.Step
+	t.broken = nil
 	return nil
 }
 

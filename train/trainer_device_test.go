@@ -2,6 +2,7 @@ package train
 
 import (
 	"math"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -254,5 +255,46 @@ func TestTrainerDeviceUpdater(t *testing.T) {
 	opt, _, _ := train(true, true)
 	if opt.OnDevice() {
 		t.Error("HostOptimizer trainer updates on the device")
+	}
+}
+
+// TestDeviceUpdateGuard: a device update that writes non-finite values into
+// a parameter is reported naming the step and the parameter, and the
+// trainer refuses to go on (the device moments cannot be rolled back) until
+// a state is restored.
+func TestDeviceUpdateGuard(t *testing.T) {
+	m := newLinModel(t, graph.Float64)
+	var hu *hostUpdater
+	mach := must(graph.NewMachine(m.s, m.loss, graph.MachineOptions{Executor: func(p *graph.Program) (graph.Executor, error) {
+		var err error
+		hu, err = newHostUpdater(p, false)
+		return hu, err
+	}}))
+	t.Cleanup(func() { mach.Close() })
+	lr := 0.01
+	tr := must(NewTrainer(mach, Config{Schedule: func(int) float64 { return lr }}))
+	must(0, graph.SetValue(m.x, []float64{1, 2, 3, 4, 5, 6}))
+	must(0, graph.SetValue(m.y, []float64{0, 1, 1, 0}))
+	must(tr.Step())
+	good := mustState(tr)
+	lr = 1e308
+	_, err := tr.Step()
+	if err == nil || !strings.Contains(err.Error(), "step 2") || !strings.Contains(err.Error(), "non-finite") {
+		t.Fatalf("got %v, want an error naming step 2 and a non-finite value", err)
+	}
+	if _, err2 := tr.Step(); err2 == nil || err2.Error() != err.Error() {
+		t.Errorf("the next step: got %v, want the same error", err2)
+	}
+	lr = 0.01
+	if err := tr.SetState(good); err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range []*G.Node{m.w, m.a} {
+		if err := graph.SetValue(p, []float64{0.5, 0.5, 0.5, 0.5, 0.5, 0.5}[:p.Shape().TotalSize()]); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := tr.Step(); err != nil {
+		t.Errorf("after restoring a state: %v", err)
 	}
 }
