@@ -14,17 +14,30 @@
 //	  optim/v/lin__w.npy       optional: Adam second moments
 //	  extra/eval__acc.npy      optional: any other arrays    (SaveOptions.Extra)
 //
-// config.json is {"manifest": Manifest, "config": <the caller's config>}.
-// The manifest lists every parameter in the scope's creation order with its
-// shape, dtype and file; the optimiser step and moment files; and the extra
+// config.json is {"manifest": Manifest, "config": <the caller's config>,
+// "sha256": {"manifest": ..., "config": ...}}. The manifest lists every
+// parameter in the scope's creation order with its shape, dtype, file and
+// the file's SHA-256; the optimiser step and moment files; and the extra
 // arrays. Parameters are stored in the scope's dtype (<f4 or <f8), moments
-// always as <f8. README.md ("Checkpoint format") has the full description.
+// always as <f8. The top-level sha256 holds the SHA-256 of the compact JSON
+// of the manifest and of the config, so a flipped bit anywhere is detected.
+// README.md ("Checkpoint format") has the full description.
 //
-// [Save] writes into a new sibling directory and renames it into place, so
-// a crash leaves the previous or the new checkpoint complete. [Read] reads
-// and checks every file against the manifest before anything is used;
-// [Load] and [Checkpoint.Apply] copy the parameters into a scope only when
-// the manifest matches it exactly.
+// # Saving and reading safely
+//
+// [Save] writes a complete new directory beside dir and swaps it with dir
+// in one atomic step (an exchange of the two directories on Linux and
+// macOS), then deletes the files of the replaced checkpoint that its
+// manifest lists: a crash leaves the previous or the new checkpoint
+// complete, and a save deletes nothing it did not create. [Read] opens dir
+// once and reads every file from the directory it opened, so a concurrent
+// save cannot mix two checkpoints; it checks every file against the
+// manifest and its checksum, decodes strictly (unknown keys are errors),
+// reads only regular files inside the directory (no symbolic link leaving
+// it, no FIFO), and checks the optimiser state's values. [Load] and
+// [Checkpoint.Apply] copy the parameters into a scope only when the
+// manifest matches it exactly; [Checkpoint.DecodeConfig] decodes the
+// caller's config strictly and checks its checksum.
 //
 // Usage:
 //

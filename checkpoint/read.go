@@ -24,11 +24,17 @@ var readHook func(stage string)
 // replaced while it was reading.
 const readAttempts = 4
 
-// Read reads and checks every file of the checkpoint in dir: the manifest
-// and config in config.json, each parameter, optimiser-moment and extra
-// array (shape and dtype as the manifest says, no truncation or trailing
-// bytes), and that the directory holds no .npy file the manifest does not
-// list.
+// Read reads and checks every file of the checkpoint in dir: config.json
+// (decoded strictly: an unknown key at any level is an error), each
+// parameter, optimiser-moment and extra array (shape and dtype as the
+// manifest says, no truncation or trailing bytes, the SHA-256 the manifest
+// records), the manifest's own checksum, the optimiser state's values
+// ([OptimState.Validate]), and that the directory holds no .npy file the
+// manifest does not list. Only regular files inside dir are read: a
+// symbolic link leaving it is refused, a FIFO or device is an error. A
+// checkpoint written before checksums (no sha256 keys) is read unverified.
+// The config is checked against its checksum when decoded
+// ([Checkpoint.DecodeConfig]).
 //
 // Read opens dir once and reads every file from the directory it opened,
 // so it sees one checkpoint even while [Save] replaces it. If that save
@@ -96,7 +102,7 @@ func readRoot(root *os.Root, dir string) (*Checkpoint, error) {
 	var cj configJSON
 	if err := decodeStrict(raw, &cj); err != nil {
 		var syn *json.SyntaxError
-		if errors.As(err, &syn) || errors.Is(err, io.ErrUnexpectedEOF) {
+		if errors.As(err, &syn) || errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF) {
 			return nil, fail("%s: invalid JSON: %w", configFile, err)
 		}
 		return nil, fail("%s: %w", configFile, err)

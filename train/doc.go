@@ -1,7 +1,7 @@
 // Package train trains gdattn's models: a [Trainer] that runs a gradient
 // graph.Machine and updates its parameters in place with Adam or AdamW
 // (learning-rate [Schedule]s, global-norm clipping, a NaN/Inf guard on the
-// loss and the gradients), checkpoints of parameters and
+// loss, the gradients and the update itself), checkpoints of parameters and
 // optimiser state through package checkpoint, and a [Runner] that fits and
 // evaluates any in-context classifier satisfying the small [Model]
 // interface (gd.Model and tf.Model do) on sets of contexts (*data.Batch).
