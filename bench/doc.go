@@ -1,5 +1,5 @@
 // Package bench holds gdattn's benchmarks and the tooling around them: full
-// training steps (forward, loss, backward, Adam through graph.Trainer) and
+// training steps (forward, loss, backward, Adam through train.Trainer) and
 // inference (a forward-only graph.Machine to the logits) of the paper's
 // models at the paper's sizes, a PyTorch peer comparison (bench/peer), a
 // scaling sweep in N and C (bench/scaling), and a converter of benchmark

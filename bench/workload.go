@@ -12,6 +12,7 @@ import (
 	"github.com/gdattn/gdattn/layers"
 	"github.com/gdattn/gdattn/losses"
 	"github.com/gdattn/gdattn/tf"
+	"github.com/gdattn/gdattn/train"
 	G "gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
 )
@@ -205,7 +206,7 @@ type Mode int
 
 const (
 	// Train is a full training step: forward, loss, backward and the Adam
-	// update (graph.Trainer.Step); the language workloads use AdamW with
+	// update (train.Trainer.Step); the language workloads use AdamW with
 	// clipping, [LMTrainConfig].
 	Train Mode = iota
 	// Infer is a forward pass to the logits on a forward-only machine
@@ -244,7 +245,7 @@ type Runner struct {
 	Loss, Logits *G.Node
 
 	machine *graph.Machine
-	trainer *graph.Trainer
+	trainer *train.Trainer
 	feed    func() error
 	// X and Y are the fed minibatch of an in-context workload (nil for
 	// the language models): x (B, T, d), y (B, T) with the query label last.
@@ -261,8 +262,8 @@ type Runner struct {
 // 0.999, eps 1e-8, weight decay 0.01 on the parameters of rank >= 2 as
 // nanoGPT, gradients clipped to global norm 1), with the learning rate held
 // constant (the warmup-cosine schedule costs nothing per step).
-func LMTrainConfig() graph.TrainConfig {
-	return graph.TrainConfig{Optimizer: "adamw", LR: 1e-3, Beta1: 0.9, Beta2: 0.999, Eps: 1e-8, WeightDecay: 1e-2,
+func LMTrainConfig() train.Config {
+	return train.Config{Optimizer: "adamw", LR: 1e-3, Beta1: 0.9, Beta2: 0.999, Eps: 1e-8, WeightDecay: 1e-2,
 		Decay: func(_ string, shape tensor.Shape) bool { return shape.Dims() >= 2 }, ClipNorm: 1}
 }
 
@@ -290,11 +291,11 @@ func NewRunner(w Workload, dt tensor.Dtype, mode Mode, seed uint64) (r *Runner, 
 		if r.machine, err = graph.NewMachine(s, r.Loss, graph.MachineOptions{}); err != nil {
 			return nil, fmt.Errorf("bench: %s: %w", w.Name, err)
 		}
-		cfg := graph.TrainConfig{LR: 1e-3}
+		cfg := train.Config{LR: 1e-3}
 		if w.Language() {
 			cfg = LMTrainConfig()
 		}
-		if r.trainer, err = graph.NewTrainer(r.machine, cfg); err != nil {
+		if r.trainer, err = train.NewTrainer(r.machine, cfg); err != nil {
 			return nil, fmt.Errorf("bench: %s: %w", w.Name, err)
 		}
 	} else if r.machine, err = graph.NewMachine(s, nil, graph.MachineOptions{NoGrad: true, Outputs: G.Nodes{r.Logits}}); err != nil {

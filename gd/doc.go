@@ -96,7 +96,7 @@
 // "head<m>/p" (d', d'); each is stored as <name with "/" as "__">.npy.
 // README.md ("Config schema") shows a checkpoint written by numpy alone.
 // [Model.SavedConfig] returns the config object, for saving with optimiser
-// state through graph.SaveCheckpoint.
+// state through checkpoint.Save.
 //
 // # Sizes
 //

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 
+	"github.com/gdattn/gdattn/checkpoint"
 	"github.com/gdattn/gdattn/graph"
 	"github.com/gdattn/gdattn/internal/modelfile"
 	"gorgonia.org/tensor"
@@ -20,7 +21,7 @@ const (
 //
 //	{"dtype": "float64", "gd": {...m.Cfg...}, "scope": "..."}
 //
-// for graph.SaveCheckpoint(dir, m.Scope(), cfg, opts) when the checkpoint
+// for checkpoint.Save(dir, m.Scope(), cfg, opts) when the checkpoint
 // also holds optimiser state; [Model.Save] writes the parameters alone. It
 // fails if the kernel is a user kernel that is not registered
 // (layers.RegisterKernel): such a model could not be loaded.
@@ -33,7 +34,7 @@ func (m *Model) SavedConfig() (json.RawMessage, error) {
 }
 
 // Save writes m's parameters, with their current values, and its config to
-// the checkpoint directory dir (graph.SaveCheckpoint: atomic, one .npy file
+// the checkpoint directory dir (checkpoint.Save: atomic, one .npy file
 // per parameter); [Load] rebuilds the model from it. After training on a
 // device, sync the parameters to the host first.
 func (m *Model) Save(dir string) error {
@@ -41,7 +42,7 @@ func (m *Model) Save(dir string) error {
 	if err != nil {
 		return err
 	}
-	return graph.SaveCheckpoint(dir, m.s, cfg, graph.SaveOptions{})
+	return checkpoint.Save(dir, m.s, cfg, checkpoint.SaveOptions{})
 }
 
 // Load reads the checkpoint in dir (written by [Model.Save], or by hand as
@@ -53,7 +54,7 @@ func (m *Model) Save(dir string) error {
 // anything is built; errors name the file, key or parameter at fault.
 func Load(dir string, batch int) (*Model, error) {
 	fail := func(err error) (*Model, error) { return nil, fmt.Errorf("gd: load %s: %w", dir, err) }
-	c, err := graph.ReadCheckpoint(dir)
+	c, err := checkpoint.Read(dir)
 	if err != nil {
 		return nil, err
 	}
@@ -90,7 +91,7 @@ func Load(dir string, batch int) (*Model, error) {
 	if err != nil {
 		return fail(err)
 	}
-	if err := c.Apply(s, graph.LoadOptions{}); err != nil {
+	if err := c.Apply(s, checkpoint.LoadOptions{}); err != nil {
 		return nil, err
 	}
 	return m, nil
@@ -142,7 +143,7 @@ func (m *LM) Save(dir string) error {
 	if err != nil {
 		return err
 	}
-	return graph.SaveCheckpoint(dir, m.s, cfg, graph.SaveOptions{})
+	return checkpoint.Save(dir, m.s, cfg, checkpoint.SaveOptions{})
 }
 
 // LoadLM reads the checkpoint of a GD language model in dir and returns
@@ -150,7 +151,7 @@ func (m *LM) Save(dir string) error {
 // the saved parameter values; the checks are those of [Load].
 func LoadLM(dir string, opts LMOptions) (*LM, error) {
 	fail := func(err error) (*LM, error) { return nil, fmt.Errorf("gd: load %s: %w", dir, err) }
-	c, err := graph.ReadCheckpoint(dir)
+	c, err := checkpoint.Read(dir)
 	if err != nil {
 		return nil, err
 	}
@@ -187,7 +188,7 @@ func LoadLM(dir string, opts LMOptions) (*LM, error) {
 	if err != nil {
 		return fail(err)
 	}
-	if err := c.Apply(s, graph.LoadOptions{}); err != nil {
+	if err := c.Apply(s, checkpoint.LoadOptions{}); err != nil {
 		return nil, err
 	}
 	return m, nil

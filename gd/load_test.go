@@ -16,6 +16,7 @@ import (
 	G "gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
 
+	"github.com/gdattn/gdattn/checkpoint"
 	"github.com/gdattn/gdattn/graph"
 	"github.com/gdattn/gdattn/layers"
 	"github.com/gdattn/gdattn/ops"
@@ -240,6 +241,9 @@ func editConfig(t *testing.T, dir string, edit func(cfg map[string]any)) {
 		t.Fatal(err)
 	}
 	if err := os.WriteFile(path, raw, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := checkpoint.Reseal(dir); err != nil { // a deliberate edit
 		t.Fatal(err)
 	}
 }

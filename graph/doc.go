@@ -2,11 +2,10 @@
 // graphs: the parameter [Scope] (unique hierarchical names such as
 // "block0/attn/wq", seeded initialisers, float32 or float64), helpers to read
 // and write node values, the [Recover] error boundary for graph-building code,
-// the compiled Go-VM machine that is reused across minibatches, the trainer
-// (Adam/AdamW, gradient clipping, learning-rate schedules, NaN guard) and
-// checkpoints (a directory of .npy files plus config.json). gdattn's own
-// Gorgonia ops (MatMul, Reshape, SoftMax, the fused attention ops…) live in
-// package ops, which graph does not import.
+// the compiled Go-VM machine that is reused across minibatches, and the
+// Executor and DeviceUpdater interfaces a device backend (graph/cuda)
+// implements. Training (package train) and checkpoints (package checkpoint)
+// build on it.
 //
 // Shape conventions used across gdattn: token sequences are (B, T, D) with B
 // contexts in a minibatch, T = N+1 positions (N context pairs, then the query)

@@ -157,7 +157,7 @@
 //	m, err := tf.NewModel(s, tf.Config{D: 2, DPrime: 5, C: 20, N: 100, Kernel: layers.Softmax(1)}, 64)
 //	loss, err := losses.CrossEntropy(m.Logits, m.Target)
 //	vm, err := graph.NewMachine(s, loss, graph.MachineOptions{})
-//	tr, err := graph.NewTrainer(vm, graph.TrainConfig{LR: 1e-3})
+//	tr, err := train.NewTrainer(vm, train.Config{LR: 1e-3})
 //	for each minibatch (x, y) {
 //		err = m.Feed(x, y) // x (64, 101, 2), y (64, 101), query label last
 //		l, err := tr.Step()

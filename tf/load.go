@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 
+	"github.com/gdattn/gdattn/checkpoint"
 	"github.com/gdattn/gdattn/graph"
 	"github.com/gdattn/gdattn/internal/modelfile"
 	"gorgonia.org/tensor"
@@ -20,7 +21,7 @@ const (
 //
 //	{"dtype": "float64", "scope": "...", "tf": {...m.Cfg...}}
 //
-// for graph.SaveCheckpoint(dir, m.Scope(), cfg, opts) when the checkpoint
+// for checkpoint.Save(dir, m.Scope(), cfg, opts) when the checkpoint
 // also holds optimiser state; [Model.Save] writes the parameters alone. It
 // fails if a kernel is a user kernel that is not registered
 // (layers.RegisterKernel). Init is not saved: the checkpoint holds the
@@ -34,14 +35,14 @@ func (m *Model) SavedConfig() (json.RawMessage, error) {
 }
 
 // Save writes m's parameters, with their current values, and its config to
-// the checkpoint directory dir (graph.SaveCheckpoint); [Load] rebuilds the
+// the checkpoint directory dir (checkpoint.Save); [Load] rebuilds the
 // model from it.
 func (m *Model) Save(dir string) error {
 	cfg, err := m.SavedConfig()
 	if err != nil {
 		return err
 	}
-	return graph.SaveCheckpoint(dir, m.s, cfg, graph.SaveOptions{})
+	return checkpoint.Save(dir, m.s, cfg, checkpoint.SaveOptions{})
 }
 
 // Load reads the checkpoint of a Trained TF in dir and returns the model,
@@ -51,7 +52,7 @@ func (m *Model) Save(dir string) error {
 // against the checkpoint's manifest before anything is built.
 func Load(dir string, batch int) (*Model, error) {
 	fail := func(err error) (*Model, error) { return nil, fmt.Errorf("tf: load %s: %w", dir, err) }
-	c, err := graph.ReadCheckpoint(dir)
+	c, err := checkpoint.Read(dir)
 	if err != nil {
 		return nil, err
 	}
@@ -88,7 +89,7 @@ func Load(dir string, batch int) (*Model, error) {
 	if err != nil {
 		return fail(err)
 	}
-	if err := c.Apply(s, graph.LoadOptions{}); err != nil {
+	if err := c.Apply(s, checkpoint.LoadOptions{}); err != nil {
 		return nil, err
 	}
 	return m, nil
@@ -142,7 +143,7 @@ func (m *GPT) Save(dir string) error {
 	if err != nil {
 		return err
 	}
-	return graph.SaveCheckpoint(dir, m.s, cfg, graph.SaveOptions{})
+	return checkpoint.Save(dir, m.s, cfg, checkpoint.SaveOptions{})
 }
 
 // LoadGPT reads the checkpoint of a GPT in dir and returns the model, built
@@ -150,7 +151,7 @@ func (m *GPT) Save(dir string) error {
 // parameter values; the checks are those of [Load].
 func LoadGPT(dir string, opts GPTOptions) (*GPT, error) {
 	fail := func(err error) (*GPT, error) { return nil, fmt.Errorf("tf: load %s: %w", dir, err) }
-	c, err := graph.ReadCheckpoint(dir)
+	c, err := checkpoint.Read(dir)
 	if err != nil {
 		return nil, err
 	}
@@ -183,7 +184,7 @@ func LoadGPT(dir string, opts GPTOptions) (*GPT, error) {
 	if err != nil {
 		return fail(err)
 	}
-	if err := c.Apply(s, graph.LoadOptions{}); err != nil {
+	if err := c.Apply(s, checkpoint.LoadOptions{}); err != nil {
 		return nil, err
 	}
 	return m, nil

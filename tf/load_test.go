@@ -14,6 +14,7 @@ import (
 	G "gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
 
+	"github.com/gdattn/gdattn/checkpoint"
 	"github.com/gdattn/gdattn/graph"
 	"github.com/gdattn/gdattn/layers"
 )
@@ -210,6 +211,9 @@ func TestLoadErrors(t *testing.T) {
 			tc.edit(doc["config"].(map[string]any))
 			raw, _ = json.Marshal(doc)
 			if err := os.WriteFile(path, raw, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			if err := checkpoint.Reseal(dir); err != nil { // a deliberate edit
 				t.Fatal(err)
 			}
 			l, err := Load(dir, 1)

@@ -11,6 +11,7 @@ import (
 	"github.com/gdattn/gdattn/graph"
 	"github.com/gdattn/gdattn/layers"
 	"github.com/gdattn/gdattn/losses"
+	"github.com/gdattn/gdattn/train"
 )
 
 // randomBatch draws x ~ U(-1, 1) and labels uniformly, seeded.
@@ -228,7 +229,7 @@ func TestTrainSmoke(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer vm.Close()
-	tr, err := graph.NewTrainer(vm, graph.TrainConfig{LR: 0.01})
+	tr, err := train.NewTrainer(vm, train.Config{LR: 0.01})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -9,7 +9,7 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/gdattn/gdattn/examples/internal/icl"
+	"github.com/gdattn/gdattn/examples/internal/sweep"
 )
 
 // merge combines the results.json of several runs (say, GD models and the
@@ -98,8 +98,8 @@ func replaceModel(ms []modelRes, mr modelRes) []modelRes {
 			top1, nll = append(top1, sr.Top1), append(nll, sr.NLL)
 		}
 		ms[i].Seeds = seeds
-		ms[i].Top1, ms[i].Top1Std = icl.MeanStd(top1)
-		ms[i].NLL, ms[i].NLLStd = icl.MeanStd(nll)
+		ms[i].Top1, ms[i].Top1Std = sweep.MeanStd(top1)
+		ms[i].NLL, ms[i].NLLStd = sweep.MeanStd(nll)
 		return ms
 	}
 	return append(ms, mr)

@@ -5,8 +5,8 @@ import (
 	"image/color"
 	"math"
 
-	"github.com/gdattn/gdattn/examples/internal/icl"
 	"github.com/gdattn/gdattn/examples/internal/plot"
+	"github.com/gdattn/gdattn/examples/internal/sweep"
 )
 
 // modelLabel names a model in the figure as the paper does.
@@ -114,8 +114,8 @@ func curveStats(m *modelRes) (x, top1, top1Err, nll, nllErr []float64) {
 				a, n = append(a, s.Curve[i].Top1), append(n, s.Curve[i].NLL)
 			}
 		}
-		ma, sa := icl.MeanStd(a)
-		mn, sn := icl.MeanStd(n)
+		ma, sa := sweep.MeanStd(a)
+		mn, sn := sweep.MeanStd(n)
 		x, top1, top1Err, nll, nllErr = append(x, float64(p.Epoch)), append(top1, ma), append(top1Err, sa), append(nll, mn), append(nllErr, sn)
 	}
 	return

@@ -12,11 +12,12 @@ import (
 	"time"
 
 	"github.com/gdattn/gdattn/data"
-	"github.com/gdattn/gdattn/examples/internal/icl"
+	"github.com/gdattn/gdattn/examples/internal/sweep"
 	"github.com/gdattn/gdattn/gd"
 	"github.com/gdattn/gdattn/graph"
 	"github.com/gdattn/gdattn/layers"
 	"github.com/gdattn/gdattn/tf"
+	"github.com/gdattn/gdattn/train"
 	"gorgonia.org/tensor"
 )
 
@@ -242,7 +243,7 @@ func runModel(o options, name string, dt tensor.Dtype, trainSet, testSet *data.B
 		for i := range per {
 			per[i] = -math.Log(math.Max(probs[i*testSet.C+testSet.Y[i*testSet.T+testSet.T-1]], 1e-300))
 		}
-		_, sd := icl.MeanStd(per)
+		_, sd := sweep.MeanStd(per)
 		mr.NLLStd = sd / math.Sqrt(float64(testSet.B))
 		return mr, nil
 	}
@@ -256,8 +257,8 @@ func runModel(o options, name string, dt tensor.Dtype, trainSet, testSet *data.B
 		mr.Seeds = append(mr.Seeds, sr)
 		top1s, nlls = append(top1s, sr.Top1), append(nlls, sr.NLL)
 	}
-	mr.Top1, mr.Top1Std = icl.MeanStd(top1s)
-	mr.NLL, mr.NLLStd = icl.MeanStd(nlls)
+	mr.Top1, mr.Top1Std = sweep.MeanStd(top1s)
+	mr.NLL, mr.NLLStd = sweep.MeanStd(nlls)
 	return mr, nil
 }
 
@@ -269,14 +270,14 @@ func trainOne(o options, name string, dt tensor.Dtype, seed uint64, trainSet, te
 		return sr, err
 	}
 	D, C, N := trainSet.D, trainSet.C, trainSet.T-1
-	var m icl.Model
+	var m train.Model
 	epochs, lr := o.Epochs, o.LR
 	if name == "tf" {
 		mm, err := tf.NewModel(s, tf.Config{D: D, DPrime: o.DPrime, C: C, N: N, Layers: o.TFLayers, Cross: true, Kernel: layers.Builtin(o.Kernel, 1)}, o.Batch)
 		if err != nil {
 			return sr, err
 		}
-		m = icl.Model{Scope: s, Batch: o.Batch, Feed: mm.Feed, Logits: mm.Logits, Target: mm.Target}
+		m = mm
 		epochs, lr = o.TFEpochs, o.TFLR
 	} else {
 		K, _ := blocksOf(name)
@@ -284,18 +285,19 @@ func trainOne(o options, name string, dt tensor.Dtype, seed uint64, trainSet, te
 		if err != nil {
 			return sr, err
 		}
-		m = icl.Model{Scope: s, Batch: o.Batch, Feed: mm.Feed, Logits: mm.Logits, Target: mm.Target}
+		m = mm
 	}
 	for _, p := range s.Params() {
 		sr.Params += p.Shape().TotalSize()
 	}
-	tc := icl.TrainConfig{Epochs: epochs, LR: lr, Seed: seed, Progress: progress, Label: fmt.Sprintf("%s seed %d", name, seed)}
-	r, err := icl.NewRunner(m, tc, icl.Steps(trainSet.B, o.Batch, epochs))
+	r, err := train.NewRunner(m, train.RunnerConfig{Optim: train.Config{LR: lr, Progress: progress,
+		Label: fmt.Sprintf("%s seed %d", name, seed), Total: train.Steps(trainSet.B, o.Batch, epochs)}})
 	if err != nil {
 		return sr, err
 	}
 	defer r.Close()
 	every := max(1, epochs/o.EvalPoints)
+	tc := train.FitConfig{Epochs: epochs, Seed: seed}
 	tc.AfterEpoch = func(ep int, loss float64) error {
 		if ep%every != 0 && ep != epochs {
 			return nil
@@ -308,7 +310,7 @@ func trainOne(o options, name string, dt tensor.Dtype, seed uint64, trainSet, te
 		logf(progress, "%s seed %d epoch %d: train loss %.4f, held-out top-1 %.4f NLL %.4f", name, seed, ep, loss, met.Top1, met.NLL)
 		return nil
 	}
-	if err := r.Train(trainSet, tc); err != nil {
+	if err := r.Fit(trainSet, tc); err != nil {
 		return sr, err
 	}
 	last := sr.Curve[len(sr.Curve)-1]

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/gdattn/gdattn/checkpoint"
 	"github.com/gdattn/gdattn/internal/cli/clitest"
 )
 
@@ -23,7 +24,11 @@ func TestCommandLine(t *testing.T) {
 	if code, _, stderr := clitest.Exec(t, bin, "train", "-preset", "tiny", "-corpus", corpus, "-out", ck, "-steps", "2", "-no-eval"); code != 0 {
 		t.Fatalf("making the checkpoint: exit %d: %s", code, stderr)
 	}
-	crafted := func(name string, edit func(raw []byte) []byte) string {
+	// edited copies the checkpoint with its config.json edited, checksums
+	// left as they were; crafted reseals the edit (checkpoint.Reseal) where
+	// it still parses, as a deliberate hand edit would be, so that what is
+	// tested is the validation behind the integrity check.
+	edited := func(name string, edit func(raw []byte) []byte) string {
 		d := filepath.Join(dir, name)
 		copyDir(t, ck, d)
 		p := filepath.Join(d, "config.json")
@@ -33,6 +38,15 @@ func TestCommandLine(t *testing.T) {
 		}
 		if err := os.WriteFile(p, edit(raw), 0o644); err != nil {
 			t.Fatal(err)
+		}
+		return d
+	}
+	crafted := func(name string, edit func(raw []byte) []byte) string {
+		d := edited(name, edit)
+		if json.Valid(mustRead(t, filepath.Join(d, "config.json"))) {
+			if err := checkpoint.Reseal(d); err != nil {
+				t.Fatal(err)
+			}
 		}
 		return d
 	}
@@ -89,6 +103,9 @@ func TestCommandLine(t *testing.T) {
 		clitest.Usage("generate: empty prompt", a("generate", "-ckpt", ck, "-prompt", ""), "-prompt is empty"),
 		clitest.Usage("generate: unknown tokens", a("generate", "-ckpt", ck, "-prompt", "Quantum chromodynamics"), "-prompt", "not in the model's vocabulary"),
 		clitest.Usage("generate: top-k with greedy", a("generate", "-ckpt", ck, "-top-k", "5"), "-top-k needs -strategy sample"),
+		clitest.Usage("config: edited, checksums kept", evaluate(edited("edited", func(raw []byte) []byte {
+			return []byte(strings.Replace(string(raw), `"lr": `, `"lr": 1`, 1)) // 0.001 -> 10.001
+		})), "config.json", "was edited"),
 		clitest.Usage("config: garbage", evaluate(crafted("garbage", literal("{{{"))), "config.json"),
 		clitest.Usage("config: deeply nested", evaluate(crafted("nested", literal(strings.Repeat(`{"a":`, 100000)))), "config.json"),
 		clitest.Usage("config: huge number", evaluate(crafted("huge", set("1e400", "gd", "vocab"))), "config.json"),
@@ -132,4 +149,14 @@ func setConfigField(t *testing.T, raw []byte, value string, path ...string) []by
 		return out
 	}
 	return set(raw, append([]string{"config"}, path...))
+}
+
+// mustRead returns the bytes of the file at path.
+func mustRead(t *testing.T, path string) []byte {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
 }

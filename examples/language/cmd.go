@@ -7,6 +7,7 @@ import (
 	"os"
 	"strings"
 
+	"github.com/gdattn/gdattn/checkpoint"
 	"github.com/gdattn/gdattn/data"
 	"github.com/gdattn/gdattn/examples/internal/device"
 	"github.com/gdattn/gdattn/graph"
@@ -82,7 +83,7 @@ func cmdTrain(args []string) error {
 		return err
 	}
 	var rc runConfig
-	var ckpt *graph.Checkpoint
+	var ckpt *checkpoint.Checkpoint
 	if *resume != "" {
 		if ckpt, rc, err = readRun(*resume); err != nil {
 			return cli.Usage(err)
@@ -223,7 +224,7 @@ func cmdEvaluate(args []string) error {
 	if err != nil {
 		return err
 	}
-	if err := c.Apply(m.Scope(), graph.LoadOptions{}); err != nil {
+	if err := c.Apply(m.Scope(), checkpoint.LoadOptions{}); err != nil {
 		return cli.Usage(err)
 	}
 	mc, err := graph.NewMachine(m.Scope(), nil, graph.MachineOptions{NoGrad: true, Outputs: G.Nodes{m.loss}})
@@ -281,7 +282,7 @@ func cmdGenerate(args []string) error {
 	if err != nil {
 		return err
 	}
-	if err := c.Apply(g.Scope(), graph.LoadOptions{}); err != nil {
+	if err := c.Apply(g.Scope(), checkpoint.LoadOptions{}); err != nil {
 		return cli.Usage(err)
 	}
 	mc, err := graph.NewMachine(g.Scope(), nil, graph.MachineOptions{NoGrad: true, Outputs: G.Nodes{g.next}})

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/gdattn/gdattn/checkpoint"
 	"github.com/gdattn/gdattn/graph"
 )
 
@@ -59,7 +60,7 @@ func TestResumeEqualsUninterrupted(t *testing.T) {
 				t.Fatal(err)
 			}
 			dir := t.TempDir()
-			train := func(out string, ckpt *graph.Checkpoint, stopAfter int) *trainer {
+			train := func(out string, ckpt *checkpoint.Checkpoint, stopAfter int) *trainer {
 				tr, err := newTrainer(rc, ds, ckpt, out, nil, nil)
 				if err != nil {
 					t.Fatal(err)
@@ -95,7 +96,14 @@ func TestResumeEqualsUninterrupted(t *testing.T) {
 					t.Errorf("parameter %s differs after resuming", p.Name())
 				}
 			}
-			sa, sb := whole.tr.State(), resumed.tr.State()
+			sa, err := whole.tr.State()
+			if err != nil {
+				t.Fatal(err)
+			}
+			sb, err := resumed.tr.State()
+			if err != nil {
+				t.Fatal(err)
+			}
 			if sa.Step != 8 || sb.Step != 8 {
 				t.Errorf("steps %d and %d, want 8", sa.Step, sb.Step)
 			}

@@ -8,9 +8,11 @@ import (
 	"slices"
 	"time"
 
+	"github.com/gdattn/gdattn/checkpoint"
 	"github.com/gdattn/gdattn/data"
 	"github.com/gdattn/gdattn/graph"
 	"github.com/gdattn/gdattn/graph/npy"
+	"github.com/gdattn/gdattn/train"
 	G "gorgonia.org/gorgonia"
 )
 
@@ -44,7 +46,7 @@ type trainer struct {
 	m     *model
 	train *graph.Machine
 	eval  *graph.Machine
-	tr    *graph.Trainer
+	tr    *train.Trainer
 	dev   *placement
 	out   string
 	log   io.Writer
@@ -57,7 +59,7 @@ type trainer struct {
 // newTrainer builds the model, its machines and the AdamW trainer; with a
 // non-nil checkpoint it restores the parameters and the optimiser state.
 // dev nil means the CPU.
-func newTrainer(rc runConfig, ds *data.TextData, ckpt *graph.Checkpoint, out string, dev *placement, log io.Writer) (*trainer, error) {
+func newTrainer(rc runConfig, ds *data.TextData, ckpt *checkpoint.Checkpoint, out string, dev *placement, log io.Writer) (*trainer, error) {
 	if log == nil {
 		log = io.Discard
 	}
@@ -73,8 +75,8 @@ func newTrainer(rc runConfig, ds *data.TextData, ckpt *graph.Checkpoint, out str
 		return nil, err
 	}
 	ts := rc.Train
-	t.tr, err = graph.NewTrainer(t.train, graph.TrainConfig{
-		Optimizer: "adamw", Schedule: graph.WarmupCosine(ts.LR, ts.Warmup, ts.Steps, ts.MinLR),
+	t.tr, err = train.NewTrainer(t.train, train.Config{
+		Optimizer: "adamw", Schedule: train.WarmupCosine(ts.LR, ts.Warmup, ts.Steps, ts.MinLR),
 		WeightDecay: ts.WeightDecay, Decay: decayMatrices, ClipNorm: ts.Clip,
 		Progress: log, ProgressEvery: max(1, min(50, ts.Steps/10)), Total: ts.Steps, Label: rc.Model,
 	})
@@ -82,7 +84,7 @@ func newTrainer(rc runConfig, ds *data.TextData, ckpt *graph.Checkpoint, out str
 		return nil, err
 	}
 	if ckpt != nil {
-		if err := ckpt.Apply(m.Scope(), graph.LoadOptions{}); err != nil {
+		if err := ckpt.Apply(m.Scope(), checkpoint.LoadOptions{}); err != nil {
 			return nil, err
 		}
 		if ckpt.Optim == nil {
@@ -159,21 +161,18 @@ func (t *trainer) run() error {
 	return nil
 }
 
-// save writes the parameters, the optimiser state and the vocabulary.
+// save writes the parameters, the optimiser state and the vocabulary
+// (Trainer.Save syncs device-resident parameters first).
 func (t *trainer) save() error {
-	if err := t.tr.SyncParams(); err != nil {
-		return err
-	}
-	st := t.tr.State()
-	opts := graph.SaveOptions{Optim: &st}
+	var extra map[string]*npy.Array
 	if ids := t.ds.Codec.Vocab.GPTIDs(); ids != nil {
 		a := &npy.Array{Shape: []int{len(ids)}, Dtype: npy.Int64}
 		for _, id := range ids {
 			a.I64 = append(a.I64, int64(id))
 		}
-		opts.Extra = map[string]*npy.Array{vocabExtra: a}
+		extra = map[string]*npy.Array{vocabExtra: a}
 	}
-	return graph.SaveCheckpoint(t.out, t.m.Scope(), t.rc, opts)
+	return t.tr.Save(t.out, t.rc, extra)
 }
 
 // validLoss is the mean loss over the first EvalBatches batches of
@@ -251,7 +250,7 @@ func scoreRows(m *model, mc *graph.Machine, ws []data.Window, pad int) (float64,
 
 // checkVocab verifies that the data's vocabulary is the one a checkpoint
 // was trained with.
-func checkVocab(c *graph.Checkpoint, v *data.Vocab) error {
+func checkVocab(c *checkpoint.Checkpoint, v *data.Vocab) error {
 	a, ok := c.Extra[vocabExtra]
 	if !ok {
 		if v.Restricted() {
@@ -270,9 +269,9 @@ func checkVocab(c *graph.Checkpoint, v *data.Vocab) error {
 }
 
 // readRun reads a checkpoint and its run config.
-func readRun(dir string) (*graph.Checkpoint, runConfig, error) {
+func readRun(dir string) (*checkpoint.Checkpoint, runConfig, error) {
 	var rc runConfig
-	c, err := graph.ReadCheckpoint(dir)
+	c, err := checkpoint.Read(dir)
 	if err != nil {
 		return nil, rc, err
 	}
@@ -286,7 +285,7 @@ func readRun(dir string) (*graph.Checkpoint, runConfig, error) {
 }
 
 // vocabOf rebuilds the vocabulary stored in a checkpoint.
-func vocabOf(c *graph.Checkpoint) (*data.Vocab, error) {
+func vocabOf(c *checkpoint.Checkpoint) (*data.Vocab, error) {
 	a, ok := c.Extra[vocabExtra]
 	if !ok {
 		return data.FullVocab(), nil

@@ -58,7 +58,7 @@ func TestGridProbsMatchesModel(t *testing.T) {
 				if err := vm.Run(); err != nil {
 					t.Fatal(err)
 				}
-				logits, err := graph.Values(m.m.Logits)
+				logits, err := graph.Values(m.m.QueryLogits())
 				if err != nil {
 					t.Fatal(err)
 				}

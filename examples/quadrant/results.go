@@ -6,16 +6,17 @@ import (
 	"sort"
 
 	"github.com/gdattn/gdattn/data"
-	"github.com/gdattn/gdattn/examples/internal/icl"
+	"github.com/gdattn/gdattn/examples/internal/sweep"
 	"github.com/gdattn/gdattn/gd"
 	"github.com/gdattn/gdattn/tf"
+	"github.com/gdattn/gdattn/train"
 )
 
 // curvePoint is one evaluation of the training curves, over seeds.
 type curvePoint struct {
-	Step int      `json:"step"`
-	Top1 icl.Stat `json:"top1"`
-	NLL  icl.Stat `json:"nll"`
+	Step int        `json:"step"`
+	Top1 sweep.Stat `json:"top1"`
+	NLL  sweep.Stat `json:"nll"`
 }
 
 // modelResult summarises one model (GD or TF) of one kernel over seeds.
@@ -24,27 +25,27 @@ type modelResult struct {
 	// training steps (the horizontal axis of Figure 6).
 	Curve []curvePoint `json:"curve"`
 	// Top1 and NLL are the final values on all M test contexts.
-	Top1         icl.Stat `json:"top1"`
-	NLL          icl.Stat `json:"nll"`
-	TrainSeconds icl.Stat `json:"train_seconds"`
+	Top1         sweep.Stat `json:"top1"`
+	NLL          sweep.Stat `json:"nll"`
+	TrainSeconds sweep.Stat `json:"train_seconds"`
 	// Gamma is the learned kernel parameter g of every seed (NaN for the
 	// linear kernel), and Alpha the learned GD step α (GD only).
-	Gamma icl.Stat  `json:"gamma"`
-	Alpha *icl.Stat `json:"alpha,omitempty"`
+	Gamma sweep.Stat  `json:"gamma"`
+	Alpha *sweep.Stat `json:"alpha,omitempty"`
 }
 
 // analysisResult is the parameter analysis of Figures 8-9 over the TF seeds.
 type analysisResult struct {
-	QDiagonality  icl.Stat `json:"q_diagonality"`
-	QSpread       icl.Stat `json:"q_spread"`
-	EDDiagonality icl.Stat `json:"ed_diagonality"`
-	EDSpread      icl.Stat `json:"ed_spread"`
+	QDiagonality  sweep.Stat `json:"q_diagonality"`
+	QSpread       sweep.Stat `json:"q_spread"`
+	EDDiagonality sweep.Stat `json:"ed_diagonality"`
+	EDSpread      sweep.Stat `json:"ed_spread"`
 	// MEff is the gauge-invariant map from the context labels to the
 	// query's f, W_V[label rows]·P·R (d'×d', row convention): unlike E·D it
 	// includes the learned readout R, so it does not depend on where in the
 	// token the TF writes f. GD has (α/N)·I.
-	MEffDiagonality icl.Stat `json:"meff_diagonality"`
-	MEffSpread      icl.Stat `json:"meff_spread"`
+	MEffDiagonality sweep.Stat `json:"meff_diagonality"`
+	MEffSpread      sweep.Stat `json:"meff_spread"`
 	// Q, ED and MEff of the TF with seed Seed, the run of median test
 	// accuracy shown in Figures 7-9 (row-major d×d and d'×d').
 	Seed uint64    `json:"seed"`
@@ -141,7 +142,7 @@ func summarise(o options, kern string, runs []runRecord, stepsPerEpoch int, mapS
 		}
 		mr := &modelResult{}
 		var top1, nll, secs, gammas, alphas []float64
-		steps := map[int][]icl.EpochMetrics{}
+		steps := map[int][]train.EpochMetrics{}
 		for _, r := range mine {
 			top1 = append(top1, r.rec.Final.Top1)
 			nll = append(nll, r.rec.Final.NLL)
@@ -190,20 +191,20 @@ func summarise(o options, kern string, runs []runRecord, stepsPerEpoch int, mapS
 			for _, c := range steps[s] {
 				t, n = append(t, c.Top1), append(n, c.NLL)
 			}
-			mr.Curve = append(mr.Curve, curvePoint{Step: s, Top1: icl.NewStat(t), NLL: icl.NewStat(n)})
+			mr.Curve = append(mr.Curve, curvePoint{Step: s, Top1: sweep.NewStat(t), NLL: sweep.NewStat(n)})
 		}
-		mr.Top1, mr.NLL, mr.TrainSeconds, mr.Gamma = icl.NewStat(top1), icl.NewStat(nll), icl.NewStat(secs), icl.NewStat(gammas)
+		mr.Top1, mr.NLL, mr.TrainSeconds, mr.Gamma = sweep.NewStat(top1), sweep.NewStat(nll), sweep.NewStat(secs), sweep.NewStat(gammas)
 		if alphas != nil {
-			st := icl.NewStat(alphas)
+			st := sweep.NewStat(alphas)
 			mr.Alpha = &st
 		}
 		kr.Models[name] = mr
 	}
 	if len(qd) > 0 {
 		kr.Analysis = an
-		kr.Analysis.QDiagonality, kr.Analysis.QSpread = icl.NewStat(qd), icl.NewStat(qs)
-		kr.Analysis.EDDiagonality, kr.Analysis.EDSpread = icl.NewStat(ed), icl.NewStat(es)
-		kr.Analysis.MEffDiagonality, kr.Analysis.MEffSpread = icl.NewStat(md), icl.NewStat(ms)
+		kr.Analysis.QDiagonality, kr.Analysis.QSpread = sweep.NewStat(qd), sweep.NewStat(qs)
+		kr.Analysis.EDDiagonality, kr.Analysis.EDSpread = sweep.NewStat(ed), sweep.NewStat(es)
+		kr.Analysis.MEffDiagonality, kr.Analysis.MEffSpread = sweep.NewStat(md), sweep.NewStat(ms)
 	}
 	return kr, nil
 }

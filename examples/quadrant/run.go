@@ -13,12 +13,14 @@ import (
 	"strings"
 	"time"
 
+	"github.com/gdattn/gdattn/checkpoint"
 	"github.com/gdattn/gdattn/data"
-	"github.com/gdattn/gdattn/examples/internal/icl"
+	"github.com/gdattn/gdattn/examples/internal/sweep"
 	"github.com/gdattn/gdattn/gd"
 	"github.com/gdattn/gdattn/graph"
 	"github.com/gdattn/gdattn/layers"
 	"github.com/gdattn/gdattn/tf"
+	"github.com/gdattn/gdattn/train"
 )
 
 // options are the command-line settings.
@@ -74,7 +76,7 @@ var modelNames = []string{"gd", "tf"}
 // model is a built GD or TF model with its scope.
 type model struct {
 	s   *graph.Scope
-	m   icl.Model
+	m   train.Model
 	gd  *gd.Model
 	tf  *tf.Model
 	key runKey
@@ -96,13 +98,13 @@ func build(key runKey, batch int) (*model, error) {
 		if err != nil {
 			return nil, err
 		}
-		out.gd, out.m = g, icl.Model{Scope: s, Batch: batch, Feed: g.Feed, Logits: g.Logits, Target: g.Target}
+		out.gd, out.m = g, g
 	case "tf":
 		t, err := tf.NewModel(s, tf.Config{D: d, DPrime: dp, C: C, N: key.N, Kernel: layers.Builtin(key.Kernel, 1)}, batch)
 		if err != nil {
 			return nil, err
 		}
-		out.tf, out.m = t, icl.Model{Scope: s, Batch: batch, Feed: t.Feed, Logits: t.Logits, Target: t.Target}
+		out.tf, out.m = t, t
 	default:
 		return nil, fmt.Errorf("unknown model %q", key.Model)
 	}
@@ -144,7 +146,7 @@ func makeSets(o options) (*sets, error) {
 // runRecord is a finished run: its key and journal record.
 type runRecord struct {
 	key runKey
-	rec icl.Record
+	rec sweep.Record
 }
 
 // keyOf is the journal key of a run with the options o.
@@ -175,7 +177,7 @@ type savedConfig struct {
 // trainAll trains every (kernel, model, seed) the journal lacks, saving
 // each run's parameters, and returns all records in sweep order.
 func trainAll(o options, st *sets, kernels []string, progress io.Writer) ([]runRecord, error) {
-	j, err := icl.OpenJournal(filepath.Join(o.out, "journal.jsonl"))
+	j, err := sweep.OpenJournal(filepath.Join(o.out, "journal.jsonl"))
 	if err != nil {
 		return nil, err
 	}
@@ -185,7 +187,7 @@ func trainAll(o options, st *sets, kernels []string, progress io.Writer) ([]runR
 		for _, name := range modelNames {
 			for s := 0; s < o.seeds; s++ {
 				key := keyOf(o, kern, name, o.seed+uint64(s))
-				jk, err := icl.Key(key)
+				jk, err := sweep.Key(key)
 				if err != nil {
 					return nil, err
 				}
@@ -210,33 +212,32 @@ func trainAll(o options, st *sets, kernels []string, progress io.Writer) ([]runR
 	return out, nil
 }
 
-func trainOne(o options, st *sets, key runKey, stepsPerEpoch int, progress io.Writer) (icl.Record, error) {
+func trainOne(o options, st *sets, key runKey, stepsPerEpoch int, progress io.Writer) (sweep.Record, error) {
 	m, err := build(key, o.batch)
 	if err != nil {
-		return icl.Record{}, err
+		return sweep.Record{}, err
 	}
-	tc := icl.TrainConfig{Epochs: o.epochs, LR: o.lr, Seed: key.Seed, Progress: progress,
-		Label: fmt.Sprintf("%s %s seed %d", key.Kernel, key.Model, key.Seed)}
-	r, err := icl.NewRunner(m.m, tc, o.epochs*stepsPerEpoch)
+	r, err := train.NewRunner(m.m, train.RunnerConfig{Optim: train.Config{LR: o.lr, Progress: progress,
+		Label: fmt.Sprintf("%s %s seed %d", key.Kernel, key.Model, key.Seed), Total: o.epochs * stepsPerEpoch}})
 	if err != nil {
-		return icl.Record{}, err
+		return sweep.Record{}, err
 	}
 	defer r.Close()
 	start := time.Now()
-	curve, err := r.TrainCurve(st.train, st.eval, tc, o.every)
+	curve, err := r.FitCurve(st.train, st.eval, train.FitConfig{Epochs: o.epochs, Seed: key.Seed}, o.every)
 	if err != nil {
-		return icl.Record{}, err
+		return sweep.Record{}, err
 	}
 	secs := time.Since(start).Seconds()
 	final, err := r.Evaluate(st.test)
 	if err != nil {
-		return icl.Record{}, err
+		return sweep.Record{}, err
 	}
 	fmt.Printf("%-9s %s seed %d: %v, trained in %.0f s\n", key.Kernel, key.Model, key.Seed, final, secs)
-	if err := graph.SaveCheckpoint(ckptDir(o, key), m.s, savedConfig{Run: key}, graph.SaveOptions{}); err != nil {
-		return icl.Record{}, err
+	if err := checkpoint.Save(ckptDir(o, key), m.s, savedConfig{Run: key}, checkpoint.SaveOptions{}); err != nil {
+		return sweep.Record{}, err
 	}
-	return icl.Record{Final: final, Curve: curve, TrainSeconds: secs}, nil
+	return sweep.Record{Final: final, Curve: curve, TrainSeconds: secs}, nil
 }
 
 // load rebuilds the model of key (batch 1) with its saved parameters.
@@ -245,7 +246,7 @@ func load(o options, key runKey) (*model, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := graph.LoadCheckpoint(ckptDir(o, key), m.s, nil); err != nil {
+	if err := checkpoint.Load(ckptDir(o, key), m.s, nil); err != nil {
 		return nil, err
 	}
 	return m, nil
@@ -346,14 +347,14 @@ func run(o options, command string) error {
 			if err != nil {
 				return err
 			}
-			if err := icl.WriteFile(filepath.Join(o.figdir, "quadrant_"+filepath.Base(f)), b); err != nil {
+			if err := sweep.WriteFile(filepath.Join(o.figdir, "quadrant_"+filepath.Base(f)), b); err != nil {
 				return err
 			}
 		}
 	}
 	res.WallSeconds = time.Since(start).Seconds()
 	path := filepath.Join(o.out, "results.json")
-	if err := icl.WriteJSON(path, res); err != nil {
+	if err := sweep.WriteJSON(path, res); err != nil {
 		return err
 	}
 	fmt.Printf("wrote %s and %d figures in %.0f s\n", path, len(figs), res.WallSeconds)

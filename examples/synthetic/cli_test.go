@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/gdattn/gdattn/checkpoint"
 	"github.com/gdattn/gdattn/data"
 	"github.com/gdattn/gdattn/internal/cli/clitest"
 )
@@ -44,8 +45,14 @@ func TestCommandLine(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if err := os.WriteFile(p, edit(raw), 0o644); err != nil {
+		out := edit(raw)
+		if err := os.WriteFile(p, out, 0o644); err != nil {
 			t.Fatal(err)
+		}
+		if json.Valid(out) { // a deliberate hand edit: reseal, so the validation is what is tested
+			if err := checkpoint.Reseal(d); err != nil {
+				t.Fatal(err)
+			}
 		}
 		return d
 	}

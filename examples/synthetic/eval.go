@@ -3,11 +3,12 @@ package main
 import (
 	"fmt"
 
+	"github.com/gdattn/gdattn/checkpoint"
 	"github.com/gdattn/gdattn/data"
-	"github.com/gdattn/gdattn/examples/internal/icl"
 	"github.com/gdattn/gdattn/gd"
 	"github.com/gdattn/gdattn/graph"
 	"github.com/gdattn/gdattn/graph/npy"
+	"github.com/gdattn/gdattn/train"
 )
 
 // evalCheckpoint loads a checkpoint written by train and writes the query
@@ -16,7 +17,7 @@ func evalCheckpoint(o options) error {
 	if o.xPath == "" || o.yPath == "" {
 		return fmt.Errorf("-eval needs -x and -y")
 	}
-	ck, err := graph.ReadCheckpoint(o.evalDir)
+	ck, err := checkpoint.Read(o.evalDir)
 	if err != nil {
 		return err
 	}
@@ -41,11 +42,10 @@ func evalCheckpoint(o options) error {
 	if err != nil {
 		return fmt.Errorf("checkpoint %s: %w", o.evalDir, err)
 	}
-	if err := ck.Apply(scope, graph.LoadOptions{}); err != nil {
+	if err := ck.Apply(scope, checkpoint.LoadOptions{}); err != nil {
 		return err
 	}
-	r, err := icl.NewRunner(icl.Model{Scope: scope, Batch: batch, Feed: m.Feed, Logits: m.Logits, Target: m.Target},
-		icl.TrainConfig{LR: 1}, 1)
+	r, err := train.NewRunner(m, train.RunnerConfig{EvalOnly: true})
 	if err != nil {
 		return err
 	}

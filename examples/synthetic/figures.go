@@ -6,27 +6,27 @@ import (
 	"math"
 	"path/filepath"
 
-	"github.com/gdattn/gdattn/examples/internal/icl"
 	"github.com/gdattn/gdattn/examples/internal/plot"
+	"github.com/gdattn/gdattn/examples/internal/sweep"
 )
 
 // figureFile is what <fig>.json holds.
 type figureFile struct {
-	Figure  string      `json:"figure"`
-	Title   string      `json:"title"`
-	X       string      `json:"x"` // "L" or "epoch"
-	Preset  preset      `json:"preset"`
-	Seeds   []uint64    `json:"seeds"`
-	Runs    int         `json:"runs"`     // runs of the figure
-	Done    int         `json:"finished"` // of which finished
-	Points  []icl.Point `json:"points"`
-	PNG     string      `json:"png,omitempty"`
-	Journal string      `json:"journal"`
+	Figure  string        `json:"figure"`
+	Title   string        `json:"title"`
+	X       string        `json:"x"` // "L" or "epoch"
+	Preset  preset        `json:"preset"`
+	Seeds   []uint64      `json:"seeds"`
+	Runs    int           `json:"runs"`     // runs of the figure
+	Done    int           `json:"finished"` // of which finished
+	Points  []sweep.Point `json:"points"`
+	PNG     string        `json:"png,omitempty"`
+	Journal string        `json:"journal"`
 }
 
 // points aggregates the figure's finished runs over seeds: one point per
 // series and L (or epoch), skipping points no seed has reached yet.
-func (f figure) points(j *icl.Journal, seeds []uint64) (pts []icl.Point, runs, done int, err error) {
+func (f figure) points(j *sweep.Journal, seeds []uint64) (pts []sweep.Point, runs, done int, err error) {
 	for _, s := range f.Series {
 		type acc struct{ top1, nll []float64 }
 		byX := map[float64]*acc{}
@@ -44,7 +44,7 @@ func (f figure) points(j *icl.Journal, seeds []uint64) (pts []icl.Point, runs, d
 		for _, seed := range seeds {
 			for _, r := range f.runs(s, seed) {
 				runs++
-				key, err := icl.Key(r)
+				key, err := sweep.Key(r)
 				if err != nil {
 					return nil, 0, 0, err
 				}
@@ -66,8 +66,8 @@ func (f figure) points(j *icl.Journal, seeds []uint64) (pts []icl.Point, runs, d
 		// xs are in run order: ascending L, or ascending epochs.
 		for _, x := range xs {
 			a := byX[x]
-			pts = append(pts, icl.Point{Panel: s.Panel, Series: s.Label, X: x, Seeds: len(a.top1),
-				Top1: icl.NewStat(a.top1), NLL: icl.NewStat(a.nll), Oracle: oracle})
+			pts = append(pts, sweep.Point{Panel: s.Panel, Series: s.Label, X: x, Seeds: len(a.top1),
+				Top1: sweep.NewStat(a.top1), NLL: sweep.NewStat(a.nll), Oracle: oracle})
 		}
 	}
 	return pts, runs, done, nil
@@ -76,7 +76,7 @@ func (f figure) points(j *icl.Journal, seeds []uint64) (pts []icl.Point, runs, d
 // writeFigures writes <fig>.json and <fig>.csv to the results directory and
 // synthetic-<fig>[-quick].png to the figure directory for every figure of
 // the sweep, from the runs in the journal.
-func writeFigures(st *sweepSetup, j *icl.Journal) error {
+func writeFigures(st *sweepSetup, j *sweep.Journal) error {
 	for _, f := range st.figs {
 		pts, runs, done, err := f.points(j, st.seeds)
 		if err != nil {
@@ -93,14 +93,14 @@ func writeFigures(st *sweepSetup, j *icl.Journal) error {
 				return err
 			}
 		}
-		if err := icl.WriteJSON(filepath.Join(st.resultsDir, f.Name+".json"), ff); err != nil {
+		if err := sweep.WriteJSON(filepath.Join(st.resultsDir, f.Name+".json"), ff); err != nil {
 			return err
 		}
 		var csv bytes.Buffer
-		if err := icl.WritePointsCSV(&csv, pts); err != nil {
+		if err := sweep.WritePointsCSV(&csv, pts); err != nil {
 			return err
 		}
-		if err := icl.WriteFile(filepath.Join(st.resultsDir, f.Name+".csv"), csv.Bytes()); err != nil {
+		if err := sweep.WriteFile(filepath.Join(st.resultsDir, f.Name+".csv"), csv.Bytes()); err != nil {
 			return err
 		}
 		fmt.Fprintf(st.logOut, "%s: %d/%d runs -> %s", f.Name, done, runs, filepath.Join(st.resultsDir, f.Name+".{json,csv}"))
@@ -114,7 +114,7 @@ func writeFigures(st *sweepSetup, j *icl.Journal) error {
 
 // figure lays out the points: a top-1 and an NLL panel per panel group,
 // side by side for one group, as rows (top-1 above NLL) for several.
-func (f figure) figure(pts []icl.Point, seeds int) plot.Figure {
+func (f figure) figure(pts []sweep.Point, seeds int) plot.Figure {
 	var groups []string
 	for _, s := range f.Series {
 		if !contains(groups, s.Panel) {

@@ -3,7 +3,7 @@ package main
 import (
 	"path/filepath"
 
-	"github.com/gdattn/gdattn/graph"
+	"github.com/gdattn/gdattn/checkpoint"
 	"github.com/gdattn/gdattn/internal/cli"
 )
 
@@ -22,7 +22,7 @@ const (
 // contexts (their shapes fit the config). Every failure is a usage error
 // naming the file.
 func checkEvalInputs(o options) error {
-	ck, err := graph.ReadCheckpoint(o.evalDir)
+	ck, err := checkpoint.Read(o.evalDir)
 	if err != nil {
 		return cli.Usage(err)
 	}

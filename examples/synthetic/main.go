@@ -140,7 +140,7 @@ func run(o options) error {
 	case sweep:
 		return runSweep(st)
 	}
-	return train(o)
+	return trainBlocks(o)
 }
 
 func usage(w io.Writer, fs *flag.FlagSet) {

@@ -38,7 +38,7 @@ func TestTrainSaveEvaluate(t *testing.T) {
 	dir := t.TempDir()
 	o := options{blocks: "2", kernel: "rbf", dtype: "float64", out: filepath.Join(dir, "ck"),
 		L: 128, M: 64, N: 10, epochs: 2, batch: 32, seeds: 1, lr: 1e-2, seed: 3, dataSeed: 4, quiet: true}
-	if err := train(o); err != nil {
+	if err := trainBlocks(o); err != nil {
 		t.Fatal(err)
 	}
 	ck := filepath.Join(dir, "ck", "blocks2-seed3")

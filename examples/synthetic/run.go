@@ -8,12 +8,14 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/gdattn/gdattn/checkpoint"
 	"github.com/gdattn/gdattn/data"
-	"github.com/gdattn/gdattn/examples/internal/icl"
+	"github.com/gdattn/gdattn/examples/internal/sweep"
 	"github.com/gdattn/gdattn/gd"
 	"github.com/gdattn/gdattn/graph"
 	"github.com/gdattn/gdattn/layers"
 	"github.com/gdattn/gdattn/tf"
+	"github.com/gdattn/gdattn/train"
 )
 
 type options struct {
@@ -84,14 +86,14 @@ func (r runSpec) arch() runSpec {
 
 // build makes the run's model in a new scope seeded with r.Seed. The
 // returned config is the model's completed gd.Config or tf.Config.
-func (r runSpec) build() (icl.Model, any, error) {
+func (r runSpec) build() (train.Model, any, error) {
 	dt, err := graph.ParseDtype(r.Dtype)
 	if err != nil {
-		return icl.Model{}, nil, err
+		return nil, nil, err
 	}
 	scope, err := graph.NewScope(dt, r.Seed)
 	if err != nil {
-		return icl.Model{}, nil, err
+		return nil, nil, err
 	}
 	task := data.DefaultSyntheticConfig()
 	switch r.Model {
@@ -103,18 +105,18 @@ func (r runSpec) build() (icl.Model, any, error) {
 		m, err := gd.NewModel(scope, gd.Config{D: task.D, DPrime: task.DPrime, C: task.C, N: r.N,
 			Form: form, Blocks: r.Depth, Kernel: layers.Builtin(r.Kernel, 1)}, r.Batch)
 		if err != nil {
-			return icl.Model{}, nil, err
+			return nil, nil, err
 		}
-		return icl.Model{Scope: scope, Batch: r.Batch, Feed: m.Feed, Logits: m.Logits, Target: m.Target}, m.Cfg, nil
+		return m, m.Cfg, nil
 	case "tf":
 		m, err := tf.NewModel(scope, tf.Config{D: task.D, DPrime: task.DPrime, C: task.C, N: r.N,
 			Layers: r.Depth, Heads: r.Heads, Cross: r.Cross, Kernel: layers.Builtin(r.Kernel, 1)}, r.Batch)
 		if err != nil {
-			return icl.Model{}, nil, err
+			return nil, nil, err
 		}
-		return icl.Model{Scope: scope, Batch: r.Batch, Feed: m.Feed, Logits: m.Logits, Target: m.Target}, m.Cfg, nil
+		return m, m.Cfg, nil
 	}
-	return icl.Model{}, nil, fmt.Errorf("unknown model %q", r.Model)
+	return nil, nil, fmt.Errorf("unknown model %q", r.Model)
 }
 
 // dataSets samples the task's training and test contexts, keeping the last
@@ -155,7 +157,7 @@ func (d *dataSets) get(L, M int) (train, test *data.Batch, err error) {
 
 // trained is a finished run.
 type trained struct {
-	rec   icl.Record
+	rec   sweep.Record
 	scope *graph.Scope
 	cfg   any // gd.Config or tf.Config
 }
@@ -175,20 +177,23 @@ func (r runSpec) train(d *dataSets, w io.Writer, label string) (*trained, error)
 	if err != nil {
 		return nil, err
 	}
-	tc := icl.TrainConfig{Epochs: r.Epochs, LR: r.LR, Seed: r.Seed, Progress: w, Label: label, Executor: executor}
-	run, err := icl.NewRunner(m, tc, icl.Steps(r.L, r.Batch, r.Epochs))
+	run, err := train.NewRunner(m, train.RunnerConfig{
+		Optim:    train.Config{LR: r.LR, Progress: w, Label: label, Total: train.Steps(r.L, r.Batch, r.Epochs)},
+		Executor: executor,
+	})
 	if err != nil {
 		return nil, err
 	}
 	defer run.Close()
-	out := &trained{scope: m.Scope, cfg: cfg}
+	fc := train.FitConfig{Epochs: r.Epochs, Seed: r.Seed}
+	out := &trained{scope: m.Scope(), cfg: cfg}
 	if r.Curve {
-		if out.rec.Curve, err = run.TrainCurve(trainSet, testSet, tc, 1); err != nil {
+		if out.rec.Curve, err = run.FitCurve(trainSet, testSet, fc, 1); err != nil {
 			return nil, err
 		}
 		out.rec.Final = out.rec.Curve[len(out.rec.Curve)-1].Metrics
 	} else {
-		if err := run.Train(trainSet, tc); err != nil {
+		if err := run.Fit(trainSet, fc); err != nil {
 			return nil, err
 		}
 		if out.rec.Final, err = run.Evaluate(testSet); err != nil {
@@ -199,9 +204,9 @@ func (r runSpec) train(d *dataSets, w io.Writer, label string) (*trained, error)
 	return out, nil
 }
 
-// train is the default mode: K-block GD models for every K of -blocks and
+// trainBlocks is the default mode: K-block GD models for every K of -blocks and
 // every seed, with a checkpoint per run in -out.
-func train(o options) error {
+func trainBlocks(o options) error {
 	blocks, err := parseInts(o.blocks)
 	if err != nil {
 		return err
@@ -241,13 +246,13 @@ func train(o options) error {
 				dir := filepath.Join(o.out, fmt.Sprintf("blocks%d-seed%d", K, seed))
 				sc := savedConfig{Model: t.cfg.(gd.Config), Dtype: o.dtype}
 				sc.Task.Seed = o.dataSeed
-				if err := graph.SaveCheckpoint(dir, t.scope, sc, graph.SaveOptions{}); err != nil {
+				if err := checkpoint.Save(dir, t.scope, sc, checkpoint.SaveOptions{}); err != nil {
 					return err
 				}
 			}
 		}
-		mt, st := icl.MeanStd(top1)
-		mn, sn := icl.MeanStd(nll)
+		mt, st := sweep.MeanStd(top1)
+		mn, sn := sweep.MeanStd(nll)
 		fmt.Printf("== blocks %d (%d seeds): top-1 %.3f ± %.3f  NLL %.3f ± %.3f  oracle %.3f\n", K, o.seeds, mt, st, mn, sn, oracle)
 	}
 	return nil

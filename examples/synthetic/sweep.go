@@ -11,8 +11,9 @@ import (
 	"strings"
 	"time"
 
-	"github.com/gdattn/gdattn/examples/internal/icl"
+	"github.com/gdattn/gdattn/examples/internal/sweep"
 	"github.com/gdattn/gdattn/gd"
+	"github.com/gdattn/gdattn/train"
 )
 
 // A sweep reproduces the figures of Section 5.1: each figure is a set of
@@ -174,7 +175,7 @@ func plan(figs []figure, seeds []uint64) ([]plannedRun, error) {
 		for _, f := range figs {
 			for _, s := range f.Series {
 				for _, r := range f.runs(s, seed) {
-					key, err := icl.Key(r)
+					key, err := sweep.Key(r)
 					if err != nil {
 						return nil, err
 					}
@@ -303,7 +304,7 @@ func resolveSweep(o options) (*sweepSetup, error) {
 // runSweep runs the pending runs of the plan, appending each to the journal,
 // then writes every figure's JSON, CSV and PNG.
 func runSweep(st *sweepSetup) error {
-	journal, err := icl.OpenJournal(filepath.Join(st.resultsDir, "runs.jsonl"))
+	journal, err := sweep.OpenJournal(filepath.Join(st.resultsDir, "runs.jsonl"))
 	if err != nil {
 		return err
 	}
@@ -402,7 +403,7 @@ func runSweep(st *sweepSetup) error {
 	return writeFigures(st, journal)
 }
 
-func countPending(runs []plannedRun, j *icl.Journal) int {
+func countPending(runs []plannedRun, j *sweep.Journal) int {
 	n := 0
 	for _, r := range runs {
 		if _, ok := j.Get(r.key); !ok {
@@ -427,7 +428,7 @@ type stepCost struct {
 
 // seconds estimates the duration of run r.
 func (c stepCost) seconds(r runSpec) float64 {
-	steps := float64(icl.Steps(r.L, r.Batch, r.Epochs))
+	steps := float64(train.Steps(r.L, r.Batch, r.Epochs))
 	evals := 1.0
 	if r.Curve {
 		evals = float64(r.Epochs)
@@ -437,7 +438,7 @@ func (c stepCost) seconds(r runSpec) float64 {
 }
 
 func archKey(r runSpec) string {
-	k, _ := icl.Key(r.arch())
+	k, _ := sweep.Key(r.arch())
 	return k
 }
 
@@ -484,14 +485,14 @@ func measure(spec runSpec) (stepCost, error) {
 	if err != nil {
 		return c, err
 	}
-	run, err := icl.NewRunner(m, icl.TrainConfig{LR: spec.LR}, 0)
+	run, err := train.NewRunner(m, train.RunnerConfig{Optim: train.Config{LR: spec.LR}})
 	if err != nil {
 		return c, err
 	}
 	defer run.Close()
 	c.build = (cpuTime() - t0).Seconds()
 	// One epoch over b (one minibatch) is one step.
-	steps := func(n int) error { return run.Train(b, icl.TrainConfig{Epochs: n, LR: spec.LR, Seed: 1}) }
+	steps := func(n int) error { return run.Fit(b, train.FitConfig{Epochs: n, Seed: 1}) }
 	if err := steps(3); err != nil { // warm-up
 		return c, err
 	}

@@ -9,7 +9,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/gdattn/gdattn/examples/internal/icl"
+	"github.com/gdattn/gdattn/examples/internal/sweep"
+	"github.com/gdattn/gdattn/train"
 )
 
 // tinyOptions is a sweep of every figure at toy sizes: fig2 and fig4 at
@@ -108,7 +109,7 @@ func TestSweepResume(t *testing.T) {
 	if !strings.Contains(log, "10 already") || !strings.Contains(log, "skipped 1 unreadable line") {
 		t.Errorf("resumed sweep log:\n%s", log)
 	}
-	j, err := icl.OpenJournal(filepath.Join(dir, "runs.jsonl"))
+	j, err := sweep.OpenJournal(filepath.Join(dir, "runs.jsonl"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -116,7 +117,7 @@ func TestSweepResume(t *testing.T) {
 		t.Fatalf("after resuming: %d runs in %d lines, want %d runs (plus the broken line)", j.Len(), len(journalLines(t, dir)), tinyRuns)
 	}
 	// The runs are deterministic: the rerun of the 11th matches the original.
-	var orig icl.Record
+	var orig sweep.Record
 	full := lines[10]
 	if err := json.Unmarshal([]byte(full), &orig); err != nil {
 		t.Fatal(err)
@@ -143,7 +144,7 @@ func TestSweepShards(t *testing.T) {
 	}
 	o.shard = "1/2"
 	sweepOnce(t, o)
-	j, _ := icl.OpenJournal(filepath.Join(dir, "runs.jsonl"))
+	j, _ := sweep.OpenJournal(filepath.Join(dir, "runs.jsonl"))
 	if j.Len() != 8 || len(journalLines(t, dir)) != 8 {
 		t.Errorf("both shards: %d runs in %d lines, want 8 in 8", j.Len(), len(journalLines(t, dir)))
 	}
@@ -185,15 +186,15 @@ func TestPoints(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	j, _ := icl.OpenJournal(filepath.Join(dir, "runs.jsonl"))
+	j, _ := sweep.OpenJournal(filepath.Join(dir, "runs.jsonl"))
 	fig2, fig3 := st.figs[0], st.figs[1]
 	s := fig2.Series[0] // GD, RBF
 	for i, seed := range st.seeds {
 		r := fig2.runs(s, seed)[1] // L = 24
-		j.Append(r, icl.Record{Final: icl.Metrics{Top1: 0.4 + 0.2*float64(i), NLL: 2, Oracle: 0.8}})
+		j.Append(r, sweep.Record{Final: train.Metrics{Top1: 0.4 + 0.2*float64(i), NLL: 2, Oracle: 0.8}})
 	}
 	r := fig3.runs(fig3.Series[1], st.seeds[0])[0] // K = 2, seed 1 only
-	j.Append(r, icl.Record{Curve: []icl.EpochMetrics{{Epoch: 1, Metrics: icl.Metrics{Top1: 0.3, NLL: 3}}}})
+	j.Append(r, sweep.Record{Curve: []train.EpochMetrics{{Epoch: 1, Metrics: train.Metrics{Top1: 0.3, NLL: 3}}}})
 
 	pts, runs, done, err := fig2.points(j, st.seeds)
 	if err != nil {

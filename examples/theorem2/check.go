@@ -14,6 +14,7 @@ import (
 	"github.com/gdattn/gdattn/layers"
 	"github.com/gdattn/gdattn/losses"
 	"github.com/gdattn/gdattn/tf"
+	"github.com/gdattn/gdattn/train"
 	G "gorgonia.org/gorgonia"
 )
 
@@ -142,7 +143,7 @@ func fitScalars(p *problem, kern string, N, adamSteps, batch, newtonIters, newto
 		return fit, err
 	}
 	defer vm.Close()
-	tr, err := graph.NewTrainer(vm, graph.TrainConfig{Schedule: graph.WarmupCosine(0.05, 0, adamSteps, 1e-3),
+	tr, err := train.NewTrainer(vm, train.Config{Schedule: train.WarmupCosine(0.05, 0, adamSteps, 1e-3),
 		Progress: progress, Total: adamSteps, Label: "fit α, g (" + kern + ")", ProgressEvery: max(1, adamSteps/5)})
 	if err != nil {
 		return fit, err

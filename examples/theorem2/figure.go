@@ -4,8 +4,8 @@ import (
 	"math"
 	"strconv"
 
-	"github.com/gdattn/gdattn/examples/internal/icl"
 	"github.com/gdattn/gdattn/examples/internal/plot"
+	"github.com/gdattn/gdattn/examples/internal/sweep"
 	"gonum.org/v1/plot/vg"
 )
 
@@ -37,7 +37,7 @@ func gradFigure(res *results) plot.Figure {
 		series := func(label string, m map[float64][]float64) plot.Series {
 			s := plot.Series{Label: label}
 			for _, e := range eps {
-				st := icl.NewStat(m[e])
+				st := sweep.NewStat(m[e])
 				// A bar reaching 0 cannot be drawn on a log axis.
 				s.X, s.Y, s.Err = append(s.X, e), append(s.Y, st.Mean), append(s.Err, math.Min(st.Std, 0.9*st.Mean))
 			}

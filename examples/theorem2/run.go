@@ -13,7 +13,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/gdattn/gdattn/examples/internal/icl"
+	"github.com/gdattn/gdattn/examples/internal/sweep"
 	"github.com/gdattn/gdattn/layers"
 	"gonum.org/v1/gonum/stat/distuv"
 )
@@ -219,7 +219,7 @@ func run(o options, command string, w io.Writer) (*results, error) {
 			}
 		}
 		path := filepath.Join(o.out, "results_"+o.task+".json")
-		if err := icl.WriteJSON(path, res); err != nil {
+		if err := sweep.WriteJSON(path, res); err != nil {
 			return nil, err
 		}
 		fmt.Fprintf(w, "\nwrote %s\n", path)
@@ -297,7 +297,7 @@ func saveFigure(res *results, figdir string) error {
 	if err != nil {
 		return err
 	}
-	return icl.WriteFile(filepath.Join(figdir, filepath.Base(res.Figure)), b)
+	return sweep.WriteFile(filepath.Join(figdir, filepath.Base(res.Figure)), b)
 }
 
 // redraw recomputes the resolutions and redraws the figure of a results
@@ -318,7 +318,7 @@ func redraw(path, figdir string) error {
 			kr.Resolution = &r
 		}
 	}
-	if err := icl.WriteJSON(path, &res); err != nil {
+	if err := sweep.WriteJSON(path, &res); err != nil {
 		return err
 	}
 	if res.Figure == "" {

@@ -6,6 +6,7 @@ import (
 
 	"github.com/gdattn/gdattn/graph"
 	"github.com/gdattn/gdattn/graph/cuda"
+	"github.com/gdattn/gdattn/train"
 	G "gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
 )
@@ -29,7 +30,7 @@ func ExampleNewExecutor() {
 		log.Fatal(err)
 	}
 	defer m.Close()
-	tr, _ := graph.NewTrainer(m, graph.TrainConfig{LR: 0.1}) // Adam on the device
+	tr, _ := train.NewTrainer(m, train.Config{LR: 0.1}) // Adam on the device
 	l, _ := tr.Step()
 	fmt.Println(l, m.Executor().(*cuda.Exec).FallbackOps())
 }

@@ -28,9 +28,9 @@ type ExecOptions struct {
 	HostOps []string
 	// ResidentParams keeps the machine's parameters (those with gradients)
 	// in device memory across device updates: after an update by a
-	// graph.Trainer using this executor, the parameters are neither copied
+	// train.Trainer using this executor, the parameters are neither copied
 	// back to the host nor uploaded again by the next Run; SyncParams
-	// (graph.Trainer.SyncParams) copies them to the host. Saves two
+	// (train.Trainer.SyncParams) copies them to the host. Saves two
 	// parameter-sized transfers per training step; the price is that host
 	// values go stale: call SyncParams before reading parameters, saving a
 	// checkpoint or running another machine on the graph, and
@@ -39,7 +39,7 @@ type ExecOptions struct {
 	// every Run uploads them as usual.
 	ResidentParams bool
 	// DeviceGrads leaves the parameters' gradients in device memory after
-	// Run (they are not downloaded; SyncGrads does): a graph.Trainer on
+	// Run (they are not downloaded; SyncGrads does): a train.Trainer on
 	// the executor then takes its NaN/Inf guard and clipping norm from
 	// device statistics (GradStats) and never copies the gradients to the
 	// host. Gradients the caller also lists in Outputs, and Trace, still

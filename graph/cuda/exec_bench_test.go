@@ -5,6 +5,7 @@ import (
 
 	"github.com/gdattn/gdattn/bench"
 	"github.com/gdattn/gdattn/graph"
+	"github.com/gdattn/gdattn/train"
 	"gorgonia.org/tensor"
 )
 
@@ -45,7 +46,7 @@ func BenchmarkExecutorTrainStep(b *testing.B) {
 					b.Fatal(err)
 				}
 				defer m.Close()
-				tr, err := graph.NewTrainer(m, graph.TrainConfig{LR: 1e-3})
+				tr, err := train.NewTrainer(m, train.Config{LR: 1e-3})
 				if err != nil {
 					b.Fatal(err)
 				}

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/gdattn/gdattn/graph"
+	"github.com/gdattn/gdattn/train"
 	G "gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
 )
@@ -13,7 +14,7 @@ import (
 // trainSteps builds model name, trains it for steps updates with cfg (on
 // the executor when factory is non-nil) and returns the losses, the final
 // parameters by name and the trainer's state.
-func trainSteps(t *testing.T, name string, dt tensor.Dtype, factory graph.ExecutorFactory, cfg graph.TrainConfig, steps int, wantDevice bool) ([]float64, map[string][]float64, graph.TrainerState) {
+func trainSteps(t *testing.T, name string, dt tensor.Dtype, factory graph.ExecutorFactory, cfg train.Config, steps int, wantDevice bool) ([]float64, map[string][]float64, train.State) {
 	t.Helper()
 	m, err := buildModel(name, dt, 9)
 	if err != nil {
@@ -24,7 +25,7 @@ func trainSteps(t *testing.T, name string, dt tensor.Dtype, factory graph.Execut
 		t.Fatal(err)
 	}
 	defer mach.Close()
-	tr, err := graph.NewTrainer(mach, cfg)
+	tr, err := train.NewTrainer(mach, cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -47,12 +48,16 @@ func trainSteps(t *testing.T, name string, dt tensor.Dtype, factory graph.Execut
 		}
 		params[p.Name()] = v
 	}
-	return losses, params, tr.State()
+	st, err := tr.State()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return losses, params, st
 }
 
 // TestExecutorTrainerMatchesHost trains models for a few Adam/AdamW steps
 // (weight decay, clipping) three ways: the TapeMachine with host updates,
-// the executor with host updates (TrainConfig.HostOptimizer) and the
+// the executor with host updates (Config.HostOptimizer) and the
 // executor with device updates (host updates too without device kernels).
 // In float64 all three agree within 1e-10 (losses, parameters, moments). In
 // float32 the executor's gradients differ from the TapeMachine's by
@@ -64,7 +69,7 @@ func trainSteps(t *testing.T, name string, dt tensor.Dtype, factory graph.Execut
 // whole learning-rate step.
 func TestExecutorTrainerMatchesHost(t *testing.T) {
 	be, device := execBackend(t)
-	cfgs := map[string]graph.TrainConfig{
+	cfgs := map[string]train.Config{
 		"adam-l2":    {Optimizer: "adam", LR: 0.05, WeightDecay: 0.1},
 		"adamw-clip": {Optimizer: "adamw", LR: 0.05, WeightDecay: 0.1, ClipNorm: 0.05},
 	}
@@ -120,7 +125,7 @@ func TestExecutorTrainerSetState(t *testing.T) {
 	if !device {
 		t.Skip("no device kernels: the trainer updates on the host")
 	}
-	cfg := graph.TrainConfig{Optimizer: "adamw", LR: 0.05, WeightDecay: 0.1}
+	cfg := train.Config{Optimizer: "adamw", LR: 0.05, WeightDecay: 0.1}
 	m, err := buildModel("tf", tensor.Float64, 9)
 	if err != nil {
 		t.Fatal(err)
@@ -130,7 +135,7 @@ func TestExecutorTrainerSetState(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer mach.Close()
-	tr, err := graph.NewTrainer(mach, cfg)
+	tr, err := train.NewTrainer(mach, cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -139,7 +144,10 @@ func TestExecutorTrainerSetState(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	st := tr.State()
+	st, err := tr.State()
+	if err != nil {
+		t.Fatal(err)
+	}
 	params := map[string][]float64{}
 	for _, p := range mach.Params() {
 		params[p.Name()], _ = graph.Values(p)
@@ -164,7 +172,10 @@ func TestExecutorTrainerSetState(t *testing.T) {
 	if again != l3 {
 		t.Errorf("loss after rewinding %v, first time %v", again, l3)
 	}
-	st2 := tr.State()
+	st2, err := tr.State()
+	if err != nil {
+		t.Fatal(err)
+	}
 	if st2.Step != 3 {
 		t.Errorf("step %d after rewinding and stepping, want 3", st2.Step)
 	}
@@ -179,7 +190,7 @@ func TestExecutorResidentParams(t *testing.T) {
 	if !device {
 		t.Skip("no device kernels: the trainer updates on the host")
 	}
-	cfg := graph.TrainConfig{Optimizer: "adamw", LR: 0.05, WeightDecay: 0.1}
+	cfg := train.Config{Optimizer: "adamw", LR: 0.05, WeightDecay: 0.1}
 	const steps = 3
 	quiet := func(string, ...any) {}
 	wl, wp, _ := trainSteps(t, "tf-cross", tensor.Float64, NewExecutorWith(be, ExecOptions{Logf: quiet}), cfg, steps, true)
@@ -193,7 +204,7 @@ func TestExecutorResidentParams(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer mach.Close()
-	tr, err := graph.NewTrainer(mach, cfg)
+	tr, err := train.NewTrainer(mach, cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -258,7 +269,7 @@ func TestExecutorDeviceGrads(t *testing.T) {
 		t.Skip("no device kernels: the trainer updates on the host")
 	}
 	quiet := func(string, ...any) {}
-	cfg := graph.TrainConfig{Optimizer: "adamw", LR: 0.05, WeightDecay: 0.1, ClipNorm: 0.05}
+	cfg := train.Config{Optimizer: "adamw", LR: 0.05, WeightDecay: 0.1, ClipNorm: 0.05}
 	const steps = 3
 	for _, dt := range []tensor.Dtype{tensor.Float64, tensor.Float32} {
 		wl, wp, ws := trainSteps(t, "gpt", dt, NewExecutorWith(be, ExecOptions{Logf: quiet}), cfg, steps, true)
@@ -271,7 +282,7 @@ func TestExecutorDeviceGrads(t *testing.T) {
 			t.Fatal(err)
 		}
 		defer mach.Close()
-		tr, err := graph.NewTrainer(mach, cfg)
+		tr, err := train.NewTrainer(mach, cfg)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -293,7 +304,10 @@ func TestExecutorDeviceGrads(t *testing.T) {
 		if err := tr.SyncParams(); err != nil {
 			t.Fatal(err)
 		}
-		st := tr.State()
+		st, err := tr.State()
+		if err != nil {
+			t.Fatal(err)
+		}
 		for _, p := range mach.Params() {
 			v, _ := graph.Values(p)
 			if d := relDiff(v, wp[p.Name()]); d > tol {
@@ -346,7 +360,7 @@ func TestExecutorDeviceGradsGuard(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer mach.Close()
-	tr, err := graph.NewTrainer(mach, graph.TrainConfig{LR: 0.1})
+	tr, err := train.NewTrainer(mach, train.Config{LR: 0.1})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -10,9 +10,9 @@ import (
 	G "gorgonia.org/gorgonia"
 )
 
-// Exec implements graph.DeviceUpdater: a graph.Trainer on a machine built
+// Exec implements graph.DeviceUpdater: a train.Trainer on a machine built
 // with NewExecutor makes its Adam/AdamW updates on the device (unless
-// TrainConfig.HostOptimizer), with float64 moments resident in device memory
+// train.Config.HostOptimizer), with float64 moments resident in device memory
 // (allocated zeroed at the first update), and the updated parameters copied
 // back into their host values.
 var _ graph.DeviceUpdater = (*Exec)(nil)

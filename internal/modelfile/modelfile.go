@@ -20,6 +20,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/gdattn/gdattn/checkpoint"
 	"github.com/gdattn/gdattn/graph"
 	"github.com/gdattn/gdattn/layers"
 	"gorgonia.org/tensor"
@@ -136,7 +137,7 @@ func Sub(s *graph.Scope, path string) *graph.Scope {
 // model's scope at scope) with the manifest of a checkpoint: the same
 // names, each with the same shape, and the config's dtype. The error names
 // every missing or unexpected parameter and the first wrong shape.
-func Check(want []Param, scope, dtype string, man graph.Manifest) error {
+func Check(want []Param, scope, dtype string, man checkpoint.Manifest) error {
 	if man.Dtype != dtype {
 		return fmt.Errorf("the manifest's dtype is %s, the config's %s", man.Dtype, dtype)
 	}

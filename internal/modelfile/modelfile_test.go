@@ -4,7 +4,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/gdattn/gdattn/graph"
+	"github.com/gdattn/gdattn/checkpoint"
 )
 
 func TestDecode(t *testing.T) {
@@ -36,7 +36,7 @@ func TestDecode(t *testing.T) {
 }
 
 func TestCheck(t *testing.T) {
-	man := graph.Manifest{Dtype: "float64", Params: []graph.ManifestEntry{
+	man := checkpoint.Manifest{Dtype: "float64", Params: []checkpoint.ManifestEntry{
 		{Name: "m/we", Shape: []int{2, 3}}, {Name: "m/log_alpha", Shape: []int{}},
 	}}
 	want := []Param{P("we", 2, 3), P("log_alpha")}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/gdattn/gdattn/data"
 	"github.com/gdattn/gdattn/graph"
+	"github.com/gdattn/gdattn/train"
 	"github.com/schollz/progressbar/v3"
 	"golang.org/x/term"
 	G "gorgonia.org/gorgonia"
@@ -80,29 +81,29 @@ func Train(n *Net, px *data.Features, cfg TrainConfig) (*TrainResult, error) {
 	if cfg.Epochs < 0 || cfg.LR < 0 || cfg.Val < 0 {
 		return nil, fmt.Errorf("cnn: Train: Epochs, LR, Val = %d, %v, %d, want >= 0", cfg.Epochs, cfg.LR, cfg.Val)
 	}
-	var train, val [][2]int // (class, index)
+	var fit, val [][2]int // (class, index)
 	for c, cnt := range px.Counts {
 		if cnt <= cfg.Val {
 			return nil, fmt.Errorf("cnn: Train: class %d has %d images, want more than Val = %d", c, cnt, cfg.Val)
 		}
 		for i := 0; i < cnt; i++ {
 			if i < cnt-cfg.Val {
-				train = append(train, [2]int{c, i})
+				fit = append(fit, [2]int{c, i})
 			} else {
 				val = append(val, [2]int{c, i})
 			}
 		}
 	}
 	B := n.Batch
-	steps := cfg.Epochs * ((len(train) + B - 1) / B)
+	steps := cfg.Epochs * ((len(fit) + B - 1) / B)
 	vm, err := graph.NewMachine(n.s, n.Loss, graph.MachineOptions{})
 	if err != nil {
 		return nil, err
 	}
 	defer vm.Close()
-	tr, err := graph.NewTrainer(vm, graph.TrainConfig{
+	tr, err := train.NewTrainer(vm, train.Config{
 		Optimizer: "adamw", WeightDecay: cfg.WeightDecay,
-		Schedule: graph.WarmupCosine(cfg.LR, steps/50, steps, cfg.LR/20),
+		Schedule: train.WarmupCosine(cfg.LR, steps/50, steps, cfg.LR/20),
 		Progress: cfg.Progress, Total: steps, Label: "cnn", ProgressEvery: max(1, steps/20),
 	})
 	if err != nil {
@@ -112,14 +113,14 @@ func Train(n *Net, px *data.Features, cfg TrainConfig) (*TrainResult, error) {
 	S := n.Cfg.Side
 	x := make([]float64, B*S*S)
 	y := make([]float64, B*n.Cfg.Classes)
-	res := &TrainResult{Images: len(train)}
+	res := &TrainResult{Images: len(fit)}
 	for ep := 1; ep <= cfg.Epochs; ep++ {
-		perm := rng.Perm(len(train))
+		perm := rng.Perm(len(fit))
 		sum, cnt := 0.0, 0
-		for lo := 0; lo < len(train); lo += B {
+		for lo := 0; lo < len(fit); lo += B {
 			clear(y)
 			for k := 0; k < B; k++ {
-				ci := train[perm[(lo+k)%len(train)]]
+				ci := fit[perm[(lo+k)%len(fit)]]
 				dx, dy := 0, 0
 				if cfg.Shift > 0 {
 					dx, dy = rng.IntN(2*cfg.Shift+1)-cfg.Shift, rng.IntN(2*cfg.Shift+1)-cfg.Shift

@@ -1,4 +1,4 @@
-package graph
+package train
 
 import (
 	"bytes"
@@ -11,28 +11,30 @@ import (
 	"github.com/google/go-cmp/cmp"
 	G "gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
+
+	"github.com/gdattn/gdattn/graph"
 )
 
 // quad builds loss = sum((w - c)^2)/2 + b^2/2 with w a (2, 2) parameter, b a
 // scalar parameter and c a constant; the gradient is (w - c, b).
 type quad struct {
-	s       *Scope
+	s       *graph.Scope
 	w, b, c *G.Node
 	loss    *G.Node
-	mach    *Machine
+	mach    *graph.Machine
 }
 
 func newQuad(t *testing.T, dt tensor.Dtype, w0 []float64) *quad {
 	t.Helper()
-	s := must(NewScope(dt, 1))
+	s := must(graph.NewScope(dt, 1))
 	q := &quad{s: s}
-	q.w = must(s.Sub("lin").Param("w", tensor.Shape{2, 2}, FromValues(w0)))
-	q.b = must(s.Param("b", tensor.Shape{}, Constant(0.5)))
+	q.w = must(s.Sub("lin").Param("w", tensor.Shape{2, 2}, graph.FromValues(w0)))
+	q.b = must(s.Param("b", tensor.Shape{}, graph.Constant(0.5)))
 	q.c = must(s.Const("c", tensor.Shape{2, 2}, []float64{1, -2, 3, 0.5}))
 	half := must(s.Const("half", tensor.Shape{}, []float64{0.5}))
 	sq := G.Must(G.Sum(G.Must(G.Square(G.Must(G.Sub(q.w, q.c))))))
 	q.loss = G.Must(G.Mul(half, G.Must(G.Add(sq, G.Must(G.Square(q.b))))))
-	q.mach = must(NewMachine(s, q.loss, MachineOptions{}))
+	q.mach = must(graph.NewMachine(s, q.loss, graph.MachineOptions{}))
 	t.Cleanup(func() { q.mach.Close() })
 	return q
 }
@@ -48,7 +50,7 @@ func TestAdamConverges(t *testing.T) {
 func testAdamConverges[T float](t *testing.T) {
 	for _, opt := range []string{"adam", "adamw"} {
 		q := newQuad(t, dtypeOf[T](), []float64{0, 0, 0, 0})
-		tr, err := NewTrainer(q.mach, TrainConfig{Optimizer: opt, Schedule: StepDecay(0.1, 100, 0.3)})
+		tr, err := NewTrainer(q.mach, Config{Optimizer: opt, Schedule: StepDecay(0.1, 100, 0.3)})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -61,7 +63,7 @@ func testAdamConverges[T float](t *testing.T) {
 		if loss > 1e-6 {
 			t.Errorf("%s: loss after 400 steps %v, want < 1e-6", opt, loss)
 		}
-		if diff := cmp.Diff([]float64{1, -2, 3, 0.5}, must(Values(q.w)), approx(1e-3)); diff != "" {
+		if diff := cmp.Diff([]float64{1, -2, 3, 0.5}, must(graph.Values(q.w)), approx(1e-3)); diff != "" {
 			t.Errorf("%s: w (-want +got):\n%s", opt, diff)
 		}
 		if tr.StepCount() != 400 {
@@ -72,26 +74,26 @@ func testAdamConverges[T float](t *testing.T) {
 
 // linear builds loss = sum(w * a) with a = (0.5, 3) fixed, so the gradient
 // is a whatever w is.
-func linear(t *testing.T, dt tensor.Dtype) (*Machine, *G.Node) {
+func linear(t *testing.T, dt tensor.Dtype) (*graph.Machine, *G.Node) {
 	t.Helper()
-	s := must(NewScope(dt, 1))
-	w := must(s.Param("w", tensor.Shape{2}, FromValues([]float64{1, -2})))
+	s := must(graph.NewScope(dt, 1))
+	w := must(s.Param("w", tensor.Shape{2}, graph.FromValues([]float64{1, -2})))
 	a := must(s.Const("a", tensor.Shape{2}, []float64{0.5, 3}))
 	loss := G.Must(G.Sum(G.Must(G.HadamardProd(w, a))))
-	m := must(NewMachine(s, loss, MachineOptions{}))
+	m := must(graph.NewMachine(s, loss, graph.MachineOptions{}))
 	t.Cleanup(func() { m.Close() })
 	return m, w
 }
 
 // halfSquare builds loss = sum(w^2)/2 with w0 = (1, -2), so the gradient
 // is w itself.
-func halfSquare(t *testing.T, dt tensor.Dtype) (*Machine, *G.Node) {
+func halfSquare(t *testing.T, dt tensor.Dtype) (*graph.Machine, *G.Node) {
 	t.Helper()
-	s := must(NewScope(dt, 1))
-	w := must(s.Param("w", tensor.Shape{2}, FromValues([]float64{1, -2})))
+	s := must(graph.NewScope(dt, 1))
+	w := must(s.Param("w", tensor.Shape{2}, graph.FromValues([]float64{1, -2})))
 	half := must(s.Const("half", tensor.Shape{2}, []float64{0.5, 0.5}))
 	loss := G.Must(G.Sum(G.Must(G.HadamardProd(half, G.Must(G.Square(w))))))
-	m := must(NewMachine(s, loss, MachineOptions{}))
+	m := must(graph.NewMachine(s, loss, graph.MachineOptions{}))
 	t.Cleanup(func() { m.Close() })
 	return m, w
 }
@@ -115,17 +117,17 @@ func testAdamHandComputed[T float](t *testing.T) {
 	want := [][]float64{{0.900000001, -1.9000000005}, {0.8004122297123382, -1.800166486621093}}
 	tests := []struct {
 		name  string
-		build func(*testing.T, tensor.Dtype) (*Machine, *G.Node)
-		cfg   TrainConfig
+		build func(*testing.T, tensor.Dtype) (*graph.Machine, *G.Node)
+		cfg   Config
 		steps [][]float64
 	}{
-		{"adam two steps", halfSquare, TrainConfig{LR: 0.1}, want},
+		{"adam two steps", halfSquare, Config{LR: 0.1}, want},
 		// AdamW, g = a = (0.5, 3): w1 = w0 (1 - 0.1*0.1) - 0.1 a/(|a| + 1e-8).
-		{"adamw decay", linear, TrainConfig{Optimizer: "adamw", LR: 0.1, WeightDecay: 0.1}, [][]float64{{0.890000002, -2.0799999996666667}}},
+		{"adamw decay", linear, Config{Optimizer: "adamw", LR: 0.1, WeightDecay: 0.1}, [][]float64{{0.890000002, -2.0799999996666667}}},
 		// Adam with L2: g' = a + 0.1 w0 = (0.6, 2.8), w1 = w0 - 0.1 g'/(|g'| + 1e-8).
-		{"adam l2", linear, TrainConfig{LR: 0.1, WeightDecay: 0.1}, [][]float64{{0.9000000016666666, -2.0999999996428573}}},
+		{"adam l2", linear, Config{LR: 0.1, WeightDecay: 0.1}, [][]float64{{0.9000000016666666, -2.0999999996428573}}},
 		// A Decay filter that excludes w: plain Adam, w1 = w0 - 0.1 a/(|a| + 1e-8).
-		{"adamw filtered", linear, TrainConfig{Optimizer: "adamw", LR: 0.1, WeightDecay: 0.1,
+		{"adamw filtered", linear, Config{Optimizer: "adamw", LR: 0.1, WeightDecay: 0.1,
 			Decay: func(string, tensor.Shape) bool { return false }}, [][]float64{{0.900000002, -2.0999999996666667}}},
 	}
 	for _, tc := range tests {
@@ -139,7 +141,7 @@ func testAdamHandComputed[T float](t *testing.T) {
 				if _, err := tr.Step(); err != nil {
 					t.Fatal(err)
 				}
-				if diff := cmp.Diff(want, must(Values(w)), approx(tol)); diff != "" {
+				if diff := cmp.Diff(want, must(graph.Values(w)), approx(tol)); diff != "" {
 					t.Errorf("after step %d (-want +got):\n%s", i+1, diff)
 				}
 			}
@@ -178,16 +180,16 @@ func TestTrainerMatchesReference(t *testing.T) {
 	w0 := []float64{4, -3, 0.25, 10}
 	tests := []struct {
 		name string
-		cfg  TrainConfig
+		cfg  Config
 	}{
-		{"adam", TrainConfig{LR: 0.05}},
-		{"adam clip", TrainConfig{LR: 0.05, ClipNorm: 1}},
-		{"adamw clip decay", TrainConfig{Optimizer: "adamw", LR: 0.05, ClipNorm: 2, WeightDecay: 0.3}},
-		{"adam l2 clip", TrainConfig{LR: 0.05, ClipNorm: 0.5, WeightDecay: 0.1}},
+		{"adam", Config{LR: 0.05}},
+		{"adam clip", Config{LR: 0.05, ClipNorm: 1}},
+		{"adamw clip decay", Config{Optimizer: "adamw", LR: 0.05, ClipNorm: 2, WeightDecay: 0.3}},
+		{"adam l2 clip", Config{LR: 0.05, ClipNorm: 0.5, WeightDecay: 0.1}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			q := newQuad(t, Float64, w0)
+			q := newQuad(t, graph.Float64, w0)
 			tr, err := NewTrainer(q.mach, tc.cfg)
 			if err != nil {
 				t.Fatal(err)
@@ -206,7 +208,7 @@ func TestTrainerMatchesReference(t *testing.T) {
 				if _, err := tr.Step(); err != nil {
 					t.Fatal(err)
 				}
-				got := append(must(Values(q.w)), must(Values(q.b))...)
+				got := append(must(graph.Values(q.w)), must(graph.Values(q.b))...)
 				if diff := cmp.Diff(w, got, approx(1e-12)); diff != "" {
 					t.Fatalf("step %d (-want +got):\n%s", step, diff)
 				}
@@ -291,8 +293,8 @@ func TestSchedules(t *testing.T) {
 func TestTrainerSchedule(t *testing.T) {
 	// The schedule sees the number of updates made so far.
 	var seen []int
-	m, _ := linear(t, Float64)
-	tr := must(NewTrainer(m, TrainConfig{Schedule: func(step int) float64 { seen = append(seen, step); return 0.1 }}))
+	m, _ := linear(t, graph.Float64)
+	tr := must(NewTrainer(m, Config{Schedule: func(step int) float64 { seen = append(seen, step); return 0.1 }}))
 	seen = nil
 	for i := 0; i < 3; i++ {
 		must(tr.Step())
@@ -306,28 +308,28 @@ func TestTrainerSchedule(t *testing.T) {
 }
 
 func TestNewTrainerErrors(t *testing.T) {
-	m, _ := linear(t, Float64)
-	s := must(NewScope(Float64, 1))
+	m, _ := linear(t, graph.Float64)
+	s := must(graph.NewScope(graph.Float64, 1))
 	w := must(s.Param("w", tensor.Shape{2}, nil))
-	fwd := must(NewMachine(s, G.Must(G.Sum(w)), MachineOptions{NoGrad: true}))
+	fwd := must(graph.NewMachine(s, G.Must(G.Sum(w)), graph.MachineOptions{NoGrad: true}))
 	tests := []struct {
 		name string
-		m    *Machine
-		cfg  TrainConfig
+		m    *graph.Machine
+		cfg  Config
 		want string
 	}{
-		{"nil machine", nil, TrainConfig{LR: 1}, "computes no gradients"},
-		{"forward machine", fwd, TrainConfig{LR: 1}, "computes no gradients"},
-		{"optimizer", m, TrainConfig{Optimizer: "sgd", LR: 1}, `Optimizer "sgd"`},
-		{"no lr", m, TrainConfig{}, "LR 0: want a finite value > 0"},
-		{"negative lr", m, TrainConfig{LR: -1}, "LR -1"},
-		{"beta1", m, TrainConfig{LR: 1, Beta1: 1}, "Beta1 1: want 0 < Beta1 < 1"},
-		{"beta2", m, TrainConfig{LR: 1, Beta2: -0.5}, "Beta2 -0.5"},
-		{"eps", m, TrainConfig{LR: 1, Eps: -1}, "Eps -1"},
-		{"decay", m, TrainConfig{LR: 1, WeightDecay: math.NaN()}, "WeightDecay NaN"},
-		{"clip", m, TrainConfig{LR: 1, ClipNorm: -1}, "ClipNorm -1"},
-		{"progress", m, TrainConfig{LR: 1, ProgressEvery: -1}, "ProgressEvery -1"},
-		{"bad schedule", m, TrainConfig{Schedule: StepDecay(1, 0, 0.5)}, "Schedule gives learning rate NaN at step 0"},
+		{"nil machine", nil, Config{LR: 1}, "computes no gradients"},
+		{"forward machine", fwd, Config{LR: 1}, "computes no gradients"},
+		{"optimizer", m, Config{Optimizer: "sgd", LR: 1}, `Optimizer "sgd"`},
+		{"no lr", m, Config{}, "LR 0: want a finite value > 0"},
+		{"negative lr", m, Config{LR: -1}, "LR -1"},
+		{"beta1", m, Config{LR: 1, Beta1: 1}, "Beta1 1: want 0 < Beta1 < 1"},
+		{"beta2", m, Config{LR: 1, Beta2: -0.5}, "Beta2 -0.5"},
+		{"eps", m, Config{LR: 1, Eps: -1}, "Eps -1"},
+		{"decay", m, Config{LR: 1, WeightDecay: math.NaN()}, "WeightDecay NaN"},
+		{"clip", m, Config{LR: 1, ClipNorm: -1}, "ClipNorm -1"},
+		{"progress", m, Config{LR: 1, ProgressEvery: -1}, "ProgressEvery -1"},
+		{"bad schedule", m, Config{Schedule: StepDecay(1, 0, 0.5)}, "Schedule gives learning rate NaN at step 0"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -358,55 +360,55 @@ func testNaNGuard[T float](t *testing.T) {
 			// log of a negative input: the loss is NaN (its gradient 1/q
 			// is finite).
 			name:    "loss NaN",
-			breakIt: func(p, q, x *G.Node) { must(0, SetValue(q, []float64{-1})) },
-			want:    "graph: trainer: step 3: loss is NaN; parameters not updated",
+			breakIt: func(p, q, x *G.Node) { must(0, graph.SetValue(q, []float64{-1})) },
+			want:    "train: step 3: loss is NaN; parameters not updated",
 		},
 		{
 			// sqrt(0) = 0 is finite but its gradient 1/(2 sqrt(0)) is +Inf.
 			name: "gradient Inf",
 			breakIt: func(p, q, x *G.Node) {
-				pv := must(Values(p))
-				must(0, SetValue(x, []float64{1, -pv[1]}))
+				pv := must(graph.Values(p))
+				must(0, graph.SetValue(x, []float64{1, -pv[1]}))
 			},
-			want: `graph: trainer: step 3: gradient of "net/p" is +Inf at element 1; parameters not updated`,
+			want: `train: step 3: gradient of "net/p" is +Inf at element 1; parameters not updated`,
 		},
 		{
 			name:    "input NaN",
-			breakIt: func(p, q, x *G.Node) { must(0, SetValue(x, []float64{math.NaN(), 1})) },
+			breakIt: func(p, q, x *G.Node) { must(0, graph.SetValue(x, []float64{math.NaN(), 1})) },
 			want:    "step 3: loss is NaN",
 		},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			s := must(NewScope(dtypeOf[T](), 1))
-			p := must(s.Sub("net").Param("p", tensor.Shape{2}, FromValues([]float64{2, 3})))
-			q := must(s.Param("q", tensor.Shape{}, Constant(2)))
+			s := must(graph.NewScope(dtypeOf[T](), 1))
+			p := must(s.Sub("net").Param("p", tensor.Shape{2}, graph.FromValues([]float64{2, 3})))
+			q := must(s.Param("q", tensor.Shape{}, graph.Constant(2)))
 			x := must(s.Input("x", tensor.Shape{2}))
 			loss := G.Must(G.Add(G.Must(G.Sum(G.Must(G.Sqrt(G.Must(G.Add(p, x)))))), G.Must(G.Log(q))))
-			m := must(NewMachine(s, loss, MachineOptions{}))
+			m := must(graph.NewMachine(s, loss, graph.MachineOptions{}))
 			defer m.Close()
-			tr := must(NewTrainer(m, TrainConfig{LR: 0.01}))
-			must(0, SetValue(x, []float64{1, 1}))
+			tr := must(NewTrainer(m, Config{LR: 0.01}))
+			must(0, graph.SetValue(x, []float64{1, 1}))
 			for i := 0; i < 2; i++ {
 				if _, err := tr.Step(); err != nil {
 					t.Fatal(err)
 				}
 			}
 			tc.breakIt(p, q, x)
-			before := TrainerState{}
-			pv, qv := must(Values(p)), must(Values(q))
-			before = tr.State()
+			before := State{}
+			pv, qv := must(graph.Values(p)), must(graph.Values(q))
+			before = mustState(tr)
 			_, err := tr.Step()
 			if err == nil || !strings.Contains(err.Error(), tc.want) {
 				t.Fatalf("got error %v, want it to contain %q", err, tc.want)
 			}
-			if diff := cmp.Diff(pv, must(Values(p))); diff != "" {
+			if diff := cmp.Diff(pv, must(graph.Values(p))); diff != "" {
 				t.Errorf("p changed (-before +after):\n%s", diff)
 			}
-			if diff := cmp.Diff(qv, must(Values(q))); diff != "" {
+			if diff := cmp.Diff(qv, must(graph.Values(q))); diff != "" {
 				t.Errorf("q changed (-before +after):\n%s", diff)
 			}
-			if diff := cmp.Diff(before, tr.State()); diff != "" {
+			if diff := cmp.Diff(before, mustState(tr)); diff != "" {
 				t.Errorf("optimiser state changed (-before +after):\n%s", diff)
 			}
 			if tr.StepCount() != 2 {
@@ -422,7 +424,7 @@ func TestStateRoundTrip(t *testing.T) {
 }
 
 func testStateRoundTrip[T float](t *testing.T) {
-	cfg := TrainConfig{Optimizer: "adamw", Schedule: WarmupCosine(0.1, 3, 20, 0.01), WeightDecay: 0.01, ClipNorm: 1}
+	cfg := Config{Optimizer: "adamw", Schedule: WarmupCosine(0.1, 3, 20, 0.01), WeightDecay: 0.01, ClipNorm: 1}
 	w0 := []float64{4, -3, 0.25, 10}
 	// Run A: 5 steps, snapshot, 5 more.
 	a := newQuad(t, dtypeOf[T](), w0)
@@ -430,8 +432,8 @@ func testStateRoundTrip[T float](t *testing.T) {
 	for i := 0; i < 5; i++ {
 		must(ta.Step())
 	}
-	st := ta.State()
-	wSnap, bSnap := must(Values(a.w)), must(Values(a.b))
+	st := mustState(ta)
+	wSnap, bSnap := must(graph.Values(a.w)), must(graph.Values(a.b))
 	var lossA []float64
 	for i := 0; i < 5; i++ {
 		lossA = append(lossA, must(ta.Step()))
@@ -440,8 +442,8 @@ func testStateRoundTrip[T float](t *testing.T) {
 	// numbers.
 	b := newQuad(t, dtypeOf[T](), w0)
 	tb := must(NewTrainer(b.mach, cfg))
-	must(0, SetValue(b.w, wSnap))
-	must(0, SetValue(b.b, bSnap))
+	must(0, graph.SetValue(b.w, wSnap))
+	must(0, graph.SetValue(b.b, bSnap))
 	if err := tb.SetState(st); err != nil {
 		t.Fatal(err)
 	}
@@ -452,28 +454,28 @@ func testStateRoundTrip[T float](t *testing.T) {
 	if diff := cmp.Diff(lossA, lossB); diff != "" {
 		t.Errorf("losses (-A +B):\n%s", diff)
 	}
-	if diff := cmp.Diff(ta.State(), tb.State()); diff != "" {
+	if diff := cmp.Diff(mustState(ta), mustState(tb)); diff != "" {
 		t.Errorf("states (-A +B):\n%s", diff)
 	}
 	for _, n := range [][2]*G.Node{{a.w, b.w}, {a.b, b.b}} {
-		if diff := cmp.Diff(must(Values(n[0])), must(Values(n[1]))); diff != "" {
+		if diff := cmp.Diff(must(graph.Values(n[0])), must(graph.Values(n[1]))); diff != "" {
 			t.Errorf("%s (-A +B):\n%s", n[0].Name(), diff)
 		}
 	}
 	// State is a copy.
 	st.M["lin/w"][0] = 1e9
-	if ta.State().M["lin/w"][0] == 1e9 {
+	if mustState(ta).M["lin/w"][0] == 1e9 {
 		t.Error("State aliases the trainer's moments")
 	}
 }
 
 func TestSetStateErrors(t *testing.T) {
-	q := newQuad(t, Float64, []float64{0, 0, 0, 0})
-	tr := must(NewTrainer(q.mach, TrainConfig{LR: 0.1}))
+	q := newQuad(t, graph.Float64, []float64{0, 0, 0, 0})
+	tr := must(NewTrainer(q.mach, Config{LR: 0.1}))
 	must(tr.Step())
-	good := tr.State()
-	clone := func(f func(*TrainerState)) TrainerState {
-		st := TrainerState{Step: good.Step, M: map[string][]float64{}, V: map[string][]float64{}}
+	good := mustState(tr)
+	clone := func(f func(*State)) State {
+		st := State{Step: good.Step, M: map[string][]float64{}, V: map[string][]float64{}}
 		for k, v := range good.M {
 			st.M[k] = append([]float64{}, v...)
 			st.V[k] = append([]float64{}, good.V[k]...)
@@ -483,13 +485,13 @@ func TestSetStateErrors(t *testing.T) {
 	}
 	tests := []struct {
 		name string
-		st   TrainerState
+		st   State
 		want string
 	}{
-		{"negative step", clone(func(s *TrainerState) { s.Step = -1 }), "Step -1"},
-		{"missing", clone(func(s *TrainerState) { delete(s.V, "b") }), `V lacks parameter "b"`},
-		{"extra", clone(func(s *TrainerState) { s.M["head/w"] = []float64{1} }), `M has unknown parameter(s) ["head/w"]`},
-		{"size", clone(func(s *TrainerState) { s.M["lin/w"] = []float64{1} }), `M["lin/w"] has 1 values, want 4`},
+		{"negative step", clone(func(s *State) { s.Step = -1 }), "Step -1"},
+		{"missing", clone(func(s *State) { delete(s.V, "b") }), `V lacks parameter "b"`},
+		{"extra", clone(func(s *State) { s.M["head/w"] = []float64{1} }), `M has unknown parameter(s) ["head/w"]`},
+		{"size", clone(func(s *State) { s.M["lin/w"] = []float64{1} }), `M["lin/w"] has 1 values, want 4`},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -497,7 +499,7 @@ func TestSetStateErrors(t *testing.T) {
 			if err == nil || !strings.Contains(err.Error(), tc.want) {
 				t.Errorf("got error %v, want it to contain %q", err, tc.want)
 			}
-			if diff := cmp.Diff(good, tr.State()); diff != "" {
+			if diff := cmp.Diff(good, mustState(tr)); diff != "" {
 				t.Errorf("state changed by a failed SetState (-want +got):\n%s", diff)
 			}
 		})
@@ -505,9 +507,9 @@ func TestSetStateErrors(t *testing.T) {
 }
 
 func TestProgressLines(t *testing.T) {
-	q := newQuad(t, Float64, []float64{0, 0, 0, 0})
+	q := newQuad(t, graph.Float64, []float64{0, 0, 0, 0})
 	var buf bytes.Buffer
-	tr := must(NewTrainer(q.mach, TrainConfig{LR: 0.001, Progress: &buf, ProgressEvery: 2, Total: 5, Label: "quad"}))
+	tr := must(NewTrainer(q.mach, Config{LR: 0.001, Progress: &buf, ProgressEvery: 2, Total: 5, Label: "quad"}))
 	// A fake clock: every call advances 250ms. The first Step reads it to
 	// start, and every Step reads it once when reporting, so each step takes
 	// 250ms: 4 step/s, and the ETA at step 2 is 3 steps = 0.75s ~ 1s.
@@ -528,7 +530,7 @@ func TestProgressLines(t *testing.T) {
 func TestProgressBar(t *testing.T) {
 	// The terminal path, rendered into a buffer.
 	var buf bytes.Buffer
-	p := newProgress(TrainConfig{Progress: &buf, ProgressEvery: 100, Total: 3, Label: "bar"}, true)
+	p := newProgress(Config{Progress: &buf, ProgressEvery: 100, Total: 3, Label: "bar"}, true)
 	for i := 1; i <= 3; i++ {
 		p.begin(i - 1)
 		p.report(i, 0.5, 1e-3)

@@ -1,4 +1,4 @@
-package graph_test
+package train_test
 
 import (
 	"fmt"
@@ -8,7 +8,9 @@ import (
 	G "gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
 
+	"github.com/gdattn/gdattn/checkpoint"
 	"github.com/gdattn/gdattn/graph"
+	"github.com/gdattn/gdattn/train"
 )
 
 // Fit w to minimise sum((x·w - y)^2) over one fixed minibatch, then
@@ -26,7 +28,7 @@ func ExampleTrainer() {
 		return
 	}
 	defer m.Close()
-	tr, err := graph.NewTrainer(m, graph.TrainConfig{LR: 0.1, Schedule: graph.StepDecay(0.1, 100, 0.5)})
+	tr, err := train.NewTrainer(m, train.Config{LR: 0.1, Schedule: train.StepDecay(0.1, 100, 0.5)})
 	if err != nil {
 		fmt.Println(err)
 		return
@@ -46,12 +48,12 @@ func ExampleTrainer() {
 
 	dir, _ := os.MkdirTemp("", "example")
 	defer os.RemoveAll(dir)
-	st := tr.State()
-	if err := graph.SaveCheckpoint(filepath.Join(dir, "ckpt"), s, map[string]int{"d": 2}, graph.SaveOptions{Optim: &st}); err != nil {
+	// Parameters, optimiser state and the model config, in one checkpoint.
+	if err := tr.Save(filepath.Join(dir, "ckpt"), map[string]int{"d": 2}, nil); err != nil {
 		fmt.Println(err)
 		return
 	}
-	c, err := graph.ReadCheckpoint(filepath.Join(dir, "ckpt"))
+	c, err := checkpoint.Read(filepath.Join(dir, "ckpt"))
 	if err != nil {
 		fmt.Println(err)
 		return

@@ -1,4 +1,4 @@
-package graph
+package train
 
 import (
 	"math"
@@ -83,5 +83,34 @@ func BenchmarkAdamUpdate(b *testing.B) {
 	b.SetBytes(n * (4 + 3*8))
 	for i := 0; i < b.N; i++ {
 		adamUpdate(w, g, m, v, h)
+	}
+}
+
+func BenchmarkAdamCheck(b *testing.B) {
+	const n = 1 << 20
+	w := make([]float32, n)
+	g, m, v := make([]float64, n), make([]float64, n), make([]float64, n)
+	for i := range g {
+		g[i] = float64(i%7) - 3
+	}
+	h := adamHyper{lr: 1e-3, beta1: 0.9, beta2: 0.999, eps: 1e-8, bc1: 0.1, bc2: 0.001, wd: 0.01, decoupled: true}
+	b.SetBytes(n * (4 + 3*8))
+	for i := 0; i < b.N; i++ {
+		if j, _ := adamCheck(w, g, m, v, h); j >= 0 {
+			b.Fatal(j)
+		}
+	}
+}
+
+func BenchmarkMaxAbs(b *testing.B) {
+	w := make([]float32, 1<<20)
+	for i := range w {
+		w[i] = float32(i%7) - 3
+	}
+	b.SetBytes(4 << 20)
+	for i := 0; i < b.N; i++ {
+		if maxAbs32(w) != 3 {
+			b.Fatal("maxAbs")
+		}
 	}
 }

@@ -1,4 +1,4 @@
-package graph
+package train
 
 import (
 	"errors"
@@ -9,15 +9,18 @@ import (
 	"strings"
 	"time"
 
+	"github.com/gdattn/gdattn/checkpoint"
+	"github.com/gdattn/gdattn/graph"
+	"github.com/gdattn/gdattn/graph/npy"
 	"github.com/schollz/progressbar/v3"
 	"golang.org/x/term"
 	G "gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
 )
 
-// TrainConfig configures a [Trainer]. Zero fields mean the documented
-// defaults; [DefaultTrainConfig] returns them filled in.
-type TrainConfig struct {
+// Config configures a [Trainer]. Zero fields mean the documented
+// defaults; [DefaultConfig] returns them filled in.
+type Config struct {
 	// Optimizer is "adam" (default) or "adamw".
 	Optimizer string
 	// LR is the constant learning rate used when Schedule is nil; it must
@@ -52,82 +55,23 @@ type TrainConfig struct {
 	// Label prefixes progress output.
 	Label string
 	// HostOptimizer makes the update run on the host even when the
-	// machine's executor is a [DeviceUpdater] (which it then uses by
+	// machine's executor is a [graph.DeviceUpdater] (which it then uses by
 	// default).
 	HostOptimizer bool
 }
 
-// DeviceUpdater is implemented by a [Machine]'s executor that can apply the
-// Trainer's Adam/AdamW update where its parameters live (graph/cuda's
-// executor does, on the GPU). The Trainer still reads the loss and the
-// gradients on the host for its NaN/Inf guard and the clipping norm; the
-// moments then live on the device and the update writes the new parameter
-// values back into the parameters' host values, so checkpoints and later
-// runs see them exactly as after a host update.
-type DeviceUpdater interface {
-	// UpdatesOnDevice reports whether the updater can make the updates
-	// (an executor running everything on the host says false).
-	UpdatesOnDevice() bool
-	// AdamUpdate applies one update to every parameter of the machine
-	// (aligned with Machine.Params) from the gradients of the last Run.
-	AdamUpdate(u AdamUpdate) error
-	// Moments copies the first and second moments of parameter i into m
-	// and v (each of the parameter's size).
-	Moments(i int, m, v []float64) error
-	// SetMoments replaces the moments of parameter i.
-	SetMoments(i int, m, v []float64) error
-	// SyncParams copies the parameters to their host values, for updaters
-	// that leave them on the device (a no-op for those that copy them back
-	// after each update).
-	SyncParams() error
-	// GradStats summarises the gradients of the last Run, one GradStat per
-	// parameter, when they stay on the device (ok true); with ok false the
-	// Trainer reads the gradients on the host instead.
-	GradStats() (stats []GradStat, ok bool, err error)
-}
-
-// GradStat summarises one parameter's gradient kept on a device: the sum of
-// the squares of its finite elements and the number of NaN or ±Inf ones.
-type GradStat struct {
-	SumSq     float64
-	NonFinite int
-}
-
-// AdamUpdate holds the constants of one Adam/AdamW update made by a
-// [DeviceUpdater], which computes in float64 what the host update computes:
-//
-//	g' = GradScale*g + wd*w            (Adam's L2 penalty, unless Decoupled)
-//	m  = Beta1*m + (1-Beta1)*g'
-//	v  = Beta2*v + (1-Beta2)*g'^2
-//	w  = w - LR*wd*w                   (AdamW: Decoupled)
-//	w  = w - LR * (m/BC1) / (sqrt(v/BC2) + Eps)
-//
-// with wd = WeightDecay[i] for parameter i.
-type AdamUpdate struct {
-	LR, Beta1, Beta2, Eps float64
-	// BC1 and BC2 are the bias corrections 1-Beta1^t and 1-Beta2^t.
-	BC1, BC2  float64
-	Decoupled bool
-	// WeightDecay is the decay of each parameter (0: none).
-	WeightDecay []float64
-	// GradScale multiplies every gradient (the clipping factor; 1 when
-	// the gradients are not clipped).
-	GradScale float64
-}
-
-// DefaultTrainConfig returns the defaults: Adam, LR 1e-3, betas (0.9,
+// DefaultConfig returns the defaults: Adam, LR 1e-3, betas (0.9,
 // 0.999), eps 1e-8, no decay, no clipping, silent.
-func DefaultTrainConfig() TrainConfig {
-	return TrainConfig{Optimizer: "adam", LR: 1e-3, Beta1: 0.9, Beta2: 0.999, Eps: 1e-8, ProgressEvery: 100}
+func DefaultConfig() Config {
+	return Config{Optimizer: "adam", LR: 1e-3, Beta1: 0.9, Beta2: 0.999, Eps: 1e-8, ProgressEvery: 100}
 }
 
-// TrainerState is the resumable state of a [Trainer]: the number of updates
-// made and Adam's first and second moments, keyed by parameter name (each
-// slice has the parameter's size, row-major).
-type TrainerState struct {
-	Step int
-	M, V map[string][]float64
-}
+// State is the resumable state of a [Trainer]: the number of updates made
+// and Adam's first and second moments, keyed by parameter name (each slice
+// has the parameter's size, row-major). It is package checkpoint's
+// OptimState, so a state read from a checkpoint (Checkpoint.Optim) goes
+// straight to [Trainer.SetState].
+type State = checkpoint.OptimState
 
 // Trainer runs a gradient [Machine] and updates its parameters in place
 // with Adam or AdamW, after a NaN/Inf guard and optional gradient clipping.
@@ -139,8 +83,8 @@ type TrainerState struct {
 // in the parameter's value, so the compiled machine sees it on its next run.
 // A Trainer is not safe for concurrent use.
 type Trainer struct {
-	m        *Machine
-	cfg      TrainConfig
+	m        *graph.Machine
+	cfg      Config
 	sched    Schedule
 	decouple bool
 	params   G.Nodes
@@ -150,17 +94,20 @@ type Trainer struct {
 	grads    [][]float64
 	step     int
 	prog     *progress
-	dev      DeviceUpdater // non-nil: the update runs on the machine's device
-	devErr   error         // a failure of State to read the device moments
+	dev      graph.DeviceUpdater // non-nil: the update runs on the machine's device
+	// mmax[i] and vmax[i] are the largest |first moment| and second moment
+	// of parameter i, for the update guard's bound.
+	mmax, vmax []float64
+	broken     error // a device update wrote non-finite values
 }
 
 // NewTrainer returns a trainer for m, which must compute gradients, after
 // validating cfg.
-func NewTrainer(m *Machine, cfg TrainConfig) (*Trainer, error) {
+func NewTrainer(m *graph.Machine, cfg Config) (*Trainer, error) {
 	if m == nil || !m.HasGrad() {
-		return nil, errors.New("graph: trainer: machine is nil or computes no gradients (give NewMachine a loss and parameters)")
+		return nil, errors.New("train: machine is nil or computes no gradients (give NewMachine a loss and parameters)")
 	}
-	def := DefaultTrainConfig()
+	def := DefaultConfig()
 	if cfg.Optimizer == "" {
 		cfg.Optimizer = def.Optimizer
 	}
@@ -182,37 +129,37 @@ func NewTrainer(m *Machine, cfg TrainConfig) (*Trainer, error) {
 	case "adamw":
 		t.decouple = true
 	default:
-		return nil, fmt.Errorf("graph: trainer: Optimizer %q: want \"adam\" or \"adamw\"", cfg.Optimizer)
+		return nil, fmt.Errorf("train: Optimizer %q: want \"adam\" or \"adamw\"", cfg.Optimizer)
 	}
 	for _, c := range []struct {
 		name string
 		v    float64
 	}{{"Beta1", cfg.Beta1}, {"Beta2", cfg.Beta2}} {
 		if !(c.v > 0 && c.v < 1) {
-			return nil, fmt.Errorf("graph: trainer: %s %v: want 0 < %s < 1", c.name, c.v, c.name)
+			return nil, fmt.Errorf("train: %s %v: want 0 < %s < 1", c.name, c.v, c.name)
 		}
 	}
 	if !(cfg.Eps > 0) || math.IsInf(cfg.Eps, 0) {
-		return nil, fmt.Errorf("graph: trainer: Eps %v: want a finite value > 0", cfg.Eps)
+		return nil, fmt.Errorf("train: Eps %v: want a finite value > 0", cfg.Eps)
 	}
 	if !(cfg.WeightDecay >= 0) || math.IsInf(cfg.WeightDecay, 0) {
-		return nil, fmt.Errorf("graph: trainer: WeightDecay %v: want a finite value >= 0", cfg.WeightDecay)
+		return nil, fmt.Errorf("train: WeightDecay %v: want a finite value >= 0", cfg.WeightDecay)
 	}
 	if !(cfg.ClipNorm >= 0) || math.IsInf(cfg.ClipNorm, 0) {
-		return nil, fmt.Errorf("graph: trainer: ClipNorm %v: want a finite value >= 0 (0 disables clipping)", cfg.ClipNorm)
+		return nil, fmt.Errorf("train: ClipNorm %v: want a finite value >= 0 (0 disables clipping)", cfg.ClipNorm)
 	}
 	if cfg.ProgressEvery < 0 || cfg.Total < 0 {
-		return nil, fmt.Errorf("graph: trainer: ProgressEvery %d, Total %d: want values >= 0", cfg.ProgressEvery, cfg.Total)
+		return nil, fmt.Errorf("train: ProgressEvery %d, Total %d: want values >= 0", cfg.ProgressEvery, cfg.Total)
 	}
 	t.sched = cfg.Schedule
 	if t.sched == nil {
 		if !(cfg.LR > 0) || math.IsInf(cfg.LR, 0) {
-			return nil, fmt.Errorf("graph: trainer: LR %v: want a finite value > 0 (or set Schedule)", cfg.LR)
+			return nil, fmt.Errorf("train: LR %v: want a finite value > 0 (or set Schedule)", cfg.LR)
 		}
 		t.sched = ConstantLR(cfg.LR)
 	}
 	if lr := t.sched(0); !(lr >= 0) || math.IsInf(lr, 0) {
-		return nil, fmt.Errorf("graph: trainer: Schedule gives learning rate %v at step 0: check its arguments", lr)
+		return nil, fmt.Errorf("train: Schedule gives learning rate %v at step 0: check its arguments", lr)
 	}
 	for _, p := range t.params {
 		n := p.Shape().TotalSize()
@@ -222,10 +169,12 @@ func NewTrainer(m *Machine, cfg TrainConfig) (*Trainer, error) {
 		t.vel = append(t.vel, make([]float64, n))
 		t.grads = append(t.grads, make([]float64, n))
 	}
+	t.mmax = make([]float64, len(t.params))
+	t.vmax = make([]float64, len(t.params))
 	if cfg.Progress != nil {
 		t.prog = newProgress(cfg, isTerminal(cfg.Progress))
 	}
-	if du, ok := m.Executor().(DeviceUpdater); ok && !cfg.HostOptimizer && du.UpdatesOnDevice() {
+	if du, ok := m.Executor().(graph.DeviceUpdater); ok && !cfg.HostOptimizer && du.UpdatesOnDevice() {
 		t.dev = du
 	}
 	return t, nil
@@ -233,24 +182,29 @@ func NewTrainer(m *Machine, cfg TrainConfig) (*Trainer, error) {
 
 // SyncParams makes the parameters' host values current when the updates run
 // on a device that keeps them there (graph/cuda's ExecOptions.ResidentParams):
-// call it before reading parameters or saving a checkpoint. Otherwise it
-// does nothing.
+// call it before reading parameter values yourself or running another
+// machine on the same parameters. [Trainer.Save] and [Trainer.State] call
+// it themselves. Otherwise it does nothing.
+//
+// The Trainer is the one place that moves parameters between host and
+// device: a program that saves or evaluates through it never reads stale
+// host values.
 func (t *Trainer) SyncParams() error {
 	if t.dev == nil {
 		return nil
 	}
 	if err := t.dev.SyncParams(); err != nil {
-		return fmt.Errorf("graph: trainer: %w", err)
+		return fmt.Errorf("train: syncing the parameters from the device: %w", err)
 	}
 	return nil
 }
 
 // OnDevice reports whether the trainer's updates run on the machine's
-// device (see [DeviceUpdater]).
+// device (see [graph.DeviceUpdater]).
 func (t *Trainer) OnDevice() bool { return t.dev != nil }
 
 // Machine returns the trainer's machine.
-func (t *Trainer) Machine() *Machine { return t.m }
+func (t *Trainer) Machine() *graph.Machine { return t.m }
 
 // StepCount returns the number of updates made so far.
 func (t *Trainer) StepCount() int { return t.step }
@@ -263,42 +217,45 @@ func (t *Trainer) LR() float64 { return t.sched(t.step) }
 // returns an error without touching the parameters if any of them is NaN or
 // ±Inf (naming the step and "loss" or the parameter); otherwise it clips the
 // gradients, updates the parameters in place and returns the loss. With a
-// DeviceUpdater whose gradients stay on the device, the guard and the
+// graph.DeviceUpdater whose gradients stay on the device, the guard and the
 // clipping norm use its GradStats instead of host copies.
 func (t *Trainer) Step() (float64, error) {
+	if t.broken != nil {
+		return math.NaN(), t.broken
+	}
 	n := t.step + 1
 	if t.prog != nil {
 		t.prog.begin(t.step)
 	}
 	if err := t.m.Run(); err != nil {
-		return math.NaN(), fmt.Errorf("graph: trainer: step %d: %w", n, err)
+		return math.NaN(), fmt.Errorf("train: step %d: %w", n, err)
 	}
-	loss, err := Scalar(t.m.Loss())
+	loss, err := graph.Scalar(t.m.Loss())
 	if err != nil {
-		return math.NaN(), fmt.Errorf("graph: trainer: step %d: loss: %w", n, err)
+		return math.NaN(), fmt.Errorf("train: step %d: loss: %w", n, err)
 	}
 	if math.IsNaN(loss) || math.IsInf(loss, 0) {
-		return loss, fmt.Errorf("graph: trainer: step %d: loss is %v; parameters not updated", n, loss)
+		return loss, fmt.Errorf("train: step %d: loss is %v; parameters not updated", n, loss)
 	}
 	norm := -1.0 // the gradients' global norm when the device computed it
 	if t.dev != nil {
 		stats, ok, err := t.dev.GradStats()
 		if err != nil {
-			return loss, fmt.Errorf("graph: trainer: step %d: gradient statistics: %w", n, err)
+			return loss, fmt.Errorf("train: step %d: gradient statistics: %w", n, err)
 		}
 		if ok {
 			if len(stats) != len(t.params) {
-				return loss, fmt.Errorf("graph: trainer: step %d: %d gradient statistics for %d parameters", n, len(stats), len(t.params))
+				return loss, fmt.Errorf("train: step %d: %d gradient statistics for %d parameters", n, len(stats), len(t.params))
 			}
 			ssq := 0.0
 			for i, st := range stats {
 				if st.NonFinite > 0 {
-					return loss, fmt.Errorf("graph: trainer: step %d: gradient of %q has %d NaN/Inf elements; parameters not updated", n, t.names[i], st.NonFinite)
+					return loss, fmt.Errorf("train: step %d: gradient of %q has %d NaN/Inf elements; parameters not updated", n, t.names[i], st.NonFinite)
 				}
 				ssq += st.SumSq
 			}
 			if norm = math.Sqrt(ssq); math.IsInf(norm, 0) && t.cfg.ClipNorm > 0 {
-				return loss, fmt.Errorf("graph: trainer: step %d: the gradients' squared norm overflows float64; parameters not updated", n)
+				return loss, fmt.Errorf("train: step %d: the gradients' squared norm overflows float64; parameters not updated", n)
 			}
 		}
 	}
@@ -306,19 +263,19 @@ func (t *Trainer) Step() (float64, error) {
 		for i, p := range t.params {
 			gv, err := p.Grad()
 			if err != nil {
-				return loss, fmt.Errorf("graph: trainer: step %d: gradient of %q: %w", n, p.Name(), err)
+				return loss, fmt.Errorf("train: step %d: gradient of %q: %w", n, p.Name(), err)
 			}
 			if err := readInto(t.grads[i], gv); err != nil {
-				return loss, fmt.Errorf("graph: trainer: step %d: gradient of %q: %w", n, p.Name(), err)
+				return loss, fmt.Errorf("train: step %d: gradient of %q: %w", n, p.Name(), err)
 			}
 			if j := firstNonFinite(t.grads[i]); j >= 0 {
-				return loss, fmt.Errorf("graph: trainer: step %d: gradient of %q is %v at element %d; parameters not updated", n, p.Name(), t.grads[i][j], j)
+				return loss, fmt.Errorf("train: step %d: gradient of %q is %v at element %d; parameters not updated", n, p.Name(), t.grads[i][j], j)
 			}
 		}
 	}
 	lr := t.sched(t.step)
 	if !(lr >= 0) || math.IsInf(lr, 0) {
-		return loss, fmt.Errorf("graph: trainer: step %d: schedule gives learning rate %v; parameters not updated", n, lr)
+		return loss, fmt.Errorf("train: step %d: schedule gives learning rate %v; parameters not updated", n, lr)
 	}
 	if t.dev != nil {
 		if err := t.deviceUpdate(n, lr, norm); err != nil {
@@ -341,26 +298,55 @@ func (t *Trainer) Step() (float64, error) {
 			err = fmt.Errorf("has %d elements, gradient has %d", len(f32)+len(f64), len(t.grads[i]))
 		}
 		if err != nil {
-			return loss, fmt.Errorf("graph: trainer: step %d: parameter %q: %w", n, p.Name(), err)
+			return loss, fmt.Errorf("train: step %d: parameter %q: %w", n, p.Name(), err)
 		}
 		f32s[i], f64s[i] = f32, f64
 	}
-	ClipGlobalNorm(t.grads, t.cfg.ClipNorm)
+	// Every |g| is at most the gradients' global norm after clipping.
+	gmax := ClipGlobalNorm(t.grads, t.cfg.ClipNorm)
+	if c := t.cfg.ClipNorm; c > 0 && gmax > c {
+		gmax = c
+	}
 	h := adamHyper{
 		lr: lr, beta1: t.cfg.Beta1, beta2: t.cfg.Beta2, eps: t.cfg.Eps,
 		bc1:       1 - math.Pow(t.cfg.Beta1, float64(n)),
 		bc2:       1 - math.Pow(t.cfg.Beta2, float64(n)),
 		decoupled: t.decouple,
 	}
-	for i := range t.params {
-		h.wd = 0
+	hyper := func(i int) adamHyper {
+		hi := h
 		if t.decay[i] {
-			h.wd = t.cfg.WeightDecay
+			hi.wd = t.cfg.WeightDecay
 		}
+		return hi
+	}
+	// The update guard: check every parameter's update before writing any.
+	// A cheap bound clears almost every update; where it cannot, the exact
+	// update is computed without writing (adamCheck).
+	for i := range t.params {
+		hi := hyper(i)
+		var j int
+		var what string
 		if f64s[i] != nil {
-			adamUpdate(f64s[i], t.grads[i], t.mom[i], t.vel[i], h)
+			if updateBounded(maxAbs64(f64s[i]), gmax, t.mmax[i], t.vmax[i], hi, math.MaxFloat64) {
+				continue
+			}
+			j, what = adamCheck(f64s[i], t.grads[i], t.mom[i], t.vel[i], hi)
 		} else {
-			adamUpdate(f32s[i], t.grads[i], t.mom[i], t.vel[i], h)
+			if updateBounded(maxAbs32(f32s[i]), gmax, t.mmax[i], t.vmax[i], hi, math.MaxFloat32) {
+				continue
+			}
+			j, what = adamCheck(f32s[i], t.grads[i], t.mom[i], t.vel[i], hi)
+		}
+		if j >= 0 {
+			return loss, fmt.Errorf("train: step %d: the update would make the %s of %q non-finite at element %d (learning rate %v, weight decay %v); parameters and moments not updated", n, what, t.names[i], j, lr, hi.wd)
+		}
+	}
+	for i := range t.params {
+		if f64s[i] != nil {
+			t.mmax[i], t.vmax[i] = adamUpdate(f64s[i], t.grads[i], t.mom[i], t.vel[i], hyper(i))
+		} else {
+			t.mmax[i], t.vmax[i] = adamUpdate(f32s[i], t.grads[i], t.mom[i], t.vel[i], hyper(i))
 		}
 	}
 	t.step = n
@@ -375,9 +361,6 @@ func (t *Trainer) Step() (float64, error) {
 // the device, or, when norm < 0, from the gradients read on the host
 // exactly as ClipGlobalNorm computes it.
 func (t *Trainer) deviceUpdate(n int, lr, norm float64) error {
-	if t.devErr != nil {
-		return fmt.Errorf("graph: trainer: step %d: %w", n, t.devErr)
-	}
 	scale := 1.0
 	if t.cfg.ClipNorm > 0 {
 		if norm < 0 {
@@ -387,7 +370,7 @@ func (t *Trainer) deviceUpdate(n int, lr, norm float64) error {
 			scale = t.cfg.ClipNorm / norm
 		}
 	}
-	u := AdamUpdate{
+	u := graph.AdamUpdate{
 		LR: lr, Beta1: t.cfg.Beta1, Beta2: t.cfg.Beta2, Eps: t.cfg.Eps,
 		BC1:       1 - math.Pow(t.cfg.Beta1, float64(n)),
 		BC2:       1 - math.Pow(t.cfg.Beta2, float64(n)),
@@ -400,36 +383,82 @@ func (t *Trainer) deviceUpdate(n int, lr, norm float64) error {
 		}
 	}
 	if err := t.dev.AdamUpdate(u); err != nil {
-		return fmt.Errorf("graph: trainer: step %d: device update: %w", n, err)
+		return fmt.Errorf("train: step %d: device update: %w", n, err)
+	}
+	// The device wrote the update where the host cannot check it before;
+	// check the values it copied back (resident parameters stay on the
+	// device and are not checked here).
+	for i, p := range t.params {
+		f32, f64, err := valueView(p.Value())
+		if err != nil {
+			continue
+		}
+		j := -1
+		if f64 != nil {
+			j = firstNonFinite(f64)
+		} else {
+			for k, x := range f32 {
+				if math.IsNaN(float64(x)) || math.IsInf(float64(x), 0) {
+					j = k
+					break
+				}
+			}
+		}
+		if j >= 0 {
+			t.broken = fmt.Errorf("train: step %d: the device update made %q non-finite at element %d (learning rate %v); the device moments cannot be rolled back: restore a checkpoint", n, t.names[i], j, lr)
+			return t.broken
+		}
 	}
 	return nil
 }
 
 // State returns a deep copy of the optimiser state. With a device update
-// (OnDevice) the moments are read from the device; if that fails, the next
-// Step returns the error.
-func (t *Trainer) State() TrainerState {
+// (OnDevice) it first syncs the parameters to the host (so that the state
+// and the parameters' host values describe the same step) and reads the
+// moments from the device; a failure of either is returned.
+func (t *Trainer) State() (State, error) {
 	if t.dev != nil {
+		if err := t.SyncParams(); err != nil {
+			return State{}, err
+		}
 		for i := range t.params {
-			if err := t.dev.Moments(i, t.mom[i], t.vel[i]); err != nil && t.devErr == nil {
-				t.devErr = fmt.Errorf("reading the moments of %q: %w", t.names[i], err)
+			if err := t.dev.Moments(i, t.mom[i], t.vel[i]); err != nil {
+				return State{}, fmt.Errorf("train: reading the moments of %q from the device: %w", t.names[i], err)
 			}
 		}
 	}
-	st := TrainerState{Step: t.step, M: map[string][]float64{}, V: map[string][]float64{}}
+	st := State{Step: t.step, M: map[string][]float64{}, V: map[string][]float64{}}
 	for i, name := range t.names {
 		st.M[name] = append([]float64(nil), t.mom[i]...)
 		st.V[name] = append([]float64(nil), t.vel[i]...)
 	}
-	return st
+	return st, nil
+}
+
+// Save writes a checkpoint of the trainer's model to dir with
+// [checkpoint.Save]: every parameter of the machine's scope, the optimiser
+// state (so training can resume exactly: [checkpoint.Read], then
+// Checkpoint.Apply and [Trainer.SetState]), config (the caller's model
+// config, marshalled with encoding/json; may be nil) and the optional extra
+// arrays. Parameters kept on a device are synced first, so the checkpoint
+// never holds stale values.
+func (t *Trainer) Save(dir string, config any, extra map[string]*npy.Array) error {
+	st, err := t.State()
+	if err != nil {
+		return err
+	}
+	return checkpoint.Save(dir, t.m.Scope(), config, checkpoint.SaveOptions{Optim: &st, Extra: extra})
 }
 
 // SetState restores a state saved by State (or loaded from a checkpoint):
 // it must hold exactly the trainer's parameters, with matching sizes. The
 // state is copied; on error the trainer is unchanged.
-func (t *Trainer) SetState(st TrainerState) error {
+func (t *Trainer) SetState(st State) error {
 	if st.Step < 0 {
-		return fmt.Errorf("graph: trainer: SetState: Step %d < 0", st.Step)
+		return fmt.Errorf("train: SetState: Step %d < 0", st.Step)
+	}
+	if err := st.Validate(); err != nil {
+		return fmt.Errorf("train: SetState: %w", err)
 	}
 	for _, kv := range []struct {
 		what string
@@ -443,31 +472,37 @@ func (t *Trainer) SetState(st TrainerState) error {
 				}
 			}
 			if len(extra) > 0 {
-				return fmt.Errorf("graph: trainer: SetState: %s has unknown parameter(s) %q", kv.what, extra)
+				return fmt.Errorf("train: SetState: %s has unknown parameter(s) %q", kv.what, extra)
 			}
 		}
 		for i, name := range t.names {
 			vs, ok := kv.m[name]
 			if !ok {
-				return fmt.Errorf("graph: trainer: SetState: %s lacks parameter %q", kv.what, name)
+				return fmt.Errorf("train: SetState: %s lacks parameter %q", kv.what, name)
 			}
 			if len(vs) != len(t.mom[i]) {
-				return fmt.Errorf("graph: trainer: SetState: %s[%q] has %d values, want %d", kv.what, name, len(vs), len(t.mom[i]))
+				return fmt.Errorf("train: SetState: %s[%q] has %d values, want %d", kv.what, name, len(vs), len(t.mom[i]))
 			}
 		}
 	}
 	if t.dev != nil {
 		for i, name := range t.names {
 			if err := t.dev.SetMoments(i, st.M[name], st.V[name]); err != nil {
-				return fmt.Errorf("graph: trainer: SetState: moments of %q: %w", name, err)
+				return fmt.Errorf("train: SetState: moments of %q: %w", name, err)
 			}
 		}
 	}
 	for i, name := range t.names {
 		copy(t.mom[i], st.M[name])
 		copy(t.vel[i], st.V[name])
+		t.mmax[i], t.vmax[i] = 0, 0
+		for j := range t.mom[i] {
+			t.mmax[i] = max(t.mmax[i], math.Abs(t.mom[i][j]))
+			t.vmax[i] = max(t.vmax[i], t.vel[i][j])
+		}
 	}
 	t.step = st.Step
+	t.broken = nil
 	return nil
 }
 
@@ -493,7 +528,7 @@ type progress struct {
 	lastStep int       // step count at last
 }
 
-func newProgress(cfg TrainConfig, terminal bool) *progress {
+func newProgress(cfg Config, terminal bool) *progress {
 	p := &progress{w: cfg.Progress, every: cfg.ProgressEvery, total: cfg.Total, label: cfg.Label, now: time.Now}
 	if terminal {
 		max := int64(cfg.Total)

@@ -1,4 +1,4 @@
-package graph
+package train
 
 import (
 	"fmt"
@@ -141,12 +141,13 @@ type adamHyper struct {
 //	w  = w - lr*wd*w                   (AdamW: decoupled decay)
 //	w  = w - lr * (m/bc1) / (sqrt(v/bc2) + eps)
 //
-// which is torch.optim.Adam / AdamW.
+// which is torch.optim.Adam / AdamW. It returns the largest |m| and v
+// written, for the update guard's bound (updateBounded).
 //
 // The loop is written as torch's: w -= (lr/bc1) m / (sqrt(v)/sqrt(bc2) +
 // eps), with the per-update constants hoisted, one division and one square
 // root per element, and no allocation.
-func adamUpdate[T float32 | float64](w []T, g, m, v []float64, h adamHyper) {
+func adamUpdate[T float32 | float64](w []T, g, m, v []float64, h adamHyper) (mmax, vmax float64) {
 	b1, b2 := h.beta1, h.beta2
 	c1, c2 := 1-b1, 1-b2
 	step := h.lr / h.bc1
@@ -168,7 +169,99 @@ func adamUpdate[T float32 | float64](w []T, g, m, v []float64, h adamHyper) {
 		vi := b2*v[i] + c2*gi*gi
 		m[i], v[i] = mi, vi
 		w[i] = T(p*keep - step*mi/(math.Sqrt(vi)*rbc2+eps))
+		if a := math.Abs(mi); a > mmax {
+			mmax = a
+		}
+		if vi > vmax {
+			vmax = vi
+		}
 	}
+	return mmax, vmax
+}
+
+// updateBounded reports whether an update with hyperparameters h provably
+// writes only finite values, from bounds alone: P >= every |w|, G >= every
+// |g|, M >= every |m|, V >= every v (>= 0). Each new |w| is at most
+// P|keep| + (lr/bc1)|m'|/eps with |m'| <= beta1 M + (1-beta1)(G + l2 P), and
+// each new v at most beta2 V + (1-beta2)(G + l2 P)^2; the bounds must stay
+// below half of limit (the largest finite value of the parameter's type)
+// and of MaxFloat64. A NaN or infinite bound gives false.
+func updateBounded(P, G, M, V float64, h adamHyper, limit float64) bool {
+	l2, keep := 0.0, 1.0
+	if h.wd != 0 {
+		if h.decoupled {
+			keep = 1 - h.lr*h.wd
+		} else {
+			l2 = h.wd
+		}
+	}
+	gmax := G + l2*P
+	mmax := h.beta1*M + (1-h.beta1)*gmax
+	vmax := h.beta2*V + (1-h.beta2)*gmax*gmax
+	wmax := P*math.Abs(keep) + h.lr/h.bc1*mmax/h.eps
+	const half = 0.5
+	return wmax <= half*limit && mmax <= half*math.MaxFloat64 && vmax <= half*math.MaxFloat64
+}
+
+// maxAbs32 returns the largest |x| of xs, NaN if one is NaN: the largest
+// sign-cleared bit pattern, as IEEE 754 orders magnitudes like unsigned
+// integers and NaNs above +Inf (branch-free, no conversion per element).
+func maxAbs32(xs []float32) float64 {
+	var m uint32
+	for _, x := range xs {
+		m = max(m, math.Float32bits(x)&^(1<<31))
+	}
+	return float64(math.Float32frombits(m))
+}
+
+// maxAbs64 is maxAbs32 for float64.
+func maxAbs64(xs []float64) float64 {
+	var m uint64
+	for _, x := range xs {
+		m = max(m, math.Float64bits(x)&^(1<<63))
+	}
+	return math.Float64frombits(m)
+}
+
+// adamCheck computes the update adamUpdate would make, without writing
+// anything, and returns the index of the first element whose new value
+// (rounded to T), first or second moment would not be finite, with which of
+// the three it is ("value", "first moment" or "second moment"); -1 if none.
+// It computes exactly as adamUpdate, so an update it passes writes only
+// finite values.
+func adamCheck[T float32 | float64](w []T, g, m, v []float64, h adamHyper) (int, string) {
+	b1, b2 := h.beta1, h.beta2
+	c1, c2 := 1-b1, 1-b2
+	step := h.lr / h.bc1
+	rbc2 := 1 / math.Sqrt(h.bc2)
+	eps := h.eps
+	l2, keep := 0.0, 1.0
+	if h.wd != 0 {
+		if h.decoupled {
+			keep = 1 - h.lr*h.wd
+		} else {
+			l2 = h.wd
+		}
+	}
+	w, g, m, v = w[:len(w)], g[:len(w)], m[:len(w)], v[:len(w)]
+	for i := range w {
+		p := float64(w[i])
+		gi := g[i] + l2*p
+		mi := b1*m[i] + c1*gi
+		vi := b2*v[i] + c2*gi*gi
+		nw := float64(T(p*keep - step*mi/(math.Sqrt(vi)*rbc2+eps)))
+		// x-x is 0 for a finite x and NaN for ±Inf and NaN.
+		if nw-nw != 0 || mi-mi != 0 || vi-vi != 0 {
+			switch {
+			case mi-mi != 0:
+				return i, "first moment"
+			case vi-vi != 0:
+				return i, "second moment"
+			}
+			return i, "value"
+		}
+	}
+	return -1, ""
 }
 
 // valueView returns the backing store of a Gorgonia value without copying:

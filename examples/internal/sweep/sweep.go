@@ -1,4 +1,4 @@
-package icl
+package sweep
 
 import (
 	"bufio"
@@ -12,17 +12,19 @@ import (
 	"path/filepath"
 	"strconv"
 	"time"
+
+	"github.com/gdattn/gdattn/train"
 )
 
 // Record is one finished training run as a [Journal] stores it: the run's
 // configuration (any JSON-encodable value; it is also the run's key), the
 // final test metrics and optionally the training curve.
 type Record struct {
-	Config       json.RawMessage `json:"config"`
-	Final        Metrics         `json:"final"`
-	Curve        []EpochMetrics  `json:"curve,omitempty"`
-	TrainSeconds float64         `json:"train_seconds"`
-	Finished     time.Time       `json:"finished"`
+	Config       json.RawMessage      `json:"config"`
+	Final        train.Metrics        `json:"final"`
+	Curve        []train.EpochMetrics `json:"curve,omitempty"`
+	TrainSeconds float64              `json:"train_seconds"`
+	Finished     time.Time            `json:"finished"`
 }
 
 // Key is the canonical key of a run configuration: its compact JSON. Two
@@ -33,7 +35,7 @@ type Record struct {
 func Key(cfg any) (string, error) {
 	b, err := json.Marshal(cfg)
 	if err != nil {
-		return "", fmt.Errorf("icl: key: %w", err)
+		return "", fmt.Errorf("sweep: key: %w", err)
 	}
 	return string(b), nil
 }
@@ -61,11 +63,11 @@ type Journal struct {
 // directory) if it does not exist.
 func OpenJournal(path string) (*Journal, error) {
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		return nil, fmt.Errorf("icl: journal: %w", err)
+		return nil, fmt.Errorf("sweep: journal: %w", err)
 	}
 	f, err := os.OpenFile(path, os.O_RDONLY|os.O_CREATE, 0o644)
 	if err != nil {
-		return nil, fmt.Errorf("icl: journal: %w", err)
+		return nil, fmt.Errorf("sweep: journal: %w", err)
 	}
 	f.Close()
 	j := &Journal{path: path}
@@ -79,7 +81,7 @@ func (j *Journal) Path() string { return j.path }
 func (j *Journal) Reload() error {
 	f, err := os.Open(j.path)
 	if err != nil {
-		return fmt.Errorf("icl: journal: %w", err)
+		return fmt.Errorf("sweep: journal: %w", err)
 	}
 	defer f.Close()
 	j.recs, j.keys, j.Skipped = map[string]Record{}, nil, 0
@@ -107,7 +109,7 @@ func (j *Journal) Reload() error {
 		j.recs[k] = r
 	}
 	if err := sc.Err(); err != nil {
-		return fmt.Errorf("icl: journal %s: %w", j.path, err)
+		return fmt.Errorf("sweep: journal %s: %w", j.path, err)
 	}
 	return nil
 }
@@ -143,11 +145,11 @@ func (j *Journal) Append(cfg any, r Record) error {
 	}
 	line, err := json.Marshal(r)
 	if err != nil {
-		return fmt.Errorf("icl: journal: %w", err)
+		return fmt.Errorf("sweep: journal: %w", err)
 	}
 	f, err := os.OpenFile(j.path, os.O_RDWR|os.O_APPEND|os.O_CREATE, 0o644)
 	if err != nil {
-		return fmt.Errorf("icl: journal: %w", err)
+		return fmt.Errorf("sweep: journal: %w", err)
 	}
 	// Start on a fresh line if a crash left the last one unterminated.
 	if st, err := f.Stat(); err == nil && st.Size() > 0 {
@@ -164,7 +166,7 @@ func (j *Journal) Append(cfg any, r Record) error {
 		err = cerr
 	}
 	if err != nil {
-		return fmt.Errorf("icl: journal %s: %w", j.path, err)
+		return fmt.Errorf("sweep: journal %s: %w", j.path, err)
 	}
 	if _, ok := j.recs[key]; !ok {
 		j.keys = append(j.keys, key)
@@ -248,7 +250,7 @@ func WriteFile(path string, data []byte) error {
 func WriteJSON(path string, v any) error {
 	b, err := json.MarshalIndent(v, "", "  ")
 	if err != nil {
-		return fmt.Errorf("icl: %s: %w", path, err)
+		return fmt.Errorf("sweep: %s: %w", path, err)
 	}
 	return WriteFile(path, append(b, '\n'))
 }
@@ -276,36 +278,6 @@ func (f *jsonFloat) UnmarshalJSON(b []byte) error {
 	return nil
 }
 
-type metricsJSON struct {
-	Top1    jsonFloat `json:"top1"`
-	NLL     jsonFloat `json:"nll"`
-	Oracle  jsonFloat `json:"oracle"`
-	N       int       `json:"n"`
-	Seconds float64   `json:"seconds"`
-}
-
-// MarshalJSON writes the metrics with lower-case keys; NaN (an oracle
-// without true probabilities) is written as null.
-func (m Metrics) MarshalJSON() ([]byte, error) { return json.Marshal(toJSON(m)) }
-
-func toJSON(m Metrics) metricsJSON {
-	return metricsJSON{jsonFloat(m.Top1), jsonFloat(m.NLL), jsonFloat(m.Oracle), m.N, m.Seconds}
-}
-
-func (j metricsJSON) metrics() Metrics {
-	return Metrics{Top1: float64(j.Top1), NLL: float64(j.NLL), Oracle: float64(j.Oracle), N: j.N, Seconds: j.Seconds}
-}
-
-// UnmarshalJSON reads what MarshalJSON writes (null as NaN).
-func (m *Metrics) UnmarshalJSON(b []byte) error {
-	var j metricsJSON
-	if err := json.Unmarshal(b, &j); err != nil {
-		return err
-	}
-	*m = j.metrics()
-	return nil
-}
-
 // MarshalJSON writes NaN mean and std (no values) as null.
 func (s Stat) MarshalJSON() ([]byte, error) {
 	vals := make([]jsonFloat, len(s.Values))
@@ -328,26 +300,23 @@ func (p Point) MarshalJSON() ([]byte, error) {
 	}{plain(p), jsonFloat(p.Oracle)})
 }
 
-// MarshalJSON writes the epoch metrics flat: {"epoch", "train_loss", "top1", ...}.
-// (Without it the promoted Metrics.MarshalJSON would drop Epoch and TrainLoss.)
-func (e EpochMetrics) MarshalJSON() ([]byte, error) {
-	return json.Marshal(struct {
-		Epoch     int       `json:"epoch"`
-		TrainLoss jsonFloat `json:"train_loss"`
-		metricsJSON
-	}{e.Epoch, jsonFloat(e.TrainLoss), toJSON(e.Metrics)})
-}
-
-// UnmarshalJSON reads what MarshalJSON writes.
-func (e *EpochMetrics) UnmarshalJSON(b []byte) error {
-	var j struct {
-		Epoch     int       `json:"epoch"`
-		TrainLoss jsonFloat `json:"train_loss"`
-		metricsJSON
+// MeanStd returns the mean and the sample standard deviation of v (NaN,
+// NaN for no values; a std of 0 for one).
+func MeanStd(v []float64) (float64, float64) {
+	if len(v) == 0 {
+		return math.NaN(), math.NaN()
 	}
-	if err := json.Unmarshal(b, &j); err != nil {
-		return err
+	m := 0.0
+	for _, x := range v {
+		m += x
 	}
-	*e = EpochMetrics{Epoch: j.Epoch, TrainLoss: float64(j.TrainLoss), Metrics: j.metricsJSON.metrics()}
-	return nil
+	m /= float64(len(v))
+	if len(v) == 1 {
+		return m, 0
+	}
+	s := 0.0
+	for _, x := range v {
+		s += (x - m) * (x - m)
+	}
+	return m, math.Sqrt(s / float64(len(v)-1))
 }

@@ -1,0 +1,48 @@
+// Package train trains gdattn's models: a [Trainer] that runs a gradient
+// graph.Machine and updates its parameters in place with Adam or AdamW
+// (learning-rate [Schedule]s, global-norm clipping, a NaN/Inf guard on the
+// loss, the gradients and the update itself), checkpoints of parameters and
+// optimiser state through package checkpoint, and a [Runner] that fits and
+// evaluates any in-context classifier satisfying the small [Model]
+// interface (gd.Model and tf.Model do) on sets of contexts (*data.Batch).
+//
+// Shapes follow gdattn's conventions: a context set holds B contexts of T =
+// N+1 positions (N labelled pairs, then the query) with d covariates; a
+// model's minibatch is (B, T, d) row-major, its query logits (B, C).
+//
+// Data flows one way: data -> model (gd, tf) -> losses -> train. Models do
+// not import train; they satisfy [Model] structurally.
+//
+// # Host and device
+//
+// With a device executor (graph/cuda) the update runs on the device
+// ([graph.DeviceUpdater]) and, with resident parameters, the host values go
+// stale between updates. The Trainer is the one place that syncs them:
+// [Trainer.Save] and [Trainer.State] sync first, and [Runner] syncs before
+// every evaluation, so a checkpoint or an evaluation never sees stale
+// values. Call [Trainer.SyncParams] before reading parameter values yourself.
+//
+// # Fitting an in-context classifier
+//
+//	s, _ := graph.NewScope(graph.Float64, 1)
+//	m, _ := gd.NewModel(s, gd.Config{D: 10, DPrime: 5, C: 25, N: 10}, 64)
+//	r, err := train.NewRunner(m, train.RunnerConfig{
+//		Optim: train.Config{LR: 1e-2, Progress: os.Stderr, Total: train.Steps(trainSet.B, 64, 30)},
+//	})
+//	defer r.Close()
+//	err = r.Fit(trainSet, train.FitConfig{Epochs: 30, Seed: 1})
+//	met, err := r.Evaluate(testSet) // Metrics{Top1, NLL, Oracle, N, Seconds}
+//	err = r.Trainer().Save("ckpt", m.Cfg, nil)
+//
+// [Runner.FitCurve] evaluates a held-out set after every few epochs.
+//
+// # Any graph
+//
+//	m, _ := graph.NewMachine(s, loss, graph.MachineOptions{})
+//	tr, _ := train.NewTrainer(m, train.Config{Optimizer: "adamw", Schedule: train.WarmupCosine(1e-3, 100, 2000, 1e-4), ClipNorm: 1})
+//	for step := 0; step < 2000; step++ {
+//		// feed the minibatch with graph.SetValue, then
+//		loss, err := tr.Step()
+//	}
+//	err = tr.Save(dir, cfg, nil) // resume: checkpoint.Read, Checkpoint.Apply, tr.SetState(*c.Optim)
+package train

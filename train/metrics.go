@@ -1,0 +1,83 @@
+package train
+
+import (
+	"encoding/json"
+	"math"
+)
+
+// jsonFloat encodes NaN and ±Inf as null, which encoding/json refuses.
+type jsonFloat float64
+
+func (f jsonFloat) MarshalJSON() ([]byte, error) {
+	if math.IsNaN(float64(f)) || math.IsInf(float64(f), 0) {
+		return []byte("null"), nil
+	}
+	return json.Marshal(float64(f))
+}
+
+func (f *jsonFloat) UnmarshalJSON(b []byte) error {
+	if string(b) == "null" {
+		*f = jsonFloat(math.NaN())
+		return nil
+	}
+	var v float64
+	if err := json.Unmarshal(b, &v); err != nil {
+		return err
+	}
+	*f = jsonFloat(v)
+	return nil
+}
+
+type metricsJSON struct {
+	Top1    jsonFloat `json:"top1"`
+	NLL     jsonFloat `json:"nll"`
+	Oracle  jsonFloat `json:"oracle"`
+	N       int       `json:"n"`
+	Seconds float64   `json:"seconds"`
+}
+
+// MarshalJSON writes the metrics with lower-case keys; NaN (an oracle
+// without true probabilities) is written as null.
+func (m Metrics) MarshalJSON() ([]byte, error) { return json.Marshal(toJSON(m)) }
+
+func toJSON(m Metrics) metricsJSON {
+	return metricsJSON{jsonFloat(m.Top1), jsonFloat(m.NLL), jsonFloat(m.Oracle), m.N, m.Seconds}
+}
+
+func (j metricsJSON) metrics() Metrics {
+	return Metrics{Top1: float64(j.Top1), NLL: float64(j.NLL), Oracle: float64(j.Oracle), N: j.N, Seconds: j.Seconds}
+}
+
+// UnmarshalJSON reads what MarshalJSON writes (null as NaN).
+func (m *Metrics) UnmarshalJSON(b []byte) error {
+	var j metricsJSON
+	if err := json.Unmarshal(b, &j); err != nil {
+		return err
+	}
+	*m = j.metrics()
+	return nil
+}
+
+// MarshalJSON writes the epoch metrics flat: {"epoch", "train_loss", "top1", ...}.
+// (Without it the promoted Metrics.MarshalJSON would drop Epoch and TrainLoss.)
+func (e EpochMetrics) MarshalJSON() ([]byte, error) {
+	return json.Marshal(struct {
+		Epoch     int       `json:"epoch"`
+		TrainLoss jsonFloat `json:"train_loss"`
+		metricsJSON
+	}{e.Epoch, jsonFloat(e.TrainLoss), toJSON(e.Metrics)})
+}
+
+// UnmarshalJSON reads what MarshalJSON writes.
+func (e *EpochMetrics) UnmarshalJSON(b []byte) error {
+	var j struct {
+		Epoch     int       `json:"epoch"`
+		TrainLoss jsonFloat `json:"train_loss"`
+		metricsJSON
+	}
+	if err := json.Unmarshal(b, &j); err != nil {
+		return err
+	}
+	*e = EpochMetrics{Epoch: j.Epoch, TrainLoss: float64(j.TrainLoss), Metrics: j.metricsJSON.metrics()}
+	return nil
+}
