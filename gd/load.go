@@ -54,26 +54,11 @@ func (m *Model) Save(dir string) error {
 // anything is built; errors name the file, key or parameter at fault.
 func Load(dir string, batch int) (*Model, error) {
 	fail := func(err error) (*Model, error) { return nil, fmt.Errorf("gd: load %s: %w", dir, err) }
-	c, err := checkpoint.Read(dir)
+	c, h, cfg, dt, err := readSaved(dir)
 	if err != nil {
 		return nil, err
 	}
-	h, body, err := modelfile.Decode(c.Config, familyModel)
-	if err != nil {
-		return fail(err)
-	}
-	var cfg Config
-	if err := cfg.UnmarshalJSON(body); err != nil {
-		return fail(err)
-	}
-	if cfg, err = cfg.Validate(); err != nil {
-		return fail(err)
-	}
 	if err := cfg.checkSizes(batch); err != nil {
-		return fail(err)
-	}
-	dt, err := graph.ParseDtype(h.Dtype)
-	if err != nil {
 		return fail(err)
 	}
 	want, err := cfg.params(dt)
@@ -95,6 +80,42 @@ func Load(dir string, batch int) (*Model, error) {
 		return nil, err
 	}
 	return m, nil
+}
+
+// LoadConfig reads the checkpoint in dir as [Load] does and returns the
+// model's validated config and dtype without building the model, e.g. to
+// check inputs against the model's sizes before choosing a batch size.
+func LoadConfig(dir string) (Config, tensor.Dtype, error) {
+	_, _, cfg, dt, err := readSaved(dir)
+	return cfg, dt, err
+}
+
+// readSaved reads and verifies the checkpoint in dir and decodes, strictly,
+// its GD model config (validated, defaults filled in) and dtype.
+func readSaved(dir string) (*checkpoint.Checkpoint, modelfile.Header, Config, tensor.Dtype, error) {
+	fail := func(err error) (*checkpoint.Checkpoint, modelfile.Header, Config, tensor.Dtype, error) {
+		return nil, modelfile.Header{}, Config{}, tensor.Dtype{}, fmt.Errorf("gd: load %s: %w", dir, err)
+	}
+	c, err := checkpoint.Read(dir)
+	if err != nil {
+		return nil, modelfile.Header{}, Config{}, tensor.Dtype{}, err
+	}
+	h, body, err := modelfile.Decode(c.Config, familyModel)
+	if err != nil {
+		return fail(err)
+	}
+	var cfg Config
+	if err := cfg.UnmarshalJSON(body); err != nil {
+		return fail(err)
+	}
+	if cfg, err = cfg.Validate(); err != nil {
+		return fail(err)
+	}
+	dt, err := graph.ParseDtype(h.Dtype)
+	if err != nil {
+		return fail(err)
+	}
+	return c, h, cfg, dt, nil
 }
 
 // params lists the parameters a model of the validated cfg creates, in

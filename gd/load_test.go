@@ -182,6 +182,13 @@ func TestSaveLoadRoundTrip(t *testing.T) {
 			if !bytes.Equal(a, b) {
 				t.Errorf("loaded config %s, want %s", b, a)
 			}
+			cfg, dt, err := LoadConfig(dir)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if c, _ := json.Marshal(cfg); !bytes.Equal(a, c) || dt != tc.dt {
+				t.Errorf("LoadConfig = %s, %v; want %s, %v", c, dt, a, tc.dt)
+			}
 			got := logits(t, l, x, y)
 			for j := range want {
 				if got[j] != want[j] {

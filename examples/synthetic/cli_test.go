@@ -102,16 +102,16 @@ func TestCommandLine(t *testing.T) {
 		clitest.Usage("x of another task", []string{"-eval", ck, "-x", y, "-y", y}, "-x"),
 		clitest.Usage("config: garbage", eval(crafted("garbage", func([]byte) []byte { return []byte("{not json") })), "config.json"),
 		clitest.Usage("config: deeply nested", eval(crafted("nested", func([]byte) []byte { return []byte(strings.Repeat("[", 100000)) })), "config.json"),
-		clitest.Usage("config: huge number", eval(crafted("huge", setField("blocks", "1e400"))), "config.json"),
-		clitest.Usage("config: huge Blocks", eval(crafted("blocks", setField("blocks", "100000000"))), "config.json", "Blocks"),
-		clitest.Usage("config: max int Blocks", eval(crafted("maxint", setField("blocks", "9223372036854775807"))), "config.json", "Blocks"),
-		clitest.Usage("config: huge Heads", eval(crafted("heads", setField("heads", "1000000000"))), "config.json", "Heads"),
-		clitest.Usage("config: huge DPrime", eval(crafted("dprime", setField("d_prime", "2000000000"))), "config.json", "model.DPrime"),
-		clitest.Usage("config: negative C", eval(crafted("c", setField("c", "-3"))), "config.json", "C"),
-		clitest.Usage("config: negative Alpha", eval(crafted("alpha", setField("alpha", "-1"))), "config.json", "Alpha"),
+		clitest.Usage("config: huge number", eval(crafted("huge", setField("blocks", "1e400"))), "gd: load", "blocks"),
+		clitest.Usage("config: huge Blocks", eval(crafted("blocks", setField("blocks", "100000000"))), "gd: load", "Blocks"),
+		clitest.Usage("config: max int Blocks", eval(crafted("maxint", setField("blocks", "9223372036854775807"))), "gd: load", "Blocks"),
+		clitest.Usage("config: huge Heads", eval(crafted("heads", setField("heads", "1000000000"))), "gd: load", "Heads"),
+		clitest.Usage("config: huge DPrime", eval(crafted("dprime", setField("d_prime", "2000000000"))), "config.json", "gd.d_prime"),
+		clitest.Usage("config: negative C", eval(crafted("c", setField("c", "-3"))), "gd: load", "C = -3"),
+		clitest.Usage("config: negative Alpha", eval(crafted("alpha", setField("alpha", "-1"))), "gd: load", "Alpha"),
 		clitest.Usage("config: dtype", eval(crafted("dtype", func(raw []byte) []byte {
-			return bytes.Replace(raw, []byte(`"dtype": "float64",`+"\n"+`    "task"`), []byte(`"dtype": "float8",`+"\n"+`    "task"`), 1)
-		})), "config.json"),
+			return bytes.Replace(raw, []byte(`"dtype": "float64"`), []byte(`"dtype": "float8"`), 1)
+		})), "config.json", "float8"),
 	}
 	clitest.Run(t, bin, "synthetic", cases)
 }
@@ -129,15 +129,15 @@ func setModelField(t *testing.T, raw []byte, field, value string) []byte {
 		t.Fatal(err)
 	}
 	var model map[string]json.RawMessage
-	if err := json.Unmarshal(cfg["model"], &model); err != nil {
+	if err := json.Unmarshal(cfg["gd"], &model); err != nil {
 		t.Fatal(err)
 	}
 	if _, ok := model[field]; !ok {
-		t.Fatalf("config.model has no field %s", field)
+		t.Fatalf("config.gd has no field %s", field)
 	}
 	model[field] = json.RawMessage(value)
 	var err error
-	if cfg["model"], err = json.Marshal(model); err != nil {
+	if cfg["gd"], err = json.Marshal(model); err != nil {
 		t.Fatal(err)
 	}
 	if doc["config"], err = json.Marshal(cfg); err != nil {

@@ -3,10 +3,8 @@ package main
 import (
 	"fmt"
 
-	"github.com/gdattn/gdattn/checkpoint"
 	"github.com/gdattn/gdattn/data"
 	"github.com/gdattn/gdattn/gd"
-	"github.com/gdattn/gdattn/graph"
 	"github.com/gdattn/gdattn/graph/npy"
 	"github.com/gdattn/gdattn/train"
 )
@@ -17,32 +15,16 @@ func evalCheckpoint(o options) error {
 	if o.xPath == "" || o.yPath == "" {
 		return fmt.Errorf("-eval needs -x and -y")
 	}
-	ck, err := checkpoint.Read(o.evalDir)
+	cfg, _, err := gd.LoadConfig(o.evalDir)
 	if err != nil {
 		return err
 	}
-	var sc savedConfig
-	if err := ck.DecodeConfig(&sc); err != nil {
-		return err
-	}
-	b, err := readContexts(o.xPath, o.yPath, sc.Model)
+	b, err := readContexts(o.xPath, o.yPath, cfg)
 	if err != nil {
 		return err
 	}
-	dt, err := graph.ParseDtype(sc.Dtype)
+	m, err := gd.Load(o.evalDir, min(b.B, 256))
 	if err != nil {
-		return fmt.Errorf("checkpoint %s: %w", o.evalDir, err)
-	}
-	scope, err := graph.NewScope(dt, 0)
-	if err != nil {
-		return err
-	}
-	batch := min(b.B, 256)
-	m, err := gd.NewModel(scope, sc.Model, batch)
-	if err != nil {
-		return fmt.Errorf("checkpoint %s: %w", o.evalDir, err)
-	}
-	if err := ck.Apply(scope, checkpoint.LoadOptions{}); err != nil {
 		return err
 	}
 	r, err := train.NewRunner(m, train.RunnerConfig{EvalOnly: true})
@@ -54,11 +36,11 @@ func evalCheckpoint(o options) error {
 	if err != nil {
 		return err
 	}
-	out := &npy.Array{Shape: []int{b.B, sc.Model.C}, Dtype: npy.Float64, F64: probs}
+	out := &npy.Array{Shape: []int{b.B, cfg.C}, Dtype: npy.Float64, F64: probs}
 	if err := npy.WriteFile(o.probsPath, out); err != nil {
 		return err
 	}
-	fmt.Printf("wrote query probabilities (%d, %d) to %s\n", b.B, sc.Model.C, o.probsPath)
+	fmt.Printf("wrote query probabilities (%d, %d) to %s\n", b.B, cfg.C, o.probsPath)
 	// Score the queries when every label is known.
 	for i := 0; i < b.B; i++ {
 		if b.Y[i*b.T+b.T-1] < 0 {

@@ -3,7 +3,7 @@ package main
 import (
 	"path/filepath"
 
-	"github.com/gdattn/gdattn/checkpoint"
+	"github.com/gdattn/gdattn/gd"
 	"github.com/gdattn/gdattn/internal/cli"
 )
 
@@ -22,36 +22,28 @@ const (
 // contexts (their shapes fit the config). Every failure is a usage error
 // naming the file.
 func checkEvalInputs(o options) error {
-	ck, err := checkpoint.Read(o.evalDir)
+	cfg, _, err := gd.LoadConfig(o.evalDir)
 	if err != nil {
 		return cli.Usage(err)
 	}
-	var sc savedConfig
-	if err := ck.DecodeConfig(&sc); err != nil {
-		return cli.Usage(err)
-	}
-	if err := checkSavedConfig(filepath.Join(o.evalDir, "config.json"), sc); err != nil {
+	if err := checkSavedConfig(filepath.Join(o.evalDir, "config.json"), cfg); err != nil {
 		return err
 	}
-	if _, err := readContexts(o.xPath, o.yPath, sc.Model); err != nil {
+	if _, err := readContexts(o.xPath, o.yPath, cfg); err != nil {
 		return cli.Usage(err)
 	}
 	return nil
 }
 
-// checkSavedConfig checks the config of a checkpoint written by train.
-func checkSavedConfig(file string, sc savedConfig) error {
-	m, err := sc.Model.Validate()
-	if err != nil {
-		return cli.InFile(file, err)
-	}
+// checkSavedConfig checks the sizes of the (validated) config of a GD
+// checkpoint against this command's limits.
+func checkSavedConfig(file string, m gd.Config) error {
 	return cli.InFile(file,
-		cli.Check("model.D", m.D, cli.IntIn(1, maxD)),
-		cli.Check("model.DPrime", m.DPrime, cli.IntIn(1, maxD)),
-		cli.Check("model.C", m.C, cli.IntIn(2, maxC)),
-		cli.Check("model.N", m.N, cli.IntIn(1, maxN)),
-		cli.Check("model.Blocks", m.Blocks, cli.IntIn(1, maxBlocks)),
-		cli.Check("model.Heads", m.Heads, cli.IntIn(1, maxHeads)),
-		cli.Check("dtype", sc.Dtype, cli.OneOf("float32", "float64")),
+		cli.Check("gd.d", m.D, cli.IntIn(1, maxD)),
+		cli.Check("gd.d_prime", m.DPrime, cli.IntIn(1, maxD)),
+		cli.Check("gd.c", m.C, cli.IntIn(2, maxC)),
+		cli.Check("gd.n", m.N, cli.IntIn(1, maxN)),
+		cli.Check("gd.blocks", m.Blocks, cli.IntIn(1, maxBlocks)),
+		cli.Check("gd.heads", m.Heads, cli.IntIn(1, maxHeads)),
 	)
 }

@@ -8,7 +8,6 @@ import (
 	"path/filepath"
 	"time"
 
-	"github.com/gdattn/gdattn/checkpoint"
 	"github.com/gdattn/gdattn/data"
 	"github.com/gdattn/gdattn/examples/internal/sweep"
 	"github.com/gdattn/gdattn/gd"
@@ -30,15 +29,6 @@ type options struct {
 	sweep, ls, results, figures, shard string
 	quick, plan, plotOnly              bool
 	set                                map[string]bool // flags given on the command line
-}
-
-// savedConfig is what config.json of a checkpoint holds.
-type savedConfig struct {
-	Model gd.Config `json:"model"`
-	Dtype string    `json:"dtype"`
-	Task  struct {
-		Seed uint64 `json:"seed"`
-	} `json:"task"`
 }
 
 // runSpec is one training run: a model, its training and the data. Its JSON
@@ -159,7 +149,8 @@ func (d *dataSets) get(L, M int) (train, test *data.Batch, err error) {
 type trained struct {
 	rec   sweep.Record
 	scope *graph.Scope
-	cfg   any // gd.Config or tf.Config
+	cfg   any         // gd.Config or tf.Config
+	model train.Model // *gd.Model or *tf.Model
 }
 
 // train runs r on the data sets (which must match r's N and data seed),
@@ -186,7 +177,7 @@ func (r runSpec) train(d *dataSets, w io.Writer, label string) (*trained, error)
 	}
 	defer run.Close()
 	fc := train.FitConfig{Epochs: r.Epochs, Seed: r.Seed}
-	out := &trained{scope: m.Scope(), cfg: cfg}
+	out := &trained{scope: m.Scope(), cfg: cfg, model: m}
 	if r.Curve {
 		if out.rec.Curve, err = run.FitCurve(trainSet, testSet, fc, 1); err != nil {
 			return nil, err
@@ -244,11 +235,10 @@ func trainBlocks(o options) error {
 			top1, nll, oracle = append(top1, met.Top1), append(nll, met.NLL), met.Oracle
 			if o.out != "" {
 				dir := filepath.Join(o.out, fmt.Sprintf("blocks%d-seed%d", K, seed))
-				sc := savedConfig{Model: t.cfg.(gd.Config), Dtype: o.dtype}
-				sc.Task.Seed = o.dataSeed
-				if err := checkpoint.Save(dir, t.scope, sc, checkpoint.SaveOptions{}); err != nil {
+				if err := t.model.(*gd.Model).Save(dir); err != nil {
 					return err
 				}
+				fmt.Printf("saved checkpoint %s (gd.Load reads it; -eval %s evaluates it)\n", dir, dir)
 			}
 		}
 		mt, st := sweep.MeanStd(top1)
