@@ -163,6 +163,9 @@ func command(args []string) error {
 	if err != nil {
 		return err
 	}
+	if o.Quick && has["tf"] {
+		fmt.Fprintln(os.Stderr, "note: the quick preset undertrains the Trained TF baseline (L=M=512, 8 epochs, 2 seeds): it checks the pipeline; the full preset gives the paper's comparison")
+	}
 	_, err = run(o, os.Stdout)
 	return err
 }

@@ -327,6 +327,9 @@ func runSweep(st *sweepSetup) error {
 		fmt.Fprintf(st.logOut, "; shard %d/%d runs %d of the rest", st.shardI, st.shardN, len(pending))
 	}
 	fmt.Fprintln(st.logOut)
+	if st.preset.FigureSuffix == quickPreset.FigureSuffix && hasTF(st.figs) {
+		fmt.Fprintln(st.logOut, "note: the quick preset undertrains the Trained TF baselines (few epochs, small L): it checks the pipeline; the full preset (no -quick) gives the paper's comparison")
+	}
 	if st.plotOnly {
 		return writeFigures(st, journal)
 	}
@@ -540,4 +543,16 @@ func parseIntList(name, s string) ([]int, error) {
 		out = append(out, v)
 	}
 	return out, nil
+}
+
+// hasTF reports whether a figure of figs trains a Trained TF.
+func hasTF(figs []figure) bool {
+	for _, f := range figs {
+		for _, s := range f.Series {
+			if s.Run.Model == "tf" {
+				return true
+			}
+		}
+	}
+	return false
 }
