@@ -165,13 +165,16 @@ func (f figure) figure(pts []sweep.Point, seeds int) plot.Figure {
 			if lo, hi, ok := xRange(acc.Series); ok && oracle > 0 {
 				// The Bayes oracle's top-1 (from the true class probabilities)
 				// as a dashed reference line across the panel.
+				// The legend, which the NLL panel below repeats, would cover
+				// the line: the figure's title names the dashed line instead.
 				acc.Series = append(acc.Series, plot.Series{Label: "Bayes oracle", X: []float64{lo, hi},
 					Y: []float64{oracle, oracle}, Dashed: true, NoPoints: true, Color: plot.Colors[6]})
+				acc.Legend = plot.NoLegend
 			}
 			top1[g], nll[g] = acc, loss
 		}
 	}
-	fig := plot.Figure{Title: fmt.Sprintf("%s  (mean ± std over %d seeds; Bayes top-1 %.3f)", f.Title, seeds, oracle)}
+	fig := plot.Figure{Title: fmt.Sprintf("%s  (mean ± std over %d seeds; dashed: Bayes top-1 %.3f)", f.Title, seeds, oracle)}
 	if len(groups) == 1 {
 		fig.Panels = [][]plot.Panel{{top1[0], nll[0]}}
 	} else {
