@@ -48,23 +48,23 @@ func run(w io.Writer, out string, seed uint64, L, M, epochs int) error {
 	if err := errors.Join(err1, err2); err != nil {
 		return err
 	}
-	sg, err1 := graph.NewScope(graph.Float64, seed) // one scope (graph) per model
+	sg, err1 := graph.NewScope(graph.Float64, seed) // one scope (graph) per trained model
 	st, err2 := graph.NewScope(graph.Float64, seed)
 	if err := errors.Join(err1, err2); err != nil {
 		return err
 	}
 	c, fit := task.Config, train.FitConfig{Epochs: epochs, Seed: seed}
 	kernel := layers.Sum(layers.RBF(1), layers.Scaled(0.1, layers.Linear())) // κ = rbf + β·linear, g and β learned
-	g, err1 := gd.NewModel(sg, gd.Config{D: c.D, DPrime: c.DPrime, C: c.C, N: c.N, Blocks: 2, Kernel: kernel}, 64)
-	t, err2 := tf.NewModel(st, tf.Config{D: c.D, DPrime: c.DPrime, C: c.C, N: c.N, Layers: 1}, 64) // 64 contexts a minibatch
+	gdModel, err1 := gd.NewModel(sg, gd.Config{D: c.D, DPrime: c.DPrime, C: c.C, N: c.N, Blocks: 2, Kernel: kernel}, 64)
+	tfModel, err2 := tf.NewModel(st, tf.Config{D: c.D, DPrime: c.DPrime, C: c.C, N: c.N, Layers: 1}, 64) // 64 contexts a minibatch
 	if err := errors.Join(err1, err2); err != nil {
 		return err
 	}
-	gdMet, err := fitSaveLoad(g, gd.Load, trainSet, testSet, fit, filepath.Join(out, "gd"))
+	gdMet, err := fitSaveLoad(gdModel, gd.Load, trainSet, testSet, fit, filepath.Join(out, "gd"))
 	if err != nil {
 		return err
 	}
-	tfMet, err := fitSaveLoad(t, tf.Load, trainSet, testSet, fit, filepath.Join(out, "tf"))
+	tfMet, err := fitSaveLoad(tfModel, tf.Load, trainSet, testSet, fit, filepath.Join(out, "tf"))
 	if err != nil {
 		return err
 	}
