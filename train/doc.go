@@ -32,9 +32,28 @@
 //	defer r.Close()
 //	err = r.Fit(trainSet, train.FitConfig{Epochs: 30, Seed: 1})
 //	met, err := r.Evaluate(testSet) // Metrics{Top1, NLL, Oracle, N, Seconds}
-//	err = r.Trainer().Save("ckpt", m.Cfg, nil)
+//	err = m.Save("ckpt")             // gd.Load("ckpt", 64) rebuilds the model
 //
-// [Runner.FitCurve] evaluates a held-out set after every few epochs.
+// [Runner.FitCurve] evaluates a held-out set after every few epochs. To keep
+// the optimiser state too, save through the trainer with the model's own
+// config object, which gd.Load and tf.Load read:
+//
+//	cfg, err := m.SavedConfig()
+//	err = r.Trainer().Save("ckpt", cfg, nil)
+//
+// For a single training run, or a model that Load returned, the package
+// functions [Fit], [Predict] and [Evaluate] build the Runner, use it and
+// close it:
+//
+//	err := train.Fit(m, trainSet, train.RunnerConfig{Optim: train.Config{LR: 1e-2}}, train.FitConfig{Epochs: 30, Seed: 1})
+//	err = m.Save("ckpt")
+//	l, err := gd.Load("ckpt", 64)
+//	met, err := train.Evaluate(l, testSet)
+//
+// Build every model you train in its own graph.NewScope: once one model's
+// training machine exists in a graph, Gorgonia's differentiation refuses a
+// training machine for another model of the same graph (sub-scopes share
+// their graph).
 //
 // # Any graph
 //
