@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+
+	"github.com/gdattn/gdattn/internal/numeric"
 )
 
 // BumpLevel is the value that each RBF bump of the synthetic task takes at
@@ -256,23 +258,14 @@ func sampleCategorical(p []float64, u float64) int {
 // softmaxLogits writes softmax_c(W_eᵀ f) into p (length C), subtracting the
 // largest logit first; we has shape (dPrime, C).
 func softmaxLogits(we []float64, dPrime, C int, f, p []float64) {
-	maxL := math.Inf(-1)
 	for c := 0; c < C; c++ {
 		l := 0.0
 		for r := 0; r < dPrime; r++ {
 			l += we[r*C+c] * f[r]
 		}
 		p[c] = l
-		maxL = math.Max(maxL, l)
 	}
-	sum := 0.0
-	for c := range p {
-		p[c] = math.Exp(p[c] - maxL)
-		sum += p[c]
-	}
-	for c := range p {
-		p[c] /= sum
-	}
+	numeric.SoftmaxInto(p, p)
 }
 
 func sqDist(a, b []float64) float64 {
