@@ -294,8 +294,6 @@ type Model struct {
 	F []*G.Node
 	// FQuery is f_K at the query (B, d'); Logits = FQuery·W_e (B, C).
 	FQuery, Logits *G.Node
-
-	params G.Nodes
 }
 
 // NewModel builds the model's graph in s for minibatches of batch contexts.

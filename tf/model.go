@@ -180,9 +180,11 @@ func (cfg Config) checkSizes(batch int) error {
 func (cfg Config) checkInit() error {
 	c := cfg.Init
 	if err := c.Validate(); err != nil {
+		//lint:ignore ST1005 the message starts with the Config field's name, Init; callers prefix "tf: config: "
 		return fmt.Errorf("Init: %v", err)
 	}
 	if len(c.Blocks) != cfg.Layers {
+		//lint:ignore ST1005 the message starts with the Config field's name, Init; callers prefix "tf: config: "
 		return fmt.Errorf("Init has %d blocks for Layers = %d", len(c.Blocks), cfg.Layers)
 	}
 	D, dp := cfg.TokenDim(), cfg.DPrime

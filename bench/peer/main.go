@@ -85,12 +85,9 @@ type options struct {
 	lmPaper             bool
 }
 
-// driverFlags are the flags of the driver only; workerFlags those the
-// driver passes to a gdattn child (-worker).
-var (
-	driverFlags = []string{"reps", "threads", "mode", "workloads", "check-workloads", "lm-paper", "impl", "nocheck", "keep", "python", "peer", "out"}
-	workerFlags = []string{"worker", "workload", "dtype", "warmup", "min-steps", "min-time"}
-)
+// workerFlags are the flags the driver passes to a gdattn child (-worker);
+// a child refuses every other flag.
+var workerFlags = []string{"worker", "workload", "dtype", "warmup", "min-steps", "min-time"}
 
 func main() { cli.Main("peer", func() error { return command(os.Args[1:]) }) }
 
