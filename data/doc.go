@@ -68,12 +68,13 @@
 //
 // # Sizes
 //
-// No slice of this package holds more than MaxElements (2^31−1) values.
+// No slice of this package holds more than MaxElements (2^31, the same
+// per-tensor limit as graph.MaxElements) values.
 // Every constructor, sampler, validator and reader checks the sizes it is
 // given, and their products, before it allocates: a size that cannot fit (or
 // whose product would overflow an int) is an error naming the field, such as
 // "SyntheticConfig.DPrime*C (W_e) = 5*2147483648 exceeds the limit of
-// 2147483647 elements (data.MaxElements)", never a panic in makeslice or an
+// 2147483648 elements (data.MaxElements)", never a panic in makeslice or an
 // exhausted memory. Feature files whose headers claim more values are refused
 // before their data is read.
 package data

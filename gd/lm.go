@@ -109,8 +109,9 @@ func (cfg LMConfig) Validate() (LMConfig, error) {
 }
 
 // checkSizes checks what a language model of the validated cfg allocates
-// for minibatches of batch sequences against the limit of internal/bounds
-// (2^34 elements), before anything is built.
+// for minibatches of batch sequences against the limits of internal/bounds
+// (2^31 elements per tensor, graph.MaxElements, and 2^34 in all), before
+// anything is built.
 func (cfg LMConfig) checkSizes(batch int) error {
 	if batch <= 0 {
 		return fmt.Errorf("gd: lm: batch = %d, want > 0", batch)
@@ -120,12 +121,16 @@ func (cfg LMConfig) checkSizes(batch int) error {
 		bounds.Term{What: "batch", Dims: []int{B}},
 		bounds.Term{What: "Vocab·DPrime (wte)", Dims: []int{V, d}},
 		bounds.Term{What: "(Context+1)·DPrime (wpe)", Dims: []int{T + 1, d}},
-		bounds.Term{What: "Steps·batch·Context·Vocab (logits and expectations)", Dims: []int{cfg.Steps, B, T, V}},
-		bounds.Term{What: "Heads·batch·(Context+1)·Context (kernels)", Dims: []int{cfg.Heads, B, T + 1, T}},
-		bounds.Term{What: "Steps·Heads·batch·(Context+1)·DPrime (head outputs)", Dims: []int{cfg.Steps, cfg.Heads, B, T + 1, d}},
-		bounds.Term{What: "Heads·DPrime·DPrime (p)", Dims: []int{cfg.Heads, d, d}},
+		bounds.Term{What: "Steps·batch·Context·Vocab (logits and expectations)", Dims: []int{cfg.Steps, B, T, V},
+			Tensor: "batch·Context·Vocab", TensorDims: []int{B, T, V}},
+		bounds.Term{What: "Heads·batch·(Context+1)·Context (kernels)", Dims: []int{cfg.Heads, B, T + 1, T},
+			Tensor: "batch·(Context+1)·Context", TensorDims: []int{B, T + 1, T}},
+		bounds.Term{What: "Steps·Heads·batch·(Context+1)·DPrime (head outputs)", Dims: []int{cfg.Steps, cfg.Heads, B, T + 1, d},
+			Tensor: "batch·(Context+1)·DPrime", TensorDims: []int{B, T + 1, d}},
+		bounds.Term{What: "Heads·DPrime·DPrime (p)", Dims: []int{cfg.Heads, d, d}, Tensor: "DPrime·DPrime", TensorDims: []int{d, d}},
 		bounds.Term{What: "batch·Context·FFHidden (feed-forward)", Dims: []int{B, T, cfg.FFHidden}},
-		bounds.Term{What: "DPrime·FFHidden (feed-forward weights)", Dims: []int{2, d, cfg.FFHidden}},
+		bounds.Term{What: "2·DPrime·FFHidden (feed-forward weights)", Dims: []int{2, d, cfg.FFHidden},
+			Tensor: "DPrime·FFHidden", TensorDims: []int{d, cfg.FFHidden}},
 	); err != nil {
 		return fmt.Errorf("gd: lm config: %w", err)
 	}
