@@ -9,10 +9,10 @@ import (
 )
 
 // BumpLevel is the value that each RBF bump of the synthetic task takes at
-// the nearest other anchor (Appendix D): 0.1.
+// the nearest other anchor (Appendix E): 0.1.
 const BumpLevel = 0.1
 
-// SyntheticConfig describes the synthetic task of Appendix D. A zero field
+// SyntheticConfig describes the synthetic task of Appendix E. A zero field
 // means its default, given by DefaultSyntheticConfig; negative values are
 // errors.
 type SyntheticConfig struct {
@@ -87,7 +87,7 @@ func (c SyntheticConfig) resolve() (SyntheticConfig, error) {
 	return c, nil
 }
 
-// Synthetic is the synthetic categorical task of Appendix D with its
+// Synthetic is the synthetic categorical task of Appendix E with its
 // embedding matrix W_e drawn once. Each call to Sample draws fresh contexts,
 // each with its own latent function
 //

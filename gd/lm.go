@@ -12,7 +12,7 @@ import (
 	"gorgonia.org/tensor"
 )
 
-// LMConfig describes a GD language model (Sections 3.6 and 5.3, Appendix G).
+// LMConfig describes a GD language model (Sections 3.6 and 5.3, Appendix H).
 // Zero fields take the documented defaults; see [LM]. Configs are saved as
 // JSON with the keys of the field tags (see "Config schema" in the package
 // documentation).
@@ -39,7 +39,7 @@ type LMConfig struct {
 	// it changes nothing, since f_0 = 0).
 	MeanE bool `json:"mean_e"`
 	// DiagP makes each head's output matrix P_m diagonal instead of a full
-	// d'×d' matrix (Appendix G). The attention then has 2·M·d' parameters
+	// d'×d' matrix (Appendix H). The attention then has 2·M·d' parameters
 	// (Λ_m and P_m), the paper's "8K" at d' = 512 and 8 heads, but the model
 	// becomes symmetric: with one head on the previous token, the score of
 	// token c after token t is Σ_k P_k w_{e,t,k} w_{e,c,k}, the same as that
@@ -155,7 +155,7 @@ type LMOptions struct {
 // w_{e,t_i} minus the expectation E(w_e|f_{i,k}) (w̄_e at the first step);
 // position j queries the keys p_0..p_{j-1}, so one pass predicts every
 // token from the tokens before it. M heads use the kernels κ(Λ_m p_j, Λ_m p_i)
-// with learned diagonal Λ_m (W_Q = W_K, Appendix G) and merge through P_m:
+// with learned diagonal Λ_m (W_Q = W_K, Appendix H) and merge through P_m:
 //
 //	f_{j,k+1} = f_{j,k} + Σ_m P_m Σ_{i<j} a^m_{ji} [w_{e,t_i} − E(w_e|f_{i,k})],   f_{j,0} = 0,
 //

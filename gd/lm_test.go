@@ -348,7 +348,7 @@ func TestLMNextLogits(t *testing.T) {
 func TestLMNumParams(t *testing.T) {
 	// The paper's GD language model: d' = 512, 8 heads, context 256. With
 	// diagonal P_m, Λ_m and P_m give 2·8·512 = 8192 attention parameters (the
-	// paper's "8K"); with full P_m (Appendix G), 8·(512 + 512²).
+	// paper's "8K"); with full P_m (Appendix H), 8·(512 + 512²).
 	for _, c := range []struct {
 		diag bool
 		want int

@@ -113,7 +113,7 @@ type Config struct {
 	// Bias adds the bias update of Appendix B (the kernel becomes κ+1).
 	Bias bool `json:"bias"`
 
-	// Heads is the number M of update heads (Appendix G; default 1). With
+	// Heads is the number M of update heads (Appendix H; default 1). With
 	// M > 1 head m uses κ(Λ_m x_i, Λ_m x_j) with a learned diagonal Λ_m
 	// ("lambda", init 1 + U(-0.25, 0.25)) and merges through a learned
 	// P_m ∈ R^{d'×d'} ("p", init I/M).

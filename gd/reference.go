@@ -126,13 +126,13 @@ type ReferenceConfig struct {
 	// Bias adds the GD update of the bias b of f = Aψ(x) + b (Appendix B),
 	// which is the same as using the kernel κ + 1.
 	Bias bool
-	// Heads, when non-empty, runs the multi-kernel GD of Appendix G:
+	// Heads, when non-empty, runs the multi-kernel GD of Appendix H:
 	// f_{k+1}(x_j) = f_k(x_j) + Σ_m [(α/N) Σ_i (w_{e,y_i} − E_i) κ(Λ_m x_i, Λ_m x_j)] P_m,
 	// with the row-vector convention (a d'-vector times the d'×d' matrix P_m).
 	Heads []RefHead
 }
 
-// RefHead is one kernel of the multi-kernel GD of Appendix G: the diagonal
+// RefHead is one kernel of the multi-kernel GD of Appendix H: the diagonal
 // Λ_m (its d entries) and the d'×d' merge matrix P_m (row-major).
 type RefHead struct {
 	Lambda []float64

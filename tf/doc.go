@@ -2,7 +2,7 @@
 // Attention-Based In-Context Learning for Categorical Data": the Trained TF
 // of Section 4, a transformer on the same tokens as the GD models whose
 // parameters are all learned, from a random start or from the GD
-// construction, and the parameter analysis of Appendix E (Figures 8 and 9)
+// construction, and the parameter analysis of Appendix F (Figures 8 and 9)
 // that asks whether a trained TF has learned to do gradient descent.
 //
 // # Model

@@ -9,7 +9,7 @@
 //
 // Workloads are bench.ICLWorkloads names and the language workloads
 // language/<model>-<preset>: model gd (gd.LM, the GD language model of
-// Appendix G), gdff (GD + FF) or gpt (tf.GPT, 1 layer), preset small
+// Appendix H), gdff (GD + FF) or gpt (tf.GPT, 1 layer), preset small
 // (bench.LMSmall: vocabulary 50,258, context 64, d' = 64, 8 heads, batch 8)
 // or, with -lm-paper, paper (bench.LMPaper). The language workloads train
 // with bench.LMTrainConfig on both sides (AdamW as examples/language, with

@@ -1,5 +1,5 @@
 // Command quadrant runs the lower-dimensional experiments of the paper's
-// Appendix E on the quadrant task (d = 2, C = 20, d' = 5, N = 100): one
+// Appendix F on the quadrant task (d = 2, C = 20, d' = 5, N = 100): one
 // attention layer, GD against the Trained TF, for the linear, RBF,
 // exponential, Laplacian and softmax kernels. It writes
 //
@@ -108,7 +108,7 @@ func command(args []string) error {
 func usage(w io.Writer, fs *flag.FlagSet) {
 	fmt.Fprintf(w, `Usage: quadrant [flags]
 
-Trains one-layer GD and Trained TF models on the quadrant task of the paper's Appendix E
+Trains one-layer GD and Trained TF models on the quadrant task of the paper's Appendix F
 for each kernel and seed, and writes Figures 6-9 and results.json into -out (a rerun resumes
 from -out's journal). Exit status: 0 done, 2 bad command line (one line on stderr, before any
 work), 1 a failure during the run.
