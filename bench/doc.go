@@ -21,7 +21,7 @@
 //
 //	synthetic/gd-K   GD, K = 1, 2 blocks     B=512 N=10  d=10  d'=5 C=25   (Section 5.1)
 //	synthetic/tf-L   Trained TF, L = 1, 2    same; L = 2 with cross-attention
-//	quadrant/M-1     GD or TF, 1 layer       B=64  N=100 d=2   d'=5 C=20   (Appendix E)
+//	quadrant/M-1     GD or TF, 1 layer       B=64  N=100 d=2   d'=5 C=20   (Appendix F)
 //	fewshot/M-1      GD or TF, 1 layer       B=64  N=50  d=512 d'=4 C=5    (Section 5.2)
 //	language-P/M     gd.LM or tf.GPT         preset P: small (T=64, d'=64, B=8) or
 //	                                         paper (T=256, d'=512, B=4); V=50,258, 8 heads

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
-	"math"
 	"os"
 	"runtime"
 	"runtime/debug"
@@ -194,12 +193,3 @@ func parseStatusKB(status []byte, key string) (uint64, error) {
 
 // MB converts bytes to megabytes (10^6 bytes), the unit of the tables.
 func MB(b uint64) float64 { return float64(b) / 1e6 }
-
-// round3 rounds x to 3 significant digits, for tables.
-func round3(x float64) float64 {
-	if x == 0 || math.IsNaN(x) || math.IsInf(x, 0) {
-		return x
-	}
-	p := math.Pow(10, 2-math.Floor(math.Log10(math.Abs(x))))
-	return math.Round(x*p) / p
-}

@@ -36,7 +36,7 @@ type Task string
 // Tasks.
 const (
 	TaskSynthetic Task = "synthetic" // data.NewSynthetic (Section 5.1)
-	TaskQuadrant  Task = "quadrant"  // data.NewQuadrant (Appendix E)
+	TaskQuadrant  Task = "quadrant"  // data.NewQuadrant (Appendix F)
 	TaskFewShot   Task = "fewshot"   // data.NewEpisodes on random "image features" (Section 5.2)
 	TaskRandom    Task = "random"    // x ~ U(-1, 1), labels uniform: any sizes (scaling sweeps)
 	TaskTokens    Task = "tokens"    // uniform random token ids (language models)
@@ -90,7 +90,7 @@ func SyntheticTF(layers int) Workload {
 		Batch: SyntheticBatch, N: 10, D: 10, DPrime: 5, C: 25, Depth: layers, Cross: layers > 1}
 }
 
-// Quadrant is the quadrant task of Appendix E (N = 100, d = 2, C = 20,
+// Quadrant is the quadrant task of Appendix F (N = 100, d = 2, C = 20,
 // d' = 5) with a 1-block GD model or a 1-layer TF.
 func Quadrant(m Model) Workload {
 	return Workload{Name: "quadrant/" + string(m) + "-1", Model: m, Task: TaskQuadrant,

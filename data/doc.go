@@ -17,7 +17,7 @@
 //
 // # Synthetic task
 //
-// Synthetic is the task of the paper's Appendix D: W_e is drawn once from
+// Synthetic is the task of the paper's Appendix E: W_e is drawn once from
 // N(0, 1); each context draws its own latent function f(x), a sum of RBF bumps
 // around random anchors weighted by the embeddings of randomly chosen
 // categories, and labels are drawn from softmax(W_eᵀ f(x)). Everything is
@@ -31,7 +31,7 @@
 //
 // # Quadrant task
 //
-// Quadrant is the two-dimensional task of Appendix E (d = 2, C = 20, d' = 5,
+// Quadrant is the two-dimensional task of Appendix F (d = 2, C = 20, d' = 5,
 // N = 100): each context assigns one category to each quadrant of
 // [-1, 1]² and f(x) is the embedding of x's quadrant's category. Options draw
 // Gaussian covariates and rotate each context's quadrant axes, which makes the
@@ -68,12 +68,13 @@
 //
 // # Sizes
 //
-// No slice of this package holds more than MaxElements (2^31−1) values.
+// No slice of this package holds more than MaxElements (2^31, the same
+// per-tensor limit as graph.MaxElements) values.
 // Every constructor, sampler, validator and reader checks the sizes it is
 // given, and their products, before it allocates: a size that cannot fit (or
 // whose product would overflow an int) is an error naming the field, such as
 // "SyntheticConfig.DPrime*C (W_e) = 5*2147483648 exceeds the limit of
-// 2147483647 elements (data.MaxElements)", never a panic in makeslice or an
+// 2147483648 elements (data.MaxElements)", never a panic in makeslice or an
 // exhausted memory. Feature files whose headers claim more values are refused
 // before their data is read.
 package data

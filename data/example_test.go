@@ -7,7 +7,7 @@ import (
 	"github.com/gdattn/gdattn/data"
 )
 
-// ExampleSynthetic draws the paper's synthetic task (Appendix D) and a batch
+// ExampleSynthetic draws the paper's synthetic task (Appendix E) and a batch
 // of contexts from it.
 func ExampleSynthetic() {
 	task, err := data.NewSynthetic(data.SyntheticConfig{}, 1) // zero value: the defaults

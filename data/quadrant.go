@@ -8,7 +8,7 @@ import (
 
 // Covariate laws of the quadrant task.
 const (
-	// CovariatesUniform draws x ~ U(−1, 1)², the paper's choice (Appendix E).
+	// CovariatesUniform draws x ~ U(−1, 1)², the paper's choice (Appendix F).
 	CovariatesUniform = "uniform"
 	// CovariatesGaussian draws x ~ N(0, I₂), a rotation-invariant law
 	// (Assumption 3 of Theorem 2).
@@ -19,7 +19,7 @@ const (
 const QuadrantD = 2
 
 // QuadrantConfig describes the lower-dimensional quadrant task of the
-// paper's Appendix E. A zero field means its default, given by
+// paper's Appendix F. A zero field means its default, given by
 // DefaultQuadrantConfig; negative values and unknown names are errors.
 type QuadrantConfig struct {
 	// C is the number of categories (default 20); at least 4, since every
@@ -40,7 +40,7 @@ type QuadrantConfig struct {
 	Rotate bool
 }
 
-// DefaultQuadrantConfig returns the configuration of Appendix E: C = 20,
+// DefaultQuadrantConfig returns the configuration of Appendix F: C = 20,
 // DPrime = 5, N = 100, uniform covariates, axis-aligned quadrants.
 func DefaultQuadrantConfig() QuadrantConfig {
 	return QuadrantConfig{C: 20, DPrime: 5, N: 100, Covariates: CovariatesUniform}
@@ -91,7 +91,7 @@ func (c QuadrantConfig) resolve() (QuadrantConfig, error) {
 	return c, nil
 }
 
-// Quadrant is the quadrant task of Appendix E with its embedding matrix W_e
+// Quadrant is the quadrant task of Appendix F with its embedding matrix W_e
 // drawn once. Each context draws four distinct categories c_1..c_4 uniformly
 // without replacement, one per quadrant, and sets the latent function to the
 // embedding of the category of x's quadrant,

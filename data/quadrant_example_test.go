@@ -7,7 +7,7 @@ import (
 	"github.com/gdattn/gdattn/data"
 )
 
-// ExampleQuadrant draws the quadrant task of Appendix E (d = 2, C = 20,
+// ExampleQuadrant draws the quadrant task of Appendix F (d = 2, C = 20,
 // d' = 5, N = 100) and a batch of contexts with their quadrant categories.
 func ExampleQuadrant() {
 	task, err := data.NewQuadrant(data.QuadrantConfig{}, 1) // zero value: the defaults

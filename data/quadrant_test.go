@@ -334,7 +334,7 @@ func TestQuadrantErrors(t *testing.T) {
 }
 
 // TestQuadrantOracle checks the paper's remark that the mean max probability
-// of this task is low (below 0.6, Appendix E) because d' = 5 makes columns of
+// of this task is low (below 0.6, Appendix F) because d' = 5 makes columns of
 // W_e correlated, and that predicting the true argmax at the query is right
 // about Oracle() of the time (standard deviation at most 0.5/sqrt(B); the
 // test allows 4 of those).

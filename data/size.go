@@ -1,14 +1,19 @@
 package data
 
-import "fmt"
+import (
+	"fmt"
+
+	"github.com/gdattn/gdattn/internal/bounds"
+)
 
 // MaxElements is the largest number of elements of any slice this package
-// allocates or accepts: 2^31−1, 16 GiB of float64. Every constructor,
+// allocates or accepts: 2^31, 16 GiB of float64, the same per-tensor limit
+// as graph.MaxElements (one constant for the module). Every constructor,
 // generator, validator and reader checks the sizes it is given (and their
 // products, which could otherwise overflow an int) against it and returns an
 // error naming the field before it allocates anything, instead of panicking in
 // makeslice or exhausting memory.
-const MaxElements = 1<<31 - 1
+const MaxElements = bounds.MaxElements
 
 // checkedProduct returns the product of dims, or an error naming field if a
 // dimension is negative or larger than MaxElements, or the product exceeds

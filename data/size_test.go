@@ -15,7 +15,7 @@ import (
 
 // hugeSizes are sizes no slice of this package may take: just past
 // MaxElements (2^31), far past it, near the top of int and the top itself.
-var hugeSizes = []int{1 << 31, 1 << 40, 1 << 62, math.MaxInt}
+var hugeSizes = []int{MaxElements + 1, 1 << 40, 1 << 62, math.MaxInt}
 
 func TestCheckedProduct(t *testing.T) {
 	tests := []struct {
@@ -28,8 +28,8 @@ func TestCheckedProduct(t *testing.T) {
 		{"small", []int{2, 3, 4}, 24, ""},
 		{"zero", []int{0, 5}, 0, ""},
 		{"limit", []int{MaxElements}, MaxElements, ""},
-		{"limit as a product", []int{1 << 16, 1<<15 - 1}, (1 << 16) * (1<<15 - 1), ""},
-		{"one past the limit", []int{1 << 16, 1 << 15}, 0, "F = 65536*32768 exceeds the limit of 2147483647 elements"},
+		{"limit as a product", []int{1 << 16, 1 << 15}, 1 << 31, ""},
+		{"one past the limit", []int{3, 715827883}, 0, "F = 3*715827883 exceeds the limit of 2147483648 elements"}, // 2^31 + 1
 		{"negative", []int{3, -1}, 0, "a dimension is negative"},
 		{"huge dimension", []int{1 << 40}, 0, "dimension 1099511627776 exceeds"},
 		{"huge dimension beside a zero", []int{0, math.MaxInt}, 0, "exceeds"},
@@ -51,7 +51,7 @@ func TestCheckedProduct(t *testing.T) {
 			}
 		})
 	}
-	for _, c := range []struct{ a, b int }{{MaxElements, 1}, {-1, 2}, {math.MaxInt, math.MaxInt}, {1 << 30, 1 << 30}} {
+	for _, c := range []struct{ a, b int }{{MaxElements, 1}, {-1, 2}, {math.MaxInt, math.MaxInt}, {1 << 30, 1<<30 + 1}} {
 		if s, err := checkedSum("S", c.a, c.b); err == nil || !strings.HasPrefix(err.Error(), "S") {
 			t.Errorf("checkedSum(%d, %d) = %d, %v, want an error naming S", c.a, c.b, s, err)
 		}
@@ -255,7 +255,7 @@ func TestReadFeaturesSizes(t *testing.T) {
 	if err := npy.WriteFile(counts, &npy.Array{Shape: []int{1}, Dtype: npy.Int64, I64: []int64{1}}); err != nil {
 		t.Fatal(err)
 	}
-	for _, shape := range []string{"(1099511627776, 1, 1)", "(2147483648, 1, 1)", "(1, 65536, 65536)"} {
+	for _, shape := range []string{"(1099511627776, 1, 1)", "(2147483649, 1, 1)", "(1, 65536, 65536)"} {
 		path := filepath.Join(dir, "features.npy")
 		writeNpyHeader(t, path, "<f8", shape)
 		_, err := ReadFeatures(path, counts)

@@ -4,13 +4,15 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+
+	"github.com/gdattn/gdattn/internal/numeric"
 )
 
 // BumpLevel is the value that each RBF bump of the synthetic task takes at
-// the nearest other anchor (Appendix D): 0.1.
+// the nearest other anchor (Appendix E): 0.1.
 const BumpLevel = 0.1
 
-// SyntheticConfig describes the synthetic task of Appendix D. A zero field
+// SyntheticConfig describes the synthetic task of Appendix E. A zero field
 // means its default, given by DefaultSyntheticConfig; negative values are
 // errors.
 type SyntheticConfig struct {
@@ -85,7 +87,7 @@ func (c SyntheticConfig) resolve() (SyntheticConfig, error) {
 	return c, nil
 }
 
-// Synthetic is the synthetic categorical task of Appendix D with its
+// Synthetic is the synthetic categorical task of Appendix E with its
 // embedding matrix W_e drawn once. Each call to Sample draws fresh contexts,
 // each with its own latent function
 //
@@ -256,23 +258,14 @@ func sampleCategorical(p []float64, u float64) int {
 // softmaxLogits writes softmax_c(W_eᵀ f) into p (length C), subtracting the
 // largest logit first; we has shape (dPrime, C).
 func softmaxLogits(we []float64, dPrime, C int, f, p []float64) {
-	maxL := math.Inf(-1)
 	for c := 0; c < C; c++ {
 		l := 0.0
 		for r := 0; r < dPrime; r++ {
 			l += we[r*C+c] * f[r]
 		}
 		p[c] = l
-		maxL = math.Max(maxL, l)
 	}
-	sum := 0.0
-	for c := range p {
-		p[c] = math.Exp(p[c] - maxL)
-		sum += p[c]
-	}
-	for c := range p {
-		p[c] /= sum
-	}
+	numeric.SoftmaxInto(p, p)
 }
 
 func sqDist(a, b []float64) float64 {

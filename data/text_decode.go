@@ -6,6 +6,8 @@ import (
 	"math"
 	"math/rand/v2"
 	"sort"
+
+	"github.com/gdattn/gdattn/internal/numeric"
 )
 
 // NextFunc returns, for each context (a sequence of model ids), the logits
@@ -285,21 +287,10 @@ func logSoftmax(logits []float64, forbid []int) ([]float64, error) {
 			lp[f] = math.Inf(-1)
 		}
 	}
-	m := math.Inf(-1)
-	for _, v := range lp {
-		m = math.Max(m, v)
-	}
-	if !(m > math.Inf(-1)) {
+	if !(numeric.Max(lp) > math.Inf(-1)) {
 		return nil, errNoAllowedID
 	}
-	s := 0.0
-	for _, v := range lp {
-		s += math.Exp(v - m)
-	}
-	ls := m + math.Log(s)
-	for i := range lp {
-		lp[i] -= ls
-	}
+	numeric.LogSoftmaxInto(lp, lp)
 	return lp, nil
 }
 
@@ -335,16 +326,11 @@ func sample(lp []float64, temperature float64, topK int, rng *rand.Rand) int {
 			cand = append(cand, i)
 		}
 	}
-	m := math.Inf(-1)
-	for _, i := range cand {
-		m = math.Max(m, lp[i]/temperature)
-	}
 	w := make([]float64, len(cand))
-	total := 0.0
 	for k, i := range cand {
-		w[k] = math.Exp(lp[i]/temperature - m)
-		total += w[k]
+		w[k] = lp[i] / temperature
 	}
+	_, total := numeric.ExpShifted(w, w)
 	if !(total > 0) || math.IsInf(total, 1) {
 		// The temperature is so low that lp/temperature underflows to -Inf
 		// for every candidate: sample in the limit temperature -> 0, the

@@ -102,12 +102,14 @@
 //
 // NewModel and NewLM refuse, before they build anything, a nil scope and any config
 // whose tensors could not fit in memory, with an error naming the fields:
-// every size field (and the batch) is at most 2^34, every tensor the model
-// allocates (a product of fields, computed without overflow) and all of
-// them together at most 2^34 elements (128 GiB of float64), and the
-// repeated structures (steps or layers times heads) at most 2^16, so that a
-// huge Blocks or Layers returns at once instead of building a graph for
-// hours.
+// every size field (and the batch) and every single tensor the model
+// allocates or computes (a product of fields, computed without overflow)
+// is at most graph.MaxElements = 2^31 elements, the limit graph.Scope
+// enforces (so a config accepted here is never refused by the Scope with
+// an error naming only a parameter path), all the tensors together at most
+// 2^34 elements (128 GiB of float64), and the repeated structures (steps
+// or layers times heads) at most 2^16, so that a huge Blocks or Layers
+// returns at once instead of building a graph for hours.
 //
 // # Usage
 //

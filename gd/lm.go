@@ -12,7 +12,7 @@ import (
 	"gorgonia.org/tensor"
 )
 
-// LMConfig describes a GD language model (Sections 3.6 and 5.3, Appendix G).
+// LMConfig describes a GD language model (Sections 3.6 and 5.3, Appendix H).
 // Zero fields take the documented defaults; see [LM]. Configs are saved as
 // JSON with the keys of the field tags (see "Config schema" in the package
 // documentation).
@@ -39,7 +39,7 @@ type LMConfig struct {
 	// it changes nothing, since f_0 = 0).
 	MeanE bool `json:"mean_e"`
 	// DiagP makes each head's output matrix P_m diagonal instead of a full
-	// d'×d' matrix (Appendix G). The attention then has 2·M·d' parameters
+	// d'×d' matrix (Appendix H). The attention then has 2·M·d' parameters
 	// (Λ_m and P_m), the paper's "8K" at d' = 512 and 8 heads, but the model
 	// becomes symmetric: with one head on the previous token, the score of
 	// token c after token t is Σ_k P_k w_{e,t,k} w_{e,c,k}, the same as that
@@ -109,8 +109,9 @@ func (cfg LMConfig) Validate() (LMConfig, error) {
 }
 
 // checkSizes checks what a language model of the validated cfg allocates
-// for minibatches of batch sequences against the limit of internal/bounds
-// (2^34 elements), before anything is built.
+// for minibatches of batch sequences against the limits of internal/bounds
+// (2^31 elements per tensor, graph.MaxElements, and 2^34 in all), before
+// anything is built.
 func (cfg LMConfig) checkSizes(batch int) error {
 	if batch <= 0 {
 		return fmt.Errorf("gd: lm: batch = %d, want > 0", batch)
@@ -120,12 +121,16 @@ func (cfg LMConfig) checkSizes(batch int) error {
 		bounds.Term{What: "batch", Dims: []int{B}},
 		bounds.Term{What: "Vocab·DPrime (wte)", Dims: []int{V, d}},
 		bounds.Term{What: "(Context+1)·DPrime (wpe)", Dims: []int{T + 1, d}},
-		bounds.Term{What: "Steps·batch·Context·Vocab (logits and expectations)", Dims: []int{cfg.Steps, B, T, V}},
-		bounds.Term{What: "Heads·batch·(Context+1)·Context (kernels)", Dims: []int{cfg.Heads, B, T + 1, T}},
-		bounds.Term{What: "Steps·Heads·batch·(Context+1)·DPrime (head outputs)", Dims: []int{cfg.Steps, cfg.Heads, B, T + 1, d}},
-		bounds.Term{What: "Heads·DPrime·DPrime (p)", Dims: []int{cfg.Heads, d, d}},
+		bounds.Term{What: "Steps·batch·Context·Vocab (logits and expectations)", Dims: []int{cfg.Steps, B, T, V},
+			Tensor: "batch·Context·Vocab", TensorDims: []int{B, T, V}},
+		bounds.Term{What: "Heads·batch·(Context+1)·Context (kernels)", Dims: []int{cfg.Heads, B, T + 1, T},
+			Tensor: "batch·(Context+1)·Context", TensorDims: []int{B, T + 1, T}},
+		bounds.Term{What: "Steps·Heads·batch·(Context+1)·DPrime (head outputs)", Dims: []int{cfg.Steps, cfg.Heads, B, T + 1, d},
+			Tensor: "batch·(Context+1)·DPrime", TensorDims: []int{B, T + 1, d}},
+		bounds.Term{What: "Heads·DPrime·DPrime (p)", Dims: []int{cfg.Heads, d, d}, Tensor: "DPrime·DPrime", TensorDims: []int{d, d}},
 		bounds.Term{What: "batch·Context·FFHidden (feed-forward)", Dims: []int{B, T, cfg.FFHidden}},
-		bounds.Term{What: "DPrime·FFHidden (feed-forward weights)", Dims: []int{2, d, cfg.FFHidden}},
+		bounds.Term{What: "2·DPrime·FFHidden (feed-forward weights)", Dims: []int{2, d, cfg.FFHidden},
+			Tensor: "DPrime·FFHidden", TensorDims: []int{d, cfg.FFHidden}},
 	); err != nil {
 		return fmt.Errorf("gd: lm config: %w", err)
 	}
@@ -150,7 +155,7 @@ type LMOptions struct {
 // w_{e,t_i} minus the expectation E(w_e|f_{i,k}) (w̄_e at the first step);
 // position j queries the keys p_0..p_{j-1}, so one pass predicts every
 // token from the tokens before it. M heads use the kernels κ(Λ_m p_j, Λ_m p_i)
-// with learned diagonal Λ_m (W_Q = W_K, Appendix G) and merge through P_m:
+// with learned diagonal Λ_m (W_Q = W_K, Appendix H) and merge through P_m:
 //
 //	f_{j,k+1} = f_{j,k} + Σ_m P_m Σ_{i<j} a^m_{ji} [w_{e,t_i} − E(w_e|f_{i,k})],   f_{j,0} = 0,
 //

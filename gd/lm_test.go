@@ -8,6 +8,7 @@ import (
 
 	"github.com/gdattn/gdattn/graph"
 	"github.com/gdattn/gdattn/graph/graphtest"
+	"github.com/gdattn/gdattn/internal/numeric"
 	"github.com/gdattn/gdattn/layers"
 	"github.com/gdattn/gdattn/losses"
 	G "gorgonia.org/gorgonia"
@@ -84,22 +85,16 @@ func lmRef(cfg LMConfig, ids []int, B int, p map[string][]float64) []float64 {
 	row := func(w []float64, i int) []float64 { return w[i*d : (i+1)*d] }
 	expect := func(f []float64) []float64 {
 		lg := make([]float64, V)
-		mx := math.Inf(-1)
 		for c := 0; c < V; c++ {
 			for k := 0; k < d; k++ {
 				lg[c] += wte[c*d+k] * f[k]
 			}
-			mx = math.Max(mx, lg[c])
 		}
-		z := 0.0
-		for c := range lg {
-			lg[c] = math.Exp(lg[c] - mx)
-			z += lg[c]
-		}
+		numeric.SoftmaxInto(lg, lg)
 		e := make([]float64, d)
 		for c := 0; c < V; c++ {
 			for k := 0; k < d; k++ {
-				e[k] += lg[c] / z * wte[c*d+k]
+				e[k] += lg[c] * wte[c*d+k]
 			}
 		}
 		return e
@@ -132,17 +127,7 @@ func lmRef(cfg LMConfig, ids []int, B int, p map[string][]float64) []float64 {
 						}
 					}
 					if (cfg.Kernel == nil || cfg.Kernel.Normalised()) && j > 0 {
-						mx, z := math.Inf(-1), 0.0
-						for _, v := range a {
-							mx = math.Max(mx, v)
-						}
-						for i := range a {
-							a[i] = math.Exp(a[i] - mx)
-							z += a[i]
-						}
-						for i := range a {
-							a[i] /= z
-						}
+						numeric.SoftmaxInto(a, a)
 					} else {
 						for i := range a {
 							a[i] /= float64(j)
@@ -363,7 +348,7 @@ func TestLMNextLogits(t *testing.T) {
 func TestLMNumParams(t *testing.T) {
 	// The paper's GD language model: d' = 512, 8 heads, context 256. With
 	// diagonal P_m, Λ_m and P_m give 2·8·512 = 8192 attention parameters (the
-	// paper's "8K"); with full P_m (Appendix G), 8·(512 + 512²).
+	// paper's "8K"); with full P_m (Appendix H), 8·(512 + 512²).
 	for _, c := range []struct {
 		diag bool
 		want int

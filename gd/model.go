@@ -113,7 +113,7 @@ type Config struct {
 	// Bias adds the bias update of Appendix B (the kernel becomes κ+1).
 	Bias bool `json:"bias"`
 
-	// Heads is the number M of update heads (Appendix G; default 1). With
+	// Heads is the number M of update heads (Appendix H; default 1). With
 	// M > 1 head m uses κ(Λ_m x_i, Λ_m x_j) with a learned diagonal Λ_m
 	// ("lambda", init 1 + U(-0.25, 0.25)) and merges through a learned
 	// P_m ∈ R^{d'×d'} ("p", init I/M).
@@ -222,23 +222,35 @@ func (cfg Config) Validate() (Config, error) {
 }
 
 // checkSizes checks what a model of the validated cfg allocates for
-// minibatches of batch contexts against the limit of internal/bounds (2^34
-// elements), before anything is built.
+// minibatches of batch contexts against the limits of internal/bounds
+// (2^31 elements per tensor, graph.MaxElements, and 2^34 in all), before
+// anything is built.
 func (cfg Config) checkSizes(batch int) error {
 	if batch <= 0 {
 		return fmt.Errorf("gd: batch = %d, want > 0", batch)
 	}
-	T, D := cfg.N+1, cfg.TokenDim()
+	T, D, dp := cfg.N+1, cfg.TokenDim(), cfg.DPrime
 	terms := []bounds.Term{
 		{What: "batch", Dims: []int{batch}},
 		{What: "batch·(N+1)·C (labels)", Dims: []int{batch, T, cfg.C}},
-		{What: "(Blocks+1)·batch·(N+1)·D (tokens)", Dims: []int{cfg.Blocks + 1, batch, T, D}},
-		{What: "Heads·batch·(N+1)·N (kernel weights)", Dims: []int{cfg.Heads, batch, T, cfg.N}},
-		{What: "DPrime·C (we)", Dims: []int{cfg.DPrime, cfg.C}},
-		{What: "Heads·DPrime·DPrime (p)", Dims: []int{cfg.Heads, cfg.DPrime, cfg.DPrime}},
+		{What: "(Blocks+1)·batch·(N+1)·D (tokens)", Dims: []int{cfg.Blocks + 1, batch, T, D},
+			Tensor: "batch·(N+1)·D", TensorDims: []int{batch, T, D}},
+		{What: "Heads·batch·(N+1)·N (kernel weights)", Dims: []int{cfg.Heads, batch, T, cfg.N},
+			Tensor: "batch·(N+1)·N", TensorDims: []int{batch, T, cfg.N}},
+		{What: "DPrime·C (we)", Dims: []int{dp, cfg.C}},
+		{What: "Heads·DPrime·DPrime (p)", Dims: []int{cfg.Heads, dp, dp}, Tensor: "DPrime·DPrime", TensorDims: []int{dp, dp}},
 	}
 	if cfg.Literal || cfg.Erase == EraseLambda {
-		terms = append(terms, bounds.Term{What: "Blocks·8·D·D (selection matrices)", Dims: []int{cfg.Blocks, 8, D, D}})
+		// The token-level construction: kernel weights in every block, and
+		// the erase head's over all N+1 keys.
+		terms[3] = bounds.Term{What: "Blocks·Heads·batch·(N+1)·N (kernel weights)", Dims: []int{cfg.Blocks, cfg.Heads, batch, T, cfg.N},
+			Tensor: "batch·(N+1)·N", TensorDims: []int{batch, T, cfg.N}}
+		if cfg.Form == Interleaved {
+			terms = append(terms, bounds.Term{What: "Blocks·batch·(N+1)·(N+1) (erase weights)", Dims: []int{cfg.Blocks, batch, T, T},
+				Tensor: "batch·(N+1)·(N+1)", TensorDims: []int{batch, T, T}})
+		}
+		terms = append(terms, bounds.Term{What: "Blocks·8·D·D (selection matrices)", Dims: []int{cfg.Blocks, 8, D, D},
+			Tensor: "D·D", TensorDims: []int{D, D}})
 	}
 	if err := bounds.Elements(terms...); err != nil {
 		return fmt.Errorf("gd: config: %w", err)
@@ -294,8 +306,6 @@ type Model struct {
 	F []*G.Node
 	// FQuery is f_K at the query (B, d'); Logits = FQuery·W_e (B, C).
 	FQuery, Logits *G.Node
-
-	params G.Nodes
 }
 
 // NewModel builds the model's graph in s for minibatches of batch contexts.

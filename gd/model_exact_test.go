@@ -96,7 +96,7 @@ func TestModelMatchesReference(t *testing.T) {
 }
 
 // TestModelVariantsMatchReference covers the single-step form (Appendix C),
-// the bias variant (Appendix B) and multi-head updates (Appendix G).
+// the bias variant (Appendix B) and multi-head updates (Appendix H).
 func TestModelVariantsMatchReference(t *testing.T) {
 	const B, N, d, dp, C = 4, 10, 10, 5, 25
 	T := N + 1

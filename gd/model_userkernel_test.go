@@ -10,6 +10,7 @@ import (
 
 	"github.com/gdattn/gdattn/graph"
 	"github.com/gdattn/gdattn/graph/graphtest"
+	"github.com/gdattn/gdattn/internal/numeric"
 	"github.com/gdattn/gdattn/layers"
 )
 
@@ -89,19 +90,7 @@ func TestModelUserKernelMatchesReference(t *testing.T) {
 func softmaxRows(logits []float64, C int) []float64 {
 	out := make([]float64, len(logits))
 	for r := 0; r < len(logits)/C; r++ {
-		row, o := logits[r*C:(r+1)*C], out[r*C:(r+1)*C]
-		mx := math.Inf(-1)
-		for _, v := range row {
-			mx = math.Max(mx, v)
-		}
-		sum := 0.0
-		for c, v := range row {
-			o[c] = math.Exp(v - mx)
-			sum += o[c]
-		}
-		for c := range o {
-			o[c] /= sum
-		}
+		numeric.SoftmaxInto(out[r*C:(r+1)*C], logits[r*C:(r+1)*C])
 	}
 	return out
 }

@@ -5,6 +5,8 @@ import (
 	"math"
 	"slices"
 	"strings"
+
+	"github.com/gdattn/gdattn/internal/numeric"
 )
 
 // refKernels lists the kernel names understood by RefKernel and Reference,
@@ -124,13 +126,13 @@ type ReferenceConfig struct {
 	// Bias adds the GD update of the bias b of f = Aψ(x) + b (Appendix B),
 	// which is the same as using the kernel κ + 1.
 	Bias bool
-	// Heads, when non-empty, runs the multi-kernel GD of Appendix G:
+	// Heads, when non-empty, runs the multi-kernel GD of Appendix H:
 	// f_{k+1}(x_j) = f_k(x_j) + Σ_m [(α/N) Σ_i (w_{e,y_i} − E_i) κ(Λ_m x_i, Λ_m x_j)] P_m,
 	// with the row-vector convention (a d'-vector times the d'×d' matrix P_m).
 	Heads []RefHead
 }
 
-// RefHead is one kernel of the multi-kernel GD of Appendix G: the diagonal
+// RefHead is one kernel of the multi-kernel GD of Appendix H: the diagonal
 // Λ_m (its d entries) and the d'×d' merge matrix P_m (row-major).
 type RefHead struct {
 	Lambda []float64
@@ -370,18 +372,12 @@ func refKernelMatrix(x []float64, B, T, d int, name string, gamma float64, fn fu
 		for b := 0; b < B; b++ {
 			for j := 0; j < T; j++ {
 				xj := row(b, j)
-				maxL := math.Inf(-1)
 				for i := range logit {
 					logit[i] = gamma * refDot(row(b, i), xj)
-					maxL = math.Max(maxL, logit[i])
 				}
-				sum := 0.0
-				for i, l := range logit {
-					logit[i] = math.Exp(l - maxL)
-					sum += logit[i]
-				}
+				numeric.SoftmaxInto(logit, logit)
 				for i, w := range logit {
-					K[(b*N+i)*T+j] = w / sum
+					K[(b*N+i)*T+j] = w
 				}
 			}
 		}
@@ -429,23 +425,14 @@ func refCheckEmbedding(fn string, we []float64, dPrime, C int, f []float64) erro
 // refSoftmaxLogits writes softmax_c(W_eᵀ f) into p (length C), subtracting the
 // largest logit first.
 func refSoftmaxLogits(we []float64, dPrime, C int, f, p []float64) {
-	maxL := math.Inf(-1)
 	for c := 0; c < C; c++ {
 		l := 0.0
 		for r := 0; r < dPrime; r++ {
 			l += we[r*C+c] * f[r]
 		}
 		p[c] = l
-		maxL = math.Max(maxL, l)
 	}
-	sum := 0.0
-	for c := range p {
-		p[c] = math.Exp(p[c] - maxL)
-		sum += p[c]
-	}
-	for c := range p {
-		p[c] /= sum
-	}
+	numeric.SoftmaxInto(p, p)
 }
 
 // refExpectedEmbedding writes E(w_e | f) into e (length d'), using p (length C)

@@ -36,6 +36,10 @@ func TestNewModelSizes(t *testing.T) {
 		{"DPrime²", func(c *Config) { c.D, c.DPrime = 1<<20, 1<<20 }, 1, "Heads·DPrime·DPrime (p)"},
 		{"DPrime·C", func(c *Config) { c.DPrime, c.C = 1<<20, 1<<20 }, 1, "DPrime·C"},
 		{"literal", func(c *Config) { c.D, c.Blocks, c.Literal = 1<<16, 1<<10, true }, 1, "Blocks·8·D·D"},
+		// One tensor just past graph.MaxElements (2^31), all of them far
+		// below 2^34: refused here, naming the fields, not by graph.Scope.
+		{"labels tensor", func(c *Config) { c.N, c.C = 1, 1<<12 }, 1<<19 + 1, "batch·(N+1)·C (labels) = 524289·2·4096 elements exceeds the limit of 2^31 elements per tensor (graph.MaxElements)"},
+		{"we tensor", func(c *Config) { c.DPrime, c.C = 1<<16, 1<<15+1 }, 1, "DPrime·C (we) = 65536·32769 elements exceeds the limit of 2^31 elements per tensor (graph.MaxElements)"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			cfg := ok
@@ -77,6 +81,7 @@ func TestNewLMSizes(t *testing.T) {
 		{"Vocab·DPrime", func(c *LMConfig) { c.Vocab, c.DPrime = 1<<20, 1<<20 }, 1, "Vocab·DPrime"},
 		{"logits", func(c *LMConfig) { c.Vocab, c.Context = 1<<20, 1<<10 }, 1 << 10, "batch·Context·Vocab"},
 		{"kernels", func(c *LMConfig) { c.Context, c.Heads = 1<<16, 16 }, 1 << 4, "Heads·batch·(Context+1)·Context"},
+		{"wte tensor", func(c *LMConfig) { c.Vocab, c.DPrime = 1<<16, 1<<15+1 }, 1, "Vocab·DPrime (wte) = 65536·32769 elements exceeds the limit of 2^31 elements per tensor (graph.MaxElements)"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			cfg := ok

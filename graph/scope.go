@@ -6,6 +6,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/gdattn/gdattn/internal/bounds"
 	G "gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
 )
@@ -225,8 +226,12 @@ func (s *Scope) SortedParamNames() []string {
 // MaxElements is the largest number of elements a node created by a
 // [Scope] or a value made by [NewTensor] may hold: 2^31, that is 8 GiB of
 // float32 or 16 GiB of float64 (and as much again for a parameter's
-// gradient). Larger shapes are refused before anything is allocated.
-const MaxElements = 1 << 31
+// gradient). Larger shapes are refused before anything is allocated. It is
+// gdattn's one per-tensor limit: data.MaxElements is the same constant, and
+// the model and layer constructors (packages layers, gd, tf) check every
+// tensor of a config against it first, with errors naming the config
+// fields, so a config they accept is never refused here.
+const MaxElements = bounds.MaxElements
 
 // CheckShape returns the number of elements of shape (1 for a scalar, the
 // empty shape) after checking that every dimension is positive and that the

@@ -79,8 +79,8 @@ type Attention struct {
 var _ Layer = (*Attention)(nil)
 
 // NewAttention validates cfg and creates the head's parameters in s. The
-// widths and the matrices they give are bounded (see package
-// internal/bounds: at most 2^34 elements).
+// widths and the matrices they give are bounded: each matrix at most
+// graph.MaxElements (2^31) elements.
 func NewAttention(s *graph.Scope, cfg AttentionConfig) (*Attention, error) {
 	if s == nil {
 		return nil, fmt.Errorf("layers: attention: scope is nil")
@@ -104,7 +104,7 @@ func NewAttention(s *graph.Scope, cfg AttentionConfig) (*Attention, error) {
 		return fail("negative dimension in DK=%d DV=%d DOut=%d", cfg.DK, cfg.DV, cfg.DOut)
 	}
 	if err := bounds.Elements(
-		bounds.Term{What: "DIn·DK (wq, wk)", Dims: []int{2, cfg.DIn, cfg.DK}},
+		bounds.Term{What: "2·DIn·DK (wq, wk)", Dims: []int{2, cfg.DIn, cfg.DK}, Tensor: "DIn·DK", TensorDims: []int{cfg.DIn, cfg.DK}},
 		bounds.Term{What: "DIn·DV (wv)", Dims: []int{cfg.DIn, cfg.DV}},
 		bounds.Term{What: "DV·DOut (wo)", Dims: []int{cfg.DV, cfg.DOut}},
 	); err != nil {

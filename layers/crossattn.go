@@ -65,7 +65,7 @@ func NewCrossAttention(s *graph.Scope, cfg CrossAttentionConfig) (*CrossAttentio
 	}
 	if err := bounds.Elements(
 		bounds.Term{What: "DIn·DPrime (wq)", Dims: []int{cfg.DIn, cfg.DPrime}},
-		bounds.Term{What: "DPrime·DPrime (wk, wv)", Dims: []int{2, cfg.DPrime, cfg.DPrime}},
+		bounds.Term{What: "2·DPrime·DPrime (wk, wv)", Dims: []int{2, cfg.DPrime, cfg.DPrime}, Tensor: "DPrime·DPrime", TensorDims: []int{cfg.DPrime, cfg.DPrime}},
 		bounds.Term{What: "DPrime·DOut (wo)", Dims: []int{cfg.DPrime, cfg.DOut}},
 	); err != nil {
 		return fail("%v", err)

@@ -10,6 +10,7 @@ import (
 
 	"github.com/gdattn/gdattn/graph"
 	"github.com/gdattn/gdattn/graph/graphtest"
+	"github.com/gdattn/gdattn/internal/numeric"
 )
 
 // Cross-attention test sizes: M query rows, d' latent features, C classes;
@@ -42,23 +43,17 @@ func refExpectation(f, we, wk, wv []float64, m, dp, c int) []float64 {
 	out := make([]float64, m*dp)
 	for r := 0; r < m; r++ {
 		logits := make([]float64, c)
-		mx := math.Inf(-1)
 		for ci := 0; ci < c; ci++ {
 			k := apply(col(ci), wk)
 			for a := 0; a < dp; a++ {
 				logits[ci] += f[r*dp+a] * k[a]
 			}
-			mx = math.Max(mx, logits[ci])
 		}
-		var z float64
-		for ci := range logits {
-			logits[ci] = math.Exp(logits[ci] - mx)
-			z += logits[ci]
-		}
+		numeric.SoftmaxInto(logits, logits)
 		for ci := 0; ci < c; ci++ {
 			v := apply(col(ci), wv)
 			for a := 0; a < dp; a++ {
-				out[r*dp+a] += logits[ci] / z * v[a]
+				out[r*dp+a] += logits[ci] * v[a]
 			}
 		}
 	}

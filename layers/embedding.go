@@ -153,10 +153,13 @@ func NewIDs(s *graph.Scope, name string, shape ...int) (*G.Node, error) {
 			return nil, fmt.Errorf("layers: ids %q: shape %v, want positive dimensions", full, shape)
 		}
 	}
+	n, err := graph.CheckShape(tensor.Shape(shape))
+	if err != nil {
+		return nil, fmt.Errorf("layers: ids %q: %w", full, err)
+	}
 	if len(s.Graph().ByName(full)) > 0 {
 		return nil, fmt.Errorf("layers: ids %q: the graph already has a node of that name", full)
 	}
-	n := tensor.Shape(shape).TotalSize()
 	t := tensor.New(tensor.WithShape(shape...), tensor.WithBacking(make([]int, n)))
 	return G.NewTensor(s.Graph(), tensor.Int, len(shape), G.WithShape(shape...), G.WithName(full), G.WithValue(t)), nil
 }

@@ -19,12 +19,11 @@ import (
 
 // ffnCase is one feed-forward configuration; the data come from ffnDraw.
 type ffnCase struct {
-	name              string
-	act               string
-	shape             tensor.Shape // input shape (..., DIn)
-	hidden, dOut      int
-	wantShape         tensor.Shape // output shape (..., DOut)
-	checkReLUDistance bool         // assert pre-activations keep away from the ReLU kink
+	name         string
+	act          string
+	shape        tensor.Shape // input shape (..., DIn)
+	hidden, dOut int
+	wantShape    tensor.Shape // output shape (..., DOut)
 }
 
 var ffnCases = []ffnCase{

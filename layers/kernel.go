@@ -41,7 +41,7 @@ type Mask struct {
 
 // NewMask builds a constant mask on s for a batch of b sequences with tq
 // queries and tk keys; visible(j, i) reports whether query j may see key i.
-// The sizes must be positive and b·tq·tk at most 2^34 (internal/bounds).
+// The sizes must be positive and b·tq·tk at most 2^31 (graph.MaxElements).
 func NewMask(s *graph.Scope, name string, b, tq, tk int, visible func(j, i int) bool) (*Mask, error) {
 	switch {
 	case s == nil:
@@ -51,7 +51,7 @@ func NewMask(s *graph.Scope, name string, b, tq, tk int, visible func(j, i int) 
 	case b <= 0 || tq <= 0 || tk <= 0:
 		return nil, fmt.Errorf("layers: mask %q: b = %d, tq = %d, tk = %d, want all > 0", name, b, tq, tk)
 	}
-	if err := bounds.Elements(bounds.Term{What: "b·tq·tk (keep and bias)", Dims: []int{2, b, tq, tk}}); err != nil {
+	if err := bounds.Elements(bounds.Term{What: "2·b·tq·tk (keep and bias)", Dims: []int{2, b, tq, tk}, Tensor: "b·tq·tk", TensorDims: []int{b, tq, tk}}); err != nil {
 		return nil, fmt.Errorf("layers: mask %q: %w", name, err)
 	}
 	keep := make([]float64, b*tq*tk)

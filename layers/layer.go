@@ -57,11 +57,3 @@ func constLike(x *G.Node, shape tensor.Shape, vals []float64, name string) *G.No
 	t := tensor.New(tensor.WithShape(shape...), tensor.WithBacking(backing))
 	return G.NewTensor(x.Graph(), x.Dtype(), len(shape), G.WithShape(shape...), G.WithValue(t), G.WithName(name))
 }
-
-// scalarLike creates a constant scalar node with x's dtype.
-func scalarLike(x *G.Node, v float64) *G.Node {
-	if x.Dtype() == tensor.Float32 {
-		return G.NewConstant(float32(v))
-	}
-	return G.NewConstant(v)
-}

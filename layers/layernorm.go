@@ -58,7 +58,7 @@ func NewLayerNorm(s *graph.Scope, cfg LayerNormConfig) (*LayerNorm, error) {
 	if !(cfg.Eps >= 0) || math.IsInf(cfg.Eps, 1) {
 		return fail("Eps = %g, want a finite value >= 0 (0 means 1e-5)", cfg.Eps)
 	}
-	if err := bounds.Elements(bounds.Term{What: "Dim", Dims: []int{2, cfg.Dim}}); err != nil {
+	if err := bounds.Elements(bounds.Term{What: "2·Dim (scale and bias)", Dims: []int{2, cfg.Dim}, Tensor: "Dim", TensorDims: []int{cfg.Dim}}); err != nil {
 		return fail("%v", err)
 	}
 	if cfg.Eps == 0 {

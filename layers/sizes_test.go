@@ -71,6 +71,13 @@ func TestConstructorSizesAndNils(t *testing.T) {
 		{"embedding nil scope", func() error { _, err := NewEmbedding(nil, EmbeddingConfig{Vocab: 2, Dim: 2}); return err }, "scope is nil"},
 		{"embedding size", func() error { _, err := NewEmbedding(s.Sub("w1"), EmbeddingConfig{Vocab: huge, Dim: 2}); return err }, "Vocab·Dim"},
 		{"ids nil scope", func() error { _, err := NewIDs(nil, "ids", 2); return err }, "scope is nil"},
+		{"ids huge", func() error { _, err := NewIDs(s, "ids", huge, huge); return err }, "graph.MaxElements"},
+		// One matrix just past graph.MaxElements (2^31): refused by the
+		// constructor, naming the fields, not by graph.Scope.
+		{"embedding tensor", func() error {
+			_, err := NewEmbedding(s.Sub("w2"), EmbeddingConfig{Vocab: 1 << 16, Dim: 1<<15 + 1})
+			return err
+		}, "Vocab·Dim (w) = 65536·32769 elements exceeds the limit of 2^31 elements per tensor (graph.MaxElements)"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			errContains(t, tc.f(), tc.want)

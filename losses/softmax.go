@@ -3,6 +3,8 @@ package losses
 import (
 	"fmt"
 	"math"
+
+	"github.com/gdattn/gdattn/internal/numeric"
 )
 
 // Softmax returns the row-wise softmax of logits, read as rows of C class
@@ -21,25 +23,15 @@ func Softmax(logits []float64, C int) ([]float64, error) {
 	out := make([]float64, len(logits))
 	for r := 0; r < len(logits); r += C {
 		row := logits[r : r+C]
-		m := math.Inf(-1)
 		for c, v := range row {
 			if math.IsNaN(v) || math.IsInf(v, 1) {
 				return nil, fmt.Errorf("%s: logits[%d] = %v, want finite or -Inf", fn, r+c, v)
 			}
-			m = math.Max(m, v)
 		}
-		if math.IsInf(m, -1) {
+		if math.IsInf(numeric.Max(row), -1) {
 			return nil, fmt.Errorf("%s: logits row %d is entirely -Inf", fn, r/C)
 		}
-		sum := 0.0
-		for c, v := range row {
-			e := math.Exp(v - m)
-			out[r+c] = e
-			sum += e
-		}
-		for c := range row {
-			out[r+c] /= sum
-		}
+		numeric.SoftmaxInto(out[r:r+C], row)
 	}
 	return out, nil
 }

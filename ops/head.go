@@ -700,15 +700,6 @@ func transposeInto[F float32 | float64](dst, src []F, rows, cols, stride int) {
 	}
 }
 
-// axpy2F adds α x to y and α u to v (all at least len(x) long).
-func axpy2F[F float32 | float64](alpha F, x, y, u, v []F) {
-	y, u, v = y[:len(x)], u[:len(x)], v[:len(x)]
-	for i, xi := range x {
-		y[i] += alpha * xi
-		v[i] += alpha * u[i]
-	}
-}
-
 // axpyF adds α x to y (len(y) at least len(x)).
 func axpyF[F float32 | float64](alpha F, x, y []F) {
 	y = y[:len(x)]

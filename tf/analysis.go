@@ -9,7 +9,7 @@ import (
 	G "gorgonia.org/gorgonia"
 )
 
-// Analysis is the parameter analysis of Appendix E (Figures 8 and 9) of a
+// Analysis is the parameter analysis of Appendix F (Figures 8 and 9) of a
 // single-layer, single-head TF on the gd.OneStep tokens
 // e = (x, w_{e,y} − w̄_e, f) of width D = d + 2d'.
 //
@@ -50,7 +50,7 @@ type Analysis struct {
 
 // Analyze reads the current parameter values of m's attention head and
 // returns its [Analysis]. m must have one layer, one head and no
-// cross-attention (the single-step setting of Appendix E).
+// cross-attention (the single-step setting of Appendix F).
 func Analyze(m *Model) (Analysis, error) {
 	cfg := m.Cfg
 	if cfg.Layers != 1 || cfg.Heads != 1 || cfg.Cross {

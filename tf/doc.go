@@ -2,7 +2,7 @@
 // Attention-Based In-Context Learning for Categorical Data": the Trained TF
 // of Section 4, a transformer on the same tokens as the GD models whose
 // parameters are all learned, from a random start or from the GD
-// construction, and the parameter analysis of Appendix E (Figures 8 and 9)
+// construction, and the parameter analysis of Appendix F (Figures 8 and 9)
 // that asks whether a trained TF has learned to do gradient descent.
 //
 // # Model
@@ -144,12 +144,14 @@
 //
 // NewModel and NewGPT refuse, before they build anything, a nil scope and any config
 // whose tensors could not fit in memory, with an error naming the fields:
-// every size field (and the batch) is at most 2^34, every tensor the model
-// allocates (a product of fields, computed without overflow) and all of
-// them together at most 2^34 elements (128 GiB of float64), and the
-// repeated structures (steps or layers times heads) at most 2^16, so that a
-// huge Blocks or Layers returns at once instead of building a graph for
-// hours.
+// every size field (and the batch) and every single tensor the model
+// allocates or computes (a product of fields, computed without overflow)
+// is at most graph.MaxElements = 2^31 elements, the limit graph.Scope
+// enforces (so a config accepted here is never refused by the Scope with
+// an error naming only a parameter path), all the tensors together at most
+// 2^34 elements (128 GiB of float64), and the repeated structures (steps
+// or layers times heads) at most 2^16, so that a huge Blocks or Layers
+// returns at once instead of building a graph for hours.
 //
 // # Usage
 //

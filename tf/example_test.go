@@ -8,7 +8,7 @@ import (
 	"github.com/gdattn/gdattn/tf"
 )
 
-// A single-layer Trained TF on the low-dimensional task of Appendix E
+// A single-layer Trained TF on the low-dimensional task of Appendix F
 // (d = 2, d' = 5, C = 20): every attention matrix, the kernel parameter,
 // the readout R and W_e are trained.
 func ExampleNewModel() {

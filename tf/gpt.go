@@ -66,22 +66,33 @@ func (cfg GPTConfig) Validate() (GPTConfig, error) {
 }
 
 // checkSizes checks what a GPT of the validated cfg allocates for
-// minibatches of batch sequences against the limit of internal/bounds
-// (2^34 elements), before anything is built.
+// minibatches of batch sequences against the limits of internal/bounds
+// (2^31 elements per tensor, graph.MaxElements, and 2^34 in all), before
+// anything is built.
 func (cfg GPTConfig) checkSizes(batch int) error {
 	if batch <= 0 {
 		return fmt.Errorf("tf: gpt: batch = %d, want > 0", batch)
 	}
 	B, T, d, V, L, F := batch, cfg.Context, cfg.DModel, cfg.Vocab, cfg.Layers, cfg.FFHidden
+	// The largest weight matrix of a block (the heads' projections are
+	// DModel×DModel/Heads, the MLP's DModel×FFHidden) and activation.
+	wt, wtDims, act, actDims := "DModel·DModel", []int{d, d}, "batch·Context·DModel", []int{B, T, d}
+	if F > d {
+		wt, wtDims, act, actDims = "DModel·FFHidden", []int{d, F}, "batch·Context·FFHidden", []int{B, T, F}
+	}
 	if err := bounds.Elements(
 		bounds.Term{What: "batch", Dims: []int{B}},
 		bounds.Term{What: "Vocab·DModel (wte)", Dims: []int{V, d}},
 		bounds.Term{What: "Context·DModel (wpe)", Dims: []int{T, d}},
 		bounds.Term{What: "batch·Context·Vocab (logits)", Dims: []int{B, T, V}},
-		bounds.Term{What: "batch·Context·Context (causal mask)", Dims: []int{2, B, T, T}},
-		bounds.Term{What: "Layers·Heads·batch·Context·Context (attention weights)", Dims: []int{L, cfg.Heads, B, T, T}},
-		bounds.Term{What: "Layers·DModel·(4·DModel+2·FFHidden) (block weights)", Dims: []int{L, d, 4*d + 2*F}},
-		bounds.Term{What: "Layers·batch·Context·(FFHidden+4·DModel) (activations)", Dims: []int{L, B, T, F + 4*d}},
+		bounds.Term{What: "2·batch·Context·Context (causal mask)", Dims: []int{2, B, T, T},
+			Tensor: "batch·Context·Context", TensorDims: []int{B, T, T}},
+		bounds.Term{What: "Layers·Heads·batch·Context·Context (attention weights)", Dims: []int{L, cfg.Heads, B, T, T},
+			Tensor: "batch·Context·Context", TensorDims: []int{B, T, T}},
+		bounds.Term{What: "Layers·DModel·(4·DModel+2·FFHidden) (block weights)", Dims: []int{L, d, 4*d + 2*F},
+			Tensor: wt, TensorDims: wtDims},
+		bounds.Term{What: "Layers·batch·Context·(FFHidden+4·DModel) (activations)", Dims: []int{L, B, T, F + 4*d},
+			Tensor: act, TensorDims: actDims},
 	); err != nil {
 		return fmt.Errorf("tf: gpt config: %w", err)
 	}

@@ -155,20 +155,32 @@ func (cfg Config) Validate() (Config, error) {
 }
 
 // checkSizes checks what a model of the validated cfg allocates for
-// minibatches of batch contexts against the limit of internal/bounds (2^34
-// elements), before anything is built.
+// minibatches of batch contexts against the limits of internal/bounds
+// (2^31 elements per tensor, graph.MaxElements, and 2^34 in all), before
+// anything is built.
 func (cfg Config) checkSizes(batch int) error {
 	if batch <= 0 {
 		return fmt.Errorf("tf: batch = %d, want > 0", batch)
 	}
 	T, D, dp, L, H := cfg.N+1, cfg.TokenDim(), cfg.DPrime, cfg.Layers, cfg.Heads
+	// The largest attention matrix: W_Q and W_K are D×DK, W_V and P D×D.
+	attn, attnDims := "D·D", []int{D, D}
+	if cfg.DK > D {
+		attn, attnDims = "D·DK", []int{D, cfg.DK}
+	}
 	if err := bounds.Elements(
 		bounds.Term{What: "batch", Dims: []int{batch}},
 		bounds.Term{What: "batch·(N+1)·C (labels)", Dims: []int{batch, T, cfg.C}},
-		bounds.Term{What: "(Layers+1)·batch·(N+1)·D (tokens)", Dims: []int{L + 1, batch, T, D}},
-		bounds.Term{What: "Layers·Heads·batch·(N+1)·N (kernel weights)", Dims: []int{L, H, batch, T, cfg.N}},
-		bounds.Term{What: "Layers·Heads·D·(2·DK+2·D) (attention matrices)", Dims: []int{L, H, D, 2*cfg.DK + 2*D}},
-		bounds.Term{What: "Layers·(2·D+2·DPrime)·DPrime (cross-attention)", Dims: []int{L, 2*D + 2*dp, dp}},
+		bounds.Term{What: "(Layers+1)·batch·(N+1)·D (tokens)", Dims: []int{L + 1, batch, T, D},
+			Tensor: "batch·(N+1)·D", TensorDims: []int{batch, T, D}},
+		bounds.Term{What: "Layers·Heads·batch·(N+1)·N (kernel weights)", Dims: []int{L, H, batch, T, cfg.N},
+			Tensor: "batch·(N+1)·N", TensorDims: []int{batch, T, cfg.N}},
+		bounds.Term{What: "Layers·Heads·D·(2·DK+2·D) (attention matrices)", Dims: []int{L, H, D, 2*cfg.DK + 2*D},
+			Tensor: attn, TensorDims: attnDims},
+		// W_Q is D×DPrime, P DPrime×D, W_K and W_V DPrime×DPrime (D > DPrime);
+		// the readout is D×DPrime too.
+		bounds.Term{What: "Layers·(2·D+2·DPrime)·DPrime (cross-attention)", Dims: []int{L, 2*D + 2*dp, dp},
+			Tensor: "D·DPrime", TensorDims: []int{D, dp}},
 		bounds.Term{What: "DPrime·C (we)", Dims: []int{dp, cfg.C}},
 	); err != nil {
 		return fmt.Errorf("tf: config: %w", err)
@@ -180,9 +192,11 @@ func (cfg Config) checkSizes(batch int) error {
 func (cfg Config) checkInit() error {
 	c := cfg.Init
 	if err := c.Validate(); err != nil {
+		//lint:ignore ST1005 the message starts with the Config field's name, Init; callers prefix "tf: config: "
 		return fmt.Errorf("Init: %v", err)
 	}
 	if len(c.Blocks) != cfg.Layers {
+		//lint:ignore ST1005 the message starts with the Config field's name, Init; callers prefix "tf: config: "
 		return fmt.Errorf("Init has %d blocks for Layers = %d", len(c.Blocks), cfg.Layers)
 	}
 	D, dp := cfg.TokenDim(), cfg.DPrime

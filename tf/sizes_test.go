@@ -33,6 +33,9 @@ func TestNewModelSizes(t *testing.T) {
 		{"batch", func(c *Config) {}, huge, "batch"},
 		{"kernel weights", func(c *Config) { c.N = 1 << 16 }, 1 << 4, "Layers·Heads·batch·(N+1)·N"},
 		{"attention matrices", func(c *Config) { c.D, c.Heads = 1<<16, 16 }, 1, "Layers·Heads·D·(2·DK+2·D)"},
+		// One tensor just past graph.MaxElements (2^31), all of them far
+		// below 2^34: refused here, naming the fields, not by graph.Scope.
+		{"labels tensor", func(c *Config) { c.N, c.C = 1, 1<<12 }, 1<<19 + 1, "batch·(N+1)·C (labels) = 524289·2·4096 elements exceeds the limit of 2^31 elements per tensor (graph.MaxElements)"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			cfg := ok
@@ -73,6 +76,7 @@ func TestNewGPTSizes(t *testing.T) {
 		{"batch", func(c *GPTConfig) {}, huge, "batch"},
 		{"logits", func(c *GPTConfig) { c.Vocab, c.Context = 1<<20, 1<<10 }, 1 << 10, "batch·Context·Vocab"},
 		{"attention", func(c *GPTConfig) { c.Context = 1 << 14 }, 1 << 8, "batch·Context·Context"},
+		{"wte tensor", func(c *GPTConfig) { c.Vocab, c.DModel = 1<<16, 1<<15+2 }, 1, "Vocab·DModel (wte) = 65536·32770 elements exceeds the limit of 2^31 elements per tensor (graph.MaxElements)"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			cfg := ok

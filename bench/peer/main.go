@@ -9,7 +9,7 @@
 //
 // Workloads are bench.ICLWorkloads names and the language workloads
 // language/<model>-<preset>: model gd (gd.LM, the GD language model of
-// Appendix G), gdff (GD + FF) or gpt (tf.GPT, 1 layer), preset small
+// Appendix H), gdff (GD + FF) or gpt (tf.GPT, 1 layer), preset small
 // (bench.LMSmall: vocabulary 50,258, context 64, d' = 64, 8 heads, batch 8)
 // or, with -lm-paper, paper (bench.LMPaper). The language workloads train
 // with bench.LMTrainConfig on both sides (AdamW as examples/language, with
@@ -85,12 +85,9 @@ type options struct {
 	lmPaper             bool
 }
 
-// driverFlags are the flags of the driver only; workerFlags those the
-// driver passes to a gdattn child (-worker).
-var (
-	driverFlags = []string{"reps", "threads", "mode", "workloads", "check-workloads", "lm-paper", "impl", "nocheck", "keep", "python", "peer", "out"}
-	workerFlags = []string{"worker", "workload", "dtype", "warmup", "min-steps", "min-time"}
-)
+// workerFlags are the flags the driver passes to a gdattn child (-worker);
+// a child refuses every other flag.
+var workerFlags = []string{"worker", "workload", "dtype", "warmup", "min-steps", "min-time"}
 
 func main() { cli.Main("peer", func() error { return command(os.Args[1:]) }) }
 

@@ -43,7 +43,7 @@ the GD tokens with Cross; logits = (z_query R) W_e. Its two implementations
 differ only in how w_{e,y} is formed.
 
 Language models (--model gdlm [--ff] | gpt; classes GDLM and GPT below):
-gdattn's gd.LM (Appendix G), GD + FF and tf.GPT, same parameter names,
+gdattn's gd.LM (Appendix H), GD + FF and tf.GPT, same parameter names,
 shapes and token layout, float32 or float64, trained with the optimiser of
 examples/language (AdamW, lr 1e-3, weight decay 0.01 on matrices, gradients
 clipped to global norm 1; the in-context models use plain Adam, lr 1e-3, as
@@ -254,7 +254,7 @@ def mlp_params(p, name, d, hidden, std1, std2, dtype, gen):
 
 
 class GDLM:
-    """gdattn's gd.LM (Appendix G; softmax kernel with g = 1, one GD step,
+    """gdattn's gd.LM (Appendix H; softmax kernel with g = 1, one GD step,
     full P_m) and, with ff, GD + FF. Tokens t_0..t_{T-1} of each sequence,
     positions 0..T, queries 1..T:
 

@@ -5,6 +5,7 @@ import (
 	"math"
 
 	"github.com/gdattn/gdattn/data"
+	"github.com/gdattn/gdattn/internal/numeric"
 	"github.com/gdattn/gdattn/losses"
 )
 
@@ -71,7 +72,7 @@ func linearProbe(b *data.Batch, cfg probeConfig) ([]float64, error) {
 					}
 					logits[k] = s
 				}
-				softmaxInPlace(logits)
+				numeric.SoftmaxInto(logits, logits)
 				for k := 0; k < C; k++ {
 					g := logits[k]
 					if k == y[i] {
@@ -95,7 +96,7 @@ func linearProbe(b *data.Batch, cfg probeConfig) ([]float64, error) {
 			}
 			logits[k] = s
 		}
-		softmaxInPlace(logits)
+		numeric.SoftmaxInto(logits, logits)
 		copy(out[e*C:(e+1)*C], logits)
 	}
 	return out, nil
@@ -121,21 +122,6 @@ func dot(a, b []float64) float64 {
 		s += v * b[i]
 	}
 	return s
-}
-
-func softmaxInPlace(v []float64) {
-	m := math.Inf(-1)
-	for _, x := range v {
-		m = math.Max(m, x)
-	}
-	s := 0.0
-	for i, x := range v {
-		v[i] = math.Exp(x - m)
-		s += v[i]
-	}
-	for i := range v {
-		v[i] /= s
-	}
 }
 
 // maxEigen returns the largest eigenvalue of the symmetric positive

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/gdattn/gdattn/data"
+	"github.com/gdattn/gdattn/internal/numeric"
 )
 
 // randomBatch returns B episodes of N = ways*shots context points in d
@@ -62,7 +63,7 @@ func probeReference(b *data.Batch, cfg probeConfig) []float64 {
 						p[k] += x[i*d+a] * W[a*C+k]
 					}
 				}
-				softmaxInPlace(p)
+				numeric.SoftmaxInto(p, p)
 				p[y[i]]--
 				for k := 0; k < C; k++ {
 					gc[k] += p[k] / float64(N)
@@ -84,7 +85,7 @@ func probeReference(b *data.Batch, cfg probeConfig) []float64 {
 				p[k] += x[N*d+a] * W[a*C+k]
 			}
 		}
-		softmaxInPlace(p)
+		numeric.SoftmaxInto(p, p)
 		copy(out[e*C:], p)
 	}
 	return out

@@ -1,6 +1,6 @@
 // Command language trains, evaluates and samples the language models of
 // Section 5.3 of the paper: the GD model (one step of functional GD with
-// positional covariates, Appendix G), GD with a feed-forward block, and a
+// positional covariates, Appendix H), GD with a feed-forward block, and a
 // one-layer GPT-2-style Transformer.
 //
 //	go run ./examples/language train -model gd -preset small -out ckpt/gd

@@ -47,7 +47,7 @@ func accuracyFigure(krs []*kernelResult, oracle float64) plot.Figure {
 			Y: []float64{oracle, oracle}, Dashed: true, NoPoints: true, Color: plot.Colors[6]})
 		panels = append(panels, l)
 	}
-	return plot.Figure{Title: "Quadrant task (Appendix E), one attention layer: GD vs Trained TF", Panels: rows(panels, 3)}
+	return plot.Figure{Title: "Quadrant task (Appendix F), one attention layer: GD vs Trained TF", Panels: rows(panels, 3)}
 }
 
 // niceTicks returns round tick values from lo to hi: multiples of 1, 2 or

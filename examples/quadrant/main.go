@@ -1,5 +1,5 @@
 // Command quadrant runs the lower-dimensional experiments of the paper's
-// Appendix E on the quadrant task (d = 2, C = 20, d' = 5, N = 100): one
+// Appendix F on the quadrant task (d = 2, C = 20, d' = 5, N = 100): one
 // attention layer, GD against the Trained TF, for the linear, RBF,
 // exponential, Laplacian and softmax kernels. It writes
 //

@@ -11,6 +11,7 @@ import (
 
 	"github.com/gdattn/gdattn/data"
 	"github.com/gdattn/gdattn/graph"
+	"github.com/gdattn/gdattn/internal/numeric"
 	"github.com/gdattn/gdattn/layers"
 )
 
@@ -73,7 +74,7 @@ func TestGridProbsMatchesModel(t *testing.T) {
 				C := l.C
 				worst := 0.0
 				for g := 0; g < G; g++ {
-					want := softmax(logits[g*C : (g+1)*C])
+					want := numeric.Softmax(logits[g*C : (g+1)*C])
 					for c := range want {
 						worst = math.Max(worst, math.Abs(got[g*C+c]-want[c]))
 					}
@@ -84,23 +85,6 @@ func TestGridProbsMatchesModel(t *testing.T) {
 			})
 		}
 	}
-}
-
-func softmax(z []float64) []float64 {
-	m := math.Inf(-1)
-	for _, v := range z {
-		m = math.Max(m, v)
-	}
-	out := make([]float64, len(z))
-	s := 0.0
-	for i, v := range z {
-		out[i] = math.Exp(v - m)
-		s += out[i]
-	}
-	for i := range out {
-		out[i] /= s
-	}
-	return out
 }
 
 func TestSquareGrid(t *testing.T) {

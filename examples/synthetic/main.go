@@ -149,7 +149,7 @@ func usage(w io.Writer, fs *flag.FlagSet) {
   synthetic -eval DIR -x X -y Y       evaluate a checkpoint on .npy contexts
   synthetic -sweep FIGS [-quick] ...  the sweeps of the paper's Section 5.1, with plots
 
-Trains attention models on the synthetic task of Appendix D (C=25, d'=5, d=10, N=10)
+Trains attention models on the synthetic task of Appendix E (C=25, d'=5, d=10, N=10)
 and reports test top-1 accuracy, NLL and the Bayes oracle on M fresh test contexts.
 
 Sweeps (-sweep fig2,fig3,fig4 or -sweep all):

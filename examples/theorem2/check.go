@@ -18,7 +18,7 @@ import (
 	G "gorgonia.org/gorgonia"
 )
 
-// Tasks: the quadrant task of Appendix E under several covariate laws.
+// Tasks: the quadrant task of Appendix F under several covariate laws.
 const (
 	// TaskRotated: x ~ N(0, I₂) and each context's quadrant axes turned by
 	// a uniform angle, so the law of the task is invariant under all of

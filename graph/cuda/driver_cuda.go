@@ -703,3 +703,13 @@ func (g *gpu) Close() error {
 	g.closed = true
 	return err
 }
+
+// gridFor returns the number of blocks of threadsPerBlock threads for n work
+// items: ceil(n/256), at most maxBlocks.
+func gridFor(n int64) uint32 {
+	b := (n + threadsPerBlock - 1) / threadsPerBlock
+	if b > maxBlocks {
+		b = maxBlocks
+	}
+	return uint32(b)
+}

@@ -3,7 +3,6 @@
 package cuda
 
 import (
-	"fmt"
 	"math"
 	"math/rand/v2"
 	"testing"
@@ -364,7 +363,7 @@ func testGemmBroadcast(t *testing.T, be Backend, rng *rand.Rand, dt tensor.Dtype
 		got := gemmRun(t, be, dt, false, false, m, n, k, 1, a, k, sA, b, n, sB, 0, c, n, m*n, batch, false)
 		for i := range got {
 			if math.Abs(got[i]-want[i]) > 1e-5*(1+math.Abs(want[i])) {
-				t.Fatal(fmt.Sprintf("Gemm %v with stride 0 on %s: C[%d] = %v, want %v", dt, side, i, got[i], want[i]))
+				t.Fatalf("Gemm %v with stride 0 on %s: C[%d] = %v, want %v", dt, side, i, got[i], want[i])
 			}
 		}
 	}

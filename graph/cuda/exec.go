@@ -146,7 +146,6 @@ type value struct {
 	fb    G.Value // private host copy used by the fallback
 	cval  G.Value // a constant's value
 	what  string  // op description for reports
-	extra []Ptr   // scratch buffers of the device op
 }
 
 type valueKind int

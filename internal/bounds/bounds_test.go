@@ -28,23 +28,40 @@ func TestProduct(t *testing.T) {
 }
 
 func TestElementsAndUnits(t *testing.T) {
-	if err := Elements(Term{"a", []int{1 << 17, 1 << 16}}, Term{"b", []int{1 << 33}}); err != nil { // exactly 2^34 in all
-		t.Errorf("within the limit: %v", err)
+	for _, terms := range [][]Term{
+		{{What: "x·y", Dims: []int{1 << 16, 1 << 15}}}, // one tensor of exactly 2^31
+		{ // exactly 2^34 in all, in tensors of 2^31
+			{What: "L·x", Dims: []int{4, 1 << 31}, Tensor: "x", TensorDims: []int{1 << 31}},
+			{What: "b", Dims: []int{1 << 33}, Tensor: "y·z", TensorDims: []int{1 << 16, 1 << 15}},
+		},
+	} {
+		if err := Elements(terms...); err != nil {
+			t.Errorf("within the limits: %v", err)
+		}
 	}
 	for _, tc := range []struct {
 		err  error
 		want string
 	}{
-		{Elements(Term{"x·y", []int{1 << 20, 1 << 20}}), "x·y = 1048576·1048576 elements exceeds the limit 2^34"},
-		{Elements(Term{"x·y", []int{math.MaxInt, 3}}), "x·y = 9223372036854775807·3"},
-		{Elements(Term{"a", []int{1 << 33}}, Term{"b", []int{1 << 33}}, Term{"c", []int{1}}), "a + b + c together exceed"},
-		{Each(Term{"a", []int{1}}, Term{"b", []int{1 << 35}}), "b = 34359738368"},
+		{Elements(Term{What: "x·y", Dims: []int{1 << 16, 1<<15 + 1}}), "x·y = 65536·32769 elements exceeds the limit of 2^31 elements per tensor (graph.MaxElements)"},
+		{Elements(Term{What: "x·y", Dims: []int{math.MaxInt, 3}}), "x·y = 9223372036854775807·3"},
+		{Elements(Term{What: "L·x·y", Dims: []int{2, 1 << 16, 1 << 16}, Tensor: "x·y", TensorDims: []int{1 << 16, 1 << 16}}),
+			"L·x·y: one x·y tensor = 65536·65536 elements exceeds the limit of 2^31 elements per tensor"},
+		{Elements(Term{What: "L·x", Dims: []int{1 << 4, 1 << 31}, Tensor: "x", TensorDims: []int{1 << 31}}),
+			"L·x = 16·2147483648 elements exceeds the limit of 2^34 elements in all"},
+		{Elements(Term{What: "L·x", Dims: []int{math.MaxInt, 2}, Tensor: "x", TensorDims: []int{2}}), "L·x = 9223372036854775807·2"},
+		{Elements(Term{"a", []int{4, 1 << 31}, "x", []int{1 << 31}}, Term{"b", []int{4, 1 << 31}, "x", []int{1 << 31}}, Term{What: "c", Dims: []int{1}}),
+			"a + b + c together exceed"},
+		{Each(Term{What: "a", Dims: []int{1}}, Term{What: "b", Dims: []int{1<<31 + 1}}), "b = 2147483649"},
 		{Units("Blocks·Heads", 1<<9, 1<<8), "Blocks·Heads = 512·256 exceeds the limit 2^16"},
 		{Units("Layers", -1), "Layers = -1"},
 	} {
 		if tc.err == nil || !strings.Contains(tc.err.Error(), tc.want) {
 			t.Errorf("error %v, want one containing %q", tc.err, tc.want)
 		}
+	}
+	if err := Each(Term{What: "a", Dims: []int{1 << 31}}); err != nil {
+		t.Errorf("a field of 2^31: %v", err)
 	}
 	if err := Units("Blocks·Heads", 1<<8, 1<<8); err != nil {
 		t.Errorf("2^16 units: %v", err)
