@@ -74,7 +74,7 @@ const maxStep = 1 << 53
 // bad value, parameters in sorted order.
 func (st *OptimState) Validate() error {
 	if st.Step < 0 || st.Step > maxStep {
-		return fmt.Errorf("Step %d: want 0 <= Step <= 2^53", st.Step)
+		return fmt.Errorf("step %d: want 0 <= step <= 2^53", st.Step)
 	}
 	for _, kv := range []struct {
 		what string

@@ -119,7 +119,7 @@ func TestOptimStateChecked(t *testing.T) {
 		{"step past 2^53", func(st *OptimState, dir string, t *testing.T) {
 			st.Step = math.MaxInt64
 			replaceInFile(t, filepath.Join(dir, "config.json"), `"step": 3`, `"step": 9223372036854775807`)
-		}, "Step 9223372036854775807"},
+		}, "step 9223372036854775807"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -153,7 +153,7 @@ func TestSetStateRejectsBadMoments(t *testing.T) {
 		{"infinite first moment", clone(func(s *State) { s.M["b"][0] = math.Inf(-1) }), `M["b"][0] = -Inf`},
 		{"negative second moment", clone(func(s *State) { s.V["lin/w"][1] = -1e-3 }), `V["lin/w"][1] = -0.001`},
 		{"NaN second moment", clone(func(s *State) { s.V["b"][0] = math.NaN() }), `V["b"][0] = NaN`},
-		{"step near MaxInt64", clone(func(s *State) { s.Step = math.MaxInt64 }), "Step 9223372036854775807"},
+		{"step near MaxInt64", clone(func(s *State) { s.Step = math.MaxInt64 }), "step 9223372036854775807"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -243,7 +243,7 @@ func adamCheck[T float32 | float64](w []T, g, m, v []float64, h adamHyper) (int,
 			l2 = h.wd
 		}
 	}
-	w, g, m, v = w[:len(w)], g[:len(w)], m[:len(w)], v[:len(w)]
+	g, m, v = g[:len(w)], m[:len(w)], v[:len(w)] // bounds-check hints
 	for i := range w {
 		p := float64(w[i])
 		gi := g[i] + l2*p
