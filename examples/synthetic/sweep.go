@@ -132,7 +132,7 @@ func figures(names []string, p preset) ([]figure, error) {
 				Title: "Section 5.1: linear attention, one layer, GD vs Trained TF",
 				Series: []series{
 					{"linear kernel", "GD (one step)", with(func(r *runSpec) {
-						r.Model, r.Form, r.Depth, r.Kernel = "gd", gd.OneStep.String(), 1, "linear"
+						r.Model, r.Form, r.Depth, r.Kernel = "gd", "onestep", 1, "linear"
 					})},
 					{"linear kernel", "Trained TF (1 layer)", with(func(r *runSpec) {
 						r.Model, r.Depth, r.Heads, r.Kernel = "tf", 1, 1, "linear"

@@ -289,3 +289,19 @@ func TestSweepFlags(t *testing.T) {
 		t.Errorf("quick preset: results in %q, suffix %q", st.resultsDir, st.preset.FigureSuffix)
 	}
 }
+
+// TestLinearFigureKeys: the linear figure's GD runs use the journal's name
+// for the one-step form, as fig2's do, so that their keys stay stable.
+func TestLinearFigureKeys(t *testing.T) {
+	figs, err := figures([]string{"fig2", "linear"}, fullPreset)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range figs {
+		for _, s := range f.Series {
+			if s.Run.Model == "gd" && s.Run.Form != "onestep" {
+				t.Errorf("%s %q: form %q, want \"onestep\"", f.Name, s.Label, s.Run.Form)
+			}
+		}
+	}
+}
