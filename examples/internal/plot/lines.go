@@ -112,6 +112,7 @@ func (l Lines) Plot() (*gplot.Plot, error) {
 
 func setAxis(a *gplot.Axis, ax Axis) {
 	a.Label.Text = ax.Label
+	a.Tick.Marker = exactTicks{}
 	if ax.Log {
 		a.Scale = gplot.LogScale{}
 		a.Tick.Marker = gplot.LogTicks{Prec: -1}
@@ -230,4 +231,34 @@ func band(s Series, col color.Color, logY bool) (*plotter.Polygon, error) {
 	poly.Color = color.NRGBA{uint8(r >> 8), uint8(g >> 8), uint8(b >> 8), 0x40}
 	poly.LineStyle.Width = 0
 	return poly, nil
+}
+
+// exactTicks are gonum's default ticks, labelled with the fewest decimals
+// that write every labelled value exactly: the default labels round to a
+// fixed number of significant digits, so that ticks at 0.25 and 0.75 can
+// read "0.2" and "0.8".
+type exactTicks struct{}
+
+func (exactTicks) Ticks(lo, hi float64) []gplot.Tick {
+	ticks := gplot.DefaultTicks{}.Ticks(lo, hi)
+	decimals := 0
+	for ; decimals < 8; decimals++ {
+		exact := true
+		scale := math.Pow(10, float64(decimals))
+		for _, t := range ticks {
+			if v := t.Value * scale; t.Label != "" && math.Abs(v-math.Round(v)) > 1e-6*math.Max(1, math.Abs(v)) {
+				exact = false
+				break
+			}
+		}
+		if exact {
+			break
+		}
+	}
+	for i, t := range ticks {
+		if t.Label != "" {
+			ticks[i].Label = strconv.FormatFloat(t.Value, 'f', decimals, 64)
+		}
+	}
+	return ticks
 }

@@ -6,6 +6,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -143,5 +144,26 @@ func TestHeatmapLayout(t *testing.T) {
 	ticks := indexTicks(25, nil, false)
 	if len(ticks) != 9 || ticks[1].Label != "3" {
 		t.Errorf("25 unlabelled columns: %d ticks %v, want every 3rd index", len(ticks), ticks)
+	}
+}
+
+// TestExactTicks: every labelled tick reads as its value (the default
+// labels rounded 0.25 to "0.2" and 3.36 to "3.4").
+func TestExactTicks(t *testing.T) {
+	for _, r := range [][2]float64{{0.2, 0.8}, {3.08, 3.41}, {1.4, 1.62}, {0, 1000}, {-2.5, 7}} {
+		labelled := 0
+		for _, tk := range (exactTicks{}).Ticks(r[0], r[1]) {
+			if tk.Label == "" {
+				continue
+			}
+			labelled++
+			v, err := strconv.ParseFloat(tk.Label, 64)
+			if err != nil || math.Abs(v-tk.Value) > 1e-9*math.Max(1, math.Abs(tk.Value)) {
+				t.Errorf("range %v: tick %v labelled %q", r, tk.Value, tk.Label)
+			}
+		}
+		if labelled < 2 {
+			t.Errorf("range %v: %d labelled ticks", r, labelled)
+		}
 	}
 }
