@@ -2,31 +2,12 @@ package train
 
 import (
 	"encoding/json"
-	"math"
+
+	"github.com/gdattn/gdattn/internal/numeric"
 )
 
-// jsonFloat encodes NaN and ±Inf as null, which encoding/json refuses.
-type jsonFloat float64
-
-func (f jsonFloat) MarshalJSON() ([]byte, error) {
-	if math.IsNaN(float64(f)) || math.IsInf(float64(f), 0) {
-		return []byte("null"), nil
-	}
-	return json.Marshal(float64(f))
-}
-
-func (f *jsonFloat) UnmarshalJSON(b []byte) error {
-	if string(b) == "null" {
-		*f = jsonFloat(math.NaN())
-		return nil
-	}
-	var v float64
-	if err := json.Unmarshal(b, &v); err != nil {
-		return err
-	}
-	*f = jsonFloat(v)
-	return nil
-}
+// jsonFloat encodes NaN and ±Inf as null (numeric.JSONFloat).
+type jsonFloat = numeric.JSONFloat
 
 type metricsJSON struct {
 	Top1    jsonFloat `json:"top1"`

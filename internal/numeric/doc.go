@@ -2,7 +2,8 @@
 // evaluation code, data generators and explicit references share outside
 // the computation graph: the maximum of a slice, exponentials shifted by
 // that maximum, the softmax of a row, log-sum-exp and log-softmax, all in
-// float64 and numerically stable (every exponent is x_i − max_j x_j ≤ 0).
+// float64 and numerically stable (every exponent is x_i − max_j x_j ≤ 0);
+// and JSONFloat, a float64 whose JSON form writes NaN and ±Inf as null.
 //
 // Every function fixes its arithmetic order, so that each caller gets
 // bit-identical results to the hand-written loop it replaces:
