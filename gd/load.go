@@ -26,11 +26,7 @@ const (
 // fails if the kernel is a user kernel that is not registered
 // (layers.RegisterKernel): such a model could not be loaded.
 func (m *Model) SavedConfig() (json.RawMessage, error) {
-	body, err := json.Marshal(m.Cfg)
-	if err != nil {
-		return nil, fmt.Errorf("gd: save: %w", err)
-	}
-	return modelfile.Encode(familyModel, modelfile.Header{Dtype: m.s.Dtype().String(), Scope: m.s.Path()}, body)
+	return modelfile.Marshal("gd", familyModel, m.s, m.Cfg)
 }
 
 // Save writes m's parameters, with their current values, and its config to
@@ -53,69 +49,46 @@ func (m *Model) Save(dir string) error {
 // shapes, dtype) are checked against the checkpoint's manifest before
 // anything is built; errors name the file, key or parameter at fault.
 func Load(dir string, batch int) (*Model, error) {
-	fail := func(err error) (*Model, error) { return nil, fmt.Errorf("gd: load %s: %w", dir, err) }
-	c, h, cfg, dt, err := readSaved(dir)
+	sv, cfg, err := readSaved(dir)
 	if err != nil {
 		return nil, err
 	}
 	if err := cfg.checkSizes(batch); err != nil {
-		return fail(err)
+		return nil, sv.Errorf(err)
 	}
-	want, err := cfg.params(dt)
+	want, err := cfg.params(sv.Dtype)
 	if err != nil {
-		return fail(err)
+		return nil, sv.Errorf(err)
 	}
-	if err := modelfile.Check(want, h.Scope, h.Dtype, c.Manifest); err != nil {
-		return fail(err)
-	}
-	s, err := graph.NewScope(dt, 0)
-	if err != nil {
-		return fail(err)
-	}
-	m, err := NewModel(modelfile.Sub(s, h.Scope), cfg, batch)
-	if err != nil {
-		return fail(err)
-	}
-	if err := c.Apply(s, checkpoint.LoadOptions{}); err != nil {
-		return nil, err
-	}
-	return m, nil
+	return modelfile.Build(sv, want, func(s *graph.Scope) (*Model, error) { return NewModel(s, cfg, batch) })
 }
 
 // LoadConfig reads the checkpoint in dir as [Load] does and returns the
 // model's validated config and dtype without building the model, e.g. to
 // check inputs against the model's sizes before choosing a batch size.
 func LoadConfig(dir string) (Config, tensor.Dtype, error) {
-	_, _, cfg, dt, err := readSaved(dir)
-	return cfg, dt, err
+	sv, cfg, err := readSaved(dir)
+	if err != nil {
+		return Config{}, tensor.Dtype{}, err
+	}
+	return cfg, sv.Dtype, nil
 }
 
 // readSaved reads and verifies the checkpoint in dir and decodes, strictly,
-// its GD model config (validated, defaults filled in) and dtype.
-func readSaved(dir string) (*checkpoint.Checkpoint, modelfile.Header, Config, tensor.Dtype, error) {
-	fail := func(err error) (*checkpoint.Checkpoint, modelfile.Header, Config, tensor.Dtype, error) {
-		return nil, modelfile.Header{}, Config{}, tensor.Dtype{}, fmt.Errorf("gd: load %s: %w", dir, err)
-	}
-	c, err := checkpoint.Read(dir)
+// its GD model config (validated, defaults filled in).
+func readSaved(dir string) (*modelfile.Saved, Config, error) {
+	sv, err := modelfile.Read("gd", dir, familyModel)
 	if err != nil {
-		return nil, modelfile.Header{}, Config{}, tensor.Dtype{}, err
-	}
-	h, body, err := modelfile.Decode(c.Config, familyModel)
-	if err != nil {
-		return fail(err)
+		return nil, Config{}, err
 	}
 	var cfg Config
-	if err := cfg.UnmarshalJSON(body); err != nil {
-		return fail(err)
+	if err := cfg.UnmarshalJSON(sv.Body); err != nil {
+		return nil, Config{}, sv.Errorf(err)
 	}
 	if cfg, err = cfg.Validate(); err != nil {
-		return fail(err)
+		return nil, Config{}, sv.Errorf(err)
 	}
-	dt, err := graph.ParseDtype(h.Dtype)
-	if err != nil {
-		return fail(err)
-	}
-	return c, h, cfg, dt, nil
+	return sv, cfg, nil
 }
 
 // params lists the parameters a model of the validated cfg creates, in
@@ -150,11 +123,7 @@ func (cfg Config) params(dt tensor.Dtype) ([]modelfile.Param, error) {
 // {"dtype": ..., "gd_lm": {...m.Cfg...}, "scope": ...}; see
 // [Model.SavedConfig].
 func (m *LM) SavedConfig() (json.RawMessage, error) {
-	body, err := json.Marshal(m.Cfg)
-	if err != nil {
-		return nil, fmt.Errorf("gd: save: %w", err)
-	}
-	return modelfile.Encode(familyLM, modelfile.Header{Dtype: m.s.Dtype().String(), Scope: m.s.Path()}, body)
+	return modelfile.Marshal("gd", familyLM, m.s, m.Cfg)
 }
 
 // Save writes m's parameters and config to the checkpoint directory dir;
@@ -171,48 +140,25 @@ func (m *LM) Save(dir string) error {
 // the model, built with opts in a new scope of the checkpoint's dtype, with
 // the saved parameter values; the checks are those of [Load].
 func LoadLM(dir string, opts LMOptions) (*LM, error) {
-	fail := func(err error) (*LM, error) { return nil, fmt.Errorf("gd: load %s: %w", dir, err) }
-	c, err := checkpoint.Read(dir)
+	sv, err := modelfile.Read("gd", dir, familyLM)
 	if err != nil {
 		return nil, err
-	}
-	h, body, err := modelfile.Decode(c.Config, familyLM)
-	if err != nil {
-		return fail(err)
 	}
 	var cfg LMConfig
-	if err := cfg.UnmarshalJSON(body); err != nil {
-		return fail(err)
+	if err := cfg.UnmarshalJSON(sv.Body); err != nil {
+		return nil, sv.Errorf(err)
 	}
 	if cfg, err = cfg.Validate(); err != nil {
-		return fail(err)
+		return nil, sv.Errorf(err)
 	}
 	if err := cfg.checkSizes(opts.Batch); err != nil {
-		return fail(err)
+		return nil, sv.Errorf(err)
 	}
-	dt, err := graph.ParseDtype(h.Dtype)
+	want, err := cfg.params(sv.Dtype)
 	if err != nil {
-		return fail(err)
+		return nil, sv.Errorf(err)
 	}
-	want, err := cfg.params(dt)
-	if err != nil {
-		return fail(err)
-	}
-	if err := modelfile.Check(want, h.Scope, h.Dtype, c.Manifest); err != nil {
-		return fail(err)
-	}
-	s, err := graph.NewScope(dt, 0)
-	if err != nil {
-		return fail(err)
-	}
-	m, err := NewLM(modelfile.Sub(s, h.Scope), cfg, opts)
-	if err != nil {
-		return fail(err)
-	}
-	if err := c.Apply(s, checkpoint.LoadOptions{}); err != nil {
-		return nil, err
-	}
-	return m, nil
+	return modelfile.Build(sv, want, func(s *graph.Scope) (*LM, error) { return NewLM(s, cfg, opts) })
 }
 
 // params lists the parameters a language model of the validated cfg

@@ -27,11 +27,7 @@ const (
 // (layers.RegisterKernel). Init is not saved: the checkpoint holds the
 // parameters themselves.
 func (m *Model) SavedConfig() (json.RawMessage, error) {
-	body, err := json.Marshal(m.Cfg)
-	if err != nil {
-		return nil, fmt.Errorf("tf: save: %w", err)
-	}
-	return modelfile.Encode(familyModel, modelfile.Header{Dtype: m.s.Dtype().String(), Scope: m.s.Path()}, body)
+	return modelfile.Marshal("tf", familyModel, m.s, m.Cfg)
 }
 
 // Save writes m's parameters, with their current values, and its config to
@@ -51,48 +47,25 @@ func (m *Model) Save(dir string) error {
 // decoded strictly and validated, and the parameters it implies are checked
 // against the checkpoint's manifest before anything is built.
 func Load(dir string, batch int) (*Model, error) {
-	fail := func(err error) (*Model, error) { return nil, fmt.Errorf("tf: load %s: %w", dir, err) }
-	c, err := checkpoint.Read(dir)
+	sv, err := modelfile.Read("tf", dir, familyModel)
 	if err != nil {
 		return nil, err
-	}
-	h, body, err := modelfile.Decode(c.Config, familyModel)
-	if err != nil {
-		return fail(err)
 	}
 	var cfg Config
-	if err := cfg.UnmarshalJSON(body); err != nil {
-		return fail(err)
+	if err := cfg.UnmarshalJSON(sv.Body); err != nil {
+		return nil, sv.Errorf(err)
 	}
 	if cfg, err = cfg.Validate(); err != nil {
-		return fail(err)
+		return nil, sv.Errorf(err)
 	}
 	if err := cfg.checkSizes(batch); err != nil {
-		return fail(err)
+		return nil, sv.Errorf(err)
 	}
-	dt, err := graph.ParseDtype(h.Dtype)
+	want, err := cfg.params(sv.Dtype)
 	if err != nil {
-		return fail(err)
+		return nil, sv.Errorf(err)
 	}
-	want, err := cfg.params(dt)
-	if err != nil {
-		return fail(err)
-	}
-	if err := modelfile.Check(want, h.Scope, h.Dtype, c.Manifest); err != nil {
-		return fail(err)
-	}
-	s, err := graph.NewScope(dt, 0)
-	if err != nil {
-		return fail(err)
-	}
-	m, err := NewModel(modelfile.Sub(s, h.Scope), cfg, batch)
-	if err != nil {
-		return fail(err)
-	}
-	if err := c.Apply(s, checkpoint.LoadOptions{}); err != nil {
-		return nil, err
-	}
-	return m, nil
+	return modelfile.Build(sv, want, func(s *graph.Scope) (*Model, error) { return NewModel(s, cfg, batch) })
 }
 
 // params lists the parameters a model of the validated cfg creates, in
@@ -129,11 +102,7 @@ func (cfg Config) params(dt tensor.Dtype) ([]modelfile.Param, error) {
 // {"dtype": ..., "scope": ..., "tf_gpt": {...m.Cfg...}}; see
 // [Model.SavedConfig].
 func (m *GPT) SavedConfig() (json.RawMessage, error) {
-	body, err := json.Marshal(m.Cfg)
-	if err != nil {
-		return nil, fmt.Errorf("tf: save: %w", err)
-	}
-	return modelfile.Encode(familyGPT, modelfile.Header{Dtype: m.s.Dtype().String(), Scope: m.s.Path()}, body)
+	return modelfile.Marshal("tf", familyGPT, m.s, m.Cfg)
 }
 
 // Save writes m's parameters and config to the checkpoint directory dir;
@@ -150,44 +119,21 @@ func (m *GPT) Save(dir string) error {
 // with opts in a new scope of the checkpoint's dtype, with the saved
 // parameter values; the checks are those of [Load].
 func LoadGPT(dir string, opts GPTOptions) (*GPT, error) {
-	fail := func(err error) (*GPT, error) { return nil, fmt.Errorf("tf: load %s: %w", dir, err) }
-	c, err := checkpoint.Read(dir)
+	sv, err := modelfile.Read("tf", dir, familyGPT)
 	if err != nil {
 		return nil, err
-	}
-	h, body, err := modelfile.Decode(c.Config, familyGPT)
-	if err != nil {
-		return fail(err)
 	}
 	var cfg GPTConfig
-	if err := cfg.UnmarshalJSON(body); err != nil {
-		return fail(err)
+	if err := cfg.UnmarshalJSON(sv.Body); err != nil {
+		return nil, sv.Errorf(err)
 	}
 	if cfg, err = cfg.Validate(); err != nil {
-		return fail(err)
+		return nil, sv.Errorf(err)
 	}
 	if err := cfg.checkSizes(opts.Batch); err != nil {
-		return fail(err)
+		return nil, sv.Errorf(err)
 	}
-	if err := modelfile.Check(cfg.params(), h.Scope, h.Dtype, c.Manifest); err != nil {
-		return fail(err)
-	}
-	dt, err := graph.ParseDtype(h.Dtype)
-	if err != nil {
-		return fail(err)
-	}
-	s, err := graph.NewScope(dt, 0)
-	if err != nil {
-		return fail(err)
-	}
-	m, err := NewGPT(modelfile.Sub(s, h.Scope), cfg, opts)
-	if err != nil {
-		return fail(err)
-	}
-	if err := c.Apply(s, checkpoint.LoadOptions{}); err != nil {
-		return nil, err
-	}
-	return m, nil
+	return modelfile.Build(sv, cfg.params(), func(s *graph.Scope) (*GPT, error) { return NewGPT(s, cfg, opts) })
 }
 
 // params lists the parameters a GPT of the validated cfg creates, in

@@ -186,3 +186,72 @@ func clip(data []byte) string {
 	}
 	return string(data)
 }
+
+// Saved is a model checkpoint read for one family by [Read]: the
+// checkpoint, the config object's header, its dtype and the family's
+// config, still encoded.
+type Saved struct {
+	Checkpoint *checkpoint.Checkpoint
+	Header     Header
+	Dtype      tensor.Dtype
+	Body       json.RawMessage
+	pkg, dir   string
+}
+
+// Read reads and verifies the checkpoint in dir and decodes its config
+// object, which must hold a model of family. Errors of the checkpoint itself
+// are returned as checkpoint.Read gives them; the others are wrapped as
+// "<pkg>: load <dir>: ...", as are those of [Saved.Errorf].
+func Read(pkg, dir, family string) (*Saved, error) {
+	c, err := checkpoint.Read(dir)
+	if err != nil {
+		return nil, err
+	}
+	sv := &Saved{Checkpoint: c, pkg: pkg, dir: dir}
+	if sv.Header, sv.Body, err = Decode(c.Config, family); err != nil {
+		return nil, sv.Errorf(err)
+	}
+	if sv.Dtype, err = graph.ParseDtype(sv.Header.Dtype); err != nil {
+		return nil, sv.Errorf(err)
+	}
+	return sv, nil
+}
+
+// Errorf wraps err as an error of loading sv.
+func (sv *Saved) Errorf(err error) error {
+	return fmt.Errorf("%s: load %s: %w", sv.pkg, sv.dir, err)
+}
+
+// Build checks the parameters want (names relative to the model's scope)
+// against the checkpoint's manifest, builds the model with build in a new
+// scope of the checkpoint's dtype, under the saved scope path, and copies
+// the saved values into its parameters.
+func Build[M any](sv *Saved, want []Param, build func(*graph.Scope) (M, error)) (M, error) {
+	var zero M
+	if err := Check(want, sv.Header.Scope, sv.Header.Dtype, sv.Checkpoint.Manifest); err != nil {
+		return zero, sv.Errorf(err)
+	}
+	s, err := graph.NewScope(sv.Dtype, 0)
+	if err != nil {
+		return zero, sv.Errorf(err)
+	}
+	m, err := build(Sub(s, sv.Header.Scope))
+	if err != nil {
+		return zero, sv.Errorf(err)
+	}
+	if err := sv.Checkpoint.Apply(s, checkpoint.LoadOptions{}); err != nil {
+		return zero, err
+	}
+	return m, nil
+}
+
+// Marshal returns the config object of a model of family whose config is
+// cfg and whose parameters live in s; a config that cannot be encoded (an
+// unregistered user kernel) is an error "<pkg>: save: ...".
+func Marshal(pkg, family string, s *graph.Scope, cfg any) (json.RawMessage, error) {
+	body, err := json.Marshal(cfg)
+	if err != nil {
+		return nil, fmt.Errorf("%s: save: %w", pkg, err)
+	}
+	return Encode(family, Header{Dtype: s.Dtype().String(), Scope: s.Path()}, body)
+}
