@@ -162,7 +162,7 @@ func paragraphs(text string) []string {
 			flush()
 			continue
 		}
-		cur = append(cur, strings.TrimRight(line, " \t"))
+		cur = append(cur, strings.TrimRight(line, " \t\r")) // a stray \r before the line end is line-ending debris
 	}
 	flush()
 	return out
