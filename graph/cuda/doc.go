@@ -53,13 +53,15 @@
 // reads the expanded signatures; the resulting table of names and parameter
 // kinds is what both backends check Launch arguments against (wrong count or
 // type is an error, not a crash). scripts/build-ptx.sh compiles all
-// kernels/*.cu as one translation unit with nvcc -ptx -arch=compute_75
-// (native double atomicAdd; the lowest target CUDA 13 toolkits still accept;
-// the driver JIT-compiles it for the GPU it finds, e.g. sm_90),
-// assembles the result with ptxas -arch=sm_90 as a check, and writes the
-// SHA-256 of the kernel sources into the PTX header; TestPTXMatchesSources
-// (-tags gdcuda, no GPU needed) fails on a stale PTX, and
-// scripts/build-ptx.sh --check checks the same without nvcc. nvcc 11.8 comes
+// kernels/*.cu as one translation unit with nvcc -ptx -arch=compute_70, so
+// that the PTX loads on every GPU of compute capability 7.0 or newer (V100
+// and later; the kernels need only a native double atomicAdd, sm_60+, and
+// the driver JIT-compiles the PTX for the GPU it finds, e.g. sm_90),
+// assembles the result with ptxas -arch=sm_70 and -arch=sm_90 as a check,
+// and writes the SHA-256 of the kernel sources into the PTX header;
+// TestPTXMatchesSources (-tags gdcuda, no GPU needed) fails on a stale PTX,
+// TestPTXTargetsVolta on PTX for another target, and
+// scripts/build-ptx.sh --check checks both without nvcc. nvcc 11.8 comes
 // from Debian 12: add "non-free non-free-firmware" to the apt components,
 // then apt-get install nvidia-cuda-toolkit (about 2.8 GB).
 //

@@ -94,12 +94,30 @@ func TestPTXMatchesSources(t *testing.T) {
 	}
 }
 
+// TestPTXTargetsVolta checks that the embedded PTX targets compute
+// capability 7.0 (.target sm_70), the oldest GPUs the backend supports
+// (V100): PTX for a newer virtual architecture would not load there, while
+// sm_70 PTX is JIT-compiled forward for every newer GPU.
+func TestPTXTargetsVolta(t *testing.T) {
+	m := regexp.MustCompile(`(?m)^\.target (sm_\d+)\b`).FindStringSubmatch(ptxSource)
+	if m == nil {
+		t.Fatal("kernels/gdattn.ptx has no .target line")
+	}
+	if m[1] != "sm_70" {
+		t.Errorf("kernels/gdattn.ptx targets %s, want sm_70 (V100 and newer): rebuild it with scripts/build-ptx.sh", m[1])
+	}
+}
+
 // TestLoadCuBLAS resolves the cuBLAS entry points in whichever cuBLAS this
-// machine has (no device needed), checking the symbol names.
+// machine has (no device needed), checking the symbol names; with
+// GDATTN_REQUIRE_GPU set a missing cuBLAS fails instead of skipping.
 func TestLoadCuBLAS(t *testing.T) {
 	loadMu.Lock()
 	defer loadMu.Unlock()
 	if err := loadCuBLAS(); err != nil {
+		if os.Getenv("GDATTN_REQUIRE_GPU") != "" {
+			t.Fatalf("%v (GDATTN_REQUIRE_GPU is set: the GPU run needs cuBLAS; set GDATTN_CUBLAS to its path)", err)
+		}
 		t.Skip(err)
 	}
 	t.Logf("cuBLAS: %s", cublasUsed)
