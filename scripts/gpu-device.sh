@@ -79,7 +79,9 @@ run_stage() {
 
 # Unpack the bundle.
 WORK=$(mktemp -d "${TMPDIR:-/tmp}/gdattn-gpu.XXXXXX")
-if ! tar -C "$WORK" -xJf "$BUNDLE" 2> "$OUT/unpack.err"; then
+# tar -J needs the xz program; Python's tarfile (lzma) is the fallback.
+if ! tar -C "$WORK" -xJf "$BUNDLE" 2> "$OUT/unpack.err" &&
+  ! "$PYTHON" -c 'import sys, tarfile; t = tarfile.open(sys.argv[1]); t.extractall(sys.argv[2], **({"filter": "data"} if hasattr(tarfile, "data_filter") else {}))' "$BUNDLE" "$WORK" 2>> "$OUT/unpack.err"; then
   note "cannot unpack $BUNDLE: $(head -c 300 "$OUT/unpack.err") (build it with scripts/gpu-bundle.sh and carry results/gpu-bundle)"
   exit 1
 fi

@@ -135,3 +135,58 @@ func TestMeter(t *testing.T) {
 		t.Errorf("%d bytes still counted after freeing everything", m.cur)
 	}
 }
+
+// TestReport renders testdata/out, a hand-made $OUT (not a measurement) with
+// a failed test, a result out of tolerance, a PyTorch compile error, a
+// gdattn workload error and JSON lines cut by a timeout, and checks what the
+// report says about each; then an empty directory, where every section says
+// it did not run.
+func TestReport(t *testing.T) {
+	var b strings.Builder
+	if err := writeReport(&b, "testdata/out", ""); err != nil {
+		t.Fatal(err)
+	}
+	got := b.String()
+	for _, want := range []string{
+		"# gdattn on a GPU: Fixture GPU (a test file, not a measurement)",
+		"| driver | 999.1 |",
+		"```\nbash scripts/gpu-device.sh\n```",
+		"| parity | 100 | 100 | 124 (cut by its time limit) |",
+		"Top-level tests: 2 passed, 1 failed, 1 skipped; the binary's last word: `FAIL`.",
+		"Backend: Fixture GPU (sm_90, 1 SMs, 1 GiB), libcublas.so.13.",
+		"Failed: TestExecutorWideRows.",
+		"- TestGPUBackendOnFakeDriver: driver_fake_test.go:29: emu_kernels.c not here",
+		"- 1: exec_layers_test.go:62: the linear kernel has no g",
+		"| structured | softmax | 1e-16 | 3e-09 |",
+		"| literal | softmax | 2e-16 | — |",
+		"1 of 3 cases out of tolerance.",
+		"| synthetic/gd-2 | gd K=2 B=512 | float64 | 2 | 2.5 | 2.5 | 3e-16 | 1e-10 | yes |",
+		"| language-small/gpt | gpt B=8 | float32 | 1 | 10.8 | 10.81 | 0.0009 | 0.0001 | **no** |",
+		"PyTorch 2.11.0, float32 matmul precision \"highest\"",
+		"| synthetic/gd-1 | 2.000 | 5.000 / 4.000 | 0.50× | failed | 10 | 20 | none |",
+		"- synthetic/gd-1, PyTorch compile idiomatic: BackendCompilerFailed: no C compiler",
+		"- language-paper/gdlm, gdattn: cuda: out of memory",
+		"gpu 700 MiB, python3 900 MiB",
+		"27965952 parameters",
+		"40 steps in 2.0 s (median step 50.0 ms); loss 10.9000 at step 1, 7.0000 at step 40.",
+		"trained 3 steps of the same run; on those the losses differ by at most 0.0001 relative",
+		"| 3 | 10.7000 | 10.7011 | 0.1 |",
+		"| 40 | 7.0000 | — | 2.0 |",
+	} {
+		if !strings.Contains(got, want) {
+			t.Errorf("report lacks %q", want)
+		}
+	}
+	if t.Failed() {
+		t.Logf("report:\n%s", got)
+	}
+
+	b.Reset()
+	if err := writeReport(&b, t.TempDir(), "cmd"); err != nil {
+		t.Fatal(err)
+	}
+	empty := b.String()
+	if n := strings.Count(empty, "Not run, or it wrote nothing"); n != 6 {
+		t.Errorf("empty directory: %d sections say they did not run, want 6:\n%s", n, empty)
+	}
+}

@@ -482,9 +482,12 @@ func reportTime(w *strings.Builder, dir string) error {
 		}
 		fmt.Fprintf(w, "| %s | %s | %s / %s | %s | %s | %s | %s | %s |\n", n, gms(o, "median_ms"), gms(em, "median_ms"), gms(ei, "median_ms"),
 			ratio, gms(comp, "median_ms"), mib(o), mib(bestR), host)
-		for _, r := range []map[string]any{o, em, ei, comp} {
+		if o != nil && str(o, "error") != "" {
+			errs = append(errs, fmt.Sprintf("%s, gdattn: %s", n, str(o, "error")))
+		}
+		for _, r := range []map[string]any{em, ei, comp} {
 			if r != nil && str(r, "error") != "" {
-				errs = append(errs, fmt.Sprintf("%s (%s %s %s): %s", n, str(r, "kind"), str(r, "mode"), str(r, "impl"), str(r, "error")))
+				errs = append(errs, fmt.Sprintf("%s, PyTorch %s %s: %s", n, str(r, "mode"), str(r, "impl"), str(r, "error")))
 			}
 		}
 	}

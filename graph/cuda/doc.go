@@ -67,15 +67,18 @@
 //
 // # Running on a GPU machine without Go
 //
-// scripts/gpu-bundle.sh [DIR] builds, here, the -tags gdcuda test binary
-// (go test -c), the example binaries and a run-on-gpu.sh into DIR (default
-// results/gpu-bundle). Copy DIR to the GPU machine and run DIR/run-on-gpu.sh:
-// it runs the tests with GDATTN_REQUIRE_GPU=1 (a missing device fails
-// instead of skipping) and trains the language model's paper preset for
-// STEPS (20) steps. The binaries are linked dynamically against glibc: this
-// build machine has glibc 2.36 (Debian 12, ldd --version), and the newest
-// symbol version they import is GLIBC_2.34 (objdump -T, recorded in
-// DIR/BUILD-INFO), so the GPU machine needs glibc 2.34 or newer.
+// scripts/gpu-bundle.sh builds, here, the -tags gdcuda test binary (go test
+// -c) and bench/gpu, stripped and xz-compressed with the language corpus into
+// results/gpu-bundle/gpu-bundle.tar.xz (about 12 MB); scripts/gpu-device.sh,
+// run on the GPU machine from the repository root with $OUT set, unpacks it
+// and runs the tests with GDATTN_REQUIRE_GPU=1 (a missing device or cuBLAS
+// fails instead of skipping), the exactness check through the executor, the
+// CPU/GPU loss parity, step times against PyTorch on the same GPU and a
+// training curve, each stage under its own time limit, writing its results
+// under $OUT as they come (docs/gpu.md). The binaries are linked dynamically
+// against glibc: this build machine has glibc 2.36 (Debian 12), and the
+// newest symbol version they import is GLIBC_2.34 (objdump -T, recorded in
+// BUILD-INFO), so the GPU machine needs glibc 2.34 or newer.
 //
 // # What is verified where
 //
@@ -103,8 +106,8 @@
 // cuBLAS entry points resolved in libcublas.so.11 (TestLoadCuBLAS), and the
 // hand-written declarations were compared with the CUDA 11.8 cuda.h and
 // cublas_api.h (they differ only in enum versus int parameters of the same
-// size). Only a GPU run (run-on-gpu.sh) executes the kernels, the JIT of the
-// PTX by the installed driver and the cuBLAS calls.
+// size). Only a GPU run (scripts/gpu-device.sh) executes the kernels, the
+// JIT of the PTX by the installed driver and the cuBLAS calls.
 package cuda
 
 //go:generate go run ./internal/gen

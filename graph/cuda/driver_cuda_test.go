@@ -11,7 +11,7 @@ import (
 )
 
 // openGPU opens device 0, skipping the test (with the reason) when there is
-// no usable device, unless GDATTN_REQUIRE_GPU is set (run-on-gpu.sh sets it).
+// no usable device, unless GDATTN_REQUIRE_GPU is set (scripts/gpu-device.sh sets it).
 func openGPU(t *testing.T) Backend {
 	t.Helper()
 	be, err := Open(0)
