@@ -70,7 +70,12 @@ run_stage() {
   [ "$limit" -gt "$left" ] && limit=$left
   note "stage $name: limit ${limit}s: $*"
   local s=$(date +%s) rc=0
-  STAGE_LIMIT=$limit timeout -k 5 "$limit" "$@" > "$OUT/$so" 2> "$OUT/$se" || rc=$?
+  # In the background and waited for, so that a TERM to this script (the device tool's own
+  # time limit) reaches the stage too: timeout runs it in a process group of its own.
+  STAGE_LIMIT=$limit timeout -k 5 "$limit" "$@" > "$OUT/$so" 2> "$OUT/$se" &
+  STAGE_PID=$! STAGE_NAME=$name STAGE_START=$s STAGE_LIMIT_NOW=$limit
+  wait "$STAGE_PID" || rc=$?
+  STAGE_PID=
   local took=$(($(date +%s) - s))
   printf '%s\t%s\t%s\t%s\n' "$name" "$limit" "$rc" "$took" >> "$OUT/stages.tsv"
   note "stage $name: exit $rc in ${took}s$( [ "$rc" = 124 ] || [ "$rc" = 137 ] && echo ' (cut by its time limit)')"
@@ -171,7 +176,19 @@ smi_start() {
 smi_stop() {
   if [ -n "${SMI_PID:-}" ]; then kill "$SMI_PID" 2>/dev/null; wait "$SMI_PID" 2>/dev/null; SMI_PID=; fi
 }
+STAGE_PID=
+on_term() {
+  note "terminated: stopping the running stage"
+  if [ -n "$STAGE_PID" ]; then
+    kill -TERM "$STAGE_PID" 2>/dev/null
+    printf '%s\t%s\tterminated\t%s\n' "$STAGE_NAME" "$STAGE_LIMIT_NOW" $(($(date +%s) - STAGE_START)) >> "$OUT/stages.tsv"
+  fi
+  smi_stop
+  rm -rf "$WORK"
+  exit 143
+}
 trap 'smi_stop' EXIT
+trap on_term TERM INT
 
 export -f stage_info stage_tests stage_curve
 export OUT WORK GPU DEVICE PYTHON CURVE_BUDGET CURVE_PRESET
