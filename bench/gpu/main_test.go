@@ -167,6 +167,8 @@ func TestReport(t *testing.T) {
 		"- synthetic/gd-1, PyTorch compile idiomatic: BackendCompilerFailed: no C compiler",
 		"- language-paper/gdlm, gdattn: cuda: out of memory",
 		"gpu 700 MiB, python3 900 MiB",
+		"| language-paper/gpt | not reached | not reached / not reached | — | not reached | — | — | — |",
+		"- compile language-paper/gdlm: not run",
 		"27965952 parameters",
 		"40 steps in 2.0 s (median step 50.0 ms); loss 10.9000 at step 1, 7.0000 at step 40.",
 		"trained 3 steps of the same run; on those the losses differ by at most 0.0001 relative",

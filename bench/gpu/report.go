@@ -29,7 +29,8 @@ const (
 	fileTorch    = "time-torch.jsonl"  // bench/peer/cuda_suite.py
 	fileCurveDev = "curve-device.jsonl"
 	fileCurveCPU = "curve-cpu.jsonl"
-	fileSMIApps  = "smi-apps.csv" // nvidia-smi --query-compute-apps samples during the timings
+	fileSMIApps  = "smi-apps.csv"  // nvidia-smi --query-compute-apps samples during the timings
+	filePeerArgs = "peer-args.txt" // the timed workloads and their peer.py arguments
 )
 
 // cmdReport writes the markdown report of a GPU run from the files under -in.
@@ -422,8 +423,18 @@ func reportTime(w *strings.Builder, dir string) error {
 	for _, r := range torch {
 		tt[tkey{str(r, "workload"), str(r, "mode"), str(r, "impl")}] = r
 	}
+	// The planned workloads (gpu peer-args, written before the timings) first,
+	// so that those a time limit left out show as not reached.
 	var names []string
 	seen := map[string]bool{}
+	if raw, err := os.ReadFile(filepath.Join(dir, filePeerArgs)); err == nil {
+		for _, l := range strings.Split(strings.TrimSpace(string(raw)), "\n") {
+			if n, _, ok := strings.Cut(l, "\t"); ok && !seen[n] {
+				seen[n] = true
+				names = append(names, n)
+			}
+		}
+	}
 	for _, r := range ours {
 		if n := str(r, "workload"); !seen[n] {
 			seen[n] = true
@@ -438,7 +449,7 @@ func reportTime(w *strings.Builder, dir string) error {
 	}
 	gms := func(r map[string]any, k string) string {
 		if r == nil {
-			return "—"
+			return "not reached"
 		}
 		if e := str(r, "error"); e != "" {
 			return "failed"
@@ -496,6 +507,16 @@ func reportTime(w *strings.Builder, dir string) error {
 			if r != nil && str(r, "error") != "" {
 				errs = append(errs, fmt.Sprintf("%s, PyTorch %s %s: %s", n, str(r, "mode"), str(r, "impl"), str(r, "error")))
 			}
+		}
+	}
+	notes, _, err := readJSONLines(filepath.Join(dir, fileTorch), "torch_note")
+	if err != nil {
+		return err
+	}
+	if len(notes) > 0 {
+		fmt.Fprintf(w, "\nPyTorch notes:\n\n")
+		for _, n := range notes {
+			fmt.Fprintf(w, "- %s\n", mdCell(str(n, "note")))
 		}
 	}
 	if len(errs) > 0 {
