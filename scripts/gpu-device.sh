@@ -47,7 +47,6 @@ TORCH_DEVICE=${TORCH_DEVICE:-cuda}
 CURVE_BUDGET=${CURVE_BUDGET:-120}
 CURVE_PRESET=${CURVE_PRESET:-paper}
 T0=$(date +%s)
-REPO=$(pwd)
 
 elapsed() { echo $(($(date +%s) - T0)); }
 note() { echo "[$(elapsed)s] $*" | tee -a "$OUT/device.log" >&2; }
@@ -196,6 +195,8 @@ tw=()
 [ -n "${TIME_WORKLOADS:-}" ] && tw=(-workloads "$TIME_WORKLOADS")
 pw=()
 [ -n "${PARITY_WORKLOADS:-}" ] && pw=(-workloads "$PARITY_WORKLOADS")
+# The timed workloads and their peer.py sizes, for the peer stage and the report.
+"$GPU" peer-args "${tw[@]}" > "$OUT/peer-args.txt" 2>> "$OUT/device.log"
 
 for st in $STAGES; do
   case $st in
@@ -212,10 +213,10 @@ for st in $STAGES; do
     smi_stop
     ;;
   peer)
-    "$GPU" peer-args "${tw[@]}" > "$OUT/peer-args.txt"
     smi_start
+    # cuda_suite.py starts no measurement past $STAGE_LIMIT - 5 s (its --deadline default).
     run_stage peer 110 time-torch.jsonl time-torch.log "$PYTHON" bench/peer/cuda_suite.py --device "$TORCH_DEVICE" \
-      --workloads "$OUT/peer-args.txt" --impls idiomatic,mirror --compile --deadline $((${LIMIT_PEER:-110} - 5))
+      --workloads "$OUT/peer-args.txt" --impls idiomatic,mirror --compile
     smi_stop
     grep -h 'torch_unavailable' "$OUT/time-torch.jsonl" > /dev/null && note "peer: $(tail -1 "$OUT/time-torch.log")"
     ;;

@@ -163,8 +163,10 @@ def main():
     ap.add_argument("--min-steps", type=int, default=10)
     ap.add_argument("--min-time", type=float, default=1.0)
     ap.add_argument("--threads", type=int, default=0, help="torch CPU threads (0: PyTorch's default)")
-    ap.add_argument("--deadline", type=float, default=0,
-                    help="seconds after which no further measurement starts (0: none); the rest is reported as skipped")
+    limit = float(os.environ.get("STAGE_LIMIT", "0") or 0)  # scripts/gpu-device.sh's limit of this stage
+    ap.add_argument("--deadline", type=float, default=max(limit - 5, 0),
+                    help="seconds after which no further measurement starts (0: none; default: $STAGE_LIMIT - 5); "
+                         "the rest is reported as not run")
     o = ap.parse_args()
     if o.warmup < 1 or o.min_steps < 1 or o.min_time < 0:
         ap.error("--warmup and --min-steps must be >= 1, --min-time >= 0")
