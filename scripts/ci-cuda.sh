@@ -9,8 +9,10 @@
 #   - the same on a threaded fake driver under ThreadSanitizer (TestGPUKernelRaces,
 #     about a minute; needs gcc's libtsan): data races between a kernel's work items,
 #   - go test -tags cudaemu: the kernels compiled as C and run by the CPU emulator,
-#   - build-ptx.sh --check: kernels/gdattn.ptx and the generated kernel table are up to
-#     date with kernels/*.cu (no nvcc needed).
+#   - bench/gpu's exact and parity stages on the emulator (the device run's checks,
+#     scripts/gpu-device.sh), failing on a result out of tolerance,
+#   - build-ptx.sh --check: kernels/gdattn.ptx (for compute_70) and the generated kernel
+#     table are up to date with kernels/*.cu (no nvcc needed).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 if ! command -v "${CC:-gcc}" >/dev/null; then
@@ -36,5 +38,8 @@ echo "== go test -tags gdcuda -run TestGPUKernelRaces ./graph/cuda (kernels in 4
 GDATTN_FAKE_TSAN=1 go test -tags gdcuda -count=1 -run TestGPUKernelRaces -timeout 20m ./graph/cuda
 echo "== go test -tags cudaemu ./graph/cuda/..."
 go test -tags cudaemu -count=1 ./graph/cuda/...
+echo "== bench/gpu on the emulator: the device run's exactness and parity stages (scripts/gpu-device.sh)"
+go run -tags cudaemu ./bench/gpu exact -device emulator -kmax 3 > /dev/null
+go run -tags cudaemu ./bench/gpu parity -device emulator -steps 2 -workloads synthetic/gd-2,synthetic/tf-2 > /dev/null
 echo "== scripts/build-ptx.sh --check"
 bash scripts/build-ptx.sh --check
