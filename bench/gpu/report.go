@@ -572,7 +572,7 @@ func reportSMI(w *strings.Builder, dir string) error {
 }
 
 func reportCurve(w *strings.Builder, dir string) error {
-	fmt.Fprintf(w, "\n## 4. The language model's paper preset trained on the GPU for a time budget\n\n")
+	fmt.Fprintf(w, "\n## 4. The language model (the paper preset) trained on the GPU for a time budget\n\n")
 	dev, okDev, err := readJSONLines(filepath.Join(dir, fileCurveDev), "curve")
 	if err != nil {
 		return err
