@@ -34,6 +34,7 @@
 #   CURVE_BUDGET  seconds of GPU training in the curve stage (120); CURVE_PRESET (paper)
 #   GDATTN_CUBLAS path of libcublas.so.*; found on the loader path or searched for if unset
 #   LIMIT_<STAGE> a stage's own time limit in seconds, e.g. LIMIT_TESTS=60
+#   GPU_COMMAND   the command recorded in info.txt (the report quotes it unless given -command)
 set -uo pipefail
 cd "$(dirname "$0")/.."
 : "${OUT:?gpu-device: set OUT to the output directory}"
