@@ -33,8 +33,10 @@ const readAttempts = 4
 // manifest does not list. Only regular files inside dir are read: a
 // symbolic link leaving it is refused, a FIFO or device is an error. A
 // checkpoint written before checksums (no sha256 keys) is read unverified.
-// The config is checked against its checksum when decoded
-// ([Checkpoint.DecodeConfig]).
+// The model config (Checkpoint.Config) is checked against its checksum
+// here, before Read returns, so every reader of it — a model package's
+// Load, [Checkpoint.DecodeConfig], a command's own decoder — sees only a
+// verified config.
 //
 // Read opens dir once and reads every file from the directory it opened,
 // so it sees one checkpoint even while [Save] replaces it. If that save
@@ -136,6 +138,20 @@ func readRoot(root *os.Root, dir string) (*Checkpoint, error) {
 	}
 	c := &Checkpoint{Dir: dir, Manifest: man, Config: cj.Config, Params: map[string]*npy.Array{}, Extra: map[string]*npy.Array{}}
 	if verified {
+		// The config is verified here, once, for every reader: a model's
+		// Load, a command's own reader and DecodeConfig all see only a
+		// config that matches its recorded checksum.
+		cfg := cj.Config
+		if len(cfg) == 0 {
+			cfg = json.RawMessage("null")
+		}
+		sum, err := jsonSum(cfg)
+		if err != nil {
+			return nil, fail("%s: config: %w", configFile, err)
+		}
+		if sum != cj.SHA256.Config {
+			return nil, fail("%s: the config has SHA-256 %s, config.json records %s (the file is corrupt or was edited; checkpoint.Reseal after a deliberate edit)", configFile, sum, cj.SHA256.Config)
+		}
 		c.configSum = cj.SHA256.Config
 	}
 	listed := map[string]bool{}
