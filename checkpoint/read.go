@@ -20,6 +20,12 @@ import (
 // ("config read": after config.json, before the arrays).
 var readHook func(stage string)
 
+// MaxConfigSize is the most bytes a checkpoint's config.json may hold (64
+// MiB): the manifest lists one short entry per array, and a model config is
+// a few kilobytes, so real checkpoints stay far below it; a larger file is
+// refused before it is read.
+const MaxConfigSize = 64 << 20
+
 // readAttempts bounds how often Read starts over when the checkpoint was
 // replaced while it was reading.
 const readAttempts = 4
@@ -94,7 +100,7 @@ func readRoot(root *os.Root, dir string) (*Checkpoint, error) {
 	fail := func(format string, args ...any) error {
 		return fmt.Errorf("checkpoint %s: "+format, append([]any{dir}, args...)...)
 	}
-	raw, err := readRegular(root, configFile)
+	raw, err := readRegular(root, configFile, MaxConfigSize, "the config cap checkpoint.MaxConfigSize")
 	if err != nil {
 		return nil, fail("%s: %w", configFile, err)
 	}
@@ -167,7 +173,11 @@ func readRoot(root *os.Root, dir string) (*Checkpoint, error) {
 			return nil, err
 		}
 		path := filepath.Join(dir, filepath.FromSlash(rel))
-		b, err := readRegular(root, filepath.FromSlash(rel))
+		limit, err := arrayFileCap(shape, dtype)
+		if err != nil {
+			return nil, fail("%s: %s %q (%s): %w", configFile, kind, name, rel, err)
+		}
+		b, err := readRegular(root, filepath.FromSlash(rel), limit, "what its manifest entry implies")
 		if err != nil {
 			return nil, fmt.Errorf("checkpoint: %s %q: %s: %w", kind, name, path, err)
 		}
@@ -264,10 +274,36 @@ func readRoot(root *os.Root, dir string) (*Checkpoint, error) {
 	return c, nil
 }
 
+// maxNpyHeader bounds the bytes before an array's data in a .npy file
+// (magic, version, length and header dict): np.save writes 128 bytes for
+// a rank-1 array and about 64 more per 10 dimensions; 1 MiB leaves room
+// for any rank graph.MaxElements allows.
+const maxNpyHeader = 1 << 20
+
+// arrayFileCap is the largest size of the .npy file of an array of the
+// manifest's shape and dtype ("" for an entry without one: 8 bytes an
+// element), refusing a shape beyond graph.MaxElements.
+func arrayFileCap(shape []int, dtype string) (int64, error) {
+	n := 1
+	for _, d := range shape {
+		if d < 0 || (d > 0 && n > graph.MaxElements/d) {
+			return 0, fmt.Errorf("shape %v: want dimensions >= 0 and at most %d elements (graph.MaxElements)", shape, graph.MaxElements)
+		}
+		n *= d
+	}
+	item := int64(8)
+	if dtype == npy.Float32 {
+		item = 4
+	}
+	return maxNpyHeader + int64(n)*item, nil
+}
+
 // readRegular reads the file rel of root, which must be a regular file (a
 // symbolic link is followed only inside the directory: os.Root refuses
-// one that leaves it). It never blocks on a FIFO or device.
-func readRegular(root *os.Root, rel string) ([]byte, error) {
+// one that leaves it) of at most limit bytes (why names the limit in the
+// error). It never blocks on a FIFO or device, and refuses a larger file
+// before reading or allocating anything.
+func readRegular(root *os.Root, rel string, limit int64, why string) ([]byte, error) {
 	fi, err := root.Lstat(rel)
 	if err != nil {
 		return nil, err
@@ -293,6 +329,9 @@ func readRegular(root *os.Root, rel string) ([]byte, error) {
 	}
 	if !st.Mode().IsRegular() {
 		return nil, fmt.Errorf("not a regular file (mode %v)", st.Mode())
+	}
+	if st.Size() > limit {
+		return nil, fmt.Errorf("%d bytes, more than the %d of %s", st.Size(), limit, why)
 	}
 	b, err := io.ReadAll(io.LimitReader(f, st.Size()+1))
 	if err != nil {

@@ -19,11 +19,15 @@ import (
 func TestLoadersVerifyConfigChecksum(t *testing.T) {
 	type saver interface{ Save(string) error }
 	build := map[string]func(s *graph.Scope) (saver, error){
-		"gd": func(s *graph.Scope) (saver, error) { return gd.NewModel(s, gd.Config{D: 2, DPrime: 2, C: 3, N: 3, Blocks: 1}, 1) },
+		"gd": func(s *graph.Scope) (saver, error) {
+			return gd.NewModel(s, gd.Config{D: 2, DPrime: 2, C: 3, N: 3, Blocks: 1}, 1)
+		},
 		"gd_lm": func(s *graph.Scope) (saver, error) {
 			return gd.NewLM(s, gd.LMConfig{Vocab: 5, DPrime: 4, Context: 3, Steps: 1}, gd.LMOptions{Batch: 1})
 		},
-		"tf": func(s *graph.Scope) (saver, error) { return tf.NewModel(s, tf.Config{D: 2, DPrime: 2, C: 3, N: 3, Layers: 1}, 1) },
+		"tf": func(s *graph.Scope) (saver, error) {
+			return tf.NewModel(s, tf.Config{D: 2, DPrime: 2, C: 3, N: 3, Layers: 1}, 1)
+		},
 		"tf_gpt": func(s *graph.Scope) (saver, error) {
 			return tf.NewGPT(s, tf.GPTConfig{Vocab: 5, Context: 3, DModel: 4, Heads: 2, Layers: 1}, tf.GPTOptions{Batch: 1})
 		},
