@@ -35,8 +35,8 @@ func TestReadSizeCaps(t *testing.T) {
 		}
 	}
 	for _, tc := range []struct {
-		name  string
-		file  string
+		name   string
+		file   string
 		break_ func(t *testing.T, path string)
 	}{
 		{"config padded", "config.json", func(t *testing.T, p string) { grow(t, p, bytes.Repeat([]byte(" "), MaxConfigSize)) }},
