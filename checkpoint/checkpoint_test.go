@@ -281,7 +281,7 @@ func TestCheckpointErrors(t *testing.T) {
 			if err := Reseal(dir); err != nil { // a deliberate edit
 				t.Fatal(err)
 			}
-		}, want: []string{"config.json: config: json: cannot unmarshal"}},
+		}, want: []string{`config.json: config: key "d": string value, want int`}},
 		{name: "config edited without a reseal", break_: editConfig(`"d": 8`, `"d": 9`),
 			want: []string{"config.json: the config has SHA-256"}},
 		{name: "missing directory", dir: func(t *testing.T, dir string) string { return dir + "-nope" },
