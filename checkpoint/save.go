@@ -440,6 +440,13 @@ func planCheckpoint(s *graph.Scope, opts SaveOptions) ([]plannedFile, Manifest, 
 		if name == "" {
 			return nil, man, errors.New("extra array with an empty name")
 		}
+		// Named like a parameter path: slash-separated segments, none
+		// empty, "." or "..".
+		for _, seg := range strings.Split(name, "/") {
+			if seg == "" || seg == "." || seg == ".." {
+				return nil, man, fmt.Errorf("extra array %q: want a name of slash-separated segments, none empty, \".\" or \"..\"", name)
+			}
+		}
 		if err := a.Validate(); err != nil {
 			return nil, man, fmt.Errorf("extra array %q: %w", name, err)
 		}

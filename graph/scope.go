@@ -57,13 +57,16 @@ func NewScope(dt tensor.Dtype, seed uint64) (*Scope, error) {
 	}}, nil
 }
 
-// Sub returns the child scope path/name. Sub panics if name is empty or
-// contains '/', which is a programming error.
+// Sub returns the child scope path/name. name is a relative path: "a/b"
+// is s.Sub("a").Sub("b"), empty segments are skipped, so "" is s itself.
 func (s *Scope) Sub(name string) *Scope {
-	if name == "" || strings.Contains(name, "/") {
-		panic(fmt.Sprintf("graph: invalid scope name %q", name))
+	path := s.path
+	for _, seg := range strings.Split(name, "/") {
+		if seg != "" {
+			path = join(path, seg)
+		}
 	}
-	return &Scope{reg: s.reg, path: join(s.path, name), shared: s.shared}
+	return &Scope{reg: s.reg, path: path, shared: s.shared}
 }
 
 // Shared returns a view of s in which Param returns an already existing

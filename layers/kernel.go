@@ -313,7 +313,7 @@ const (
 )
 
 // BuiltinSpec is the spec of a built-in kernel with its parameter g: the
-// initial value Gamma (0 means 1) and whether g is learned as "log_gamma"
+// initial value Gamma (finite and positive) and whether g is learned as "log_gamma"
 // (g = exp(log_gamma)) or fixed. Build one with [Linear], [RBF], [Exp],
 // [Laplacian], [Softmax] or [Builtin]; the zero value is invalid.
 type BuiltinSpec struct {
@@ -328,7 +328,8 @@ var _ KernelSpec = BuiltinSpec{}
 func Linear() BuiltinSpec { return BuiltinSpec{name: KernelLinear} }
 
 // RBF is the spec of κ(q, k) = exp(-g‖q−k‖²) with g learned from gamma
-// (0 means 1); see [BuiltinSpec.Fixed].
+// (finite and positive, as in the JSON form; 0 is refused by Validate);
+// see [BuiltinSpec.Fixed].
 func RBF(gamma float64) BuiltinSpec { return Builtin(KernelRBF, gamma) }
 
 // Exp is the spec of κ(q, k) = exp(g q·k) with g learned from gamma.
@@ -342,7 +343,7 @@ func Laplacian(gamma float64) BuiltinSpec { return Builtin(KernelLaplacian, gamm
 func Softmax(gamma float64) BuiltinSpec { return Builtin(KernelSoftmax, gamma) }
 
 // Builtin is the spec of the named built-in kernel (see KernelNames) with g
-// learned from gamma (0 means 1; ignored by "linear"). An unknown name or an
+// learned from gamma (finite and positive; ignored by "linear"). An unknown name or an
 // invalid gamma is reported by Validate and New, so that Builtin composes in
 // struct literals.
 func Builtin(name string, gamma float64) BuiltinSpec {
@@ -379,7 +380,7 @@ func (b BuiltinSpec) Validate() error {
 	if !slices.Contains(KernelNames(), b.name) {
 		return fmt.Errorf("layers: unknown kernel %q (known: %v)", b.name, KernelNames())
 	}
-	if g := b.Gamma(); !(g > 0) || math.IsInf(g, 0) {
+	if g := b.gamma; b.name != KernelLinear && (!(g > 0) || math.IsInf(g, 0)) {
 		return fmt.Errorf("layers: kernel %q: Gamma = %v, want a finite positive value", b.name, g)
 	}
 	return nil

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"reflect"
 	"time"
 
 	G "gorgonia.org/gorgonia"
@@ -86,6 +87,9 @@ func NewRunner(m Model, cfg RunnerConfig) (_ *Runner, err error) {
 	if m == nil {
 		return nil, errors.New("train: runner: model is nil")
 	}
+	if v := reflect.ValueOf(m); v.Kind() == reflect.Pointer && v.IsNil() {
+		return nil, fmt.Errorf("train: runner: model is a nil %T", m)
+	}
 	s := m.Scope()
 	B := m.BatchSize()
 	logits, target := m.QueryLogits(), m.QueryTarget()
@@ -157,12 +161,18 @@ func (r *Runner) Close() error {
 func (r *Runner) Trainer() *Trainer { return r.trainer }
 
 // Steps is the number of optimiser steps Fit makes in epochs over n
-// contexts with minibatches of batch: epochs·ceil(n/batch).
+// contexts with minibatches of batch: epochs·ceil(n/batch); 0 when an
+// argument is not positive, math.MaxInt when the count does not fit in an
+// int.
 func Steps(n, batch, epochs int) int {
-	if batch <= 0 {
+	if n <= 0 || batch <= 0 || epochs <= 0 {
 		return 0
 	}
-	return epochs * ((n + batch - 1) / batch)
+	per := n/batch + min(1, n%batch)
+	if per > math.MaxInt/epochs {
+		return math.MaxInt
+	}
+	return epochs * per
 }
 
 // checkSet validates a context set against the model.

@@ -103,6 +103,11 @@ func Elements(terms ...Term) error {
 
 // checkTensor checks t's single (largest) tensor against MaxElements.
 func (t Term) checkTensor() error {
+	for _, d := range t.Dims {
+		if d < 0 {
+			return fmt.Errorf("%s = %s: a size is negative, want >= 0", t.What, factors(t.Dims))
+		}
+	}
 	dims := t.TensorDims
 	if t.Tensor == "" && dims == nil {
 		dims = t.Dims
