@@ -46,7 +46,7 @@ func Decode(data []byte, v any) error {
 		}
 		return err
 	}
-	if rest := bytes.TrimSpace(data[dec.InputOffset():]); len(rest) > 0 {
+	if rest := bytes.TrimLeft(data[dec.InputOffset():], " \t\r\n"); len(rest) > 0 { // JSON whitespace only
 		return fmt.Errorf("trailing data after the JSON value")
 	}
 	return nil
