@@ -155,7 +155,7 @@ func TestDecodeConfigStrict(t *testing.T) {
 	// '8' -> '9' in the config: still valid, but not what was saved.
 	// Read itself refuses it, so no reader ever decodes it.
 	replaceInFile(t, filepath.Join(dir, "config.json"), `"d": 8`, `"d": 9`)
-	if c, err = Read(dir); err == nil || !strings.Contains(err.Error(), "SHA-256") {
+	if _, err := Read(dir); err == nil || !strings.Contains(err.Error(), "SHA-256") {
 		t.Errorf("a flipped config: Read got %v, want a checksum error", err)
 	}
 }

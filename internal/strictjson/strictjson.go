@@ -52,35 +52,6 @@ func Decode(data []byte, v any) error {
 	return nil
 }
 
-// fieldKeys adds the JSON keys of struct type t to known.
-func fieldKeys(t reflect.Type, known map[string]bool) {
-	for i := 0; i < t.NumField(); i++ {
-		f := t.Field(i)
-		tag := f.Tag.Get("json")
-		name := strings.Split(tag, ",")[0]
-		if tag == "-" {
-			continue
-		}
-		if f.Anonymous && name == "" {
-			ft := f.Type
-			if ft.Kind() == reflect.Pointer {
-				ft = ft.Elem()
-			}
-			if ft.Kind() == reflect.Struct {
-				fieldKeys(ft, known)
-				continue
-			}
-		}
-		if !f.IsExported() {
-			continue
-		}
-		if name == "" {
-			name = f.Name
-		}
-		known[name] = true
-	}
-}
-
 // unmarshalerType is json.Unmarshaler.
 var unmarshalerType = reflect.TypeFor[json.Unmarshaler]()
 
