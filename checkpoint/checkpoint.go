@@ -7,7 +7,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"math"
 	"slices"
 	"sort"
@@ -15,6 +14,7 @@ import (
 
 	"github.com/gdattn/gdattn/graph"
 	"github.com/gdattn/gdattn/graph/npy"
+	"github.com/gdattn/gdattn/internal/strictjson"
 )
 
 // Checkpoint layout identifiers, stored in the manifest.
@@ -164,17 +164,10 @@ func validSum(s string) bool {
 }
 
 // decodeStrict unmarshals the single JSON value b into v, refusing keys v
-// does not have and anything after the value.
+// does not have (matched exactly, at every level), a key given twice in
+// one object, and anything after the value (internal/strictjson).
 func decodeStrict(b []byte, v any) error {
-	dec := json.NewDecoder(bytes.NewReader(b))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(v); err != nil {
-		return err
-	}
-	if _, err := dec.Token(); err != io.EOF {
-		return errors.New("data after the JSON value")
-	}
-	return nil
+	return strictjson.Decode(b, v)
 }
 
 // ParamFileName returns the file name a parameter is stored under: its path

@@ -276,8 +276,14 @@ func TestCheckpointErrors(t *testing.T) {
 			want: []string{`format "gdattn-checkpoint" version 2, want "gdattn-checkpoint" version 1`}},
 		{name: "path outside the checkpoint", break_: editConfig(`"file": "lin__b.npy"`, `"file": "../lin__b.npy"`),
 			want: []string{`parameter "lin/b": file "../lin__b.npy" is not a local .npy path`}},
-		{name: "config of the wrong type", break_: editConfig(`"d": 8`, `"d": "eight"`),
-			want: []string{"config.json: config: json: cannot unmarshal"}},
+		{name: "config of the wrong type", break_: func(t *testing.T, dir string) {
+			editConfig(`"d": 8`, `"d": "eight"`)(t, dir)
+			if err := Reseal(dir); err != nil { // a deliberate edit
+				t.Fatal(err)
+			}
+		}, want: []string{`config.json: config: key "d": string value, want int`}},
+		{name: "config edited without a reseal", break_: editConfig(`"d": 8`, `"d": 9`),
+			want: []string{"config.json: the config has SHA-256"}},
 		{name: "missing directory", dir: func(t *testing.T, dir string) string { return dir + "-nope" },
 			want: []string{"-nope", "no such file"}},
 		{name: "interrupted save", dir: func(t *testing.T, dir string) string {

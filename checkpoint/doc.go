@@ -37,7 +37,10 @@
 // it, no FIFO), and checks the optimiser state's values. [Load] and
 // [Checkpoint.Apply] copy the parameters into a scope only when the
 // manifest matches it exactly; [Checkpoint.DecodeConfig] decodes the
-// caller's config strictly and checks its checksum.
+// caller's config strictly (Read has verified its checksum). Every file is
+// read up to a bound (config.json [MaxConfigSize], each array what its
+// manifest entry implies), and a save's temporary directory carries a
+// marker so that a later save can remove what a killed one left.
 //
 // Usage:
 //

@@ -67,10 +67,10 @@ func TestCheckpointIntegrity(t *testing.T) {
 		}, []string{"config.json", "manifest", "SHA-256"}},
 		{"renamed key", func(t *testing.T, dir string) {
 			replaceInFile(t, filepath.Join(dir, "config.json"), `"step": 7`, `"stdp": 7`)
-		}, []string{"config.json", `unknown field "stdp"`}},
+		}, []string{"config.json", `unknown key "stdp"`}},
 		{"unknown top-level key", func(t *testing.T, dir string) {
 			replaceInFile(t, filepath.Join(dir, "config.json"), `"config":`, `"comfig":`)
-		}, []string{"config.json", `unknown field "comfig"`}},
+		}, []string{"config.json", `unknown key "comfig"`}},
 		{"checksum removed from one entry", func(t *testing.T, dir string) {
 			p := filepath.Join(dir, "config.json")
 			b, _ := os.ReadFile(p)
@@ -145,7 +145,7 @@ func TestDecodeConfigStrict(t *testing.T) {
 		t.Fatal(err)
 	}
 	var old modelConfig
-	if err := c.DecodeConfig(&old); err == nil || !strings.Contains(err.Error(), `unknown field "heads"`) {
+	if err := c.DecodeConfig(&old); err == nil || !strings.Contains(err.Error(), `unknown key "heads"`) {
 		t.Errorf("decoding into a type without heads: got %v, want an unknown-field error", err)
 	}
 	var n newer
@@ -153,12 +153,10 @@ func TestDecodeConfigStrict(t *testing.T) {
 		t.Errorf("decoding into the saved type: %+v, %v", n, err)
 	}
 	// '8' -> '9' in the config: still valid, but not what was saved.
+	// Read itself refuses it, so no reader ever decodes it.
 	replaceInFile(t, filepath.Join(dir, "config.json"), `"d": 8`, `"d": 9`)
-	if c, err = Read(dir); err != nil {
-		t.Fatal(err)
-	}
-	if err := c.DecodeConfig(&n); err == nil || !strings.Contains(err.Error(), "SHA-256") {
-		t.Errorf("a flipped config: got %v (d = %d), want a checksum error", err, n.D)
+	if _, err := Read(dir); err == nil || !strings.Contains(err.Error(), "SHA-256") {
+		t.Errorf("a flipped config: Read got %v, want a checksum error", err)
 	}
 }
 

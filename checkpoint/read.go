@@ -20,6 +20,12 @@ import (
 // ("config read": after config.json, before the arrays).
 var readHook func(stage string)
 
+// MaxConfigSize is the most bytes a checkpoint's config.json may hold (64
+// MiB): the manifest lists one short entry per array, and a model config is
+// a few kilobytes, so real checkpoints stay far below it; a larger file is
+// refused before it is read.
+const MaxConfigSize = 64 << 20
+
 // readAttempts bounds how often Read starts over when the checkpoint was
 // replaced while it was reading.
 const readAttempts = 4
@@ -33,8 +39,10 @@ const readAttempts = 4
 // manifest does not list. Only regular files inside dir are read: a
 // symbolic link leaving it is refused, a FIFO or device is an error. A
 // checkpoint written before checksums (no sha256 keys) is read unverified.
-// The config is checked against its checksum when decoded
-// ([Checkpoint.DecodeConfig]).
+// The model config (Checkpoint.Config) is checked against its checksum
+// here, before Read returns, so every reader of it — a model package's
+// Load, [Checkpoint.DecodeConfig], a command's own decoder — sees only a
+// verified config.
 //
 // Read opens dir once and reads every file from the directory it opened,
 // so it sees one checkpoint even while [Save] replaces it. If that save
@@ -92,7 +100,7 @@ func readRoot(root *os.Root, dir string) (*Checkpoint, error) {
 	fail := func(format string, args ...any) error {
 		return fmt.Errorf("checkpoint %s: "+format, append([]any{dir}, args...)...)
 	}
-	raw, err := readRegular(root, configFile)
+	raw, err := readRegular(root, configFile, MaxConfigSize, "the config cap checkpoint.MaxConfigSize")
 	if err != nil {
 		return nil, fail("%s: %w", configFile, err)
 	}
@@ -136,6 +144,20 @@ func readRoot(root *os.Root, dir string) (*Checkpoint, error) {
 	}
 	c := &Checkpoint{Dir: dir, Manifest: man, Config: cj.Config, Params: map[string]*npy.Array{}, Extra: map[string]*npy.Array{}}
 	if verified {
+		// The config is verified here, once, for every reader: a model's
+		// Load, a command's own reader and DecodeConfig all see only a
+		// config that matches its recorded checksum.
+		cfg := cj.Config
+		if len(cfg) == 0 {
+			cfg = json.RawMessage("null")
+		}
+		sum, err := jsonSum(cfg)
+		if err != nil {
+			return nil, fail("%s: config: %w", configFile, err)
+		}
+		if sum != cj.SHA256.Config {
+			return nil, fail("%s: the config has SHA-256 %s, config.json records %s (the file is corrupt or was edited; checkpoint.Reseal after a deliberate edit)", configFile, sum, cj.SHA256.Config)
+		}
 		c.configSum = cj.SHA256.Config
 	}
 	listed := map[string]bool{}
@@ -151,7 +173,11 @@ func readRoot(root *os.Root, dir string) (*Checkpoint, error) {
 			return nil, err
 		}
 		path := filepath.Join(dir, filepath.FromSlash(rel))
-		b, err := readRegular(root, filepath.FromSlash(rel))
+		limit, err := arrayFileCap(shape, dtype)
+		if err != nil {
+			return nil, fail("%s: %s %q (%s): %w", configFile, kind, name, rel, err)
+		}
+		b, err := readRegular(root, filepath.FromSlash(rel), limit, "what its manifest entry implies")
 		if err != nil {
 			return nil, fmt.Errorf("checkpoint: %s %q: %s: %w", kind, name, path, err)
 		}
@@ -248,10 +274,36 @@ func readRoot(root *os.Root, dir string) (*Checkpoint, error) {
 	return c, nil
 }
 
+// maxNpyHeader bounds the bytes before an array's data in a .npy file
+// (magic, version, length and header dict): np.save writes 128 bytes for
+// a rank-1 array and about 64 more per 10 dimensions; 1 MiB leaves room
+// for any rank graph.MaxElements allows.
+const maxNpyHeader = 1 << 20
+
+// arrayFileCap is the largest size of the .npy file of an array of the
+// manifest's shape and dtype ("" for an entry without one: 8 bytes an
+// element), refusing a shape beyond graph.MaxElements.
+func arrayFileCap(shape []int, dtype string) (int64, error) {
+	n := 1
+	for _, d := range shape {
+		if d < 0 || (d > 0 && n > graph.MaxElements/d) {
+			return 0, fmt.Errorf("shape %v: want dimensions >= 0 and at most %d elements (graph.MaxElements)", shape, graph.MaxElements)
+		}
+		n *= d
+	}
+	item := int64(8)
+	if dtype == npy.Float32 {
+		item = 4
+	}
+	return maxNpyHeader + int64(n)*item, nil
+}
+
 // readRegular reads the file rel of root, which must be a regular file (a
 // symbolic link is followed only inside the directory: os.Root refuses
-// one that leaves it). It never blocks on a FIFO or device.
-func readRegular(root *os.Root, rel string) ([]byte, error) {
+// one that leaves it) of at most limit bytes (why names the limit in the
+// error). It never blocks on a FIFO or device, and refuses a larger file
+// before reading or allocating anything.
+func readRegular(root *os.Root, rel string, limit int64, why string) ([]byte, error) {
 	fi, err := root.Lstat(rel)
 	if err != nil {
 		return nil, err
@@ -277,6 +329,9 @@ func readRegular(root *os.Root, rel string) ([]byte, error) {
 	}
 	if !st.Mode().IsRegular() {
 		return nil, fmt.Errorf("not a regular file (mode %v)", st.Mode())
+	}
+	if st.Size() > limit {
+		return nil, fmt.Errorf("%d bytes, more than the %d of %s", st.Size(), limit, why)
 	}
 	b, err := io.ReadAll(io.LimitReader(f, st.Size()+1))
 	if err != nil {

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+
+	"github.com/gdattn/gdattn/graph/npy"
 )
 
 // Reseal recomputes every checksum of the checkpoint in dir — each listed
@@ -28,7 +30,7 @@ func Reseal(dir string) error {
 		return fail("%w", err)
 	}
 	defer root.Close()
-	raw, err := readRegular(root, configFile)
+	raw, err := readRegular(root, configFile, MaxConfigSize, "the config cap checkpoint.MaxConfigSize")
 	if err != nil {
 		return fail("%s: %w", configFile, err)
 	}
@@ -41,11 +43,15 @@ func Reseal(dir string) error {
 		return fail("%s: manifest: %w", configFile, err)
 	}
 	sums := map[string]string{}
-	sum := func(rel string) error {
+	sum := func(rel string, shape []int, dtype string) error {
 		if _, done := sums[rel]; done || rel == "" {
 			return nil
 		}
-		b, err := readRegular(root, filepath.FromSlash(rel))
+		limit, err := arrayFileCap(shape, dtype)
+		if err != nil {
+			return fail("%s: %w", rel, err)
+		}
+		b, err := readRegular(root, filepath.FromSlash(rel), limit, "what its manifest entry implies")
 		if err != nil {
 			return fail("%s: %w", rel, err)
 		}
@@ -53,22 +59,26 @@ func Reseal(dir string) error {
 		return nil
 	}
 	for _, e := range man.Params {
-		if err := sum(e.File); err != nil {
+		if err := sum(e.File, e.Shape, e.Dtype); err != nil {
 			return err
 		}
 	}
 	if man.Optim != nil {
+		shapes := map[string][]int{}
+		for _, e := range man.Params {
+			shapes[e.Name] = e.Shape
+		}
 		for _, e := range man.Optim.Moments {
-			if err := sum(e.M); err != nil {
+			if err := sum(e.M, shapes[e.Name], npy.Float64); err != nil {
 				return err
 			}
-			if err := sum(e.V); err != nil {
+			if err := sum(e.V, shapes[e.Name], npy.Float64); err != nil {
 				return err
 			}
 		}
 	}
 	for _, e := range man.Extra {
-		if err := sum(e.File); err != nil {
+		if err := sum(e.File, e.Shape, e.Dtype); err != nil {
 			return err
 		}
 	}

@@ -45,6 +45,9 @@ var ckptHooks struct {
 	// crash makes Save return at the first failure without any cleanup
 	// or rollback, as if the process had died there.
 	crash bool
+	// beforeSwap, if set, is called once everything is written, just
+	// before the swap (a test kills the process there).
+	beforeSwap func()
 }
 
 // plannedFile is one array file of a checkpoint being saved.
@@ -72,8 +75,11 @@ type plannedFile struct {
 //     (empty) folders. Anything else found in it stays there.
 //
 // A crash at any point leaves at dir the complete previous checkpoint or the
-// complete new one (a crash before step 3 finishes also leaves the
-// dir+".tmp-*" directory behind; delete it by hand). Readers ([Read]) open
+// complete new one. A crash before step 3 finishes also leaves the
+// dir+".tmp-*" directory behind, marked with the writer's process id,
+// start time and boot (a ".gdattn-save" file, never part of a saved
+// checkpoint): the next save to dir removes such leftovers when it can
+// prove their writer dead — and in them only the files a save writes. Readers ([Read]) open
 // dir once and read everything from the directory they opened, so a save
 // running meanwhile cannot mix two checkpoints. On other systems step 2 is
 // two renames (dir to a reserved dir+".old-*" name, then the new directory
@@ -120,6 +126,7 @@ func Save(dir string, s *graph.Scope, config any, opts SaveOptions) (err error) 
 	if err != nil {
 		return fail("%w", err)
 	}
+	removeLeftovers(dir)
 	tmp, err := os.MkdirTemp(parent, base+".tmp-*")
 	if err != nil {
 		return fail("%w", err)
@@ -132,6 +139,11 @@ func Save(dir string, s *graph.Scope, config any, opts SaveOptions) (err error) 
 		}
 	}()
 	if err := os.Chmod(tmp, 0o755); err != nil {
+		return fail("%w", err)
+	}
+	// The marker proves to later saves that tmp is this save's, should
+	// this process die before the swap (removeLeftovers).
+	if err := writeSaveMarker(tmp); err != nil {
 		return fail("%w", err)
 	}
 	dirs := []string{tmp}
@@ -161,6 +173,12 @@ func Save(dir string, s *graph.Scope, config any, opts SaveOptions) (err error) 
 	if err := writeSynced(filepath.Join(tmp, configFile), func(w io.Writer) error { _, err := w.Write(body); return err }); err != nil {
 		return fail("%s: %w", configFile, err)
 	}
+	if ckptHooks.beforeSwap != nil {
+		ckptHooks.beforeSwap()
+	}
+	if err := os.Remove(filepath.Join(tmp, saveMarker)); err != nil {
+		return fail("%w", err)
+	}
 	for i := len(dirs) - 1; i >= 0; i-- {
 		if err := syncDir(dirs[i]); err != nil {
 			return fail("sync %s: %w", dirs[i], err)
@@ -175,6 +193,9 @@ func Save(dir string, s *graph.Scope, config any, opts SaveOptions) (err error) 
 		return fail("sync %s: %w", parent, err)
 	}
 	if existed {
+		// Marked, so that a later save finishes the deletion should this
+		// process die during it.
+		writeSaveMarker(old)
 		removeReplaced(old, oldFiles)
 	}
 	return nil
@@ -239,7 +260,7 @@ func replaceable(dir string) (existed bool, files []string, err error) {
 		return false, nil, err
 	}
 	defer root.Close()
-	raw, err := root.ReadFile(configFile)
+	raw, err := readRegular(root, configFile, MaxConfigSize, "the config cap checkpoint.MaxConfigSize")
 	if err != nil {
 		return false, nil, notCkpt(err.Error())
 	}
@@ -328,6 +349,7 @@ func removeReplaced(old string, files []string) {
 	for _, f := range files {
 		root.Remove(filepath.FromSlash(f))
 	}
+	root.Remove(saveMarker)
 	for _, d := range []string{optimMDir, optimVDir, "optim", extraDir} {
 		root.Remove(filepath.FromSlash(d))
 	}
@@ -417,6 +439,13 @@ func planCheckpoint(s *graph.Scope, opts SaveOptions) ([]plannedFile, Manifest, 
 		a := opts.Extra[name]
 		if name == "" {
 			return nil, man, errors.New("extra array with an empty name")
+		}
+		// Named like a parameter path: slash-separated segments, none
+		// empty, "." or "..".
+		for _, seg := range strings.Split(name, "/") {
+			if seg == "" || seg == "." || seg == ".." {
+				return nil, man, fmt.Errorf("extra array %q: want a name of slash-separated segments, none empty, \".\" or \"..\"", name)
+			}
 		}
 		if err := a.Validate(); err != nil {
 			return nil, man, fmt.Errorf("extra array %q: %w", name, err)

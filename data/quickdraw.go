@@ -12,6 +12,8 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+
+	"github.com/gdattn/gdattn/internal/infile"
 )
 
 // QuickDrawSide is the side of a Quick, Draw! bitmap: drawings are 28×28
@@ -118,7 +120,7 @@ func ReadQuickDraw(dir string, categories []string) (*Features, error) {
 // drawings as a flat (n, 784) slice with n. Errors name the file (and the
 // line, for a bad drawing); malformed data wraps [ErrQuickDraw].
 func ReadQuickDrawFile(path string) ([]float64, int, error) {
-	fh, err := os.Open(path)
+	fh, _, err := infile.Open(path, MaxQuickDrawFileBytes)
 	if err != nil {
 		return nil, 0, fmt.Errorf("data: %w", err)
 	}

@@ -83,3 +83,16 @@ func checkBatchSize(B, T, D, C int) error {
 	_, err := checkedProduct("B*T*C", B, T, C)
 	return err
 }
+
+// Size limits of the files this package reads by path (each a regular
+// file: a device, directory or FIFO is refused, see internal/infile). A
+// larger file is refused before it is read.
+const (
+	// MaxCorpusBytes bounds a plain-text corpus or Gutenberg book file:
+	// 4 GiB (TinyStories V2's training file, the largest corpus in view,
+	// is 2.2 GB).
+	MaxCorpusBytes = 4 << 30
+	// MaxQuickDrawFileBytes bounds one <category>.ndjson.gz file: 1 GiB
+	// (the largest category of the simplified dataset is under 200 MB).
+	MaxQuickDrawFileBytes = 1 << 30
+)

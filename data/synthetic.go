@@ -33,6 +33,11 @@ type SyntheticConfig struct {
 }
 
 // DefaultSyntheticConfig returns the configuration of the paper's synthetic
+// maxScale bounds SyntheticConfig.Scale: f sums Active terms of Scale·bump·w_e
+// (bump <= 1, |w_e| a few units), far from overflow at 1e6; at 1e308 f is
+// ±Inf and the true probabilities NaN.
+const maxScale = 1e6
+
 // experiments: C = 25, DPrime = 5, D = 10, N = 10, Active = 5, Scale = 10.
 func DefaultSyntheticConfig() SyntheticConfig {
 	return SyntheticConfig{C: 25, DPrime: 5, D: 10, N: 10, Active: 5, Scale: 10}
@@ -61,8 +66,8 @@ func (c SyntheticConfig) resolve() (SyntheticConfig, error) {
 			*f.v = f.def
 		}
 	}
-	if math.IsNaN(c.Scale) || math.IsInf(c.Scale, 0) || c.Scale < 0 {
-		return c, fmt.Errorf("SyntheticConfig.Scale = %v, want a finite value >= 0 (0 means %v)", c.Scale, def.Scale)
+	if math.IsNaN(c.Scale) || c.Scale < 0 || c.Scale > maxScale {
+		return c, fmt.Errorf("SyntheticConfig.Scale = %v, want a value in [0, %g] (0 means %v; a larger one overflows f and the probabilities)", c.Scale, maxScale, def.Scale)
 	}
 	if c.Scale == 0 {
 		c.Scale = def.Scale

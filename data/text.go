@@ -24,6 +24,8 @@ import (
 	"os"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/gdattn/gdattn/internal/infile"
 )
 
 // EOTText is the end-of-text marker GPT-2 uses between documents; in a plain
@@ -198,7 +200,7 @@ func ReadCorpus(path string, cfg CorpusConfig) ([]string, error) {
 	if fi.IsDir() {
 		return ReadGutenberg(path, cfg.Gutenberg)
 	}
-	raw, err := os.ReadFile(path)
+	raw, err := infile.ReadFile(path, MaxCorpusBytes)
 	if err != nil {
 		return nil, fmt.Errorf("data: corpus: %w", err)
 	}

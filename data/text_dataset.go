@@ -157,6 +157,9 @@ func SampleWindows(stream []int, batch, length int, seed uint64, step int) ([]in
 	if batch < 1 || length < 1 {
 		return nil, fmt.Errorf("data: windows: batch %d, length %d: want both >= 1", batch, length)
 	}
+	if step < 0 {
+		return nil, fmt.Errorf("data: windows: step %d, want >= 0", step)
+	}
 	n, err := checkedProduct("batch*length", batch, length)
 	if err != nil {
 		return nil, fmt.Errorf("data: windows: %w", err)

@@ -128,6 +128,7 @@ func Generate(next NextFunc, prompts [][]int, cfg DecodeConfig) ([][]int, error)
 		rngs[i] = rand.New(rand.NewPCG(cfg.Seed, uint64(i)))
 	}
 	done := make([]bool, len(prompts))
+	vocab := 0 // logits per row, fixed by the first call of next
 	for step := 0; step < cfg.MaxNew; step++ {
 		var live []int
 		var ctx [][]int
@@ -140,7 +141,7 @@ func Generate(next NextFunc, prompts [][]int, cfg DecodeConfig) ([][]int, error)
 		if len(live) == 0 {
 			break
 		}
-		logits, err := callNext(next, ctx)
+		logits, err := callNext(next, ctx, &vocab)
 		if err != nil {
 			return nil, err
 		}
@@ -164,7 +165,10 @@ func Generate(next NextFunc, prompts [][]int, cfg DecodeConfig) ([][]int, error)
 	return out, nil
 }
 
-func callNext(next NextFunc, ctx [][]int) ([][]float64, error) {
+// callNext calls next on ctx and checks its logits: a row per context,
+// each of *width logits (the vocabulary size, fixed by the first call when
+// *width is 0), none NaN or +Inf.
+func callNext(next NextFunc, ctx [][]int, width *int) ([][]float64, error) {
 	logits, err := next(ctx)
 	if err != nil {
 		return nil, err
@@ -172,9 +176,12 @@ func callNext(next NextFunc, ctx [][]int) ([][]float64, error) {
 	if len(logits) != len(ctx) {
 		return nil, fmt.Errorf("data: decode: next returned %d rows for %d contexts", len(logits), len(ctx))
 	}
+	if *width == 0 && len(logits) > 0 {
+		*width = len(logits[0])
+	}
 	for i, l := range logits {
-		if len(l) == 0 || len(l) != len(logits[0]) {
-			return nil, fmt.Errorf("data: decode: next returned a row of %d logits (row 0 has %d)", len(l), len(logits[0]))
+		if len(l) == 0 || len(l) != *width {
+			return nil, fmt.Errorf("data: decode: next returned a row of %d logits, want %d (every row of every call has one logit per id)", len(l), *width)
 		}
 		for j, v := range l {
 			if math.IsNaN(v) || math.IsInf(v, 1) {
@@ -202,6 +209,7 @@ func beamSearch(next NextFunc, prompts [][]int, cfg DecodeConfig) ([][]int, erro
 	for i := range beams {
 		beams[i] = []hyp{{}}
 	}
+	vocab := 0 // logits per row, fixed by the first call of next
 	for step := 0; step < cfg.MaxNew; step++ {
 		type ref struct{ p, h int }
 		var refs []ref
@@ -217,7 +225,7 @@ func beamSearch(next NextFunc, prompts [][]int, cfg DecodeConfig) ([][]int, erro
 		if len(refs) == 0 {
 			break
 		}
-		logits, err := callNext(next, ctx)
+		logits, err := callNext(next, ctx, &vocab)
 		if err != nil {
 			return nil, err
 		}

@@ -9,6 +9,8 @@ import (
 	"strings"
 	"unicode"
 	"unicode/utf8"
+
+	"github.com/gdattn/gdattn/internal/infile"
 )
 
 // ReadGutenberg reads the NLTK Project Gutenberg corpus as shipped by the npm
@@ -55,7 +57,7 @@ func ReadGutenberg(dir string, books []string) ([]string, error) {
 	}
 	var out []string
 	for _, n := range names {
-		raw, err := os.ReadFile(byName[n])
+		raw, err := infile.ReadFile(byName[n], MaxCorpusBytes)
 		if err != nil {
 			return nil, fmt.Errorf("data: gutenberg: %w", err)
 		}

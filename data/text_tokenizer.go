@@ -149,9 +149,13 @@ func FullVocab() *Vocab {
 }
 
 // NewRestrictedVocab returns the vocabulary of the GPT-2 ids that occur at
-// least minCount times (minCount <= 1: at least once) in streams, plus
+// least minCount times (minCount 0 or 1: at least once; negative is an
+// error) in streams, plus
 // end-of-text, unknown and pad.
 func NewRestrictedVocab(streams [][]int, minCount int) (*Vocab, error) {
+	if minCount < 0 {
+		return nil, fmt.Errorf("data: restricted vocab: minCount = %d, want >= 0", minCount)
+	}
 	counts := map[int]int{}
 	for _, s := range streams {
 		for _, id := range s {

@@ -108,8 +108,11 @@
 // enforces (so a config accepted here is never refused by the Scope with
 // an error naming only a parameter path), all the tensors together at most
 // 2^34 elements (128 GiB of float64), and the repeated structures (steps
-// or layers times heads) at most 2^16, so that a huge Blocks or Layers
-// returns at once instead of building a graph for hours.
+// or layers times heads) at most 2^10 (internal/bounds.MaxUnits: building
+// and compiling the graph grows about quadratically with them, 49 s for
+// 4096 GD blocks), so that a huge Blocks or Layers returns at once instead
+// of building a graph for hours; a kernel nests at most
+// layers.MaxKernelDepth combinators deep.
 //
 // # Usage
 //

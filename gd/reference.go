@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/gdattn/gdattn/internal/bounds"
 	"github.com/gdattn/gdattn/internal/numeric"
 )
 
@@ -313,8 +314,15 @@ func refCheckArgs(x []float64, y []int, B, T, d int, we []float64, dPrime, C int
 		return fmt.Errorf("gd: Reference: len(we) = %d, want dPrime*C = %d", len(we), dPrime*C)
 	case cfg.Steps < 0:
 		return fmt.Errorf("gd: Reference: cfg.Steps = %d, want >= 0", cfg.Steps)
+	case cfg.Steps > bounds.MaxUnits:
+		return fmt.Errorf("gd: Reference: cfg.Steps = %d, want at most %d (the GD models' limit of steps, internal/bounds.MaxUnits)", cfg.Steps, bounds.MaxUnits)
 	case math.IsNaN(cfg.Alpha) || math.IsInf(cfg.Alpha, 0):
 		return fmt.Errorf("gd: Reference: cfg.Alpha = %v, want a finite value", cfg.Alpha)
+	}
+	if err := bounds.Elements(bounds.Term{What: "B·T·d (x)", Dims: []int{B, T, d}},
+		bounds.Term{What: "2·(cfg.Steps+1)·B·T·dPrime (F and E of every step)", Dims: []int{2, cfg.Steps + 1, B, T, dPrime},
+			Tensor: "B·T·dPrime", TensorDims: []int{B, T, dPrime}}); err != nil {
+		return fmt.Errorf("gd: Reference: %w", err)
 	}
 	if cfg.KernelFunc != nil {
 		if cfg.Kernel != "" {

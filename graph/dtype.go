@@ -66,6 +66,9 @@ func NewTensor(dt tensor.Dtype, shape tensor.Shape, vals []float64) (*tensor.Den
 
 // Values returns a copy of the node's current value as float64s (row-major).
 func Values(n *G.Node) ([]float64, error) {
+	if n == nil {
+		return nil, fmt.Errorf("graph: Values: node is nil")
+	}
 	v := n.Value()
 	if v == nil {
 		return nil, fmt.Errorf("graph: node %q has no value (run the machine first)", n.Name())
@@ -75,6 +78,9 @@ func Values(n *G.Node) ([]float64, error) {
 
 // GradValues returns a copy of the node's gradient as float64s.
 func GradValues(n *G.Node) ([]float64, error) {
+	if n == nil {
+		return nil, fmt.Errorf("graph: GradValues: node is nil")
+	}
 	gv, err := n.Grad()
 	if err != nil {
 		return nil, fmt.Errorf("graph: gradient of %q: %w", n.Name(), err)
@@ -118,6 +124,9 @@ func Scalar(n *G.Node) (float64, error) {
 // of n's current value, without reallocating, so a compiled machine sees the
 // new data on its next run. len(vals) must equal the node's size.
 func SetValue(n *G.Node, vals []float64) error {
+	if n == nil {
+		return fmt.Errorf("graph: SetValue: node is nil")
+	}
 	v := n.Value()
 	if v == nil {
 		return fmt.Errorf("graph: node %q has no value to overwrite", n.Name())

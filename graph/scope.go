@@ -5,6 +5,7 @@ import (
 	"math/rand/v2"
 	"sort"
 	"strings"
+	"sync"
 
 	"github.com/gdattn/gdattn/internal/bounds"
 	G "gorgonia.org/gorgonia"
@@ -20,6 +21,7 @@ type registry struct {
 	order  []string // creation order of params
 	names  map[string]bool
 	consts map[string]*G.Node
+	mu     sync.Mutex // see Scope.Lock
 }
 
 // Scope creates graph parameters under a hierarchical path ("block0/attn/wq") on
@@ -55,13 +57,16 @@ func NewScope(dt tensor.Dtype, seed uint64) (*Scope, error) {
 	}}, nil
 }
 
-// Sub returns the child scope path/name. Sub panics if name is empty or
-// contains '/', which is a programming error.
+// Sub returns the child scope path/name. name is a relative path: "a/b"
+// is s.Sub("a").Sub("b"), empty segments are skipped, so "" is s itself.
 func (s *Scope) Sub(name string) *Scope {
-	if name == "" || strings.Contains(name, "/") {
-		panic(fmt.Sprintf("graph: invalid scope name %q", name))
+	path := s.path
+	for _, seg := range strings.Split(name, "/") {
+		if seg != "" {
+			path = join(path, seg)
+		}
 	}
-	return &Scope{reg: s.reg, path: join(s.path, name), shared: s.shared}
+	return &Scope{reg: s.reg, path: path, shared: s.shared}
 }
 
 // Shared returns a view of s in which Param returns an already existing
@@ -70,6 +75,20 @@ func (s *Scope) Sub(name string) *Scope {
 func (s *Scope) Shared() *Scope {
 	return &Scope{reg: s.reg, path: s.path, shared: true}
 }
+
+// Lock locks the expression graph of s for one user: every scope of the
+// graph (its root and all sub-scopes) shares one lock. A graph's input
+// nodes, parameters and outputs hold one value each, so two goroutines that
+// feed, run and read the same model at the same time would mix each
+// other's values; package train holds this lock while a Runner changes
+// the graph, feeds and runs a minibatch, or reads the results, so that
+// concurrent Predict, Evaluate and Fit calls on one model are serialised
+// and each gets its own numbers. Code that feeds and runs a model's
+// machines itself should do the same. The lock is not reentrant.
+func (s *Scope) Lock() { s.reg.mu.Lock() }
+
+// Unlock unlocks the graph locked by Lock.
+func (s *Scope) Unlock() { s.reg.mu.Unlock() }
 
 // Path is the scope's hierarchical path ("" for the root).
 func (s *Scope) Path() string { return s.path }

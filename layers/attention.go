@@ -246,8 +246,15 @@ type Matrix struct {
 func (m Matrix) At(r, c int) float64 { return m.Data[r*m.Cols+c] }
 
 // NewMatrix returns a zero rows×cols matrix.
+//
+// A negative size, or more than graph.MaxElements elements, gives a matrix
+// without data, which every function taking a Matrix refuses.
 func NewMatrix(rows, cols int) Matrix {
-	return Matrix{Rows: rows, Cols: cols, Data: make([]float64, rows*cols)}
+	n, ok := bounds.Product(rows, cols)
+	if !ok || n > bounds.MaxElements {
+		return Matrix{Rows: rows, Cols: cols}
+	}
+	return Matrix{Rows: rows, Cols: cols, Data: make([]float64, n)}
 }
 
 // Set sets element (r, c) to v.
@@ -255,7 +262,7 @@ func (m Matrix) Set(r, c int, v float64) { m.Data[r*m.Cols+c] = v }
 
 // check reports a matrix whose Data does not hold Rows·Cols values.
 func (m Matrix) check(what string) error {
-	if m.Rows <= 0 || m.Cols <= 0 || len(m.Data) != m.Rows*m.Cols {
+	if n, ok := bounds.Product(m.Rows, m.Cols); m.Rows <= 0 || m.Cols <= 0 || !ok || len(m.Data) != n {
 		return fmt.Errorf("%s is %dx%d with %d values", what, m.Rows, m.Cols, len(m.Data))
 	}
 	return nil

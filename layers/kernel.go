@@ -3,6 +3,7 @@ package layers
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"math"
 	"reflect"
@@ -298,6 +299,13 @@ type KernelSpec interface {
 	New(s *graph.Scope) (Kernel, error)
 }
 
+// Bounds of a kernel spec (see CheckKernel): combinators nested at most
+// MaxKernelDepth deep, at most MaxKernelNodes kernels in all.
+const (
+	MaxKernelDepth = 32
+	MaxKernelNodes = 256
+)
+
 // Names of the combinators, reserved like the built-in names.
 const (
 	KernelSum    = "sum"
@@ -305,7 +313,7 @@ const (
 )
 
 // BuiltinSpec is the spec of a built-in kernel with its parameter g: the
-// initial value Gamma (0 means 1) and whether g is learned as "log_gamma"
+// initial value Gamma (finite and positive) and whether g is learned as "log_gamma"
 // (g = exp(log_gamma)) or fixed. Build one with [Linear], [RBF], [Exp],
 // [Laplacian], [Softmax] or [Builtin]; the zero value is invalid.
 type BuiltinSpec struct {
@@ -320,7 +328,8 @@ var _ KernelSpec = BuiltinSpec{}
 func Linear() BuiltinSpec { return BuiltinSpec{name: KernelLinear} }
 
 // RBF is the spec of κ(q, k) = exp(-g‖q−k‖²) with g learned from gamma
-// (0 means 1); see [BuiltinSpec.Fixed].
+// (finite and positive, as in the JSON form; 0 is refused by Validate);
+// see [BuiltinSpec.Fixed].
 func RBF(gamma float64) BuiltinSpec { return Builtin(KernelRBF, gamma) }
 
 // Exp is the spec of κ(q, k) = exp(g q·k) with g learned from gamma.
@@ -334,7 +343,7 @@ func Laplacian(gamma float64) BuiltinSpec { return Builtin(KernelLaplacian, gamm
 func Softmax(gamma float64) BuiltinSpec { return Builtin(KernelSoftmax, gamma) }
 
 // Builtin is the spec of the named built-in kernel (see KernelNames) with g
-// learned from gamma (0 means 1; ignored by "linear"). An unknown name or an
+// learned from gamma (finite and positive; ignored by "linear"). An unknown name or an
 // invalid gamma is reported by Validate and New, so that Builtin composes in
 // struct literals.
 func Builtin(name string, gamma float64) BuiltinSpec {
@@ -371,7 +380,7 @@ func (b BuiltinSpec) Validate() error {
 	if !slices.Contains(KernelNames(), b.name) {
 		return fmt.Errorf("layers: unknown kernel %q (known: %v)", b.name, KernelNames())
 	}
-	if g := b.Gamma(); !(g > 0) || math.IsInf(g, 0) {
+	if g := b.gamma; b.name != KernelLinear && (!(g > 0) || math.IsInf(g, 0)) {
 		return fmt.Errorf("layers: kernel %q: Gamma = %v, want a finite positive value", b.name, g)
 	}
 	return nil
@@ -601,15 +610,70 @@ func (c customSpec) MarshalJSON() ([]byte, error) { return []byte("{}"), nil }
 
 // CheckKernel reports whether k can be built: k is not nil, has a name, and
 // its Validate method (if it has one) returns nil.
+//
+// It also bounds the spec's size (sums and scaled kernels nested at most
+// MaxKernelDepth deep, at most MaxKernelNodes kernels in all): each kernel
+// adds graph nodes to every head of every block, and a spec beyond these
+// bounds is refused at once, however large it is, with an error naming the
+// bound.
 func CheckKernel(k KernelSpec) error {
 	if k == nil || isNilSpec(k) {
 		return fmt.Errorf("layers: kernel spec is nil")
+	}
+	if err := checkKernelSize(k); err != nil {
+		return err
 	}
 	if k.Name() == "" {
 		return fmt.Errorf("layers: kernel spec %T has an empty name", k)
 	}
 	if v, ok := k.(interface{ Validate() error }); ok {
 		return v.Validate()
+	}
+	return nil
+}
+
+// errKernelTooDeep is the error of a kernel nested beyond MaxKernelDepth;
+// the combinators pass it up unwrapped, so it reads the same at any depth.
+var errKernelTooDeep = fmt.Errorf("layers: kernel nested more than %d combinators deep (layers.MaxKernelDepth)", MaxKernelDepth)
+
+// checkKernelSize walks k's combinators, stopping as soon as it passes
+// MaxKernelDepth or MaxKernelNodes, so its cost is bounded whatever k is.
+func checkKernelSize(k KernelSpec) error {
+	type item struct {
+		k     KernelSpec
+		depth int
+	}
+	stack := []item{{k, 0}}
+	nodes := 0
+	for len(stack) > 0 {
+		it := stack[len(stack)-1]
+		stack = stack[:len(stack)-1]
+		if nodes++; nodes > MaxKernelNodes {
+			return fmt.Errorf("layers: kernel of more than %d kernels in all (layers.MaxKernelNodes)", MaxKernelNodes)
+		}
+		var children []KernelSpec
+		switch v := it.k.(type) {
+		case SumSpec:
+			children = v.terms
+		case *SumSpec:
+			if v != nil {
+				children = v.terms
+			}
+		case ScaledSpec:
+			children = []KernelSpec{v.inner}
+		case *ScaledSpec:
+			if v != nil {
+				children = []KernelSpec{v.inner}
+			}
+		}
+		if len(children) > 0 && it.depth >= MaxKernelDepth {
+			return errKernelTooDeep
+		}
+		for _, c := range children {
+			if c != nil {
+				stack = append(stack, item{c, it.depth + 1})
+			}
+		}
 	}
 	return nil
 }
@@ -797,7 +861,55 @@ func MarshalKernel(k KernelSpec) ([]byte, error) {
 // UnmarshalKernel rebuilds a kernel spec from its JSON form: an object as
 // written by MarshalKernel, or a bare name as accepted by ParseKernel. It
 // refuses unknown keys, unknown names and invalid values, naming them.
+//
+// A kernel nested beyond MaxKernelDepth is refused before its inner
+// kernels are decoded, so decoding costs at most MaxKernelDepth passes over
+// data: linear in its size.
 func UnmarshalKernel(data []byte) (KernelSpec, error) {
+	// Each combinator nests at most two JSON levels (a sum's object and
+	// its terms array): deeper JSON is refused in one pass, before any
+	// decoding (encoding/json gives up at 10,000 levels with a message
+	// that does not name the bound).
+	if jsonDepth(data) > 2*MaxKernelDepth+2 {
+		return nil, errKernelTooDeep
+	}
+	return unmarshalKernel(data, 0)
+}
+
+// jsonDepth returns the deepest nesting of objects and arrays in data
+// (brackets inside strings do not count).
+func jsonDepth(data []byte) int {
+	depth, deepest := 0, 0
+	inString, escaped := false, false
+	for _, c := range data {
+		switch {
+		case inString:
+			switch {
+			case escaped:
+				escaped = false
+			case c == '\\':
+				escaped = true
+			case c == '"':
+				inString = false
+			}
+		case c == '"':
+			inString = true
+		case c == '{' || c == '[':
+			depth++
+			deepest = max(deepest, depth)
+		case c == '}' || c == ']':
+			depth--
+		}
+	}
+	return deepest
+}
+
+// unmarshalKernel is UnmarshalKernel for a kernel nested depth combinators
+// deep.
+func unmarshalKernel(data []byte, depth int) (KernelSpec, error) {
+	if depth > MaxKernelDepth {
+		return nil, errKernelTooDeep
+	}
 	data = bytes.TrimSpace(data)
 	if len(data) > 0 && data[0] == '"' {
 		var name string
@@ -843,8 +955,14 @@ func UnmarshalKernel(data []byte) (KernelSpec, error) {
 			return nil, fmt.Errorf("layers: kernel sum: %w", err)
 		}
 		var terms []KernelSpec
+		if len(j.Terms) > MaxKernelNodes {
+			return nil, fmt.Errorf("layers: kernel sum: key \"terms\": %d terms, more than layers.MaxKernelNodes = %d kernels in all", len(j.Terms), MaxKernelNodes)
+		}
 		for i, raw := range j.Terms {
-			t, err := UnmarshalKernel(raw)
+			t, err := unmarshalKernel(raw, depth+1)
+			if errors.Is(err, errKernelTooDeep) {
+				return nil, err
+			}
 			if err != nil {
 				return nil, fmt.Errorf("layers: kernel sum: key \"terms\"[%d]: %w", i, err)
 			}
@@ -862,7 +980,10 @@ func UnmarshalKernel(data []byte) (KernelSpec, error) {
 		if j.Kernel == nil {
 			return nil, fmt.Errorf("layers: kernel scaled: missing key \"kernel\"")
 		}
-		inner, err := UnmarshalKernel(j.Kernel)
+		inner, err := unmarshalKernel(j.Kernel, depth+1)
+		if errors.Is(err, errKernelTooDeep) {
+			return nil, err
+		}
 		if err != nil {
 			return nil, fmt.Errorf("layers: kernel scaled: key \"kernel\": %w", err)
 		}

@@ -253,7 +253,7 @@ func TestKernelJSON(t *testing.T) {
 		want string
 	}{
 		{RBF(0.5), `{"name":"rbf","gamma":0.5,"learnable":true}`},
-		{Softmax(0), `{"name":"softmax","gamma":1,"learnable":true}`},
+		{Softmax(1), `{"name":"softmax","gamma":1,"learnable":true}`},
 		{Laplacian(2).Fixed(), `{"name":"laplacian","gamma":2,"learnable":false}`},
 		{Linear(), `{"name":"linear"}`},
 		{Sum(RBF(1), Scaled(0.25, Linear())), `{"name":"sum","terms":[{"name":"rbf","gamma":1,"learnable":true},{"name":"scaled","beta":0.25,"learnable":true,"kernel":{"name":"linear"}}]}`},

@@ -52,6 +52,9 @@ type Analysis struct {
 // returns its [Analysis]. m must have one layer, one head and no
 // cross-attention (the single-step setting of Appendix F).
 func Analyze(m *Model) (Analysis, error) {
+	if m == nil {
+		return Analysis{}, fmt.Errorf("tf: Analyze: model is nil")
+	}
 	cfg := m.Cfg
 	if cfg.Layers != 1 || cfg.Heads != 1 || cfg.Cross {
 		return Analysis{}, fmt.Errorf("tf: Analyze: needs Layers = 1, Heads = 1 and no Cross; model has Layers = %d, Heads = %d, Cross = %v",
@@ -82,7 +85,7 @@ func AnalyzeMatrices(d, dPrime int, wq, wk, wv, p layers.Matrix) (Analysis, erro
 		name string
 		m    layers.Matrix
 	}{{"wq", wq}, {"wk", wk}, {"wv", wv}, {"p", p}} {
-		if c.m.Rows <= 0 || c.m.Cols <= 0 || len(c.m.Data) != c.m.Rows*c.m.Cols {
+		if c.m.Rows <= 0 || c.m.Cols <= 0 || !consistent(c.m) {
 			return Analysis{}, fmt.Errorf("tf: AnalyzeMatrices: %s is %dx%d with %d values", c.name, c.m.Rows, c.m.Cols, len(c.m.Data))
 		}
 	}
@@ -116,6 +119,9 @@ func AnalyzeMatrices(d, dPrime int, wq, wk, wv, p layers.Matrix) (Analysis, erro
 // rectangular m the diagonal is the entries (i, i). It is NaN for an
 // all-zero (or empty) m.
 func Diagonality(m layers.Matrix) float64 {
+	if !consistent(m) {
+		return math.NaN()
+	}
 	var off, total float64
 	for i := 0; i < m.Rows; i++ {
 		for j := 0; j < m.Cols; j++ {
@@ -141,7 +147,7 @@ func Diagonality(m layers.Matrix) float64 {
 // all zero.
 func DiagonalSpread(m layers.Matrix) float64 {
 	n := min(m.Rows, m.Cols)
-	if n == 0 {
+	if n <= 0 || !consistent(m) {
 		return math.NaN()
 	}
 	lo, hi, sum := math.Inf(1), math.Inf(-1), 0.0
@@ -190,4 +196,10 @@ func mul(a, b layers.Matrix) layers.Matrix {
 		}
 	}
 	return out
+}
+
+// consistent reports whether m's Data holds Rows·Cols values (the measures
+// above are NaN for a matrix that does not).
+func consistent(m layers.Matrix) bool {
+	return m.Rows >= 0 && m.Cols >= 0 && (m.Rows == 0 || m.Cols <= math.MaxInt/m.Rows) && len(m.Data) == m.Rows*m.Cols
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"reflect"
 	"time"
 
 	G "gorgonia.org/gorgonia"
@@ -63,8 +64,14 @@ type FitConfig struct {
 // Runner holds the compiled machines of a [Model]: a training machine
 // (cross-entropy of the query logits against the query target) driven by a
 // [Trainer], and a forward-only evaluation machine (query probabilities) on
-// the same graph, so a training curve can evaluate after every epoch. A
-// Runner is not safe for concurrent use.
+// the same graph, so a training curve can evaluate after every epoch.
+//
+// Runners and the one-shot [Predict], [Evaluate] and [Fit] may be used
+// from several goroutines, on one model or many: each minibatch is fed,
+// run and read holding the model's graph (graph.Scope.Lock), so calls on
+// one model are serialised (a Predict during a Fit sees the parameters
+// between two steps) and calls on separate models run in parallel. One
+// Runner's Fit must not run in two goroutines at once.
 type Runner struct {
 	m       Model
 	batch   int
@@ -79,6 +86,9 @@ type Runner struct {
 func NewRunner(m Model, cfg RunnerConfig) (_ *Runner, err error) {
 	if m == nil {
 		return nil, errors.New("train: runner: model is nil")
+	}
+	if v := reflect.ValueOf(m); v.Kind() == reflect.Pointer && v.IsNil() {
+		return nil, fmt.Errorf("train: runner: model is a nil %T", m)
 	}
 	s := m.Scope()
 	B := m.BatchSize()
@@ -103,6 +113,11 @@ func NewRunner(m Model, cfg RunnerConfig) (_ *Runner, err error) {
 			r.Close()
 		}
 	}()
+	// Building the runner adds nodes to the model's graph: one goroutine
+	// at a time (graph.Scope.Lock). The deferred Unlock runs before the
+	// deferred Close.
+	s.Lock()
+	defer s.Unlock()
 	if r.probs, err = ops.SoftMax(logits); err != nil {
 		return nil, fmt.Errorf("train: runner: %w", err)
 	}
@@ -146,12 +161,18 @@ func (r *Runner) Close() error {
 func (r *Runner) Trainer() *Trainer { return r.trainer }
 
 // Steps is the number of optimiser steps Fit makes in epochs over n
-// contexts with minibatches of batch: epochs·ceil(n/batch).
+// contexts with minibatches of batch: epochs·ceil(n/batch); 0 when an
+// argument is not positive, math.MaxInt when the count does not fit in an
+// int.
 func Steps(n, batch, epochs int) int {
-	if batch <= 0 {
+	if n <= 0 || batch <= 0 || epochs <= 0 {
 		return 0
 	}
-	return epochs * ((n + batch - 1) / batch)
+	per := n/batch + min(1, n%batch)
+	if per > math.MaxInt/epochs {
+		return math.MaxInt
+	}
+	return epochs * per
 }
 
 // checkSet validates a context set against the model.
@@ -210,10 +231,7 @@ func (r *Runner) Fit(b *data.Batch, cfg FitConfig) error {
 				copy(x[k*b.T*b.D:(k+1)*b.T*b.D], b.X[c*b.T*b.D:(c+1)*b.T*b.D])
 				copy(y[k*b.T:(k+1)*b.T], b.Y[c*b.T:(c+1)*b.T])
 			}
-			if err := r.m.Feed(x, y); err != nil {
-				return fmt.Errorf("train: Fit: epoch %d: %w", ep, err)
-			}
-			l, err := r.trainer.Step()
+			l, err := r.step(x, y)
 			if err != nil {
 				return fmt.Errorf("train: Fit: epoch %d: %w", ep, err)
 			}
@@ -227,6 +245,18 @@ func (r *Runner) Fit(b *data.Batch, cfg FitConfig) error {
 		}
 	}
 	return nil
+}
+
+// step feeds one minibatch and makes one optimiser step, holding the
+// model's graph (graph.Scope.Lock).
+func (r *Runner) step(x []float64, y []int) (float64, error) {
+	s := r.m.Scope()
+	s.Lock()
+	defer s.Unlock()
+	if err := r.m.Feed(x, y); err != nil {
+		return 0, err
+	}
+	return r.trainer.Step()
 }
 
 // Metrics summarises an evaluation.
@@ -261,6 +291,9 @@ func (r *Runner) Predict(b *data.Batch) ([]float64, error) {
 }
 
 func (r *Runner) predict(b *data.Batch) ([]float64, error) {
+	s := r.m.Scope()
+	s.Lock()
+	defer s.Unlock()
 	if r.trainer != nil {
 		if err := r.trainer.SyncParams(); err != nil {
 			return nil, err

@@ -147,6 +147,7 @@ func command(args []string) error {
 		return worker(o)
 	}
 	err = cli.First(
+		cli.OutFile("out", o.out),
 		cli.Needs(set, false, "-worker", "workload"),
 		cli.NotWith(set, o.noCheck, "-nocheck", "check-workloads", "keep"),
 	)

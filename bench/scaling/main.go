@@ -81,6 +81,9 @@ func command(args []string) error {
 		"quick": cli.Any, "batch": cli.IntIn(1, 4096), "threads": cli.IntIn(1, 1024), "dtype": cli.OneOf("float32", "float64"),
 		"out": cli.NonEmpty, "clock": cli.OneOf("cpu", "wall"), "min-time": cli.NonNegative,
 	})
+	if err == nil {
+		err = cli.OutDir("out", o.out)
+	}
 	if err != nil {
 		return err
 	}

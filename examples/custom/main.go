@@ -34,6 +34,9 @@ func command(args []string) error {
 	if err := cli.Validate(fs, cli.Rules{"out": cli.NonEmpty, "seed": cli.Any}); err != nil {
 		return err
 	}
+	if err := cli.OutDir("out", *out); err != nil {
+		return err
+	}
 	return run(os.Stdout, *out, *seed, 2048, 2048, 30)
 }
 

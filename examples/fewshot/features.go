@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"path/filepath"
 	"time"
@@ -14,6 +15,9 @@ import (
 	"github.com/gdattn/gdattn/examples/fewshot/internal/cnn"
 	"github.com/gdattn/gdattn/graph"
 	"github.com/gdattn/gdattn/graph/npy"
+	"github.com/gdattn/gdattn/internal/cli"
+	"github.com/gdattn/gdattn/internal/infile"
+	"github.com/gdattn/gdattn/internal/strictjson"
 )
 
 // featureSpec names a feature set; equal specs give equal features, and the
@@ -32,7 +36,25 @@ type featureSpec struct {
 
 func (s featureSpec) key() string {
 	b, _ := json.Marshal(s)
+	b = append(b, cacheFormat...)
 	return fmt.Sprintf("%s-%x", s.Kind, sha256.Sum256(b))[:len(s.Kind)+13]
+}
+
+// cacheFormat is part of every cache key: entries written before the
+// cache stored the features exactly (the PCA features were rounded to
+// float32, so a run reading them back differed from a fresh one) have
+// other keys and are never read.
+const cacheFormat = "exact-v2"
+
+// cacheDtype is the .npy dtype that stores the features of f exactly:
+// float32 when every value is one (the CNN's), else float64 (PCA's).
+func cacheDtype(f *data.Features) string {
+	for _, x := range f.X {
+		if y := float64(float32(x)); y != x && !(math.IsNaN(x) && math.IsNaN(y)) {
+			return npy.Float64
+		}
+	}
+	return npy.Float32
 }
 
 // featureMeta is meta.json of a cached feature set.
@@ -59,9 +81,9 @@ type featureSet struct {
 func loadFeatures(spec featureSpec, qdDir, cacheDir string, progress io.Writer) (*featureSet, error) {
 	dir := filepath.Join(cacheDir, spec.key())
 	fp, cp, mp := filepath.Join(dir, "features.npy"), filepath.Join(dir, "counts.npy"), filepath.Join(dir, "meta.json")
-	if raw, err := os.ReadFile(mp); err == nil {
+	if raw, err := infile.ReadFile(mp, cli.MaxResultsBytes); err == nil {
 		var m featureMeta
-		if err := json.Unmarshal(raw, &m); err != nil {
+		if err := strictjson.Decode(raw, &m); err != nil {
 			return nil, fmt.Errorf("%s: %w", mp, err)
 		}
 		if m.Spec != spec {
@@ -108,7 +130,8 @@ func loadFeatures(spec featureSpec, qdDir, cacheDir string, progress io.Writer) 
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, err
 	}
-	if err := data.WriteFeatures(fp, cp, f, npy.Float32); err != nil {
+	// Stored exactly: a later run reads back the very values this run uses.
+	if err := data.WriteFeatures(fp, cp, f, cacheDtype(f)); err != nil {
 		return nil, err
 	}
 	raw, err := json.MarshalIndent(m, "", "  ")

@@ -138,6 +138,9 @@ func command(args []string) error {
 	}
 	if *mergeDirs != "" {
 		dirs, err := checkMerge(set, *mergeDirs, o.Out)
+		if err == nil {
+			err = cli.OutDir("out", o.Out)
+		}
 		if err != nil {
 			return err
 		}
@@ -159,6 +162,8 @@ func command(args []string) error {
 		cli.Needs(set, has["lp"], "lp in -models", probeFlags...),
 		cli.Needs(set, strings.Contains(o.Features, "cnn"), "cnn in -features", cnnFlags...),
 		checkFeatureInputs(o),
+		cli.OutDir("out", o.Out),
+		cli.OutDir("cache", o.Cache),
 	)
 	if err != nil {
 		return err
@@ -199,9 +204,9 @@ func checkMerge(set cli.Set, list, out string) ([]string, error) {
 	for i, d := range dirs {
 		dirs[i] = strings.TrimSpace(d)
 		p := filepath.Join(dirs[i], "results.json")
-		raw, err := os.ReadFile(p)
+		raw, err := cli.ReadInput("merge", p, cli.MaxResultsBytes)
 		if err != nil {
-			return nil, cli.Usagef("-merge: %v", err)
+			return nil, err
 		}
 		var r Results
 		if err := json.Unmarshal(raw, &r); err != nil {

@@ -129,6 +129,18 @@ func cmdTrain(args []string) error {
 		rc.Train.Steps = *steps
 		rc.Train.Warmup = min(rc.Train.Warmup, *steps-1)
 	}
+	if err := cli.OutCheckpoint("out", *out); err != nil {
+		return err
+	}
+	if ckpt != nil {
+		at := 0
+		if ckpt.Optim != nil {
+			at = ckpt.Optim.Step
+		}
+		if at >= rc.Train.Steps {
+			return cli.Usagef("-steps: the run ends at step %d and the checkpoint %s is already at step %d: nothing to train or save (give -steps above %d; language evaluate evaluates it)", rc.Train.Steps, *resume, at, at)
+		}
+	}
 	ds, err := loadData(rc.Data)
 	if err != nil {
 		return cli.Usage(err)

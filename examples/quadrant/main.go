@@ -99,6 +99,9 @@ func command(args []string) error {
 	if err != nil {
 		return err
 	}
+	if err := cli.First(cli.OutDir("out", o.out), cli.OutDir("figdir", o.figdir)); err != nil {
+		return err
+	}
 	if o.context >= o.M {
 		return cli.Usagef("-context %d: the test set has -M %d contexts (0..%d)", o.context, o.M, o.M-1)
 	}

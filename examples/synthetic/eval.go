@@ -58,13 +58,13 @@ func evalCheckpoint(o options) error {
 // readContexts reads x (B, N+1, d) float64 and y (B, N+1) int64 .npy files
 // and checks them against the model's sizes.
 func readContexts(xPath, yPath string, mc gd.Config) (*data.Batch, error) {
-	xa, err := npy.ReadFile(xPath)
+	xa, err := npy.ReadFileLimit(xPath, data.MaxElements)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("-x: %w", err)
 	}
-	ya, err := npy.ReadFile(yPath)
+	ya, err := npy.ReadFileLimit(yPath, data.MaxElements)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("-y: %w", err)
 	}
 	T := mc.N + 1
 	if len(xa.Shape) != 3 || xa.Shape[1] != T || xa.Shape[2] != mc.D {

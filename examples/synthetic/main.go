@@ -121,12 +121,19 @@ func run(o options) error {
 		if o.xPath == "" || o.yPath == "" {
 			return cli.Usagef("-eval needs -x and -y")
 		}
-		if err := checkEvalInputs(o); err != nil {
+		if err := cli.First(cli.OutFile("probs", o.probsPath), checkEvalInputs(o)); err != nil {
 			return err
 		}
 	case sweep:
 		if st, err = resolveSweep(o); err != nil {
 			return cli.Usage(err)
+		}
+		if err := cli.First(cli.OutDir("results", st.resultsDir), cli.OutDir("figures", st.figDir)); err != nil {
+			return err
+		}
+	default:
+		if err := cli.OutDir("out", o.out); err != nil {
+			return err
 		}
 	}
 	closeDev, err := openDevice(o.device)

@@ -1,24 +1,27 @@
 package main
 
 import (
-	"encoding/json"
 	"fmt"
-	"os"
 
 	"github.com/gdattn/gdattn/internal/cli"
+	"github.com/gdattn/gdattn/internal/strictjson"
 )
 
 // checkReplot reads the results file of -replot before redrawing it and
 // refuses (a usage error naming the file) one that is not a results file
 // run wrote: redraw indexes its categories and divides by its batch.
 func checkReplot(path string) error {
-	raw, err := os.ReadFile(path)
+	raw, err := cli.ReadInput("replot", path, cli.MaxResultsBytes)
 	if err != nil {
-		return cli.Usagef("-replot: %v", err)
+		return err
 	}
 	var res results
-	if err := json.Unmarshal(raw, &res); err != nil {
+	if err := strictjson.Decode(raw, &res); err != nil {
 		return cli.Usagef("-replot %s: %v", path, err)
+	}
+	// redraw rewrites the file and writes the figure beside it.
+	if err := cli.OutFile("replot", path); err != nil {
+		return err
 	}
 	return cli.InFile(path, checkResults(&res))
 }

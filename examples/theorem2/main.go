@@ -105,10 +105,13 @@ func command(args []string) error {
 		return err
 	}
 	if *replot != "" {
-		if err := checkReplot(*replot); err != nil {
+		if err := cli.First(checkReplot(*replot), cli.OutDir("figdir", o.figdir)); err != nil {
 			return err
 		}
 		return redraw(*replot, o.figdir)
+	}
+	if err := cli.First(cli.OutDir("out", o.out), cli.OutDir("figdir", o.figdir)); err != nil {
+		return err
 	}
 	_, err = run(o, "go run ./examples/theorem2 "+strings.Join(args, " "), os.Stdout)
 	return err

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"encoding/json"
 	"fmt"
 	"io"
 	"math"
@@ -14,6 +13,9 @@ import (
 	"time"
 
 	"github.com/gdattn/gdattn/examples/internal/sweep"
+	"github.com/gdattn/gdattn/internal/cli"
+	"github.com/gdattn/gdattn/internal/infile"
+	"github.com/gdattn/gdattn/internal/strictjson"
 	"github.com/gdattn/gdattn/layers"
 	"gonum.org/v1/gonum/stat/distuv"
 )
@@ -303,12 +305,12 @@ func saveFigure(res *results, figdir string) error {
 // redraw recomputes the resolutions and redraws the figure of a results
 // file written by run, rewriting the file.
 func redraw(path, figdir string) error {
-	raw, err := os.ReadFile(path)
+	raw, err := infile.ReadFile(path, cli.MaxResultsBytes)
 	if err != nil {
 		return err
 	}
 	var res results
-	if err := json.Unmarshal(raw, &res); err != nil {
+	if err := strictjson.Decode(raw, &res); err != nil {
 		return fmt.Errorf("%s: %w", path, err)
 	}
 	for _, kr := range res.Kernels {

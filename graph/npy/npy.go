@@ -12,6 +12,8 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+
+	"github.com/gdattn/gdattn/internal/infile"
 )
 
 // Dtype names used in [Array.Dtype].
@@ -337,15 +339,15 @@ func ReadFile(path string) (*Array, error) {
 // ReadFileLimit is ReadFile, but a header whose shape has more than maxElems
 // elements is an error wrapping ErrTooLarge, returned before any data is read.
 func ReadFileLimit(path string, maxElems int) (*Array, error) {
-	f, err := os.Open(path)
+	// Only a regular file is read (never a device or a FIFO, which could
+	// stream forever or block), of at most the bytes maxElems elements of
+	// 8 bytes and a header of 1 MiB take.
+	limit := int64(1<<20) + 8*int64(max(0, min(maxElems, math.MaxInt64/16)))
+	f, size, err := infile.Open(path, limit)
 	if err != nil {
 		return nil, fmt.Errorf("npy: %w", err)
 	}
 	defer f.Close()
-	size := int64(-1)
-	if fi, err := f.Stat(); err == nil && fi.Mode().IsRegular() {
-		size = fi.Size()
-	}
 	return read(bufio.NewReaderSize(f, 64<<10), path, maxElems, size)
 }
 

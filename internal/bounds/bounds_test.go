@@ -53,7 +53,7 @@ func TestElementsAndUnits(t *testing.T) {
 		{Elements(Term{"a", []int{4, 1 << 31}, "x", []int{1 << 31}}, Term{"b", []int{4, 1 << 31}, "x", []int{1 << 31}}, Term{What: "c", Dims: []int{1}}),
 			"a + b + c together exceed"},
 		{Each(Term{What: "a", Dims: []int{1}}, Term{What: "b", Dims: []int{1<<31 + 1}}), "b = 2147483649"},
-		{Units("Blocks·Heads", 1<<9, 1<<8), "Blocks·Heads = 512·256 exceeds the limit 2^16"},
+		{Units("Blocks·Heads", 1<<5, 1<<6), "Blocks·Heads = 32·64 exceeds the limit 2^10"},
 		{Units("Layers", -1), "Layers = -1"},
 	} {
 		if tc.err == nil || !strings.Contains(tc.err.Error(), tc.want) {
@@ -63,7 +63,7 @@ func TestElementsAndUnits(t *testing.T) {
 	if err := Each(Term{What: "a", Dims: []int{1 << 31}}); err != nil {
 		t.Errorf("a field of 2^31: %v", err)
 	}
-	if err := Units("Blocks·Heads", 1<<8, 1<<8); err != nil {
-		t.Errorf("2^16 units: %v", err)
+	if err := Units("Blocks·Heads", 1<<5, 1<<5); err != nil {
+		t.Errorf("2^10 units: %v", err)
 	}
 }

@@ -5,14 +5,17 @@ import (
 	"bytes"
 	"encoding/csv"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"math"
 	"os"
 	"path/filepath"
 	"strconv"
 	"time"
 
+	"github.com/gdattn/gdattn/internal/infile"
 	"github.com/gdattn/gdattn/internal/numeric"
 	"github.com/gdattn/gdattn/train"
 )
@@ -60,17 +63,23 @@ type Journal struct {
 	Skipped int
 }
 
+// maxJournalBytes bounds a journal (1 GiB; a sweep's is a few hundred
+// kilobytes).
+const maxJournalBytes = 1 << 30
+
 // OpenJournal reads the journal at path, creating an empty one (and its
 // directory) if it does not exist.
 func OpenJournal(path string) (*Journal, error) {
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return nil, fmt.Errorf("sweep: journal: %w", err)
 	}
-	f, err := os.OpenFile(path, os.O_RDONLY|os.O_CREATE, 0o644)
-	if err != nil {
-		return nil, fmt.Errorf("sweep: journal: %w", err)
+	if _, err := os.Lstat(path); errors.Is(err, fs.ErrNotExist) {
+		f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+		if err != nil {
+			return nil, fmt.Errorf("sweep: journal: %w", err)
+		}
+		f.Close()
 	}
-	f.Close()
 	j := &Journal{path: path}
 	return j, j.Reload()
 }
@@ -80,7 +89,8 @@ func (j *Journal) Path() string { return j.path }
 
 // Reload rereads the file.
 func (j *Journal) Reload() error {
-	f, err := os.Open(j.path)
+	// A regular file only: a FIFO or device there is refused, not waited on.
+	f, _, err := infile.Open(j.path, maxJournalBytes)
 	if err != nil {
 		return fmt.Errorf("sweep: journal: %w", err)
 	}

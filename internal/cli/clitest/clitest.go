@@ -137,3 +137,14 @@ func execIn(t *testing.T, bin, stdin string, args ...string) (code int, stdout, 
 	}
 	return code, o.String(), e.String()
 }
+
+// FIFO makes a named pipe in a temporary directory, with no writer, and
+// returns its path: an input a command must refuse at once, not wait on.
+func FIFO(t *testing.T) string {
+	t.Helper()
+	p := filepath.Join(t.TempDir(), "fifo")
+	if err := mkfifo(p); err != nil {
+		t.Skipf("no named pipes here: %v", err)
+	}
+	return p
+}
