@@ -130,8 +130,8 @@ func (t *LinearRegression) PosteriorMean(b *Batch) ([]float64, error) {
 	for i := 0; i < b.B; i++ {
 		X := b.X[i*T*D : (i*T+N)*D]
 		xq := b.X[(i*T+N)*D : (i*T+T)*D]
-		// Prediction = yᵀ X (XᵀX + σ²I)⁻¹ x_q = yᵀ u, u = X (XᵀX + σ²I)⁻¹ x_q,
-		// computed as u = (XXᵀ + σ²I)⁺ X x_q in the N-dimensional row space.
+		// Prediction = yᵀ X (XᵀX + σ²I)⁻¹ x_q = yᵀ u with u = (XXᵀ + σ²I)⁺ X x_q
+		// (push-through identity), computed in the N-dimensional row space.
 		u := ridgeWeights(X, xq, N, D, cfg.Noise)
 		for r := 0; r < DY; r++ {
 			s := 0.0
@@ -146,8 +146,8 @@ func (t *LinearRegression) PosteriorMean(b *Batch) ([]float64, error) {
 
 // linearBayesError is σ² + x_qᵀ Σ x_q for the context covariates X (N×D).
 // With K = XXᵀ + σ²I (N×N), Σ = I − Xᵀ K⁺ X (Woodbury; for σ = 0 the
-// projector onto the null space of X), so x_qᵀ Σ x_q = ‖x_q‖² − vᵀ K⁺ v with
-// v = X x_q.
+// projector onto the null space of X), so x_qᵀ Σ x_q = ‖x_q‖² − vᵀ u with
+// v = X x_q and u = K⁺ v (any solution of K u = v gives the same vᵀu).
 func linearBayesError(X, xq []float64, N, D int, sigma float64) float64 {
 	u := ridgeWeights(X, xq, N, D, sigma) // K⁺ v
 	v := make([]float64, N)
@@ -158,93 +158,89 @@ func linearBayesError(X, xq []float64, N, D int, sigma float64) float64 {
 	return sigma*sigma + math.Max(e, 0)
 }
 
-// ridgeWeights returns K⁺ X x_q for K = XXᵀ + σ²I (N×N, symmetric positive
-// semi-definite), by an eigen-decomposition (Jacobi rotations) whose
-// eigenvalues below 1e-10·max are treated as zero (the pseudo-inverse of
-// a rank-deficient noiseless K).
+// ridgeWeights returns a solution u of K u = X x_q for K = XXᵀ + σ²I
+// (N×N, symmetric positive semi-definite), by a Cholesky factorisation with
+// diagonal pivoting that stops at the first pivot below 1e-12·max(diag K)
+// (the numerical rank of a noiseless K with N > D) and sets the remaining
+// components to 0. X x_q lies in the range of K, so u solves the system
+// exactly, and Xᵀu — hence x_qᵀXᵀu and the prediction yᵀu for y in the
+// range of X, or any y when σ > 0 — is the same for every solution:
+// that of the pseudo-inverse.
 func ridgeWeights(X, xq []float64, N, D int, sigma float64) []float64 {
-	K := make([]float64, N*N)
+	A := make([]float64, N*N)
+	top := 0.0
 	for i := 0; i < N; i++ {
-		for j := 0; j < N; j++ {
-			K[i*N+j] = dot(X[i*D:(i+1)*D], X[j*D:(j+1)*D])
+		for j := 0; j <= i; j++ {
+			v := dot(X[i*D:(i+1)*D], X[j*D:(j+1)*D])
+			A[i*N+j], A[j*N+i] = v, v
 		}
-		K[i*N+i] += sigma * sigma
+		A[i*N+i] += sigma * sigma
+		top = math.Max(top, A[i*N+i])
 	}
 	v := make([]float64, N)
 	for j := 0; j < N; j++ {
 		v[j] = dot(X[j*D:(j+1)*D], xq)
 	}
-	vals, vecs := jacobiEigen(K, N)
-	top := 0.0
-	for _, l := range vals {
-		top = math.Max(top, l)
+	perm := make([]int, N)
+	for i := range perm {
+		perm[i] = i
 	}
-	u := make([]float64, N)
-	for k, l := range vals {
-		if l <= 1e-10*top {
-			continue
+	swap := func(a, b int) { // symmetric row and column swap
+		for k := 0; k < N; k++ {
+			A[a*N+k], A[b*N+k] = A[b*N+k], A[a*N+k]
 		}
-		c := 0.0
-		for j := 0; j < N; j++ {
-			c += vecs[j*N+k] * v[j]
+		for k := 0; k < N; k++ {
+			A[k*N+a], A[k*N+b] = A[k*N+b], A[k*N+a]
 		}
-		c /= l
-		for j := 0; j < N; j++ {
-			u[j] += c * vecs[j*N+k]
-		}
+		perm[a], perm[b] = perm[b], perm[a]
+		v[a], v[b] = v[b], v[a]
 	}
-	return u
-}
-
-// jacobiEigen diagonalises the symmetric n×n matrix a (row-major; not
-// modified) by cyclic Jacobi rotations: eigenvalues, and the eigenvectors
-// as the columns of an n×n matrix.
-func jacobiEigen(a []float64, n int) ([]float64, []float64) {
-	A := append([]float64(nil), a...)
-	V := make([]float64, n*n)
-	for i := 0; i < n; i++ {
-		V[i*n+i] = 1
-	}
-	for sweep := 0; sweep < 100; sweep++ {
-		off := 0.0
-		for p := 0; p < n; p++ {
-			for q := p + 1; q < n; q++ {
-				off += A[p*n+q] * A[p*n+q]
+	// A ← L (lower triangle), the first r columns.
+	r := 0
+	for ; r < N; r++ {
+		p := r
+		for j := r + 1; j < N; j++ {
+			if A[j*N+j] > A[p*N+p] {
+				p = j
 			}
 		}
-		if off < 1e-30 {
+		if !(A[p*N+p] > 1e-12*top) {
 			break
 		}
-		for p := 0; p < n; p++ {
-			for q := p + 1; q < n; q++ {
-				apq := A[p*n+q]
-				if apq == 0 {
-					continue
-				}
-				theta := (A[q*n+q] - A[p*n+p]) / (2 * apq)
-				t := math.Copysign(1, theta) / (math.Abs(theta) + math.Sqrt(theta*theta+1))
-				c := 1 / math.Sqrt(t*t+1)
-				s := t * c
-				for k := 0; k < n; k++ { // A ← A·J
-					akp, akq := A[k*n+p], A[k*n+q]
-					A[k*n+p], A[k*n+q] = c*akp-s*akq, s*akp+c*akq
-				}
-				for k := 0; k < n; k++ { // A ← Jᵀ·A
-					apk, aqk := A[p*n+k], A[q*n+k]
-					A[p*n+k], A[q*n+k] = c*apk-s*aqk, s*apk+c*aqk
-				}
-				for k := 0; k < n; k++ { // V ← V·J
-					vkp, vkq := V[k*n+p], V[k*n+q]
-					V[k*n+p], V[k*n+q] = c*vkp-s*vkq, s*vkp+c*vkq
-				}
+		swap(r, p)
+		l := math.Sqrt(A[r*N+r])
+		A[r*N+r] = l
+		for i := r + 1; i < N; i++ {
+			A[i*N+r] /= l
+		}
+		for i := r + 1; i < N; i++ {
+			for j := r + 1; j <= i; j++ {
+				A[i*N+j] -= A[i*N+r] * A[j*N+r]
+				A[j*N+i] = A[i*N+j]
 			}
 		}
 	}
-	vals := make([]float64, n)
-	for i := range vals {
-		vals[i] = A[i*n+i]
+	// Solve L11 L11ᵀ z = v[:r]; the other components are 0.
+	z := make([]float64, N)
+	for i := 0; i < r; i++ {
+		s := v[i]
+		for k := 0; k < i; k++ {
+			s -= A[i*N+k] * z[k]
+		}
+		z[i] = s / A[i*N+i]
 	}
-	return vals, V
+	for i := r - 1; i >= 0; i-- {
+		s := z[i]
+		for k := i + 1; k < r; k++ {
+			s -= A[k*N+i] * z[k]
+		}
+		z[i] = s / A[i*N+i]
+	}
+	u := make([]float64, N)
+	for i, p := range perm {
+		u[p] = z[i]
+	}
+	return u
 }
 
 func dot(a, b []float64) float64 {
