@@ -5,7 +5,6 @@ import (
 	"io"
 	"math"
 	"math/rand/v2"
-	"os"
 	"path/filepath"
 
 	"github.com/gdattn/gdattn/data"
@@ -290,5 +289,3 @@ func saveGD(f *fitted, dir, name string) (string, error) {
 	}
 	return p, nil
 }
-
-var _ = os.Stderr
