@@ -157,7 +157,8 @@ type ReferenceResult struct {
 
 // Reference runs K = cfg.Steps steps of the functional gradient descent of
 // the paper's eqs. (2)-(3), in plain Go, as the ground truth that the
-// attention models in this package must match:
+// categorical attention models in this package must match ([ReferenceReal]
+// is its Gaussian counterpart, Appendix G, for real-valued y):
 //
 //	f_{j,0}   = 0
 //	f_{j,k+1} = f_{j,k} + (α/N) Σ_{i=1..N} [w_{e,y_i} − E(w_e | f_{i,k})] κ(x_i, x_j)
