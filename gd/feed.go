@@ -16,5 +16,6 @@ func (m *Model) Feed(x []float64, y []int) error {
 	return m.enc.Feed(x, y)
 }
 
-// Encoder is the token encoder of the model.
+// Encoder is the token encoder of the model (nil with a real-valued
+// likelihood, whose inputs X, Y and Target the model creates itself).
 func (m *Model) Encoder() *layers.Encoder { return m.enc }
