@@ -1,7 +1,3 @@
-// Command regression reproduces the linear-regression results of the
-// GD-in-attention literature with gdattn's Gaussian likelihood (the paper's
-// Appendix G): GD models with the linear kernel against trained linear
-// self-attention, and a nonlinear task with RBF and softmax kernels.
 package main
 
 import (
