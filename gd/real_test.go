@@ -377,3 +377,25 @@ func TestGaussianParamNames(t *testing.T) {
 		t.Errorf("parameter names %v, want %v", got, want)
 	}
 }
+
+// TestGaussianSizes: a Gaussian model's sizes are bounded like the
+// categorical ones: refused at once, naming the field.
+func TestGaussianSizes(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		cfg   Config
+		batch int
+		want  string
+	}{
+		{"DPrime", Config{D: 3, DPrime: huge, N: 5}, 2, "DPrime = 1099511627776"},
+		{"D", Config{D: huge, DPrime: 1, N: 5}, 2, "D = 1099511627776"},
+		{"tokens", Config{D: 1 << 12, DPrime: 1, N: 1 << 10}, 1 << 10, "(tokens)"},
+		{"batch", Config{D: 3, DPrime: 1, N: 5}, huge, "batch"},
+	} {
+		tc.cfg.Likelihood = Gaussian()
+		s, _ := graph.NewScope(graph.Float64, 1)
+		if m, err := NewModel(s, tc.cfg, tc.batch); m != nil || err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s: NewModel: %v, want an error naming %q", tc.name, err, tc.want)
+		}
+	}
+}

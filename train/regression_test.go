@@ -97,3 +97,39 @@ func TestRunnerRegression(t *testing.T) {
 		t.Errorf("wrong DY: %v", err)
 	}
 }
+
+// TestFitCurveRegression: FitCurve evaluates a real-valued model after
+// every epoch; its epoch metrics carry the MSE and survive JSON.
+func TestFitCurveRegression(t *testing.T) {
+	task, _ := data.NewLinearRegression(data.LinearRegressionConfig{D: 3, N: 4})
+	trainSet, _ := task.Sample(32, rand.New(rand.NewPCG(1, 1)))
+	testSet, _ := task.Sample(16, rand.New(rand.NewPCG(1, 2)))
+	s, _ := graph.NewScope(graph.Float64, 1)
+	m, err := gd.NewModel(s, gd.Config{D: 3, DPrime: 1, N: 4, Blocks: 2, Kernel: layers.RBF(0.5), Likelihood: gd.Gaussian()}, 8)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := train.NewRunner(m, train.RunnerConfig{Optim: train.Config{LR: 0.05}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	curve, err := r.FitCurve(trainSet, testSet, train.FitConfig{Epochs: 3, Seed: 2}, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(curve) != 3 || !curve[2].Regression || !(curve[2].MSE > 0) {
+		t.Fatalf("curve %+v", curve)
+	}
+	js, err := json.Marshal(curve[2])
+	if err != nil {
+		t.Fatal(err)
+	}
+	var back train.EpochMetrics
+	if err := json.Unmarshal(js, &back); err != nil || back.Epoch != 3 || back.MSE != curve[2].MSE || !back.Regression || back.TrainLoss != curve[2].TrainLoss {
+		t.Errorf("epoch metrics %s round trip: %+v, %v", js, back, err)
+	}
+	if strings.Contains(string(js), "top1") {
+		t.Errorf("regression epoch metrics carry top1: %s", js)
+	}
+}
