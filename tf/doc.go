@@ -104,7 +104,10 @@
 // layers.Softmax(g) — and a learned readout ŷ = z_{N+1} R. It is a
 // train.RealValuedModel, trained by the mean squared error. With the
 // Gaussian GD construction's matrices it computes gd.ReferenceReal exactly
-// (TestRegressorIsGaussianGD). It has no Save yet.
+// (TestRegressorIsGaussianGD). [Regressor.Save] and [LoadRegressor] keep it
+// in a checkpoint whose config object's family key is "tf_regressor"
+// (keys "d", "d_y", "n", "layers", "heads", "kernel"; parameters
+// "layer<l>/head<h>/{wq,wk,wv,wo}", the kernel's, "readout").
 //
 // # Parameter analysis
 //

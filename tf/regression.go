@@ -15,20 +15,27 @@ import (
 // RegressorConfig describes a Trained TF for real-valued targets (the
 // regression setting of Appendix G and of von Oswald et al., ICML 2023).
 // Zero fields take the documented defaults.
+//
+// Configs are saved as JSON with the keys of the field tags ("kernel" in
+// its layers JSON form); WInit is not saved.
 type RegressorConfig struct {
-	D  int // covariate dimension d (required)
-	DY int // target dimension d_y (required)
-	N  int // context size; sequences have T = N+1 positions (required)
+	D  int `json:"d"`   // covariate dimension d (required)
+	DY int `json:"d_y"` // target dimension d_y (required)
+	N  int `json:"n"`   // context size; sequences have T = N+1 positions (required)
 	// Layers is the number of self-attention layers (default 1); Heads the
 	// heads per layer (default 1).
-	Layers, Heads int
+	Layers int `json:"layers"`
+	Heads  int `json:"heads"`
 	// Kernel is every head's kernel; nil means layers.Linear(): linear
 	// self-attention, κ(q, k) = q·k, unnormalised, as in von Oswald et al.
 	// layers.Softmax(1) gives softmax attention over the context keys.
-	Kernel layers.KernelSpec
+	Kernel layers.KernelSpec `json:"kernel"`
 	// WInit initialises W_Q, W_K, W_V, P and the readout R; nil means
-	// graph.GlorotUniform() from the scope's seeded generator.
-	WInit graph.Initializer
+	// graph.GlorotUniform() from the scope's seeded generator. For linear
+	// attention with several layers a small initialisation such as
+	// graph.Normal(0.02) trains far more reliably (the output is cubic in
+	// the weights per layer).
+	WInit graph.Initializer `json:"-"`
 }
 
 // Validate fills defaults and checks cfg, returning the completed config.
@@ -104,15 +111,8 @@ func NewRegressor(s *graph.Scope, cfg RegressorConfig, batch int) (m *Regressor,
 	if cfg, err = cfg.Validate(); err != nil {
 		return nil, err
 	}
-	if batch <= 0 {
-		return nil, fmt.Errorf("tf: regressor: batch = %d, want > 0", batch)
-	}
-	T, D := cfg.N+1, cfg.TokenDim()
-	if err := bounds.Elements(bounds.Term{What: "(Layers+1)·batch·(N+1)·D (tokens)", Dims: []int{cfg.Layers + 1, batch, T, D},
-		Tensor: "batch·(N+1)·D", TensorDims: []int{batch, T, D}},
-		bounds.Term{What: "Layers·Heads·batch·(N+1)·N (kernel weights)", Dims: []int{cfg.Layers, cfg.Heads, batch, T, cfg.N},
-			Tensor: "batch·(N+1)·N", TensorDims: []int{batch, T, cfg.N}}); err != nil {
-		return nil, fmt.Errorf("tf: regressor: %w", err)
+	if err := cfg.checkSizes(batch); err != nil {
+		return nil, err
 	}
 	defer graph.Recover(&err)
 	m = &Regressor{Cfg: cfg, Batch: batch, s: s}
@@ -120,6 +120,24 @@ func NewRegressor(s *graph.Scope, cfg RegressorConfig, batch int) (m *Regressor,
 		return nil, fmt.Errorf("tf: regressor %q: %w", s.Path(), err)
 	}
 	return m, nil
+}
+
+// checkSizes bounds what a model of the validated cfg allocates for
+// minibatches of batch contexts.
+func (cfg RegressorConfig) checkSizes(batch int) error {
+	if batch <= 0 {
+		return fmt.Errorf("tf: regressor: batch = %d, want > 0", batch)
+	}
+	T, D := cfg.N+1, cfg.TokenDim()
+	if err := bounds.Elements(bounds.Term{What: "(Layers+1)·batch·(N+1)·D (tokens)", Dims: []int{cfg.Layers + 1, batch, T, D},
+		Tensor: "batch·(N+1)·D", TensorDims: []int{batch, T, D}},
+		bounds.Term{What: "Layers·Heads·batch·(N+1)·N (kernel weights)", Dims: []int{cfg.Layers, cfg.Heads, batch, T, cfg.N},
+			Tensor: "batch·(N+1)·N", TensorDims: []int{batch, T, cfg.N}},
+		bounds.Term{What: "Layers·Heads·4·D·D (attention matrices)", Dims: []int{cfg.Layers, cfg.Heads, 4, D, D},
+			Tensor: "D·D", TensorDims: []int{D, D}}); err != nil {
+		return fmt.Errorf("tf: regressor: %w", err)
+	}
+	return nil
 }
 
 func (m *Regressor) build() (err error) {

@@ -157,3 +157,55 @@ func TestRegressorErrors(t *testing.T) {
 		t.Errorf("NaN query target: %v", err)
 	}
 }
+
+// regressorPred feeds m and returns its prediction from a forward machine.
+func regressorPred(t *testing.T, m *Regressor, x, y []float64) []float64 {
+	t.Helper()
+	if err := m.FeedReal(x, y); err != nil {
+		t.Fatal(err)
+	}
+	vm, err := graph.NewMachine(m.Scope(), nil, graph.MachineOptions{NoGrad: true, Outputs: G.Nodes{m.Pred}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer vm.Close()
+	if err := vm.Run(); err != nil {
+		t.Fatal(err)
+	}
+	p, _ := graph.Values(m.Pred)
+	return append([]float64(nil), p...)
+}
+
+// TestRegressorSaveLoad: a 2-layer, 2-head softmax Regressor survives
+// Save/LoadRegressor with identical predictions; its config is strict.
+func TestRegressorSaveLoad(t *testing.T) {
+	const B, N, d, dy = 3, 4, 2, 2
+	s, _ := graph.NewScope(graph.Float64, 2)
+	m, err := NewRegressor(s.Sub("reg"), RegressorConfig{D: d, DY: dy, N: N, Layers: 2, Heads: 2, Kernel: layers.Softmax(0.7)}, B)
+	if err != nil {
+		t.Fatal(err)
+	}
+	x, y := regressionBatch(4, B, N+1, d, dy)
+	want := regressorPred(t, m, x, y)
+	dir := t.TempDir() + "/ckpt"
+	if err := m.Save(dir); err != nil {
+		t.Fatal(err)
+	}
+	m2, err := LoadRegressor(dir, B)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := regressorPred(t, m2, x, y)
+	for i := range want {
+		if got[i] != want[i] {
+			t.Fatalf("prediction %d: %v after loading, %v before", i, got[i], want[i])
+		}
+	}
+	if _, err := Load(dir, B); err == nil {
+		t.Errorf("tf.Load of a Regressor checkpoint: no error")
+	}
+	var c RegressorConfig
+	if err := c.UnmarshalJSON([]byte(`{"d": 2, "d_y": 1, "n": 3, "D": 4}`)); err == nil {
+		t.Errorf("unknown key: no error")
+	}
+}
