@@ -275,7 +275,8 @@ func (m Metrics) String() string {
 }
 
 // Predict returns the query probabilities (b.B, C) of every context of b,
-// row-major; for a real-valued model the predictions (b.B, d_y). The query labels are not used (they may be -1). The last
+// row-major; for a real-valued model the predictions (b.B, d_y). The query
+// labels (targets) are not used (they may be -1, NaN). The last
 // minibatch is padded with copies of the last context, whose outputs are
 // dropped. An error names the first context whose probabilities are not
 // finite (e.g. from inputs so large that the model overflows): nothing is
