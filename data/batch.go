@@ -20,7 +20,24 @@ type Batch struct {
 	// P holds the true class probabilities p(c | x) of every position,
 	// shape (B, T, C), or is nil where they are not known.
 	P []float64
+
+	// A regression batch (real-valued y, Appendix G) has DY > 0, C = 0 and
+	// Y = P = nil, and holds its targets in R instead.
+	//
+	// DY is the dimension of the real-valued targets; 0 for classification.
+	DY int
+	// R holds the real-valued targets, shape (B, T, DY); the query's row is
+	// the target, NaN where unknown.
+	R []float64
+	// Bayes holds, per context, the expected squared error (per target
+	// entry) of the Bayes-optimal prediction of the query given the
+	// context, shape (B), or is nil where it is not known; [Batch.Oracle]
+	// averages it.
+	Bayes []float64
 }
+
+// Regression reports whether b holds real-valued targets (DY > 0).
+func (b *Batch) Regression() bool { return b != nil && b.DY > 0 }
 
 // Validate checks that the sizes are positive with T >= 2 (at least one
 // context pair), the slice lengths match them, the context labels lie in
@@ -37,8 +54,14 @@ func (b *Batch) Validate() error {
 		return fmt.Errorf("data: Batch.Validate: T = %d, want >= 2 (N = T-1 >= 1 context pairs)", b.T)
 	case b.D <= 0:
 		return fmt.Errorf("data: Batch.Validate: D = %d, want > 0", b.D)
+	case b.DY < 0:
+		return fmt.Errorf("data: Batch.Validate: DY = %d, want >= 0", b.DY)
+	case b.DY > 0:
+		return b.validateRegression()
 	case b.C <= 0:
 		return fmt.Errorf("data: Batch.Validate: C = %d, want > 0", b.C)
+	case b.R != nil || b.Bayes != nil:
+		return fmt.Errorf("data: Batch.Validate: R or Bayes set with DY = 0, want a regression batch (DY > 0) or neither")
 	}
 	nx, ny, np, err := b.sizes()
 	switch {
@@ -102,7 +125,21 @@ func (b *Batch) sizes() (nx, ny, np int, err error) {
 // expected top-1 accuracy of the Bayes-optimal predictor that knows the true
 // probabilities. It returns NaN if P is nil, the batch is empty or P does not
 // hold B*T*C values; it assumes a batch that passes Validate.
+//
+// For a regression batch it returns the mean of Bayes, the expected squared
+// error of the Bayes-optimal prediction of the query (NaN when Bayes is nil
+// or does not hold B values).
 func (b *Batch) Oracle() float64 {
+	if b.Regression() {
+		if b.B <= 0 || len(b.Bayes) != b.B {
+			return math.NaN()
+		}
+		sum := 0.0
+		for _, v := range b.Bayes {
+			sum += v
+		}
+		return sum / float64(b.B)
+	}
 	if b == nil || b.P == nil || b.B <= 0 || b.T <= 0 || b.C <= 0 {
 		return math.NaN()
 	}
@@ -127,6 +164,9 @@ func (b *Batch) Slice(lo, hi int) (*Batch, error) {
 	}
 	if lo < 0 || hi > b.B || lo >= hi {
 		return nil, fmt.Errorf("data: Batch.Slice: lo, hi = %d, %d, want 0 <= lo < hi <= B = %d", lo, hi, b.B)
+	}
+	if b.Regression() {
+		return b.sliceRegression(lo, hi)
 	}
 	if nx, ny, np, err := b.sizes(); err != nil || len(b.X) != nx || len(b.Y) != ny || (b.P != nil && len(b.P) != np) {
 		return nil, fmt.Errorf("data: Batch.Slice: slice lengths do not match B, T, D, C: %w", b.Validate())

@@ -12,6 +12,20 @@
 //	              and may be -1 where unknown
 //	P  (B, T, C)  true class probabilities p(c | x), where known (else nil)
 //
+// A regression batch (real-valued y, Appendix G) has DY > 0, C = 0 and no Y
+// or P, and holds instead
+//
+//	R      (B, T, DY)  real-valued targets; the query's row is the target
+//	                   (NaN where unknown)
+//	Bayes  (B)         the expected squared error of the Bayes-optimal
+//	                   prediction of each query, where known (else nil)
+//
+// LinearRegression is the task of von Oswald et al. (ICML 2023): per context
+// W ~ N(0, I), x ~ U(−1, 1)^D, y = W x + ε, with the exact Bayes error of the
+// posterior mean (LinearRegression.PosteriorMean); RBFRegression a random
+// sum of RBF bumps as in Appendix E plus noise, whose oracle is the noise
+// variance.
+//
 // Embedding matrices W_e are (d', C), row-major: element (r, c) at r*C+c, and
 // column c is the embedding w_{e,c} of category c.
 //

@@ -14,6 +14,13 @@
 // values (layers.Construction) for an unconstrained model (package tf) to
 // start from.
 //
+// The likelihood is a value too (Config.Likelihood, see [Likelihood]):
+// categorical (the default) or, for real-valued y (Appendix G), Gaussian(),
+// whose update is f_{j,k+1} = f_{j,k} + (α/N) Σ_i (y_i − f_{i,k}) κ(x_i, x_j):
+// tokens (x, y, f), no W_e, no cross-attention, prediction f_K at the
+// query, fed by [Model.FeedReal]; a user [RealLikelihood] supplies another
+// mean E(Y | f). [ReferenceReal] is its plain-Go reference.
+//
 // # The reference
 //
 // Reference runs the functional gradient descent of the paper's
@@ -53,6 +60,7 @@
 //
 //	Config (gd.Model)                        LMConfig (gd.LM)
 //	"d", "d_prime", "c", "n"   int           "vocab", "d_prime", "context"  int
+//	"likelihood" "categorical" | "gaussian"
 //	"form"     "interleaved" | "one-step"    "heads", "steps", "ff_hidden"  int
 //	"blocks", "heads"          int           "kernel"   kernel | null
 //	"kernel"   kernel | null (softmax(1))    "mean_e", "diag_p", "ff"       bool
@@ -74,6 +82,11 @@
 // always used it) it means g fixed at 1. The initialisers (WeInit,
 // EmbedInit) are not saved.
 //
+// "likelihood" is "categorical" when absent. A Gaussian config has
+// "d_prime" = d_y and no "c", e.g. {"likelihood": "gaussian", "d": 10,
+// "d_prime": 1, "n": 10, "blocks": 3, "kernel": {"name": "linear"}}; a
+// user likelihood cannot be saved.
+//
 // # Checkpoints
 //
 // [Model.Save] and [LM.Save] write a checkpoint directory (graph's format:
@@ -90,7 +103,8 @@
 // parameters the config implies (names relative to the scope, shapes, the
 // dtype) against the manifest, all before it builds the model in a new
 // scope and copies the parameters in. A gd.Model's parameters are "we"
-// (d', C) (or (d', C−1) with zero_column), "log_alpha" () unless
+// (d', C) (or (d', C−1) with zero_column; none with the Gaussian
+// likelihood), "log_alpha" () unless
 // fixed_alpha, the kernel's under "kernel/" (a learnable built-in:
 // "kernel/log_gamma" ()), and with heads > 1 "head<m>/lambda" (1, d) and
 // "head<m>/p" (d', d'); each is stored as <name with "/" as "__">.npy.

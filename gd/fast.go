@@ -28,8 +28,7 @@ import (
 // then computed by bk.DataWeights, whose backward pass computes dg only.
 func (m *Model) buildStructured(step *G.Node, kern layers.Kernel, bk *layers.BuiltinKernel) error {
 	cfg, s := m.Cfg, m.s
-	B, T, N, d, dp, C := m.Batch, cfg.N+1, cfg.N, cfg.D, cfg.DPrime, cfg.C
-	x := m.X                                                                         // (B, T, d)
+	B, T, N, dp, C := m.Batch, cfg.N+1, cfg.N, cfg.DPrime, cfg.C
 	wy := m.enc.WY                                                                   // (B*T, d'): the encoder's w_{e,y}, 0 at the query
 	wy = G.Must(ops.Slice(G.Must(ops.Reshape(wy, tensor.Shape{B, T, dp})), 1, 0, N)) // (B, N, d')
 	meanCol, err := s.Const("structured_mean_weights", tensor.Shape{C, 1}, fill(C, 1/float64(C)))
@@ -52,37 +51,9 @@ func (m *Model) buildStructured(step *G.Node, kern layers.Kernel, bk *layers.Bui
 	f := f0
 	m.F = append(m.F, f)
 
-	// Kernel weights (B, T, N) and merge matrices of every head.
-	type head struct{ w, p *G.Node }
-	heads := make([]head, cfg.Heads)
-	for h := range heads {
-		xh := x
-		if cfg.Heads > 1 {
-			hs := s.Sub(fmt.Sprintf("head%d", h))
-			lam, err := hs.Param("lambda", tensor.Shape{1, d}, jitter(0.25))
-			if err != nil {
-				return err
-			}
-			pm, err := hs.Param("p", tensor.Shape{dp, dp}, graph.FromValues(eye(dp, 1/float64(cfg.Heads))))
-			if err != nil {
-				return err
-			}
-			x2 := G.Must(ops.Reshape(x, tensor.Shape{B * T, d}))          // (B*T, d)
-			xh = G.Must(G.BroadcastHadamardProd(x2, lam, nil, []byte{0})) // (B*T, d): Λ_m x
-			xh = G.Must(ops.Reshape(xh, tensor.Shape{B, T, d}))           // (B, T, d)
-			heads[h].p = pm
-		}
-		keys := G.Must(ops.Slice(xh, 1, 0, N)) // (B, N, d): the context only
-		var w *G.Node
-		if bk != nil && cfg.Heads == 1 {
-			w, err = bk.DataWeights(xh, keys, nil) // (B, T, N)
-		} else {
-			w, err = kern(xh, keys, nil) // (B, T, N)
-		}
-		if err != nil {
-			return err
-		}
-		heads[h].w = w
+	heads, err := m.kernelHeads(kern, bk)
+	if err != nil {
+		return err
 	}
 	for k := 0; k < cfg.Blocks; k++ {
 		r := G.Must(G.Mul(step, G.Must(G.Sub(wy, e)))) // (B, N, d'): (α/N)(w_{e,y_i} − E_i)
@@ -110,4 +81,49 @@ func (m *Model) buildStructured(step *G.Node, kern layers.Kernel, bk *layers.Bui
 		}
 	}
 	return nil
+}
+
+// structHead is one update head of the structured construction: its kernel
+// weights (B, T, N) and its merge matrix P_m (nil with a single head).
+type structHead struct{ w, p *G.Node }
+
+// kernelHeads computes the kernel weights κ_m(x_i, x_j) of every head
+// (context keys only) and creates the heads' Λ_m and P_m with Heads > 1.
+func (m *Model) kernelHeads(kern layers.Kernel, bk *layers.BuiltinKernel) ([]structHead, error) {
+	cfg, s := m.Cfg, m.s
+	B, T, N, d, dp := m.Batch, cfg.N+1, cfg.N, cfg.D, cfg.DPrime
+	x := m.X // (B, T, d)
+	// Kernel weights (B, T, N) and merge matrices of every head.
+	heads := make([]structHead, cfg.Heads)
+	for h := range heads {
+		xh := x
+		if cfg.Heads > 1 {
+			hs := s.Sub(fmt.Sprintf("head%d", h))
+			lam, err := hs.Param("lambda", tensor.Shape{1, d}, jitter(0.25))
+			if err != nil {
+				return nil, err
+			}
+			pm, err := hs.Param("p", tensor.Shape{dp, dp}, graph.FromValues(eye(dp, 1/float64(cfg.Heads))))
+			if err != nil {
+				return nil, err
+			}
+			x2 := G.Must(ops.Reshape(x, tensor.Shape{B * T, d}))          // (B*T, d)
+			xh = G.Must(G.BroadcastHadamardProd(x2, lam, nil, []byte{0})) // (B*T, d): Λ_m x
+			xh = G.Must(ops.Reshape(xh, tensor.Shape{B, T, d}))           // (B, T, d)
+			heads[h].p = pm
+		}
+		keys := G.Must(ops.Slice(xh, 1, 0, N)) // (B, N, d): the context only
+		var w *G.Node
+		var err error
+		if bk != nil && cfg.Heads == 1 {
+			w, err = bk.DataWeights(xh, keys, nil) // (B, T, N)
+		} else {
+			w, err = kern(xh, keys, nil) // (B, T, N)
+		}
+		if err != nil {
+			return nil, err
+		}
+		heads[h].w = w
+	}
+	return heads, nil
 }

@@ -1,10 +1,21 @@
 package gd
 
-import "github.com/gdattn/gdattn/layers"
+import (
+	"fmt"
+
+	"github.com/gdattn/gdattn/layers"
+)
 
 // Feed copies one minibatch into the model's inputs; see
-// [layers.Encoder.Feed].
-func (m *Model) Feed(x []float64, y []int) error { return m.enc.Feed(x, y) }
+// [layers.Encoder.Feed]. A model with a real-valued likelihood takes
+// [Model.FeedReal] instead, and Feed returns an error.
+func (m *Model) Feed(x []float64, y []int) error {
+	if m.enc == nil {
+		return fmt.Errorf("gd: Feed: the model's likelihood is %s (real-valued y); use FeedReal", m.Cfg.LikelihoodName())
+	}
+	return m.enc.Feed(x, y)
+}
 
-// Encoder is the token encoder of the model.
+// Encoder is the token encoder of the model (nil with a real-valued
+// likelihood, whose inputs X, Y and Target the model creates itself).
 func (m *Model) Encoder() *layers.Encoder { return m.enc }

@@ -98,9 +98,11 @@ func (cfg Config) params(dt tensor.Dtype) ([]modelfile.Param, error) {
 	P := modelfile.P
 	d, dp, C := cfg.D, cfg.DPrime, cfg.C
 	var out []modelfile.Param
-	if cfg.ZeroColumn {
+	switch {
+	case cfg.Real(): // no W_e
+	case cfg.ZeroColumn:
 		out = append(out, P("we", dp, C-1))
-	} else {
+	default:
 		out = append(out, P("we", dp, C))
 	}
 	if !cfg.FixedAlpha {

@@ -89,9 +89,16 @@ func (e *Erase) UnmarshalText(b []byte) error {
 // refuses unknown keys and values.
 type Config struct {
 	D      int `json:"d"`       // covariate dimension d (required)
-	DPrime int `json:"d_prime"` // latent/embedding dimension d' (required)
-	C      int `json:"c"`       // number of categories (required)
+	DPrime int `json:"d_prime"` // latent/embedding dimension d', the target dimension d_y for a real-valued likelihood (required)
+	C      int `json:"c"`       // number of categories (required; 0 for a real-valued likelihood)
 	N      int `json:"n"`       // context size; every sequence has T = N+1 positions (required)
+
+	// Likelihood is the observation model (see [Likelihood]): nil or
+	// Categorical() (the default), Gaussian() (Appendix G: y ∈ R^{DPrime},
+	// no W_e, C = 0, prediction f_K at the query) or a user
+	// [RealLikelihood]. Real-valued likelihoods use the exact erase and no
+	// zero column; a user one builds the structured construction only.
+	Likelihood Likelihood `json:"likelihood"`
 
 	Form   Form `json:"form"`   // Interleaved (default) or OneStep
 	Blocks int  `json:"blocks"` // number of blocks K = GD steps; default 1
@@ -154,7 +161,23 @@ func (cfg Config) Validate() (Config, error) {
 	if cfg.DPrime <= 0 {
 		return fail("DPrime = %d, want > 0", cfg.DPrime)
 	}
-	if cfg.C < 2 {
+	if cfg.Real() {
+		if _, ok := cfg.Likelihood.(RealLikelihood); !ok {
+			return fail("Likelihood %q is neither categorical nor a RealLikelihood", cfg.Likelihood.Name())
+		}
+		if cfg.C != 0 {
+			return fail("C = %d with the %s likelihood, want 0 (no categories)", cfg.C, cfg.Likelihood.Name())
+		}
+		if cfg.Erase != EraseExact {
+			return fail("Erase %v with the %s likelihood, want exact (it subtracts E(Y|f) itself)", cfg.Erase, cfg.Likelihood.Name())
+		}
+		if cfg.ZeroColumn {
+			return fail("ZeroColumn with the %s likelihood, which has no W_e", cfg.Likelihood.Name())
+		}
+		if cfg.Literal && !isGaussian(cfg.Likelihood) {
+			return fail("Literal with the user likelihood %q: the token-level construction is built for the categorical and Gaussian likelihoods", cfg.Likelihood.Name())
+		}
+	} else if cfg.C < 2 {
 		return fail("C = %d, want at least 2 categories", cfg.C)
 	}
 	if cfg.N <= 0 {
@@ -258,8 +281,15 @@ func (cfg Config) checkSizes(batch int) error {
 	return nil
 }
 
-// TokenDim is the width D of a token: d + 3d' (Interleaved) or d + 2d' (OneStep).
-func (cfg Config) TokenDim() int { return cfg.Form.TokenDim(cfg.D, cfg.DPrime) }
+// TokenDim is the width D of a token: d + 3d' (Interleaved) or d + 2d'
+// (OneStep); d + 2d_y for the Gaussian likelihood, whose tokens are
+// (x, y, f) in both forms.
+func (cfg Config) TokenDim() int {
+	if cfg.Real() {
+		return cfg.D + 2*cfg.DPrime
+	}
+	return cfg.Form.TokenDim(cfg.D, cfg.DPrime)
+}
 
 // encoderConfig is the configuration of the model's token encoder.
 func (cfg Config) encoderConfig() layers.EncoderConfig {
@@ -288,8 +318,11 @@ type Model struct {
 
 	// X (B, T, d), Labels (B·T, C) one-hot of the context labels with the
 	// query row zero, and Target (B, C) one-hot of the query label are the
-	// inputs; Feed fills them.
+	// inputs; Feed fills them. With a real-valued likelihood Labels is nil,
+	// Y (B, T, d_y) holds the context targets (query row zero) and Target
+	// (B, d_y) the query's; FeedReal fills them.
 	X, Labels, Target *G.Node
+	Y                 *G.Node
 
 	// We is W_e (d', C) as used by the model (with the zero column if any).
 	We *G.Node
@@ -304,8 +337,12 @@ type Model struct {
 	// on a machine compiled with graph.MachineOptions{Trace: true} (or
 	// G.TraceExec()).
 	F []*G.Node
-	// FQuery is f_K at the query (B, d'); Logits = FQuery·W_e (B, C).
+	// FQuery is f_K at the query (B, d'); Logits = FQuery·W_e (B, C). With
+	// a real-valued likelihood We is nil and Logits is the prediction
+	// E(Y | f_K) at the query (B, d_y): FQuery itself for the Gaussian.
 	FQuery, Logits *G.Node
+
+	loss *G.Node // the likelihood's query loss (real-valued likelihoods)
 }
 
 // NewModel builds the model's graph in s for minibatches of batch contexts.
@@ -323,7 +360,11 @@ func NewModel(s *graph.Scope, cfg Config, batch int) (m *Model, err error) {
 	}
 	defer graph.Recover(&err)
 	m = &Model{Cfg: cfg, Batch: batch, s: s}
-	if err := m.build(); err != nil {
+	build := m.build
+	if cfg.Real() {
+		build = m.buildReal
+	}
+	if err := build(); err != nil {
 		return nil, fmt.Errorf("gd: model %q: %w", s.Path(), err)
 	}
 	return m, nil
@@ -348,21 +389,10 @@ func (m *Model) build() error {
 	}
 	m.enc = enc
 	m.X, m.Labels, m.Target, m.We = enc.X, enc.Labels, enc.Target, enc.We
-	// α (scalar) and α/N.
-	if cfg.FixedAlpha {
-		// A graph node, not a free constant: α·(1/N) of two free constants
-		// fails in Gorgonia ("No Graph Supplied").
-		if m.Alpha, err = s.Const("alpha", tensor.Shape{}, []float64{cfg.Alpha}); err != nil {
-			return err
-		}
-	} else {
-		la, err := s.Param("log_alpha", tensor.Shape{}, graph.Constant(math.Log(cfg.Alpha)))
-		if err != nil {
-			return err
-		}
-		m.Alpha = G.Must(G.Exp(la))
+	step, err := m.alphaStep()
+	if err != nil {
+		return err
 	}
-	step := G.Must(G.Mul(m.Alpha, scalarConst(s, 1/float64(cfg.N))))
 	kern, bk, err := layers.InstantiateKernel(s.Sub("kernel"), cfg.Kernel)
 	if err != nil {
 		return err
@@ -415,6 +445,28 @@ func (m *Model) build() error {
 		m.F = append(m.F, m.fSlot(z))
 	}
 	return m.head()
+}
+
+// alphaStep creates α (the parameter log_alpha, or a constant with
+// FixedAlpha), sets m.Alpha and returns the step α/N as a scalar node.
+func (m *Model) alphaStep() (*G.Node, error) {
+	cfg, s := m.Cfg, m.s
+	var err error
+	// α (scalar) and α/N.
+	if cfg.FixedAlpha {
+		// A graph node, not a free constant: α·(1/N) of two free constants
+		// fails in Gorgonia ("No Graph Supplied").
+		if m.Alpha, err = s.Const("alpha", tensor.Shape{}, []float64{cfg.Alpha}); err != nil {
+			return nil, err
+		}
+	} else {
+		la, err := s.Param("log_alpha", tensor.Shape{}, graph.Constant(math.Log(cfg.Alpha)))
+		if err != nil {
+			return nil, err
+		}
+		m.Alpha = G.Must(G.Exp(la))
+	}
+	return G.Must(G.Mul(m.Alpha, scalarConst(s, 1/float64(cfg.N)))), nil
 }
 
 // head reads f at the query and applies the softmax-likelihood head.

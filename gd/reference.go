@@ -149,13 +149,17 @@ type ReferenceResult struct {
 	// E[k], k = 0..Steps, is E(w_e | f_{·,k}), shape (B, T, d').
 	E [][]float64
 	// Probs is softmax(W_eᵀ f_{N+1,K}), shape (B, C): the predicted class
-	// probabilities at the query after the last step.
+	// probabilities at the query after the last step (nil for ReferenceReal).
 	Probs []float64
+	// Pred is E(Y | f_{N+1,K}), shape (B, d_y): ReferenceReal's prediction
+	// at the query (f_K itself for the Gaussian); nil for Reference.
+	Pred []float64
 }
 
 // Reference runs K = cfg.Steps steps of the functional gradient descent of
 // the paper's eqs. (2)-(3), in plain Go, as the ground truth that the
-// attention models in this package must match:
+// categorical attention models in this package must match ([ReferenceReal]
+// is its Gaussian counterpart, Appendix G, for real-valued y):
 //
 //	f_{j,0}   = 0
 //	f_{j,k+1} = f_{j,k} + (α/N) Σ_{i=1..N} [w_{e,y_i} − E(w_e | f_{i,k})] κ(x_i, x_j)
@@ -189,35 +193,9 @@ func Reference(x []float64, y []int, B, T, d int, we []float64, dPrime, C int, c
 		return nil, err
 	}
 	N := T - 1
-	heads := cfg.Heads
-	if len(heads) == 0 {
-		heads = []RefHead{{}}
-	}
-	Ks := make([][]float64, len(heads))
-	for h, hd := range heads {
-		if hd.Lambda != nil && len(hd.Lambda) != d {
-			return nil, fmt.Errorf("gd: Reference: cfg.Heads[%d].Lambda has %d entries, want d = %d", h, len(hd.Lambda), d)
-		}
-		if hd.P != nil && len(hd.P) != dPrime*dPrime {
-			return nil, fmt.Errorf("gd: Reference: cfg.Heads[%d].P has %d entries, want d'*d' = %d", h, len(hd.P), dPrime*dPrime)
-		}
-		xs := x
-		if hd.Lambda != nil {
-			xs = make([]float64, len(x))
-			for i := range x {
-				xs[i] = x[i] * hd.Lambda[i%d]
-			}
-		}
-		K, err := refKernelMatrix(xs, B, T, d, cfg.Kernel, cfg.Gamma, cfg.KernelFunc) // (B, N, T)
-		if err != nil {
-			return nil, err
-		}
-		if cfg.Bias {
-			for i := range K {
-				K[i]++
-			}
-		}
-		Ks[h] = K
+	heads, Ks, err := refHeadKernels(x, B, T, d, dPrime, cfg)
+	if err != nil {
+		return nil, err
 	}
 
 	res := &ReferenceResult{
@@ -289,6 +267,43 @@ func Reference(x []float64, y []int, B, T, d int, we []float64, dPrime, C int, c
 		refSoftmaxLogits(we, dPrime, C, fK[q:q+dPrime], res.Probs[b*C:(b+1)*C])
 	}
 	return res, nil
+}
+
+// refHeadKernels returns the heads of cfg (one plain head when cfg.Heads is
+// empty) and each head's kernel matrix (B, N, T), κ+1 with cfg.Bias.
+func refHeadKernels(x []float64, B, T, d, dPrime int, cfg ReferenceConfig) ([]RefHead, [][]float64, error) {
+	heads := cfg.Heads
+	if len(heads) == 0 {
+		heads = []RefHead{{}}
+	}
+	Ks := make([][]float64, len(heads))
+	for h, hd := range heads {
+		if hd.Lambda != nil && len(hd.Lambda) != d {
+			return nil, nil, fmt.Errorf("gd: Reference: cfg.Heads[%d].Lambda has %d entries, want d = %d", h, len(hd.Lambda), d)
+		}
+		if hd.P != nil && len(hd.P) != dPrime*dPrime {
+			return nil, nil, fmt.Errorf("gd: Reference: cfg.Heads[%d].P has %d entries, want d'*d' = %d", h, len(hd.P), dPrime*dPrime)
+		}
+		xs := x
+		if hd.Lambda != nil {
+			xs = make([]float64, len(x))
+			for i := range x {
+				xs[i] = x[i] * hd.Lambda[i%d]
+			}
+		}
+		K, err := refKernelMatrix(xs, B, T, d, cfg.Kernel, cfg.Gamma, cfg.KernelFunc) // (B, N, T)
+		if err != nil {
+			return nil, nil, err
+		}
+		if cfg.Bias {
+			for i := range K {
+				K[i]++
+			}
+		}
+		Ks[h] = K
+	}
+
+	return heads, Ks, nil
 }
 
 // refCheckArgs validates the arguments of Reference.

@@ -21,9 +21,10 @@ type (
 
 type configJSON struct {
 	configAlias
-	Form   *string         `json:"form"`
-	Erase  *string         `json:"erase"`
-	Kernel json.RawMessage `json:"kernel"`
+	Likelihood *string         `json:"likelihood"`
+	Form       *string         `json:"form"`
+	Erase      *string         `json:"erase"`
+	Kernel     json.RawMessage `json:"kernel"`
 }
 
 type lmConfigJSON struct {
@@ -31,11 +32,18 @@ type lmConfigJSON struct {
 	Kernel json.RawMessage `json:"kernel"`
 }
 
-// MarshalJSON writes cfg in the documented schema: "form" "interleaved" or
-// "one-step", "erase" "exact" or "lambda", "kernel" the layers JSON form of
-// the kernel (null for the default). A user kernel that is not registered
-// with layers.RegisterKernel cannot be saved and is an error.
+// MarshalJSON writes cfg in the documented schema: "likelihood"
+// "categorical" or "gaussian" (a Gaussian config has no "c"), "form"
+// "interleaved" or "one-step", "erase" "exact" or "lambda", "kernel" the
+// layers JSON form of the kernel (null for the default). A user kernel that
+// is not registered with layers.RegisterKernel, or a user likelihood,
+// cannot be saved and is an error.
 func (cfg Config) MarshalJSON() ([]byte, error) {
+	lik := cfg.LikelihoodName()
+	if _, err := ParseLikelihood(lik); err != nil || (cfg.Likelihood != nil && !isCategorical(cfg.Likelihood) && !isGaussian(cfg.Likelihood)) {
+		return nil, fmt.Errorf("gd: config: key \"likelihood\": the user likelihood %q cannot be saved (only \"categorical\" and \"gaussian\")", lik)
+	}
+
 	form, err := cfg.Form.MarshalText()
 	if err != nil {
 		return nil, fmt.Errorf("gd: config: key \"form\": %w", err)
@@ -49,7 +57,15 @@ func (cfg Config) MarshalJSON() ([]byte, error) {
 		return nil, fmt.Errorf("gd: config: key \"kernel\": %w", err)
 	}
 	f, e := string(form), string(erase)
-	return json.Marshal(configJSON{configAlias: configAlias(cfg), Form: &f, Erase: &e, Kernel: kern})
+	out, err := json.Marshal(configJSON{configAlias: configAlias(cfg), Likelihood: &lik, Form: &f, Erase: &e, Kernel: kern})
+	if err != nil || !cfg.Real() {
+		return out, err
+	}
+	// A real-valued likelihood has no categories: drop "c" (its zero value).
+	if cfg.C != 0 || !bytes.Contains(out, []byte(`,"c":0,`)) {
+		return nil, fmt.Errorf("gd: config: key \"c\": %d with the %s likelihood, want 0", cfg.C, lik)
+	}
+	return bytes.Replace(out, []byte(`,"c":0,`), []byte(","), 1), nil
 }
 
 // UnmarshalJSON reads a config written by MarshalJSON. Missing keys keep
@@ -61,6 +77,16 @@ func (cfg *Config) UnmarshalJSON(data []byte) error {
 		return fmt.Errorf("gd: config: %w", err)
 	}
 	out := Config(j.configAlias)
+	out.Likelihood = nil
+	if j.Likelihood != nil {
+		l, err := ParseLikelihood(*j.Likelihood)
+		if err != nil {
+			return fmt.Errorf("gd: config: key \"likelihood\": %w", err)
+		}
+		if !isCategorical(l) {
+			out.Likelihood = l
+		}
+	}
 	if j.Form != nil {
 		f, err := layers.ParseTokenForm(*j.Form)
 		if err != nil {

@@ -19,7 +19,7 @@ func TestConfigJSON(t *testing.T) {
 		Alpha:  2, FixedAlpha: true, Bias: true, Heads: 3, Erase: EraseLambda, Lambda: 50,
 		EraseKernel: "softmax", Literal: true, ZeroColumn: true}
 	const want = `{"d":10,"d_prime":5,"c":25,"n":10,"blocks":1,"alpha":2,"fixed_alpha":true,"bias":true,"heads":3,` +
-		`"lambda":50,"erase_kernel":"softmax","literal":true,"zero_column":true,"form":"one-step","erase":"lambda",` +
+		`"lambda":50,"erase_kernel":"softmax","literal":true,"zero_column":true,"likelihood":"categorical","form":"one-step","erase":"lambda",` +
 		`"kernel":{"name":"sum","terms":[{"name":"rbf","gamma":0.5,"learnable":true},{"name":"scaled","beta":0.25,"learnable":true,"kernel":{"name":"linear"}}]}}`
 	b, err := json.Marshal(cfg)
 	if err != nil {

@@ -3,7 +3,9 @@
 // paper's softmax-likelihood models, p(y=c|x) = softmax_c(w_{e,c}ᵀ f(x))), and
 // plain-Go metrics for evaluation — negative log-likelihood, top-k accuracy and
 // the mean squared error between the predicted and the true probability of the
-// target class.
+// target class. [MSE] (graph) and [MeanSquaredError] (plain Go) are the
+// loss and the metric of real-valued queries (the Gaussian likelihood of
+// the paper's Appendix G).
 //
 // Models return logits, never probabilities; the choice of loss stays here.
 //

@@ -94,6 +94,21 @@
 // parameters, free to move apart in training. Init is a starting value
 // only: it is not part of the saved config.
 //
+// # Regression
+//
+// [Regressor] is the Trained TF for real-valued targets (the Gaussian
+// likelihood of the paper's Appendix G, and the setting of von Oswald et
+// al., ICML 2023): tokens e_i = (x_i, y_i, 0) (the query's y is 0), Layers
+// residual layers of Heads kernel-attention heads with learned W_Q, W_K, W_V,
+// P over the context keys — linear self-attention by default, softmax with
+// layers.Softmax(g) — and a learned readout ŷ = z_{N+1} R. It is a
+// train.RealValuedModel, trained by the mean squared error. With the
+// Gaussian GD construction's matrices it computes gd.ReferenceReal exactly
+// (TestRegressorIsGaussianGD). [Regressor.Save] and [LoadRegressor] keep it
+// in a checkpoint whose config object's family key is "tf_regressor"
+// (keys "d", "d_y", "n", "layers", "heads", "kernel"; parameters
+// "layer<l>/head<h>/{wq,wk,wv,wo}", the kernel's, "readout").
+//
 // # Parameter analysis
 //
 // [Analyze] (single layer, single head, no Cross) extracts from W_Q, W_K

@@ -10,6 +10,15 @@
 // N+1 positions (N labelled pairs, then the query) with d covariates; a
 // model's minibatch is (B, T, d) row-major, its query logits (B, C).
 //
+// The Runner does not assume classification: a model that also implements
+// [RealValuedModel] and reports RealValued (gd.Model with the Gaussian
+// likelihood of Appendix G, tf.Regressor) is fed real-valued targets from a
+// regression batch (data.Batch with DY > 0, targets R (B, T, d_y)), trained
+// on its query loss (the mean squared error) and evaluated by the MSE of
+// its predictions (B, d_y) against the Bayes error the batch carries
+// (Metrics.Regression, Metrics.MSE, Metrics.Oracle). Top-1 and NLL remain
+// the metrics of categorical models.
+//
 // Data flows one way: data -> model (gd, tf) -> losses -> train. Models do
 // not import train; they satisfy [Model] structurally.
 //

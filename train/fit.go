@@ -16,8 +16,11 @@ import (
 	"github.com/gdattn/gdattn/ops"
 )
 
-// Model is an in-context classifier built for minibatches of BatchSize
-// contexts. gd.Model and tf.Model satisfy it.
+// Model is an in-context model built for minibatches of BatchSize
+// contexts: a classifier (gd.Model and tf.Model satisfy it), or a regressor
+// of real-valued targets when it also implements [RealValuedModel] and
+// reports RealValued (a gd.Model with the Gaussian likelihood, a
+// tf.Regressor).
 type Model interface {
 	// Scope holds the model's graph and parameters.
 	Scope() *graph.Scope
@@ -26,9 +29,11 @@ type Model interface {
 	// Feed loads a minibatch: x (B, T, d) row-major; y (B, T), query label
 	// last (-1 unknown).
 	Feed(x []float64, y []int) error
-	// QueryLogits are the logits of the query (B, C).
+	// QueryLogits are the logits of the query (B, C); for a real-valued
+	// model, the prediction of the query's target (B, d_y).
 	QueryLogits() *G.Node
-	// QueryTarget is the one-hot of the query labels (B, C).
+	// QueryTarget is the one-hot of the query labels (B, C); for a
+	// real-valued model, the query's target (B, d_y).
 	QueryTarget() *G.Node
 }
 
@@ -62,9 +67,11 @@ type FitConfig struct {
 }
 
 // Runner holds the compiled machines of a [Model]: a training machine
-// (cross-entropy of the query logits against the query target) driven by a
-// [Trainer], and a forward-only evaluation machine (query probabilities) on
-// the same graph, so a training curve can evaluate after every epoch.
+// (cross-entropy of the query logits against the query target; for a
+// real-valued model its QueryLoss, or else the mean squared error of the
+// prediction) driven by a [Trainer], and a forward-only evaluation machine
+// (query probabilities; for a real-valued model the prediction) on the same
+// graph, so a training curve can evaluate after every epoch.
 //
 // Runners and the one-shot [Predict], [Evaluate] and [Fit] may be used
 // from several goroutines, on one model or many: each minibatch is fed,
@@ -74,8 +81,9 @@ type FitConfig struct {
 // Runner's Fit must not run in two goroutines at once.
 type Runner struct {
 	m       Model
+	real    RealValuedModel // non-nil for a real-valued model
 	batch   int
-	classes int
+	classes int            // C, or d_y for a real-valued model
 	train   *graph.Machine // nil when EvalOnly
 	trainer *Trainer       // nil when EvalOnly
 	eval    *graph.Machine
@@ -108,6 +116,9 @@ func NewRunner(m Model, cfg RunnerConfig) (_ *Runner, err error) {
 		return nil, fmt.Errorf("train: runner: query target of shape %v, logits %v", target.Shape(), logits.Shape())
 	}
 	r := &Runner{m: m, batch: B, classes: logits.Shape()[1]}
+	if rv, ok := m.(RealValuedModel); ok && rv.RealValued() {
+		r.real = rv
+	}
 	defer func() {
 		if err != nil {
 			r.Close()
@@ -118,11 +129,13 @@ func NewRunner(m Model, cfg RunnerConfig) (_ *Runner, err error) {
 	// deferred Close.
 	s.Lock()
 	defer s.Unlock()
-	if r.probs, err = ops.SoftMax(logits); err != nil {
+	if r.real != nil {
+		r.probs = logits
+	} else if r.probs, err = ops.SoftMax(logits); err != nil {
 		return nil, fmt.Errorf("train: runner: %w", err)
 	}
 	if !cfg.EvalOnly {
-		loss, err := losses.CrossEntropy(logits, target)
+		loss, err := r.lossNode(logits, target)
 		if err != nil {
 			return nil, fmt.Errorf("train: runner: %w", err)
 		}
@@ -186,6 +199,9 @@ func (r *Runner) checkSet(what string, b *data.Batch) error {
 	if err := b.Validate(); err != nil {
 		return fmt.Errorf("train: %s: %w", what, err)
 	}
+	if r.real != nil || b.Regression() {
+		return r.checkRegressionSet(what, b)
+	}
 	if b.C != r.classes {
 		return fmt.Errorf("train: %s: the contexts have C = %d classes, the model %d", what, b.C, r.classes)
 	}
@@ -213,15 +229,14 @@ func (r *Runner) Fit(b *data.Batch, cfg FitConfig) error {
 	if err := r.checkSet("Fit", b); err != nil {
 		return err
 	}
-	for i := 0; i < b.B; i++ {
-		if b.Y[i*b.T+b.T-1] < 0 {
-			return fmt.Errorf("train: Fit: context %d has no query label (-1); training needs every label", i)
-		}
+	if err := r.checkQueryTargets("Fit", b); err != nil {
+		return err
 	}
 	rng := rand.New(rand.NewPCG(cfg.Seed, 0x5eed))
 	B := r.batch
 	x := make([]float64, B*b.T*b.D)
 	y := make([]int, B*b.T)
+	yr := make([]float64, B*b.T*b.DY) // real-valued targets (empty for a classifier)
 	for ep := 1; ep <= cfg.Epochs; ep++ {
 		perm := rng.Perm(b.B)
 		sum, n := 0.0, 0
@@ -229,9 +244,13 @@ func (r *Runner) Fit(b *data.Batch, cfg FitConfig) error {
 			for k := 0; k < B; k++ {
 				c := perm[(lo+k)%b.B] // past the end: the start of this epoch's order
 				copy(x[k*b.T*b.D:(k+1)*b.T*b.D], b.X[c*b.T*b.D:(c+1)*b.T*b.D])
-				copy(y[k*b.T:(k+1)*b.T], b.Y[c*b.T:(c+1)*b.T])
+				if r.real != nil {
+					copy(yr[k*b.T*b.DY:(k+1)*b.T*b.DY], b.R[c*b.T*b.DY:(c+1)*b.T*b.DY])
+				} else {
+					copy(y[k*b.T:(k+1)*b.T], b.Y[c*b.T:(c+1)*b.T])
+				}
 			}
-			l, err := r.step(x, y)
+			l, err := r.step(x, y, yr)
 			if err != nil {
 				return fmt.Errorf("train: Fit: epoch %d: %w", ep, err)
 			}
@@ -249,11 +268,11 @@ func (r *Runner) Fit(b *data.Batch, cfg FitConfig) error {
 
 // step feeds one minibatch and makes one optimiser step, holding the
 // model's graph (graph.Scope.Lock).
-func (r *Runner) step(x []float64, y []int) (float64, error) {
+func (r *Runner) step(x []float64, y []int, yr []float64) (float64, error) {
 	s := r.m.Scope()
 	s.Lock()
 	defer s.Unlock()
-	if err := r.m.Feed(x, y); err != nil {
+	if err := r.feed(x, y, yr); err != nil {
 		return 0, err
 	}
 	return r.trainer.Step()
@@ -271,14 +290,23 @@ type Metrics struct {
 	// N is the number of contexts, Seconds the time the evaluation took.
 	N       int
 	Seconds float64
+	// Regression marks the metrics of a real-valued model: MSE is then the
+	// mean squared error of the query predictions (over contexts and target
+	// entries), Oracle the mean Bayes error, and Top1 and NLL are NaN.
+	Regression bool
+	MSE        float64
 }
 
 func (m Metrics) String() string {
+	if m.Regression {
+		return fmt.Sprintf("MSE %.4f  oracle %.4f  (%d contexts)", m.MSE, m.Oracle, m.N)
+	}
 	return fmt.Sprintf("top-1 %.4f  NLL %.4f  oracle %.4f  (%d contexts)", m.Top1, m.NLL, m.Oracle, m.N)
 }
 
 // Predict returns the query probabilities (b.B, C) of every context of b,
-// row-major. The query labels are not used (they may be -1). The last
+// row-major; for a real-valued model the predictions (b.B, d_y). The query
+// labels (targets) are not used (they may be -1, NaN). The last
 // minibatch is padded with copies of the last context, whose outputs are
 // dropped. An error names the first context whose probabilities are not
 // finite (e.g. from inputs so large that the model overflows): nothing is
@@ -303,14 +331,23 @@ func (r *Runner) predict(b *data.Batch) ([]float64, error) {
 	out := make([]float64, 0, b.B*C)
 	x := make([]float64, B*b.T*b.D)
 	y := make([]int, B*b.T)
+	yr := make([]float64, B*b.T*b.DY)
 	for lo := 0; lo < b.B; lo += B {
 		for k := 0; k < B; k++ {
 			c := min(lo+k, b.B-1) // pad the last minibatch with the last context
 			copy(x[k*b.T*b.D:(k+1)*b.T*b.D], b.X[c*b.T*b.D:(c+1)*b.T*b.D])
+			if r.real != nil {
+				q := yr[k*b.T*b.DY : (k+1)*b.T*b.DY]
+				copy(q, b.R[c*b.T*b.DY:(c+1)*b.T*b.DY])
+				for i := (b.T - 1) * b.DY; i < len(q); i++ {
+					q[i] = math.NaN() // the query's target is never needed to predict
+				}
+				continue
+			}
 			copy(y[k*b.T:(k+1)*b.T], b.Y[c*b.T:(c+1)*b.T])
 			y[k*b.T+b.T-1] = -1 // the query label is never needed to predict
 		}
-		if err := r.m.Feed(x, y); err != nil {
+		if err := r.feed(x, y, yr); err != nil {
 			return nil, fmt.Errorf("train: Predict: contexts %d..%d: %w", lo, min(lo+B, b.B)-1, err)
 		}
 		if err := r.eval.Run(); err != nil {
@@ -323,6 +360,9 @@ func (r *Runner) predict(b *data.Batch) ([]float64, error) {
 		n := min(B, b.B-lo)
 		for i, v := range p[:n*C] {
 			if math.IsNaN(v) || math.IsInf(v, 0) {
+				if r.real != nil {
+					return nil, fmt.Errorf("train: Predict: context %d: the prediction of target entry %d is %v (the model overflowed; are the inputs too large?)", lo+i/C, i%C, v)
+				}
 				return nil, fmt.Errorf("train: Predict: context %d: the query probability of class %d is %v (the model overflowed; are the inputs too large?)", lo+i/C, i%C, v)
 			}
 		}
@@ -333,12 +373,17 @@ func (r *Runner) predict(b *data.Batch) ([]float64, error) {
 
 // Evaluate predicts every context of b and scores the query labels, which
 // must all be known: top-1 accuracy, NLL, and the oracle when b carries the
-// true probabilities (b.P; NaN otherwise). Non-finite probabilities are an
+// true probabilities (b.P; NaN otherwise). For a real-valued model it
+// scores the query targets (b.R) instead: the mean squared error and the
+// oracle b.Oracle() (the mean Bayes error; NaN without b.Bayes). Non-finite probabilities are an
 // error, as for Predict.
 func (r *Runner) Evaluate(b *data.Batch) (Metrics, error) {
 	start := time.Now()
 	if err := r.checkSet("Evaluate", b); err != nil {
 		return Metrics{}, err
+	}
+	if r.real != nil {
+		return r.evaluateReal(b, start)
 	}
 	labels := make([]int, b.B)
 	for i := range labels {

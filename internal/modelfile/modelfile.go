@@ -27,7 +27,7 @@ import (
 )
 
 // Families maps each family key to the model it stores.
-var Families = map[string]string{"gd": "gd.Model", "gd_lm": "gd.LM", "tf": "tf.Model", "tf_gpt": "tf.GPT"}
+var Families = map[string]string{"gd": "gd.Model", "gd_lm": "gd.LM", "tf": "tf.Model", "tf_gpt": "tf.GPT", "tf_regressor": "tf.Regressor"}
 
 // Header is what the config object holds besides the model's config.
 type Header struct {

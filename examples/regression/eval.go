@@ -1,0 +1,95 @@
+package main
+
+import (
+	"fmt"
+	"path/filepath"
+
+	"github.com/gdattn/gdattn/data"
+	"github.com/gdattn/gdattn/gd"
+	"github.com/gdattn/gdattn/graph/npy"
+	"github.com/gdattn/gdattn/internal/cli"
+	"github.com/gdattn/gdattn/train"
+)
+
+// evalInputs are what -eval reads, checked before any work.
+type evalInputs struct {
+	cfg gd.Config
+	b   *data.Batch
+}
+
+// readEvalInputs reads the checkpoint's config (a GD model with the Gaussian
+// likelihood, sizes within this command's limits) and the -x/-y contexts
+// (float64 (B, N+1, d) and (B, N+1, d_y); the query's y is ignored).
+func readEvalInputs(o options) (*evalInputs, error) {
+	cfg, _, err := gd.LoadConfig(o.evalDir)
+	if err != nil {
+		return nil, err
+	}
+	file := filepath.Join(o.evalDir, "config.json")
+	if cfg.LikelihoodName() != gd.LikelihoodGaussian {
+		return nil, fmt.Errorf("%s: the model's likelihood is %q, want \"gaussian\" (categorical checkpoints: examples/synthetic -eval)", file, cfg.LikelihoodName())
+	}
+	if err := cli.InFile(file,
+		cli.Check("gd.d", cfg.D, cli.IntIn(1, maxD)), cli.Check("gd.d_prime", cfg.DPrime, cli.IntIn(1, maxD)),
+		cli.Check("gd.n", cfg.N, cli.IntIn(1, maxN)), cli.Check("gd.blocks", cfg.Blocks, cli.IntIn(1, 64)),
+		cli.Check("gd.heads", cfg.Heads, cli.IntIn(1, 64))); err != nil {
+		return nil, err
+	}
+	xa, err := npy.ReadFile(o.xPath)
+	if err != nil {
+		return nil, err
+	}
+	ya, err := npy.ReadFile(o.yPath)
+	if err != nil {
+		return nil, err
+	}
+	T := cfg.N + 1
+	switch {
+	case xa.Dtype != npy.Float64:
+		return nil, fmt.Errorf("-x %s: dtype %s, want float64", o.xPath, xa.Dtype)
+	case ya.Dtype != npy.Float64:
+		return nil, fmt.Errorf("-y %s: dtype %s, want float64", o.yPath, ya.Dtype)
+	case len(xa.Shape) != 3 || xa.Shape[1] != T || xa.Shape[2] != cfg.D:
+		return nil, fmt.Errorf("-x %s: shape %v, want (B, %d, %d) for this checkpoint", o.xPath, xa.Shape, T, cfg.D)
+	case xa.Shape[0] == 0:
+		return nil, fmt.Errorf("-x %s: no contexts", o.xPath)
+	case len(ya.Shape) != 3 || ya.Shape[0] != xa.Shape[0] || ya.Shape[1] != T || ya.Shape[2] != cfg.DPrime:
+		return nil, fmt.Errorf("-y %s: shape %v, want (%d, %d, %d) to match -x and the checkpoint's d_y", o.yPath, ya.Shape, xa.Shape[0], T, cfg.DPrime)
+	}
+	B, dy := xa.Shape[0], cfg.DPrime
+	r := append([]float64(nil), ya.F64...)
+	for i := 0; i < B; i++ {
+		for c := 0; c < dy; c++ {
+			r[(i*T+T-1)*dy+c] = 0 // the query's row is ignored: any value, NaN and ±Inf included
+		}
+	}
+	b := &data.Batch{B: B, T: T, D: cfg.D, DY: dy, X: xa.F64, R: r}
+	if err := b.Validate(); err != nil {
+		return nil, fmt.Errorf("-x/-y: %w", err)
+	}
+	return &evalInputs{cfg: cfg, b: b}, nil
+}
+
+// evalCheckpoint writes the query predictions f_K of the -x/-y contexts to
+// -pred.
+func evalCheckpoint(o options, in *evalInputs) error {
+	m, err := gd.Load(o.evalDir, min(in.b.B, 256))
+	if err != nil {
+		return err
+	}
+	r, err := train.NewRunner(m, train.RunnerConfig{EvalOnly: true})
+	if err != nil {
+		return err
+	}
+	defer r.Close()
+	pred, err := r.Predict(in.b)
+	if err != nil {
+		return err
+	}
+	out := &npy.Array{Shape: []int{in.b.B, in.cfg.DPrime}, Dtype: npy.Float64, F64: pred}
+	if err := npy.WriteFile(o.predPath, out); err != nil {
+		return err
+	}
+	fmt.Printf("wrote query predictions (%d, %d) to %s\n", in.b.B, in.cfg.DPrime, o.predPath)
+	return nil
+}

@@ -1,0 +1,112 @@
+package main
+
+import (
+	"bytes"
+	"encoding/csv"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+
+	"github.com/gdattn/gdattn/examples/internal/plot"
+)
+
+func f64(v float64) string { return strconv.FormatFloat(v, 'g', 8, 64) }
+
+// writeCSV writes rows (the first is the header) to path.
+func writeCSV(path string, rows [][]string) error {
+	var b bytes.Buffer
+	w := csv.NewWriter(&b)
+	if err := w.WriteAll(rows); err != nil {
+		return err
+	}
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return err
+	}
+	return os.WriteFile(path, b.Bytes(), 0o644)
+}
+
+// writeLinear writes linear.json, linear.csv and regression-linear.png.
+func writeLinear(p *plan, res *linearResult) error {
+	if err := writeJSON(filepath.Join(p.results, "linear.json"), res); err != nil {
+		return err
+	}
+	rows := [][]string{{"K", "gd_mse_mean", "gd_mse_std", "gd_alpha_mean", "gd_alpha_std", "tf_mse_mean", "tf_mse_std",
+		"pred_distance_mean", "pred_distance_std", "sensitivity_cosine_mean", "sensitivity_cosine_std", "oracle", "alpha_opt", "alpha_opt_mc"}}
+	var ks, gdm, gds, tfm, tfs, dm, ds, cm, cs, or []float64
+	for _, r := range res.Rows {
+		rows = append(rows, []string{strconv.Itoa(r.K), f64(r.GDMSE.Mean), f64(r.GDMSE.Std), f64(r.GDAlpha.Mean), f64(r.GDAlpha.Std),
+			f64(r.TFMSE.Mean), f64(r.TFMSE.Std), f64(r.Dist.Mean), f64(r.Dist.Std), f64(r.Cos.Mean), f64(r.Cos.Std),
+			f64(res.Oracle), f64(res.AlphaOpt), f64(res.AlphaOptMC)})
+		ks = append(ks, float64(r.K))
+		gdm, gds = append(gdm, r.GDMSE.Mean), append(gds, r.GDMSE.Std)
+		tfm, tfs = append(tfm, r.TFMSE.Mean), append(tfs, r.TFMSE.Std)
+		dm, ds = append(dm, r.Dist.Mean), append(ds, r.Dist.Std)
+		cm, cs = append(cm, r.Cos.Mean), append(cs, r.Cos.Std)
+		or = append(or, res.Oracle)
+	}
+	if err := writeCSV(filepath.Join(p.results, "linear.csv"), rows); err != nil {
+		return err
+	}
+	x := plot.Axis{Label: "GD steps K = TF layers", Ticks: ks}
+	top := 0.0 // room above the curves for the legend
+	for i := range gdm {
+		top = max(top, gdm[i]+gds[i], tfm[i]+tfs[i])
+	}
+	mse := plot.Lines{Title: fmt.Sprintf("linear regression, d=%d, N=%d", p.D, p.N), X: x, Y: plot.Axis{Label: "test MSE", Min: 0, Max: 1.5 * top},
+		Series: []plot.Series{
+			{Label: "GD (linear kernel, α learned)", X: ks, Y: gdm, Err: gds},
+			{Label: "Trained TF (linear attention)", X: ks, Y: tfm, Err: tfs},
+			{Label: "Bayes error", X: ks, Y: or, Dashed: true, NoPoints: true, Color: plot.Colors[6]},
+		}}
+	top = 1.0
+	for i := range dm {
+		top = max(top, dm[i]+ds[i])
+	}
+	sim := plot.Lines{Title: "Trained TF against GD (held-out tasks)", X: x, Y: plot.Axis{Label: "value", Min: 0, Max: 1.4 * top},
+		Series: []plot.Series{
+			{Label: "‖ŷ_TF − ŷ_GD‖", X: ks, Y: dm, Err: ds},
+			{Label: "cos(∂ŷ_TF/∂x_q, ∂ŷ_GD/∂x_q)", X: ks, Y: cm, Err: cs},
+		}}
+	path := filepath.Join(p.figures, "regression-linear"+p.suffix()+".png")
+	return plot.Figure{Panels: [][]plot.Panel{{mse, sim}}}.Save(path)
+}
+
+// writeNonlinear writes nonlinear.json, nonlinear.csv and
+// regression-nonlinear.png.
+func writeNonlinear(p *plan, res *nonlinearResult) error {
+	if err := writeJSON(filepath.Join(p.results, "nonlinear.json"), res); err != nil {
+		return err
+	}
+	rows := [][]string{{"L", "gd_rbf_mean", "gd_rbf_std", "gd_softmax_mean", "gd_softmax_std", "tf_softmax_mean", "tf_softmax_std", "oracle"}}
+	var ls []float64
+	series := make([]plot.Series, 4)
+	for i, name := range []string{"GD one step, rbf", "GD one step, softmax", "Trained TF 1 layer, softmax", "oracle (σ²)"} {
+		series[i].Label = name
+	}
+	series[3].Dashed, series[3].NoPoints, series[3].Color = true, true, plot.Colors[6]
+	for _, r := range res.Rows {
+		rows = append(rows, []string{strconv.Itoa(r.L), f64(r.GDRBF.Mean), f64(r.GDRBF.Std), f64(r.GDSoftmax.Mean), f64(r.GDSoftmax.Std),
+			f64(r.TFSoftmax.Mean), f64(r.TFSoftmax.Std), f64(res.Oracle)})
+		ls = append(ls, float64(r.L))
+		for i, s := range []stat{r.GDRBF, r.GDSoftmax, r.TFSoftmax, {Mean: res.Oracle}} {
+			series[i].Y, series[i].Err = append(series[i].Y, s.Mean), append(series[i].Err, s.Std)
+		}
+	}
+	for i := range series {
+		series[i].X = ls
+	}
+	series[3].Err = nil
+	if err := writeCSV(filepath.Join(p.results, "nonlinear.csv"), rows); err != nil {
+		return err
+	}
+	top := 0.0
+	for _, s := range series {
+		for i := range s.Y {
+			top = max(top, s.Y[i])
+		}
+	}
+	panel := plot.Lines{Title: fmt.Sprintf("RBF-bump regression, d=%d, N=%d", p.D, p.N),
+		X: plot.Axis{Label: "training contexts L", Log: true, Ticks: ls}, Y: plot.Axis{Label: "test MSE", Min: 0, Max: 1.5 * top}, Series: series}
+	return plot.Figure{Panels: [][]plot.Panel{{panel}}}.Save(filepath.Join(p.figures, "regression-nonlinear"+p.suffix()+".png"))
+}
