@@ -70,3 +70,98 @@ func TestCommandLine(t *testing.T) {
 	}
 	clitest.Run(t, bin, "regression", cases)
 }
+
+// TestInputAndOutputFiles: -x and -y read only regular files (a device or a
+// FIFO with no writer is refused at once, naming the flag); -pred,
+// -results, -figures and -out, and every file and checkpoint the run would
+// write in them, are checked before any work starts (exit status 2, one
+// line naming the flag, nothing written); a run prints the path of every
+// file it writes.
+func TestInputAndOutputFiles(t *testing.T) {
+	bin := clitest.Build(t, ".")
+	dir := t.TempDir()
+	ck, err := filepath.Abs(filepath.Join("..", "..", "gd", "testdata", "numpy-gaussian-ckpt")) // d = 3, d_y = 2, N = 4
+	if err != nil {
+		t.Fatal(err)
+	}
+	task, _ := data.NewLinearRegression(data.LinearRegressionConfig{D: 3, DY: 2, N: 4})
+	b, _ := task.Sample(3, rand.New(rand.NewPCG(1, 1)))
+	x, y := writeRegression(t, dir, b)
+	file := filepath.Join(dir, "file")
+	if err := os.WriteFile(file, []byte("x"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	// A results directory whose linear.json is a directory, and a
+	// checkpoint directory whose gd-linear-K1 is a regular file.
+	res := filepath.Join(dir, "res")
+	if err := os.MkdirAll(filepath.Join(res, "linear.json"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	ckOut := filepath.Join(dir, "ck")
+	if err := os.MkdirAll(ckOut, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(ckOut, "gd-linear-K1"), []byte("x"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	fresh := filepath.Join(dir, "fresh") // must stay absent: every case below is refused
+	fifo := clitest.FIFO(t)
+	a := func(s ...string) []string { return s }
+	eval := func(xp, yp, pred string) []string { return a("-eval", ck, "-x", xp, "-y", yp, "-pred", pred) }
+	train := func(more ...string) []string {
+		return append(a("-L", "64", "-M", "32", "-epochs", "1", "-seeds", "1", "-steps", "1", "-Ls", "32",
+			"-results", filepath.Join(fresh, "res"), "-figures", filepath.Join(fresh, "fig"), "-out", filepath.Join(fresh, "ck")), more...)
+	}
+	cases := []clitest.Case{
+		clitest.Usage("x fifo", eval(fifo, y, filepath.Join(fresh, "p.npy")), "-x", fifo, "named pipe"),
+		clitest.Usage("x device", eval("/dev/zero", y, filepath.Join(fresh, "p.npy")), "-x", "/dev/zero", "character device"),
+		clitest.Usage("y fifo", eval(x, fifo, filepath.Join(fresh, "p.npy")), "-y", fifo, "named pipe"),
+		clitest.Usage("y device", eval(x, "/dev/zero", filepath.Join(fresh, "p.npy")), "-y", "/dev/zero"),
+		clitest.Usage("x directory", eval(dir, y, filepath.Join(fresh, "p.npy")), "-x", "directory"),
+		clitest.Usage("pred is a directory", eval(x, y, dir), "-pred", dir),
+		clitest.Usage("pred under a file", eval(x, y, filepath.Join(file, "p.npy")), "-pred", "not a directory"),
+		clitest.Usage("pred is a device", eval(x, y, "/dev/null"), "-pred", "/dev/null"),
+		clitest.Usage("out is a file", train("-out", file), "-out", file),
+		clitest.Usage("out under a file", train("-out", filepath.Join(file, "ck")), "-out", "not a directory"),
+		clitest.Usage("checkpoint is a file", train("-out", ckOut), "-out", filepath.Join(ckOut, "gd-linear-K1")),
+		clitest.Usage("results is a file", train("-results", file), "-results", file),
+		clitest.Usage("results file is a directory", train("-results", res), "-results", filepath.Join(res, "linear.json")),
+		clitest.Usage("figures is a file", train("-figures", file), "-figures", file),
+		clitest.Usage("figures under a file", train("-figures", filepath.Join(file, "fig")), "-figures", "not a directory"),
+		clitest.Usage("nonlinear: results is a file", train("-exp", "nonlinear", "-results", file), "-results", file),
+	}
+	if os.Geteuid() != 0 { // root writes anywhere
+		ro := filepath.Join(dir, "ro")
+		if err := os.Mkdir(ro, 0o555); err != nil {
+			t.Fatal(err)
+		}
+		cases = append(cases,
+			clitest.Usage("pred unwritable", eval(x, y, filepath.Join(ro, "p.npy")), "-pred", "cannot write"),
+			clitest.Usage("results unwritable", train("-results", filepath.Join(ro, "res")), "-results", "cannot write"))
+	}
+	clitest.Run(t, bin, "regression", cases)
+	if _, err := os.Stat(fresh); err == nil {
+		t.Errorf("a refused command line wrote %s", fresh)
+	}
+
+	// A run that is let through says where it wrote every file, creating
+	// the directories it needs.
+	pred := filepath.Join(dir, "new", "sub", "p.npy")
+	out := filepath.Join(dir, "run")
+	clitest.Run(t, bin, "regression", []clitest.Case{
+		clitest.OK("eval into a new directory", eval(x, y, pred), "wrote query predictions (3, 2) to "+pred),
+		clitest.OK("run", train("-quick", "-quiet", "-batch", "16", "-d", "3", "-N", "4", "-results", filepath.Join(out, "res"),
+			"-figures", filepath.Join(out, "fig"), "-out", filepath.Join(out, "ck")),
+			"wrote "+filepath.Join(out, "res", "linear.json"), "wrote "+filepath.Join(out, "res", "linear.csv"),
+			"wrote "+filepath.Join(out, "fig", "regression-linear-quick.png"),
+			"wrote "+filepath.Join(out, "res", "nonlinear.json"), "wrote "+filepath.Join(out, "res", "nonlinear.csv"),
+			"wrote "+filepath.Join(out, "fig", "regression-nonlinear-quick.png"),
+			"saved checkpoint "+filepath.Join(out, "ck", "gd-linear-K1-quick")),
+	})
+	for _, f := range []string{pred, filepath.Join(out, "res", "linear.json"), filepath.Join(out, "fig", "regression-nonlinear-quick.png"),
+		filepath.Join(out, "ck", "gd-linear-K1-quick", "config.json")} {
+		if _, err := os.Stat(f); err != nil {
+			t.Errorf("not written: %v", err)
+		}
+	}
+}

@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"os"
 	"path/filepath"
 
 	"github.com/gdattn/gdattn/data"
@@ -35,13 +36,16 @@ func readEvalInputs(o options) (*evalInputs, error) {
 		cli.Check("gd.heads", cfg.Heads, cli.IntIn(1, 64))); err != nil {
 		return nil, err
 	}
-	xa, err := npy.ReadFile(o.xPath)
+	// Only regular files are read (npy.ReadFileLimit opens them through
+	// internal/infile: a device or a FIFO is refused at once), of at most
+	// data.MaxElements values.
+	xa, err := npy.ReadFileLimit(o.xPath, data.MaxElements)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("-x: %w", err)
 	}
-	ya, err := npy.ReadFile(o.yPath)
+	ya, err := npy.ReadFileLimit(o.yPath, data.MaxElements)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("-y: %w", err)
 	}
 	T := cfg.N + 1
 	switch {
@@ -87,6 +91,10 @@ func evalCheckpoint(o options, in *evalInputs) error {
 		return err
 	}
 	out := &npy.Array{Shape: []int{in.b.B, in.cfg.DPrime}, Dtype: npy.Float64, F64: pred}
+	// -pred's directory was checked to exist or be creatable (cli.OutFile).
+	if err := os.MkdirAll(filepath.Dir(o.predPath), 0o755); err != nil {
+		return err
+	}
 	if err := npy.WriteFile(o.predPath, out); err != nil {
 		return err
 	}

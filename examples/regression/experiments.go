@@ -1,7 +1,6 @@
 package main
 
 import (
-	"encoding/json"
 	"fmt"
 	"io"
 	"math"
@@ -228,8 +227,8 @@ func runLinear(p *plan) error {
 			dv, cv, err := compare(t.runner, g.runner, testSet)
 			if err == nil && s == 0 && p.out != "" {
 				var path string
-				if path, err = saveGD(g, p.out, fmt.Sprintf("gd-linear-K%d%s", K, p.suffix())); err == nil {
-					fmt.Printf("  saved %s\n", path)
+				if path, err = saveGD(g, p.checkpointDir(K)); err == nil {
+					fmt.Printf("  saved checkpoint %s (-eval %s evaluates it)\n", path, path)
 				}
 			}
 			g.runner.Close()
@@ -331,16 +330,4 @@ func runNonlinear(p *plan) error {
 	}
 	fmt.Printf("test MSE; oracle (noise variance) %.4f, zero predictor %.4f\n\n", res.Oracle, res.Zero)
 	return writeNonlinear(p, res)
-}
-
-// writeJSON writes v as indented JSON to path, creating the directory.
-func writeJSON(path string, v any) error {
-	b, err := json.MarshalIndent(v, "", " ")
-	if err != nil {
-		return err
-	}
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		return err
-	}
-	return os.WriteFile(path, append(b, '\n'), 0o644)
 }

@@ -93,6 +93,9 @@ func command(args []string) error {
 		if o.xPath == "" || o.yPath == "" {
 			return cli.Usagef("-eval needs -x and -y")
 		}
+		if err := cli.OutFile("pred", o.predPath); err != nil {
+			return err
+		}
 		in, err := readEvalInputs(o)
 		if err != nil {
 			return cli.Usage(err)
@@ -102,6 +105,9 @@ func command(args []string) error {
 	p, err := resolve(o)
 	if err != nil {
 		return cli.Usage(err)
+	}
+	if err := checkOutputs(p); err != nil {
+		return err
 	}
 	return runAll(p)
 }
@@ -131,7 +137,10 @@ Flags given on the command line override the preset. Adam, batch 64, lr 1e-3, fl
 
 Writes <results>/linear.{json,csv}, nonlinear.{json,csv} and <figures>/regression-linear.png,
 regression-nonlinear.png (-quick: with the suffix -quick), and the GD checkpoints of the
-linear task to <out>/gd-linear-K<k>.
+linear task (first seed) to <out>/gd-linear-K<k>, and prints the path of each file it writes.
+-eval writes the predictions to -pred (default pred.npy in the working directory) and prints
+where. Every output location is checked before any work starts; the input files (-x, -y)
+must be regular files.
 
 Exit status: 0 done, 2 bad command line or input (one line on stderr, before any work),
 1 a failure during the run.

@@ -3,15 +3,92 @@ package main
 import (
 	"bytes"
 	"encoding/csv"
+	"encoding/json"
 	"fmt"
-	"os"
 	"path/filepath"
 	"strconv"
 
 	"github.com/gdattn/gdattn/examples/internal/plot"
+	"github.com/gdattn/gdattn/examples/internal/sweep"
+	"github.com/gdattn/gdattn/internal/cli"
 )
 
 func f64(v float64) string { return strconv.FormatFloat(v, 'g', 8, 64) }
+
+// output is one location a run writes: a file (results, figure) or a
+// checkpoint directory, and the flag that names where it goes.
+type output struct {
+	flag, path string
+	ckpt       bool
+}
+
+// Where each experiment writes (one definition: the writers and
+// checkOutputs use these).
+func (p *plan) resultFile(exp, ext string) string { return filepath.Join(p.results, exp+"."+ext) }
+func (p *plan) figureFile(exp string) string {
+	return filepath.Join(p.figures, "regression-"+exp+p.suffix()+".png")
+}
+func (p *plan) checkpointDir(K int) string {
+	return filepath.Join(p.out, fmt.Sprintf("gd-linear-K%d%s", K, p.suffix()))
+}
+
+// outputs lists every location the run of p writes: per experiment its
+// JSON and CSV results and its figure, and for the linear experiment the
+// checkpoint of each K's GD model (when -out is set).
+func (p *plan) outputs() []output {
+	var out []output
+	for _, e := range p.Exps {
+		out = append(out, output{"results", p.resultFile(e, "json"), false}, output{"results", p.resultFile(e, "csv"), false},
+			output{"figures", p.figureFile(e), false})
+		if e == "linear" && p.out != "" {
+			for _, K := range p.Steps {
+				out = append(out, output{"out", p.checkpointDir(K), true})
+			}
+		}
+	}
+	return out
+}
+
+// checkOutputs checks, before any work starts, that every location the run
+// writes can be written: the -results, -figures and -out directories
+// (created if missing) and each file or checkpoint in them (a directory
+// where a file goes, or a file where a checkpoint goes, is refused). An
+// error is a usage error naming the flag.
+func checkOutputs(p *plan) error {
+	errs := []error{cli.OutDir("results", p.results), cli.OutDir("figures", p.figures)}
+	for _, e := range p.Exps {
+		if e == "linear" {
+			errs = append(errs, cli.OutDir("out", p.out))
+		}
+	}
+	for _, o := range p.outputs() {
+		if o.ckpt {
+			errs = append(errs, cli.OutCheckpoint(o.flag, o.path))
+		} else {
+			errs = append(errs, cli.OutFile(o.flag, o.path))
+		}
+	}
+	return cli.First(errs...)
+}
+
+// writeFile writes data to path atomically (examples/internal/sweep) and
+// says where.
+func writeFile(path string, data []byte) error {
+	if err := sweep.WriteFile(path, data); err != nil {
+		return err
+	}
+	fmt.Printf("wrote %s\n", path)
+	return nil
+}
+
+// writeJSON writes v as indented JSON to path.
+func writeJSON(path string, v any) error {
+	b, err := json.MarshalIndent(v, "", " ")
+	if err != nil {
+		return fmt.Errorf("%s: %w", path, err)
+	}
+	return writeFile(path, append(b, '\n'))
+}
 
 // writeCSV writes rows (the first is the header) to path.
 func writeCSV(path string, rows [][]string) error {
@@ -20,15 +97,21 @@ func writeCSV(path string, rows [][]string) error {
 	if err := w.WriteAll(rows); err != nil {
 		return err
 	}
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+	return writeFile(path, b.Bytes())
+}
+
+// saveFigure saves f to path and says where.
+func saveFigure(f plot.Figure, path string) error {
+	if err := f.Save(path); err != nil {
 		return err
 	}
-	return os.WriteFile(path, b.Bytes(), 0o644)
+	fmt.Printf("wrote %s\n", path)
+	return nil
 }
 
 // writeLinear writes linear.json, linear.csv and regression-linear.png.
 func writeLinear(p *plan, res *linearResult) error {
-	if err := writeJSON(filepath.Join(p.results, "linear.json"), res); err != nil {
+	if err := writeJSON(p.resultFile("linear", "json"), res); err != nil {
 		return err
 	}
 	rows := [][]string{{"K", "gd_mse_mean", "gd_mse_std", "gd_alpha_mean", "gd_alpha_std", "tf_mse_mean", "tf_mse_std",
@@ -45,7 +128,7 @@ func writeLinear(p *plan, res *linearResult) error {
 		cm, cs = append(cm, r.Cos.Mean), append(cs, r.Cos.Std)
 		or = append(or, res.Oracle)
 	}
-	if err := writeCSV(filepath.Join(p.results, "linear.csv"), rows); err != nil {
+	if err := writeCSV(p.resultFile("linear", "csv"), rows); err != nil {
 		return err
 	}
 	x := plot.Axis{Label: "GD steps K = TF layers", Ticks: ks}
@@ -68,14 +151,13 @@ func writeLinear(p *plan, res *linearResult) error {
 			{Label: "‖ŷ_TF − ŷ_GD‖", X: ks, Y: dm, Err: ds},
 			{Label: "cos(∂ŷ_TF/∂x_q, ∂ŷ_GD/∂x_q)", X: ks, Y: cm, Err: cs},
 		}}
-	path := filepath.Join(p.figures, "regression-linear"+p.suffix()+".png")
-	return plot.Figure{Panels: [][]plot.Panel{{mse, sim}}}.Save(path)
+	return saveFigure(plot.Figure{Panels: [][]plot.Panel{{mse, sim}}}, p.figureFile("linear"))
 }
 
 // writeNonlinear writes nonlinear.json, nonlinear.csv and
 // regression-nonlinear.png.
 func writeNonlinear(p *plan, res *nonlinearResult) error {
-	if err := writeJSON(filepath.Join(p.results, "nonlinear.json"), res); err != nil {
+	if err := writeJSON(p.resultFile("nonlinear", "json"), res); err != nil {
 		return err
 	}
 	rows := [][]string{{"L", "gd_rbf_mean", "gd_rbf_std", "gd_softmax_mean", "gd_softmax_std", "tf_softmax_mean", "tf_softmax_std", "oracle"}}
@@ -97,7 +179,7 @@ func writeNonlinear(p *plan, res *nonlinearResult) error {
 		series[i].X = ls
 	}
 	series[3].Err = nil
-	if err := writeCSV(filepath.Join(p.results, "nonlinear.csv"), rows); err != nil {
+	if err := writeCSV(p.resultFile("nonlinear", "csv"), rows); err != nil {
 		return err
 	}
 	top := 0.0
@@ -108,5 +190,5 @@ func writeNonlinear(p *plan, res *nonlinearResult) error {
 	}
 	panel := plot.Lines{Title: fmt.Sprintf("RBF-bump regression, d=%d, N=%d", p.D, p.N),
 		X: plot.Axis{Label: "training contexts L", Log: true, Ticks: ls}, Y: plot.Axis{Label: "test MSE", Min: 0, Max: 1.5 * top}, Series: series}
-	return plot.Figure{Panels: [][]plot.Panel{{panel}}}.Save(filepath.Join(p.figures, "regression-nonlinear"+p.suffix()+".png"))
+	return saveFigure(plot.Figure{Panels: [][]plot.Panel{{panel}}}, p.figureFile("nonlinear"))
 }

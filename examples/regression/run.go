@@ -5,7 +5,6 @@ import (
 	"io"
 	"math"
 	"math/rand/v2"
-	"path/filepath"
 
 	"github.com/gdattn/gdattn/data"
 	"github.com/gdattn/gdattn/gd"
@@ -274,18 +273,17 @@ func dot(a, b []float64) float64 {
 	return s
 }
 
-// saveGD saves a GD model's checkpoint under dir/name (when dir is set).
-func saveGD(f *fitted, dir, name string) (string, error) {
+// saveGD saves a GD model's checkpoint to the directory dir.
+func saveGD(f *fitted, dir string) (string, error) {
 	g, ok := f.model.(*gd.Model)
-	if !ok || dir == "" {
-		return "", nil
+	if !ok {
+		return "", fmt.Errorf("%s is not a GD model", f.spec)
 	}
 	if err := f.runner.Trainer().SyncParams(); err != nil {
 		return "", err
 	}
-	p := filepath.Join(dir, name)
-	if err := g.Save(p); err != nil {
+	if err := g.Save(dir); err != nil {
 		return "", err
 	}
-	return p, nil
+	return dir, nil
 }
