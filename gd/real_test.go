@@ -6,6 +6,7 @@ import (
 	"math/rand/v2"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/gdattn/gdattn/graph"
 	"github.com/gdattn/gdattn/graph/graphtest"
@@ -391,11 +392,52 @@ func TestGaussianSizes(t *testing.T) {
 		{"D", Config{D: huge, DPrime: 1, N: 5}, 2, "D = 1099511627776"},
 		{"tokens", Config{D: 1 << 12, DPrime: 1, N: 1 << 10}, 1 << 10, "(tokens)"},
 		{"batch", Config{D: 3, DPrime: 1, N: 5}, huge, "batch"},
+		{"N", Config{D: 3, DPrime: 1, N: huge}, 2, "N = 1099511627776"},
+		{"Blocks", Config{D: 3, DPrime: 1, N: 5, Blocks: huge}, 2, "Blocks"},
+		{"Heads", Config{D: 3, DPrime: 1, N: 5, Heads: huge}, 2, "Heads"},
+		{"Blocks·Heads", Config{D: 3, DPrime: 1, N: 5, Blocks: 64, Heads: 64}, 2, "Blocks·Heads"},
+		{"kernel depth", Config{D: 3, DPrime: 1, N: 5, Kernel: nestedScaled(layers.MaxKernelDepth + 1)}, 2, "Kernel"},
 	} {
 		tc.cfg.Likelihood = Gaussian()
 		s, _ := graph.NewScope(graph.Float64, 1)
 		if m, err := NewModel(s, tc.cfg, tc.batch); m != nil || err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%s: NewModel: %v, want an error naming %q", tc.name, err, tc.want)
 		}
+	}
+}
+
+// nestedScaled is the linear kernel scaled depth times, nested.
+func nestedScaled(depth int) layers.KernelSpec {
+	var k layers.KernelSpec = layers.Linear()
+	for i := 0; i < depth; i++ {
+		k = layers.Scaled(1, k)
+	}
+	return k
+}
+
+// TestReferenceRealBounds: ReferenceReal refuses, at once and naming the
+// argument, Steps beyond the GD models' limit and sizes whose f and
+// E(Y | f) over all steps cannot be held, as Reference does.
+func TestReferenceRealBounds(t *testing.T) {
+	x, y := make([]float64, 2*3), make([]float64, 2*1)
+	for _, tc := range []struct {
+		name  string
+		steps int
+		want  string
+	}{
+		{"steps 2^40", 1 << 40, "cfg.Steps = 1099511627776"},
+		{"steps 2^10+1", 1<<10 + 1, "cfg.Steps = 1025"},
+	} {
+		start := time.Now()
+		_, err := ReferenceReal(x, y, 1, 2, 3, 1, nil, ReferenceConfig{Steps: tc.steps, Alpha: 1, Kernel: "linear"})
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s: error %v, want one naming %q", tc.name, err, tc.want)
+		}
+		if d := time.Since(start); d > time.Second {
+			t.Errorf("%s: took %v to refuse", tc.name, d)
+		}
+	}
+	if _, err := ReferenceReal(x, y, 1, 2, 3, 1, nil, ReferenceConfig{Steps: 1 << 10, Alpha: 1, Kernel: "linear"}); err != nil {
+		t.Errorf("steps 2^10: %v", err)
 	}
 }

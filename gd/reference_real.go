@@ -3,6 +3,8 @@ package gd
 import (
 	"fmt"
 	"math"
+
+	"github.com/gdattn/gdattn/internal/bounds"
 )
 
 // ReferenceReal runs K = cfg.Steps steps of the functional gradient descent
@@ -25,7 +27,9 @@ import (
 //
 // ReferenceReal returns an error naming the argument on non-positive sizes
 // or N = 0, wrong slice lengths, NaN or ±Inf in x, in a context y, in Alpha
-// or Gamma, negative Steps, an unknown kernel, or if the kernel or f
+// or Gamma, negative Steps or more than the GD models' limit (2^10,
+// internal/bounds.MaxUnits), sizes whose f and E(Y | f) over all steps
+// exceed internal/bounds' limits, an unknown kernel, or if the kernel or f
 // overflows.
 func ReferenceReal(x, y []float64, B, T, d, dY int, lik RealLikelihood, cfg ReferenceConfig) (*ReferenceResult, error) {
 	if lik == nil {
@@ -121,8 +125,15 @@ func refCheckRealArgs(x, y []float64, B, T, d, dY int, cfg ReferenceConfig) erro
 		return fmt.Errorf("gd: ReferenceReal: len(y) = %d, want B*T*dY = %d", len(y), B*T*dY)
 	case cfg.Steps < 0:
 		return fmt.Errorf("gd: ReferenceReal: cfg.Steps = %d, want >= 0", cfg.Steps)
+	case cfg.Steps > bounds.MaxUnits:
+		return fmt.Errorf("gd: ReferenceReal: cfg.Steps = %d, want at most %d (the GD models' limit of steps, internal/bounds.MaxUnits)", cfg.Steps, bounds.MaxUnits)
 	case math.IsNaN(cfg.Alpha) || math.IsInf(cfg.Alpha, 0):
 		return fmt.Errorf("gd: ReferenceReal: cfg.Alpha = %v, want a finite value", cfg.Alpha)
+	}
+	if err := bounds.Elements(bounds.Term{What: "B·T·d (x)", Dims: []int{B, T, d}},
+		bounds.Term{What: "2·(cfg.Steps+1)·B·T·dY (F and E of every step)", Dims: []int{2, cfg.Steps + 1, B, T, dY},
+			Tensor: "B·T·dY", TensorDims: []int{B, T, dY}}); err != nil {
+		return fmt.Errorf("gd: ReferenceReal: %w", err)
 	}
 	if cfg.KernelFunc != nil {
 		if cfg.Kernel != "" {

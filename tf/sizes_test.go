@@ -96,3 +96,43 @@ func TestNewGPTSizes(t *testing.T) {
 		t.Errorf("nil scope: error %v, want one saying the scope is nil", err)
 	}
 }
+
+// TestNewRegressorSizes: the Regressor's sizes, layers and heads are
+// bounded like the other models' (internal/bounds): refused at once, with
+// an error naming the field, before any parameter is created.
+func TestNewRegressorSizes(t *testing.T) {
+	ok := RegressorConfig{D: 3, DY: 2, N: 5}
+	for _, tc := range []struct {
+		name  string
+		mod   func(*RegressorConfig)
+		batch int
+		want  string
+	}{
+		{"D", func(c *RegressorConfig) { c.D = huge }, 2, "D = 1099511627776"},
+		{"DY", func(c *RegressorConfig) { c.DY = huge }, 2, "DY = 1099511627776"},
+		{"N", func(c *RegressorConfig) { c.N = math.MaxInt }, 2, "N = 9223372036854775807"},
+		{"Layers", func(c *RegressorConfig) { c.Layers = huge }, 2, "Layers"},
+		{"Heads", func(c *RegressorConfig) { c.Heads = huge }, 2, "Heads"},
+		{"Layers·Heads", func(c *RegressorConfig) { c.Layers, c.Heads = 64, 64 }, 2, "Layers·Heads"},
+		{"batch", func(c *RegressorConfig) {}, huge, "batch"},
+		{"kernel weights", func(c *RegressorConfig) { c.N = 1 << 16 }, 1 << 4, "Layers·Heads·batch·(N+1)·N"},
+		{"attention matrices", func(c *RegressorConfig) { c.D, c.Heads = 1<<16, 16 }, 1, "Layers·Heads·4·D·D"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			cfg := ok
+			tc.mod(&cfg)
+			s, _ := graph.NewScope(graph.Float64, 1)
+			start := time.Now()
+			m, err := NewRegressor(s, cfg, tc.batch)
+			if m != nil || err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Errorf("NewRegressor: %v, want an error naming %q", err, tc.want)
+			}
+			if d := time.Since(start); d > time.Second {
+				t.Errorf("NewRegressor took %v to refuse", d)
+			}
+			if ps := s.ParamNames(); len(ps) != 0 {
+				t.Errorf("a refused NewRegressor created parameters %v", ps)
+			}
+		})
+	}
+}

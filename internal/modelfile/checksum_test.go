@@ -8,6 +8,7 @@ import (
 
 	"github.com/gdattn/gdattn/gd"
 	"github.com/gdattn/gdattn/graph"
+	"github.com/gdattn/gdattn/layers"
 	"github.com/gdattn/gdattn/tf"
 )
 
@@ -22,11 +23,17 @@ func TestLoadersVerifyConfigChecksum(t *testing.T) {
 		"gd": func(s *graph.Scope) (saver, error) {
 			return gd.NewModel(s, gd.Config{D: 2, DPrime: 2, C: 3, N: 3, Blocks: 1}, 1)
 		},
+		"gd gaussian": func(s *graph.Scope) (saver, error) {
+			return gd.NewModel(s, gd.Config{D: 2, DPrime: 2, N: 3, Blocks: 1, Kernel: layers.Linear(), Likelihood: gd.Gaussian()}, 1)
+		},
 		"gd_lm": func(s *graph.Scope) (saver, error) {
 			return gd.NewLM(s, gd.LMConfig{Vocab: 5, DPrime: 4, Context: 3, Steps: 1}, gd.LMOptions{Batch: 1})
 		},
 		"tf": func(s *graph.Scope) (saver, error) {
 			return tf.NewModel(s, tf.Config{D: 2, DPrime: 2, C: 3, N: 3, Layers: 1}, 1)
+		},
+		"tf_regressor": func(s *graph.Scope) (saver, error) {
+			return tf.NewRegressor(s, tf.RegressorConfig{D: 2, DY: 2, N: 3, Layers: 1}, 1)
 		},
 		"tf_gpt": func(s *graph.Scope) (saver, error) {
 			return tf.NewGPT(s, tf.GPTConfig{Vocab: 5, Context: 3, DModel: 4, Heads: 2, Layers: 1}, tf.GPTOptions{Batch: 1})
@@ -40,16 +47,24 @@ func TestLoadersVerifyConfigChecksum(t *testing.T) {
 			{"gd.Load", func(dir string) error { _, err := gd.Load(dir, 1); return err }},
 			{"gd.LoadConfig", func(dir string) error { _, _, err := gd.LoadConfig(dir); return err }},
 		},
-		"gd_lm":  {{"gd.LoadLM", func(dir string) error { _, err := gd.LoadLM(dir, gd.LMOptions{Batch: 1}); return err }}},
-		"tf":     {{"tf.Load", func(dir string) error { _, err := tf.Load(dir, 1); return err }}},
-		"tf_gpt": {{"tf.LoadGPT", func(dir string) error { _, err := tf.LoadGPT(dir, tf.GPTOptions{Batch: 1}); return err }}},
+		"gd gaussian": {
+			{"gd.Load", func(dir string) error { _, err := gd.Load(dir, 1); return err }},
+			{"gd.LoadConfig", func(dir string) error { _, _, err := gd.LoadConfig(dir); return err }},
+		},
+		"tf_regressor": {{"tf.LoadRegressor", func(dir string) error { _, err := tf.LoadRegressor(dir, 1); return err }}},
+		"gd_lm":        {{"gd.LoadLM", func(dir string) error { _, err := gd.LoadLM(dir, gd.LMOptions{Batch: 1}); return err }}},
+		"tf":           {{"tf.Load", func(dir string) error { _, err := tf.Load(dir, 1); return err }}},
+		"tf_gpt":       {{"tf.LoadGPT", func(dir string) error { _, err := tf.LoadGPT(dir, tf.GPTOptions{Batch: 1}); return err }}},
 	}
 	// Each edit keeps the config valid and its parameters unchanged.
 	edits := map[string][2]string{
-		"gd":     {`"blocks": 1`, `"blocks": 3`},
-		"gd_lm":  {`"steps": 1`, `"steps": 3`},
-		"tf":     {`"n": 3`, `"n": 5`},
-		"tf_gpt": {`"heads": 2`, `"heads": 4`},
+		"gd": {`"blocks": 1`, `"blocks": 3`},
+		// The Gaussian GD model: 1 -> 3 steps, the same parameters.
+		"gd gaussian":  {`"blocks": 1`, `"blocks": 3`},
+		"tf_regressor": {`"n": 3`, `"n": 5`},
+		"gd_lm":        {`"steps": 1`, `"steps": 3`},
+		"tf":           {`"n": 3`, `"n": 5`},
+		"tf_gpt":       {`"heads": 2`, `"heads": 4`},
 	}
 	for fam, mk := range build {
 		s, err := graph.NewScope(graph.Float64, 1)

@@ -14,8 +14,9 @@ import (
 // FuzzLoadConfig saves a checkpoint whose model config is fuzzed JSON
 // (sealed: its checksums match, so the loaders get past the integrity
 // check to decoding and validating it) beside a small valid parameter set,
-// then runs every loader on it: gd.Load, gd.LoadConfig, gd.LoadLM, tf.Load
-// and tf.LoadGPT must return, never panic, whatever the config holds
+// then runs every loader on it: gd.Load, gd.LoadConfig, gd.LoadLM, tf.Load,
+// tf.LoadGPT and tf.LoadRegressor must return, never panic, whatever the
+// config holds
 // (unknown keys, wrong types, huge sizes, kernels nested without bound). A
 // config LoadConfig accepts must be valid and encode again.
 func FuzzLoadConfig(f *testing.F) {
@@ -27,6 +28,8 @@ func FuzzLoadConfig(f *testing.F) {
 		`{"dtype":"float64","gd_lm":{"vocab":5,"d_prime":4,"context":3,"steps":1,"kernel":"softmax"}}`,
 		`{"dtype":"float64","tf":{"d":2,"d_prime":2,"c":3,"n":3,"layers":1,"heads":1,"dk":6}}`,
 		`{"dtype":"float64","tf_gpt":{"vocab":5,"context":3,"d_model":4,"heads":2,"layers":1}}`,
+		`{"dtype":"float64","gd":{"d":2,"d_prime":1,"n":3,"blocks":2,"likelihood":"gaussian","kernel":{"name":"rbf","gamma":0.5,"learnable":true}}}`,
+		`{"dtype":"float64","tf_regressor":{"d":2,"d_y":1,"n":3,"layers":2,"heads":1,"kernel":"softmax"}}`,
 		`{"dtype":"float64","gd":{"d":2,"d":3}}`,
 		`{"dtype":"float64","gd":{"D":2}}`,
 	} {
@@ -59,5 +62,6 @@ func FuzzLoadConfig(f *testing.F) {
 		gd.LoadLM(dir, gd.LMOptions{Batch: 1})
 		tf.Load(dir, 1)
 		tf.LoadGPT(dir, tf.GPTOptions{Batch: 1})
+		tf.LoadRegressor(dir, 1)
 	})
 }
