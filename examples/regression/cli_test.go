@@ -120,7 +120,10 @@ func TestInputAndOutputFiles(t *testing.T) {
 		clitest.Usage("x directory", eval(dir, y, filepath.Join(fresh, "p.npy")), "-x", "directory"),
 		clitest.Usage("pred is a directory", eval(x, y, dir), "-pred", dir),
 		clitest.Usage("pred under a file", eval(x, y, filepath.Join(file, "p.npy")), "-pred", "not a directory"),
-		clitest.Usage("pred is a device", eval(x, y, "/dev/null"), "-pred", "/dev/null"),
+		// Not a device such as /dev/null: a command that wrongly let it
+		// through would rename its output over it (the write is atomic),
+		// and as root replace the system's /dev/null.
+		clitest.Usage("pred is a FIFO", eval(x, y, fifo), "-pred", fifo, "not a regular file"),
 		clitest.Usage("out is a file", train("-out", file), "-out", file),
 		clitest.Usage("out under a file", train("-out", filepath.Join(file, "ck")), "-out", "not a directory"),
 		clitest.Usage("checkpoint is a file", train("-out", ckOut), "-out", filepath.Join(ckOut, "gd-linear-K1")),
