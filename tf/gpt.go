@@ -7,8 +7,8 @@ import (
 
 	"github.com/gdattn/gdattn/graph"
 	"github.com/gdattn/gdattn/internal/bounds"
+	"github.com/gdattn/gdattn/internal/lmio"
 	"github.com/gdattn/gdattn/layers"
-	"github.com/gdattn/gdattn/losses"
 	"github.com/gdattn/gdattn/ops"
 	G "gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
@@ -245,6 +245,10 @@ type GPT struct {
 	NextLogits           *G.Node
 	Blocks               []*GPTBlock
 
+	// Window holds the inputs and does the feeding, as in gd.LM (the same
+	// code): with Feed and FeedNext, its methods make the model a train.LM.
+	*lmio.Window
+
 	s   *graph.Scope
 	emb *layers.SparseEmbedding
 }
@@ -271,12 +275,14 @@ func (m *GPT) build() (err error) {
 	defer graph.Recover(&err)
 	cfg, s := m.Cfg, m.s
 	B, T, d, V := m.Batch, cfg.Context, cfg.DModel, cfg.Vocab
-	if m.IDs, err = layers.NewIDs(s, "ids", B, T); err != nil {
+	if m.Window, err = lmio.New(s, "tf: gpt", B, T, V, m.Next); err != nil {
 		return err
 	}
+	m.IDs, _, _, _, _ = lmio.Nodes(m.Window)
 	if m.emb, err = layers.NewSparseEmbedding(s.Sub("wte"), layers.EmbeddingConfig{Vocab: V, Dim: d, WInit: graph.Normal(0.02)}); err != nil {
 		return err
 	}
+	lmio.SetEmbedding(m.Window, m.emb)
 	wpe, err := s.Param("wpe", tensor.Shape{T, d}, graph.Normal(0.02))
 	if err != nil {
 		return err
@@ -295,16 +301,7 @@ func (m *GPT) build() (err error) {
 		m.Blocks = append(m.Blocks, blk)
 		x = G.Must(blk.Forward(x))
 	}
-	var h *G.Node
-	if m.Next {
-		if m.Select, err = s.Input("select", tensor.Shape{B, T}); err != nil {
-			return err
-		}
-		sel := G.Must(ops.Reshape(m.Select, tensor.Shape{B, 1, T}))                                // (B, 1, T)
-		h = G.Must(ops.Reshape(G.Must(G.BatchedMatMul(sel, x, false, false)), tensor.Shape{B, d})) // (B, d')
-	} else {
-		h = G.Must(ops.Reshape(x, tensor.Shape{B * T, d})) // (B*T, d')
-	}
+	h := G.Must(lmio.Rows(m.Window, x, d)) // (B*T, d'), or (B, d') at the selected positions with Next
 	lnf, err := layers.NewLayerNorm(s.Sub("ln_f"), layers.LayerNormConfig{Dim: d})
 	if err != nil {
 		return err
@@ -315,13 +312,11 @@ func (m *GPT) build() (err error) {
 	if err != nil {
 		return err
 	}
-	if m.Next {
-		m.NextLogits = logits
-		return nil
+	if err := lmio.SetLogits(m.Window, logits); err != nil {
+		return err
 	}
-	m.Logits = logits
-	m.Targets, err = layers.NewIDs(s, "targets", B*T)
-	return err
+	_, m.Targets, m.Select, m.Logits, m.NextLogits = lmio.Nodes(m.Window)
+	return nil
 }
 
 // Scope is the scope holding the model's parameters.
@@ -354,37 +349,7 @@ func (m *GPT) NumParams() (attention, rest int) {
 }
 
 // Feed writes one training minibatch; see gd.LM.Feed.
-func (m *GPT) Feed(ids, targets []int) error {
-	if m.Next {
-		return fmt.Errorf("tf: gpt: Feed on a generation graph (use FeedNext)")
-	}
-	if err := losses.SetLabels(m.Targets, targets, m.Cfg.Vocab); err != nil {
-		return fmt.Errorf("tf: gpt: targets: %w", err)
-	}
-	if err := m.emb.SetIDs(m.IDs, ids); err != nil {
-		return fmt.Errorf("tf: gpt: ids: %w", err)
-	}
-	return nil
-}
+func (m *GPT) Feed(ids, targets []int) error { return m.Window.Feed(ids, targets) }
 
 // FeedNext writes a generation minibatch; see gd.LM.FeedNext.
-func (m *GPT) FeedNext(ids, lengths []int) error {
-	if !m.Next {
-		return fmt.Errorf("tf: gpt: FeedNext on a training graph (build with GPTOptions.Next)")
-	}
-	if len(lengths) != m.Batch {
-		return fmt.Errorf("tf: gpt: %d lengths for a batch of %d", len(lengths), m.Batch)
-	}
-	T := m.Cfg.Context
-	sel := make([]float64, m.Batch*T)
-	for b, l := range lengths {
-		if l < 1 || l > T {
-			return fmt.Errorf("tf: gpt: length %d of sequence %d is outside [1, %d]", l, b, T)
-		}
-		sel[b*T+l-1] = 1
-	}
-	if err := m.emb.SetIDs(m.IDs, ids); err != nil {
-		return fmt.Errorf("tf: gpt: ids: %w", err)
-	}
-	return graph.SetValue(m.Select, sel)
-}
+func (m *GPT) FeedNext(ids, lengths []int) error { return m.Window.FeedNext(ids, lengths) }
