@@ -329,7 +329,7 @@ func (m *LM) build() (err error) {
 			f = G.Must(G.Add(f, delta))
 		}
 	}
-	m.F = G.Must(ops.Slice(f, 1, 1, T+1)) // (B, T, d'): queries at positions 1..T
+	m.F = G.Must(ops.Slice(f, 1, 1, T+1))    // (B, T, d'): queries at positions 1..T
 	h := G.Must(lmio.Rows(m.Window, m.F, d)) // (B*T, d'), or (B, d') at the selected positions with Next
 	if cfg.FF {
 		ln, err := layers.NewLayerNorm(s.Sub("ff").Sub("ln"), layers.LayerNormConfig{Dim: d})
