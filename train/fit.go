@@ -243,8 +243,17 @@ type Metrics struct {
 	Seconds float64
 }
 
+// String formats the metrics on one line; an oracle that is not known (NaN:
+// the set carries no true probabilities) prints as "oracle unknown".
 func (m Metrics) String() string {
-	return fmt.Sprintf("top-1 %.4f  NLL %.4f  oracle %.4f  (%d contexts)", m.Top1, m.NLL, m.Oracle, m.N)
+	return fmt.Sprintf("top-1 %.4f  NLL %.4f  %s  (%d contexts)", m.Top1, m.NLL, oracleString(m.Oracle), m.N)
+}
+
+func oracleString(o float64) string {
+	if math.IsNaN(o) {
+		return "oracle unknown"
+	}
+	return fmt.Sprintf("oracle %.4f", o)
 }
 
 // Predict returns the query probabilities (b.B, C) of every context of b,
