@@ -137,15 +137,12 @@ func (cfg LMConfig) checkSizes(batch int) error {
 	return nil
 }
 
-// LMOptions says what graph [NewLM] builds.
-type LMOptions struct {
-	// Batch is the number B of sequences per run (required).
-	Batch int
-	// Next builds the generation graph: instead of every position's logits
-	// and the loss, the logits of one position per sequence (chosen by
-	// FeedNext), (B, C).
-	Next bool
-}
+// LMOptions says what graph [NewLM] builds: Batch is the number B of
+// sequences per run (required); Next builds the generation graph, whose
+// NextLogits (B, C) are the logits of one position per sequence (chosen by
+// FeedNext), instead of the training graph's Logits (B·T, C) and Targets.
+// tf.GPTOptions is the same type.
+type LMOptions = lmio.Options
 
 // LM is a GD language model: one pass of attention performing K steps of
 // functional GD on a window of T tokens predicts every next token.
@@ -212,21 +209,12 @@ type LM struct {
 }
 
 // NewLM builds the model's graph in s.
-func NewLM(s *graph.Scope, cfg LMConfig, opts LMOptions) (m *LM, err error) {
-	if s == nil {
-		return nil, fmt.Errorf("gd: lm: scope is nil")
-	}
-	if cfg, err = cfg.Validate(); err != nil {
-		return nil, err
-	}
-	if err := cfg.checkSizes(opts.Batch); err != nil {
-		return nil, err
-	}
-	m = &LM{Cfg: cfg, Batch: opts.Batch, Next: opts.Next, s: s}
-	if err := m.build(); err != nil {
-		return nil, fmt.Errorf("gd: lm %q: %w", s.Path(), err)
-	}
-	return m, nil
+func NewLM(s *graph.Scope, cfg LMConfig, opts LMOptions) (*LM, error) {
+	sizes := func(c LMConfig) error { return c.checkSizes(opts.Batch) }
+	return lmio.Build("gd: lm", s, cfg, sizes, func(c LMConfig) (*LM, error) {
+		m := &LM{Cfg: c, Batch: opts.Batch, Next: opts.Next, s: s}
+		return m, m.build()
+	})
 }
 
 // Scope is the scope holding the model's parameters.
@@ -262,14 +250,10 @@ func (m *LM) build() (err error) {
 	defer graph.Recover(&err)
 	cfg, s := m.Cfg, m.s
 	B, T, d, V := m.Batch, cfg.Context, cfg.DPrime, cfg.Vocab
-	if m.Window, err = lmio.New(s, "gd: lm", B, T, V, m.Next); err != nil {
+	if m.Window, m.emb, err = lmio.New(s, "gd: lm", B, T, V, d, cfg.EmbedInit, m.Next); err != nil {
 		return err
 	}
-	m.IDs, _, _, _, _ = lmio.Nodes(m.Window)
-	if m.emb, err = layers.NewSparseEmbedding(s.Sub("wte"), layers.EmbeddingConfig{Vocab: V, Dim: d, WInit: cfg.EmbedInit}); err != nil {
-		return err
-	}
-	lmio.SetEmbedding(m.Window, m.emb)
+	m.IDs = lmio.IDs(m.Window)
 	var we *G.Node // W_e (d', C), a transposed copy of the table: only for E(w_e|f) of later steps
 	if cfg.Steps > 1 && !cfg.MeanE {
 		if we, err = m.emb.We(); err != nil {
@@ -345,22 +329,11 @@ func (m *LM) build() (err error) {
 		u := G.Must(ffn.Forward(G.Must(ln.Forward(h))))
 		h = G.Must(G.Add(h, u)) // f + FF(LN(f))
 	}
-	lnf, err := layers.NewLayerNorm(s.Sub("ln_f"), layers.LayerNormConfig{Dim: d})
-	if err != nil {
+	// LN(h) W_e with W_e = wteᵀ, the logits (rows, C).
+	if err := lmio.Head(m.Window, h, d); err != nil {
 		return err
 	}
-	h = G.Must(lnf.Forward(h))
-	// h W_e with W_e = wteᵀ (ops.TiedLogits: the transpose handed to
-	// BLAS, no (d', C) copy, and the (rows, C) output and the gradients kept
-	// in buffers reused from run to run).
-	logits, err := m.emb.Logits(h) // (rows, C)
-	if err != nil {
-		return err
-	}
-	if err := lmio.SetLogits(m.Window, logits); err != nil {
-		return err
-	}
-	_, m.Targets, m.Select, m.Logits, m.NextLogits = lmio.Nodes(m.Window)
+	m.IDs, m.Targets, m.Select, m.Logits, m.NextLogits = lmio.Nodes(m.Window)
 	return nil
 }
 

@@ -5,13 +5,14 @@ import (
 	"math"
 	"math/rand/v2"
 
+	G "gorgonia.org/gorgonia"
+	"gorgonia.org/tensor"
+
 	"github.com/gdattn/gdattn/graph"
 	"github.com/gdattn/gdattn/internal/bounds"
 	"github.com/gdattn/gdattn/internal/lmio"
 	"github.com/gdattn/gdattn/layers"
 	"github.com/gdattn/gdattn/ops"
-	G "gorgonia.org/gorgonia"
-	"gorgonia.org/tensor"
 )
 
 // GPTConfig describes a GPT-2-style language model, the Transformer baseline
@@ -99,15 +100,10 @@ func (cfg GPTConfig) checkSizes(batch int) error {
 	return nil
 }
 
-// GPTOptions says what graph [NewGPT] builds.
-type GPTOptions struct {
-	// Batch is the number B of sequences per run (required).
-	Batch int
-	// Next builds the generation graph (the logits of one position per
-	// sequence, chosen by FeedNext) instead of every position's logits and
-	// the loss.
-	Next bool
-}
+// GPTOptions says what graph [NewGPT] builds: Batch sequences per run
+// (required) and, with Next, the generation graph; the same type as
+// gd.LMOptions.
+type GPTOptions = lmio.Options
 
 // GPTBlock is one pre-norm transformer block (nanoGPT's Block):
 //
@@ -254,35 +250,22 @@ type GPT struct {
 }
 
 // NewGPT builds the model's graph in s.
-func NewGPT(s *graph.Scope, cfg GPTConfig, opts GPTOptions) (m *GPT, err error) {
-	if s == nil {
-		return nil, fmt.Errorf("tf: gpt: scope is nil")
-	}
-	if cfg, err = cfg.Validate(); err != nil {
-		return nil, err
-	}
-	if err := cfg.checkSizes(opts.Batch); err != nil {
-		return nil, err
-	}
-	m = &GPT{Cfg: cfg, Batch: opts.Batch, Next: opts.Next, s: s}
-	if err := m.build(); err != nil {
-		return nil, fmt.Errorf("tf: gpt %q: %w", s.Path(), err)
-	}
-	return m, nil
+func NewGPT(s *graph.Scope, cfg GPTConfig, opts GPTOptions) (*GPT, error) {
+	sizes := func(c GPTConfig) error { return c.checkSizes(opts.Batch) }
+	return lmio.Build("tf: gpt", s, cfg, sizes, func(c GPTConfig) (*GPT, error) {
+		m := &GPT{Cfg: c, Batch: opts.Batch, Next: opts.Next, s: s}
+		return m, m.build()
+	})
 }
 
 func (m *GPT) build() (err error) {
 	defer graph.Recover(&err)
-	cfg, s := m.Cfg, m.s
-	B, T, d, V := m.Batch, cfg.Context, cfg.DModel, cfg.Vocab
-	if m.Window, err = lmio.New(s, "tf: gpt", B, T, V, m.Next); err != nil {
+	cfg := m.Cfg
+	if m.Window, m.emb, err = lmio.New(m.s, "tf: gpt", m.Batch, cfg.Context, cfg.Vocab, cfg.DModel, graph.Normal(0.02), m.Next); err != nil {
 		return err
 	}
-	m.IDs, _, _, _, _ = lmio.Nodes(m.Window)
-	if m.emb, err = layers.NewSparseEmbedding(s.Sub("wte"), layers.EmbeddingConfig{Vocab: V, Dim: d, WInit: graph.Normal(0.02)}); err != nil {
-		return err
-	}
-	lmio.SetEmbedding(m.Window, m.emb)
+	m.IDs = lmio.IDs(m.Window)
+	s, B, T, d := m.s, m.Batch, cfg.Context, cfg.DModel
 	wpe, err := s.Param("wpe", tensor.Shape{T, d}, graph.Normal(0.02))
 	if err != nil {
 		return err
@@ -302,20 +285,11 @@ func (m *GPT) build() (err error) {
 		x = G.Must(blk.Forward(x))
 	}
 	h := G.Must(lmio.Rows(m.Window, x, d)) // (B*T, d'), or (B, d') at the selected positions with Next
-	lnf, err := layers.NewLayerNorm(s.Sub("ln_f"), layers.LayerNormConfig{Dim: d})
-	if err != nil {
+	// Tied to wte: ln_f(h) wteᵀ, the logits (rows, C).
+	if err := lmio.Head(m.Window, h, d); err != nil {
 		return err
 	}
-	// Tied to wte: ln_f(h) wteᵀ by ops.TiedLogits (the transpose handed to
-	// BLAS rather than materialised; output and gradients in reused buffers).
-	logits, err := m.emb.Logits(G.Must(lnf.Forward(h))) // (rows, C)
-	if err != nil {
-		return err
-	}
-	if err := lmio.SetLogits(m.Window, logits); err != nil {
-		return err
-	}
-	_, m.Targets, m.Select, m.Logits, m.NextLogits = lmio.Nodes(m.Window)
+	m.IDs, m.Targets, m.Select, m.Logits, m.NextLogits = lmio.Nodes(m.Window)
 	return nil
 }
 

@@ -40,19 +40,21 @@ type Window struct {
 	codec          *data.TextCodec
 }
 
-// New creates the ids input (B, T) in s, named "ids". who prefixes errors.
-func New(s *graph.Scope, who string, batch, context, vocab int, next bool) (*Window, error) {
-	ids, err := layers.NewIDs(s, "ids", batch, context)
-	if err != nil {
-		return nil, err
-	}
-	return &Window{who: who, s: s, batch: batch, context: context, vocab: vocab, next: next, ids: ids}, nil
-}
-
-// SetEmbedding sets the embedding whose SetIDs writes w's ids. (The
+// New creates, in s, the ids input (B, T) named "ids" and the token
+// embedding "wte" (C, d) initialised by winit. who prefixes errors. (The
 // functions that build a model are package functions, not methods, so that
 // a model embedding a *Window exports only the methods its users need.)
-func SetEmbedding(w *Window, e *layers.SparseEmbedding) { w.emb = e }
+func New(s *graph.Scope, who string, batch, context, vocab, d int, winit graph.Initializer, next bool) (*Window, *layers.SparseEmbedding, error) {
+	ids, err := layers.NewIDs(s, "ids", batch, context)
+	if err != nil {
+		return nil, nil, err
+	}
+	emb, err := layers.NewSparseEmbedding(s.Sub("wte"), layers.EmbeddingConfig{Vocab: vocab, Dim: d, WInit: winit})
+	if err != nil {
+		return nil, nil, err
+	}
+	return &Window{who: who, s: s, batch: batch, context: context, vocab: vocab, next: next, ids: ids, emb: emb}, emb, nil
+}
 
 // Rows returns the rows of x (B, T, d) whose logits the graph computes:
 // every position, (B·T, d), for a training graph; the selected one,
@@ -215,3 +217,61 @@ func Rebuild[M any](src *graph.Scope, build func(*graph.Scope) (M, error)) (M, e
 	}
 	return m, nil
 }
+
+// Build validates cfg (its Validate fills the defaults), checks the sizes
+// it implies with sizes, and builds the model with build in s; an error of
+// build is prefixed with who and s's path. gd.NewLM and tf.NewGPT are
+// written with it.
+func Build[C interface{ Validate() (C, error) }, M any](who string, s *graph.Scope, cfg C, sizes func(C) error, build func(C) (M, error)) (M, error) {
+	var zero M
+	if s == nil {
+		return zero, fmt.Errorf("%s: scope is nil", who)
+	}
+	cfg, err := cfg.Validate()
+	if err != nil {
+		return zero, err
+	}
+	if err := sizes(cfg); err != nil {
+		return zero, err
+	}
+	m, err := build(cfg)
+	if err != nil {
+		return zero, fmt.Errorf("%s %q: %w", who, s.Path(), err)
+	}
+	return m, nil
+}
+
+// Options says what graph a language model's constructor builds (gd.LMOptions
+// and tf.GPTOptions are this type).
+type Options struct {
+	// Batch is the number B of sequences per run (required).
+	Batch int
+	// Next builds the generation graph: instead of every position's logits
+	// (B·T, C) and the targets, the logits (B, C) of one position per
+	// sequence, chosen by FeedNext.
+	Next bool
+}
+
+// Head builds the output of both families on the rows h (rows, d) of
+// [Rows] (after the body): the final layer norm "ln_f", then the logits
+// ln_f(h) W_e tied to the token embedding (ops.TiedLogits: the transpose
+// handed to BLAS, no (d, C) copy, output and gradients in buffers reused
+// from run to run), recorded as by [SetLogits].
+func Head(w *Window, h *G.Node, d int) error {
+	lnf, err := layers.NewLayerNorm(w.s.Sub("ln_f"), layers.LayerNormConfig{Dim: d})
+	if err != nil {
+		return err
+	}
+	x, err := lnf.Forward(h)
+	if err != nil {
+		return err
+	}
+	logits, err := w.emb.Logits(x) // (rows, C)
+	if err != nil {
+		return err
+	}
+	return SetLogits(w, logits)
+}
+
+// IDs returns w's ids input (B, T).
+func IDs(w *Window) *G.Node { return w.ids }
