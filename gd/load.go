@@ -150,7 +150,7 @@ func (m *LM) Rebuild(opts LMOptions) (*LM, error) {
 	if err != nil {
 		return nil, fmt.Errorf("gd: lm: rebuild: %w", err)
 	}
-	return r, r.SetTextCodec(m.TextCodec())
+	return lmio.WithCodec(r, m.TextCodec())
 }
 
 // LoadLM reads the checkpoint of a GD language model in dir and returns
@@ -186,7 +186,7 @@ func LoadLM(dir string, opts LMOptions) (*LM, error) {
 	if err != nil {
 		return nil, err
 	}
-	return m, m.SetTextCodec(codec)
+	return lmio.WithCodec(m, codec)
 }
 
 // params lists the parameters a language model of the validated cfg

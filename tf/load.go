@@ -123,7 +123,7 @@ func (m *GPT) Rebuild(opts GPTOptions) (*GPT, error) {
 	if err != nil {
 		return nil, fmt.Errorf("tf: gpt: rebuild: %w", err)
 	}
-	return r, r.SetTextCodec(m.TextCodec())
+	return lmio.WithCodec(r, m.TextCodec())
 }
 
 // LoadGPT reads the checkpoint of a GPT in dir and returns the model, built
@@ -152,7 +152,7 @@ func LoadGPT(dir string, opts GPTOptions) (*GPT, error) {
 	if err != nil {
 		return nil, err
 	}
-	return m, m.SetTextCodec(codec)
+	return lmio.WithCodec(m, codec)
 }
 
 // params lists the parameters a GPT of the validated cfg creates, in

@@ -275,3 +275,13 @@ func Head(w *Window, h *G.Node, d int) error {
 
 // IDs returns w's ids input (B, T).
 func IDs(w *Window) *G.Node { return w.ids }
+
+// WithCodec gives m the text codec c and returns m, or the zero M and the
+// error.
+func WithCodec[M interface{ SetTextCodec(*data.TextCodec) error }](m M, c *data.TextCodec) (M, error) {
+	if err := m.SetTextCodec(c); err != nil {
+		var zero M
+		return zero, err
+	}
+	return m, nil
+}
