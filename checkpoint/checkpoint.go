@@ -32,7 +32,7 @@ const (
 )
 
 // Manifest describes the arrays of a checkpoint. It is stored, with the
-// caller's model config, in the checkpoint's config.json (see "Checkpoint format" in README.md).
+// caller's model config, in the checkpoint's config.json (see docs/checkpoints.md).
 type Manifest struct {
 	Format  string          `json:"format"`  // the constant Format
 	Version int             `json:"version"` // the constant Version

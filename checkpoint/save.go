@@ -59,7 +59,7 @@ type plannedFile struct {
 // Save writes the parameters of s (s.Params(), with their current values),
 // config (marshalled with encoding/json; may be nil) and the optional
 // optimiser state and extra arrays of opts to the directory dir, replacing
-// the checkpoint already there. See "Checkpoint format" in README.md.
+// the checkpoint already there. See docs/checkpoints.md.
 //
 // Every save writes a complete new directory, never touched again once in
 // place, and swaps it with dir atomically:

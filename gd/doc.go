@@ -108,9 +108,23 @@
 // fixed_alpha, the kernel's under "kernel/" (a learnable built-in:
 // "kernel/log_gamma" ()), and with heads > 1 "head<m>/lambda" (1, d) and
 // "head<m>/p" (d', d'); each is stored as <name with "/" as "__">.npy.
-// README.md ("Config schema") shows a checkpoint written by numpy alone.
+// README.md ("Saving and loading models") shows a checkpoint written by numpy alone.
 // [Model.SavedConfig] returns the config object, for saving with optimiser
 // state through checkpoint.Save.
+//
+// A language model's checkpoint is self-contained when the model carries a
+// text codec ([LM.SetTextCodec]; train.LMTrainer.FitText sets it, and
+// [LoadLM] restores it): the config object then holds the tokeniser and the
+// vocabulary,
+//
+//	"text": {"tokenizer": "gpt2", "vocab": "restricted", "vocab_size": 3237}
+//
+// with the kept GPT-2 ids of a restricted vocabulary in the extra int64
+// array "vocab/gpt_ids" (data.VocabFromGPTIDs), so that a loaded model turns
+// text into ids and back (train.GenerateText) without a side file. A
+// training program may store its own settings under "run" (train.LMConfig.Run;
+// LoadLM ignores it), as examples/language does; LoadLM also ignores the
+// optimiser state, which train.LMTrainer.Resume reads.
 //
 // # Sizes
 //

@@ -5,8 +5,8 @@ import (
 
 	"github.com/gdattn/gdattn/graph"
 	"github.com/gdattn/gdattn/internal/bounds"
+	"github.com/gdattn/gdattn/internal/lmio"
 	"github.com/gdattn/gdattn/layers"
-	"github.com/gdattn/gdattn/losses"
 	"github.com/gdattn/gdattn/ops"
 	G "gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
@@ -137,15 +137,12 @@ func (cfg LMConfig) checkSizes(batch int) error {
 	return nil
 }
 
-// LMOptions says what graph [NewLM] builds.
-type LMOptions struct {
-	// Batch is the number B of sequences per run (required).
-	Batch int
-	// Next builds the generation graph: instead of every position's logits
-	// and the loss, the logits of one position per sequence (chosen by
-	// FeedNext), (B, C).
-	Next bool
-}
+// LMOptions says what graph [NewLM] builds: Batch is the number B of
+// sequences per run (required); Next builds the generation graph, whose
+// NextLogits (B, C) are the logits of one position per sequence (chosen by
+// FeedNext), instead of the training graph's Logits (B·T, C) and Targets.
+// tf.GPTOptions is the same type.
+type LMOptions = lmio.Options
 
 // LM is a GD language model: one pass of attention performing K steps of
 // functional GD on a window of T tokens predicts every next token.
@@ -200,27 +197,24 @@ type LM struct {
 	// NextLogits (B, C) are the logits at the selected positions (Next only).
 	NextLogits *G.Node
 
+	// Window holds the inputs and does the feeding; its methods
+	// BatchSize, ContextLen, VocabSize, Generates, LMOutputs, TextCodec and
+	// SetTextCodec, with Feed and FeedNext, make the model a train.LM (the
+	// same code serves tf.GPT).
+	*lmio.Window
+
 	s          *graph.Scope
 	emb        *layers.SparseEmbedding
 	attnParams G.Nodes
 }
 
 // NewLM builds the model's graph in s.
-func NewLM(s *graph.Scope, cfg LMConfig, opts LMOptions) (m *LM, err error) {
-	if s == nil {
-		return nil, fmt.Errorf("gd: lm: scope is nil")
-	}
-	if cfg, err = cfg.Validate(); err != nil {
-		return nil, err
-	}
-	if err := cfg.checkSizes(opts.Batch); err != nil {
-		return nil, err
-	}
-	m = &LM{Cfg: cfg, Batch: opts.Batch, Next: opts.Next, s: s}
-	if err := m.build(); err != nil {
-		return nil, fmt.Errorf("gd: lm %q: %w", s.Path(), err)
-	}
-	return m, nil
+func NewLM(s *graph.Scope, cfg LMConfig, opts LMOptions) (*LM, error) {
+	sizes := func(c LMConfig) error { return c.checkSizes(opts.Batch) }
+	return lmio.Build("gd: lm", s, cfg, sizes, func(c LMConfig) (*LM, error) {
+		m := &LM{Cfg: c, Batch: opts.Batch, Next: opts.Next, s: s}
+		return m, m.build()
+	})
 }
 
 // Scope is the scope holding the model's parameters.
@@ -256,12 +250,10 @@ func (m *LM) build() (err error) {
 	defer graph.Recover(&err)
 	cfg, s := m.Cfg, m.s
 	B, T, d, V := m.Batch, cfg.Context, cfg.DPrime, cfg.Vocab
-	if m.IDs, err = layers.NewIDs(s, "ids", B, T); err != nil {
+	if m.Window, m.emb, err = lmio.New(s, "gd: lm", B, T, V, d, cfg.EmbedInit, m.Next); err != nil {
 		return err
 	}
-	if m.emb, err = layers.NewSparseEmbedding(s.Sub("wte"), layers.EmbeddingConfig{Vocab: V, Dim: d, WInit: cfg.EmbedInit}); err != nil {
-		return err
-	}
+	m.IDs = lmio.IDs(m.Window)
 	var we *G.Node // W_e (d', C), a transposed copy of the table: only for E(w_e|f) of later steps
 	if cfg.Steps > 1 && !cfg.MeanE {
 		if we, err = m.emb.We(); err != nil {
@@ -321,18 +313,8 @@ func (m *LM) build() (err error) {
 			f = G.Must(G.Add(f, delta))
 		}
 	}
-	m.F = G.Must(ops.Slice(f, 1, 1, T+1)) // (B, T, d'): queries at positions 1..T
-	var h *G.Node
-	if m.Next {
-		if m.Select, err = s.Input("select", tensor.Shape{B, T}); err != nil {
-			return err
-		}
-		sel := G.Must(ops.Reshape(m.Select, tensor.Shape{B, 1, T})) // (B, 1, T)
-		h = G.Must(G.BatchedMatMul(sel, m.F, false, false))         // (B, 1, d')
-		h = G.Must(ops.Reshape(h, tensor.Shape{B, d}))              // (B, d')
-	} else {
-		h = G.Must(ops.Reshape(m.F, tensor.Shape{B * T, d})) // (B*T, d')
-	}
+	m.F = G.Must(ops.Slice(f, 1, 1, T+1))    // (B, T, d'): queries at positions 1..T
+	h := G.Must(lmio.Rows(m.Window, m.F, d)) // (B*T, d'), or (B, d') at the selected positions with Next
 	if cfg.FF {
 		ln, err := layers.NewLayerNorm(s.Sub("ff").Sub("ln"), layers.LayerNormConfig{Dim: d})
 		if err != nil {
@@ -347,25 +329,12 @@ func (m *LM) build() (err error) {
 		u := G.Must(ffn.Forward(G.Must(ln.Forward(h))))
 		h = G.Must(G.Add(h, u)) // f + FF(LN(f))
 	}
-	lnf, err := layers.NewLayerNorm(s.Sub("ln_f"), layers.LayerNormConfig{Dim: d})
-	if err != nil {
+	// LN(h) W_e with W_e = wteᵀ, the logits (rows, C).
+	if err := lmio.Head(m.Window, h, d); err != nil {
 		return err
 	}
-	h = G.Must(lnf.Forward(h))
-	// h W_e with W_e = wteᵀ (ops.TiedLogits: the transpose handed to
-	// BLAS, no (d', C) copy, and the (rows, C) output and the gradients kept
-	// in buffers reused from run to run).
-	logits, err := m.emb.Logits(h) // (rows, C)
-	if err != nil {
-		return err
-	}
-	if m.Next {
-		m.NextLogits = logits
-		return nil
-	}
-	m.Logits = logits
-	m.Targets, err = layers.NewIDs(s, "targets", B*T)
-	return err
+	m.IDs, m.Targets, m.Select, m.Logits, m.NextLogits = lmio.Nodes(m.Window)
+	return nil
 }
 
 // headKernels returns, per head, the masked kernel matrix between the
@@ -460,48 +429,10 @@ func (m *LM) headOutputs() ([]func(*G.Node) *G.Node, error) {
 // inputs t_0..t_{T-1} of each sequence and targets (B·T) the ids to predict,
 // t_1..t_T, with -1 where nothing is scored. Ids must lie in [0, C) and
 // targets in [-1, C); on error nothing is written.
-func (m *LM) Feed(ids, targets []int) error {
-	if m.Next {
-		return fmt.Errorf("gd: lm: Feed on a generation graph (use FeedNext)")
-	}
-	if err := losses.SetLabels(m.Targets, targets, m.Cfg.Vocab); err != nil {
-		return fmt.Errorf("gd: lm: targets: %w", err)
-	}
-	if err := m.emb.SetIDs(m.IDs, ids); err != nil {
-		return fmt.Errorf("gd: lm: ids: %w", err)
-	}
-	return nil
-}
+func (m *LM) Feed(ids, targets []int) error { return m.Window.Feed(ids, targets) }
 
 // FeedNext writes a generation minibatch: ids (B·T) hold each sequence's
 // context, left-aligned and padded with any valid id, and lengths (B) the
 // context lengths in [1, T]; NextLogits then holds the logits of the token
 // after each context.
-func (m *LM) FeedNext(ids, lengths []int) error {
-	if !m.Next {
-		return fmt.Errorf("gd: lm: FeedNext on a training graph (build with LMOptions.Next)")
-	}
-	sel, err := selectRows(lengths, m.Batch, m.Cfg.Context)
-	if err != nil {
-		return fmt.Errorf("gd: lm: %w", err)
-	}
-	if err := m.emb.SetIDs(m.IDs, ids); err != nil {
-		return fmt.Errorf("gd: lm: ids: %w", err)
-	}
-	return graph.SetValue(m.Select, sel)
-}
-
-// selectRows returns the (B, T) one-hot rows picking position lengths[b]-1.
-func selectRows(lengths []int, B, T int) ([]float64, error) {
-	if len(lengths) != B {
-		return nil, fmt.Errorf("%d lengths for a batch of %d", len(lengths), B)
-	}
-	sel := make([]float64, B*T)
-	for b, l := range lengths {
-		if l < 1 || l > T {
-			return nil, fmt.Errorf("length %d of sequence %d is outside [1, %d]", l, b, T)
-		}
-		sel[b*T+l-1] = 1
-	}
-	return sel, nil
-}
+func (m *LM) FeedNext(ids, lengths []int) error { return m.Window.FeedNext(ids, lengths) }

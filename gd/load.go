@@ -6,6 +6,7 @@ import (
 
 	"github.com/gdattn/gdattn/checkpoint"
 	"github.com/gdattn/gdattn/graph"
+	"github.com/gdattn/gdattn/internal/lmio"
 	"github.com/gdattn/gdattn/internal/modelfile"
 	"gorgonia.org/tensor"
 )
@@ -122,25 +123,44 @@ func (cfg Config) params(dt tensor.Dtype) ([]modelfile.Param, error) {
 }
 
 // SavedConfig returns the config object a checkpoint of m stores,
-// {"dtype": ..., "gd_lm": {...m.Cfg...}, "scope": ...}; see
-// [Model.SavedConfig].
+// {"dtype": ..., "gd_lm": {...m.Cfg...}, "scope": ...}, with
+// "text": {...} when m has a text codec ([LM.SetTextCodec]); see
+// [Model.SavedConfig] and "Checkpoints" in the package documentation.
 func (m *LM) SavedConfig() (json.RawMessage, error) {
-	return modelfile.Marshal("gd", familyLM, m.s, m.Cfg)
+	return modelfile.MarshalLM("gd", familyLM, m.s, m.Cfg, m.TextCodec())
 }
 
-// Save writes m's parameters and config to the checkpoint directory dir;
-// see [Model.Save].
+// Save writes m's parameters and config to the checkpoint directory dir,
+// with its text codec's restricted vocabulary if it has one (the extra
+// array "vocab/gpt_ids"): [LoadLM] rebuilds the model, codec included. See
+// [Model.Save]; train.LMTrainer.Save adds the optimiser state.
 func (m *LM) Save(dir string) error {
 	cfg, err := m.SavedConfig()
 	if err != nil {
 		return err
 	}
-	return checkpoint.Save(dir, m.s, cfg, checkpoint.SaveOptions{})
+	return checkpoint.Save(dir, m.s, cfg, checkpoint.SaveOptions{Extra: modelfile.TextArrays(m.TextCodec())})
+}
+
+// Rebuild returns the same model (parameter values, text codec) as another
+// graph built with opts, e.g. the generation graph (Next) of a trained
+// model, in a new scope of m's dtype under m's scope path. It copies the
+// host values of the parameters: after training on a device, sync them
+// first (train.Trainer.SyncParams).
+func (m *LM) Rebuild(opts LMOptions) (*LM, error) {
+	r, err := lmio.Rebuild(m.s, func(s *graph.Scope) (*LM, error) { return NewLM(s, m.Cfg, opts) })
+	if err != nil {
+		return nil, fmt.Errorf("gd: lm: rebuild: %w", err)
+	}
+	return lmio.WithCodec(r, m.TextCodec())
 }
 
 // LoadLM reads the checkpoint of a GD language model in dir and returns
 // the model, built with opts in a new scope of the checkpoint's dtype, with
-// the saved parameter values; the checks are those of [Load].
+// the saved parameter values and, if the checkpoint holds one (as those of
+// examples/language and of train.LMTrainer do), its text codec
+// ([LM.TextCodec]); the checks are those of [Load]. An optimiser state in
+// the checkpoint is ignored (train.LMTrainer.Resume reads it).
 func LoadLM(dir string, opts LMOptions) (*LM, error) {
 	sv, err := modelfile.Read("gd", dir, familyLM)
 	if err != nil {
@@ -160,7 +180,15 @@ func LoadLM(dir string, opts LMOptions) (*LM, error) {
 	if err != nil {
 		return nil, sv.Errorf(err)
 	}
-	return modelfile.Build(sv, want, func(s *graph.Scope) (*LM, error) { return NewLM(s, cfg, opts) })
+	codec, err := sv.Codec(cfg.Vocab)
+	if err != nil {
+		return nil, err
+	}
+	m, err := modelfile.Build(sv, want, func(s *graph.Scope) (*LM, error) { return NewLM(s, cfg, opts) })
+	if err != nil {
+		return nil, err
+	}
+	return lmio.WithCodec(m, codec)
 }
 
 // params lists the parameters a language model of the validated cfg

@@ -121,20 +121,22 @@
 //
 // # A user-defined kernel
 //
-// A polynomial kernel κ(q, k) = (1 + q·k)², written outside this package
-// (float64 graphs, for the constant 1):
+// A polynomial kernel κ(q, k) = (1 + q·k)², written outside this package.
+// Make its constants in the inputs' dtype with [ScalarLike] (a
+// G.NewConstant(1.0) is float64 and fails in a float32 model; a user
+// kernel's errors name the kernel and the dtype):
 //
 //	func polyKernel(q, k *G.Node, mask *layers.Mask) (w *G.Node, err error) {
 //		defer graph.Recover(&err)
-//		dot := G.Must(ops.BatchedMatMul(q, k, false, true))        // (B, Tq, Tk)
-//		w = G.Must(G.Square(G.Must(G.Add(dot, G.NewConstant(1.0))))) // (B, Tq, Tk)
+//		dot := G.Must(ops.BatchedMatMul(q, k, false, true))                // (B, Tq, Tk)
+//		w = G.Must(G.Square(G.Must(G.Add(dot, layers.ScalarLike(q, 1))))) // (B, Tq, Tk)
 //		if mask != nil {
 //			w = G.Must(G.HadamardProd(w, mask.Keep)) // hidden pairs get 0
 //		}
 //		return w, nil
 //	}
 //
-//	s, _ := graph.NewScope(graph.Float64, 1)
+//	s, _ := graph.NewScope(graph.Float32, 1)
 //	attn, err := layers.NewAttention(s.Sub("block0").Sub("attn"), layers.AttentionConfig{
 //		DIn: 4, Kernel: polyKernel, Keys: layers.ContextKeys,
 //	})

@@ -552,6 +552,32 @@ func (k ScaledSpec) New(s *graph.Scope) (Kernel, error) {
 	}, nil
 }
 
+// userKernel wraps a user kernel so that an error it returns, or a panic
+// of G.Must with an error, names the kernel and the dtype of its inputs
+// (the model's): a constant of another dtype is the usual mistake.
+func userKernel(name string, k Kernel) Kernel {
+	return func(q, key *G.Node, mask *Mask) (w *G.Node, err error) {
+		defer func() {
+			if err != nil {
+				err = fmt.Errorf("layers: kernel %q on %v inputs (make constants in the inputs' dtype, e.g. layers.ScalarLike(q, 1)): %w", name, q.Dtype(), err)
+			}
+		}()
+		defer graph.Recover(&err)
+		return k(q, key, mask)
+	}
+}
+
+// ScalarLike returns the constant v in the dtype of x (float32 or
+// float64), for kernels and layers written outside this package: a
+// G.NewConstant(1.0) is float64 and fails to combine with a float32 model's
+// nodes.
+func ScalarLike(x *G.Node, v float64) *G.Node {
+	if x != nil && x.Dtype() == tensor.Float32 {
+		return G.NewConstant(float32(v))
+	}
+	return G.NewConstant(v)
+}
+
 // customSpec is a user kernel given as Go code; see Custom.
 type customSpec struct {
 	name       string
@@ -709,7 +735,7 @@ func InstantiateKernel(s *graph.Scope, spec KernelSpec) (Kernel, *BuiltinKernel,
 		if k == nil {
 			return nil, nil, fmt.Errorf("layers: kernel %q: New returned a nil kernel", spec.Name())
 		}
-		return k, nil, nil
+		return userKernel(spec.Name(), k), nil, nil
 	}
 	bk, err := b.NewBuiltin(s)
 	if err != nil {
@@ -1057,7 +1083,7 @@ func unknownKernel(name string) error {
 	if r := RegisteredKernels(); len(r) > 0 {
 		known = append(known, r...)
 	}
-	return fmt.Errorf("layers: unknown kernel %q (known: %v)", name, known)
+	return fmt.Errorf("layers: unknown kernel %q (known: %v); if it is your own kernel, call layers.RegisterKernel(%q, ...) before loading", name, known, name)
 }
 
 // decodeStrict unmarshals data into v, refusing unknown keys and trailing

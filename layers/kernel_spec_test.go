@@ -305,7 +305,7 @@ func TestUnmarshalKernelErrors(t *testing.T) {
 		{"not an object", `[1]`, []string{"want an object"}},
 		{"no name", `{"gamma":1}`, []string{`missing key "name"`}},
 		{"name not a string", `{"name":3}`, []string{`key "name"`}},
-		{"unknown name", `{"name":"cosine"}`, []string{`unknown kernel "cosine"`, "test_dot"}},
+		{"unknown name", `{"name":"cosine"}`, []string{`unknown kernel "cosine"`, "test_dot", `layers.RegisterKernel("cosine", ...) before loading`}},
 		{"unknown bare name", `"cosine"`, []string{`unknown kernel "cosine"`}},
 		{"unknown key", `{"name":"rbf","gama":1}`, []string{`"rbf"`, `unknown key "gama"`}},
 		{"gamma zero", `{"name":"rbf","gamma":0}`, []string{`key "gamma"`}},

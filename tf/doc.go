@@ -153,7 +153,8 @@
 //	{"dtype": "float64", "scope": "", "tf_gpt": {...GPTConfig...}}  tf.GPT
 //
 // Config.Init is not saved: a loaded model takes its matrices from the
-// checkpoint.
+// checkpoint. A GPT's checkpoint also holds its text codec, when it has one,
+// and may hold a "run" object, as gd.LM's (see "Checkpoints" in package gd).
 //
 // # Sizes
 //

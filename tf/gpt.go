@@ -5,13 +5,14 @@ import (
 	"math"
 	"math/rand/v2"
 
-	"github.com/gdattn/gdattn/graph"
-	"github.com/gdattn/gdattn/internal/bounds"
-	"github.com/gdattn/gdattn/layers"
-	"github.com/gdattn/gdattn/losses"
-	"github.com/gdattn/gdattn/ops"
 	G "gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
+
+	"github.com/gdattn/gdattn/graph"
+	"github.com/gdattn/gdattn/internal/bounds"
+	"github.com/gdattn/gdattn/internal/lmio"
+	"github.com/gdattn/gdattn/layers"
+	"github.com/gdattn/gdattn/ops"
 )
 
 // GPTConfig describes a GPT-2-style language model, the Transformer baseline
@@ -99,15 +100,10 @@ func (cfg GPTConfig) checkSizes(batch int) error {
 	return nil
 }
 
-// GPTOptions says what graph [NewGPT] builds.
-type GPTOptions struct {
-	// Batch is the number B of sequences per run (required).
-	Batch int
-	// Next builds the generation graph (the logits of one position per
-	// sequence, chosen by FeedNext) instead of every position's logits and
-	// the loss.
-	Next bool
-}
+// GPTOptions says what graph [NewGPT] builds: Batch sequences per run
+// (required) and, with Next, the generation graph; the same type as
+// gd.LMOptions.
+type GPTOptions = lmio.Options
 
 // GPTBlock is one pre-norm transformer block (nanoGPT's Block):
 //
@@ -245,38 +241,31 @@ type GPT struct {
 	NextLogits           *G.Node
 	Blocks               []*GPTBlock
 
+	// Window holds the inputs and does the feeding, as in gd.LM (the same
+	// code): with Feed and FeedNext, its methods make the model a train.LM.
+	*lmio.Window
+
 	s   *graph.Scope
 	emb *layers.SparseEmbedding
 }
 
 // NewGPT builds the model's graph in s.
-func NewGPT(s *graph.Scope, cfg GPTConfig, opts GPTOptions) (m *GPT, err error) {
-	if s == nil {
-		return nil, fmt.Errorf("tf: gpt: scope is nil")
-	}
-	if cfg, err = cfg.Validate(); err != nil {
-		return nil, err
-	}
-	if err := cfg.checkSizes(opts.Batch); err != nil {
-		return nil, err
-	}
-	m = &GPT{Cfg: cfg, Batch: opts.Batch, Next: opts.Next, s: s}
-	if err := m.build(); err != nil {
-		return nil, fmt.Errorf("tf: gpt %q: %w", s.Path(), err)
-	}
-	return m, nil
+func NewGPT(s *graph.Scope, cfg GPTConfig, opts GPTOptions) (*GPT, error) {
+	sizes := func(c GPTConfig) error { return c.checkSizes(opts.Batch) }
+	return lmio.Build("tf: gpt", s, cfg, sizes, func(c GPTConfig) (*GPT, error) {
+		m := &GPT{Cfg: c, Batch: opts.Batch, Next: opts.Next, s: s}
+		return m, m.build()
+	})
 }
 
 func (m *GPT) build() (err error) {
 	defer graph.Recover(&err)
-	cfg, s := m.Cfg, m.s
-	B, T, d, V := m.Batch, cfg.Context, cfg.DModel, cfg.Vocab
-	if m.IDs, err = layers.NewIDs(s, "ids", B, T); err != nil {
+	cfg := m.Cfg
+	if m.Window, m.emb, err = lmio.New(m.s, "tf: gpt", m.Batch, cfg.Context, cfg.Vocab, cfg.DModel, graph.Normal(0.02), m.Next); err != nil {
 		return err
 	}
-	if m.emb, err = layers.NewSparseEmbedding(s.Sub("wte"), layers.EmbeddingConfig{Vocab: V, Dim: d, WInit: graph.Normal(0.02)}); err != nil {
-		return err
-	}
+	m.IDs = lmio.IDs(m.Window)
+	s, B, T, d := m.s, m.Batch, cfg.Context, cfg.DModel
 	wpe, err := s.Param("wpe", tensor.Shape{T, d}, graph.Normal(0.02))
 	if err != nil {
 		return err
@@ -295,33 +284,13 @@ func (m *GPT) build() (err error) {
 		m.Blocks = append(m.Blocks, blk)
 		x = G.Must(blk.Forward(x))
 	}
-	var h *G.Node
-	if m.Next {
-		if m.Select, err = s.Input("select", tensor.Shape{B, T}); err != nil {
-			return err
-		}
-		sel := G.Must(ops.Reshape(m.Select, tensor.Shape{B, 1, T}))                                // (B, 1, T)
-		h = G.Must(ops.Reshape(G.Must(G.BatchedMatMul(sel, x, false, false)), tensor.Shape{B, d})) // (B, d')
-	} else {
-		h = G.Must(ops.Reshape(x, tensor.Shape{B * T, d})) // (B*T, d')
-	}
-	lnf, err := layers.NewLayerNorm(s.Sub("ln_f"), layers.LayerNormConfig{Dim: d})
-	if err != nil {
+	h := G.Must(lmio.Rows(m.Window, x, d)) // (B*T, d'), or (B, d') at the selected positions with Next
+	// Tied to wte: ln_f(h) wteᵀ, the logits (rows, C).
+	if err := lmio.Head(m.Window, h, d); err != nil {
 		return err
 	}
-	// Tied to wte: ln_f(h) wteᵀ by ops.TiedLogits (the transpose handed to
-	// BLAS rather than materialised; output and gradients in reused buffers).
-	logits, err := m.emb.Logits(G.Must(lnf.Forward(h))) // (rows, C)
-	if err != nil {
-		return err
-	}
-	if m.Next {
-		m.NextLogits = logits
-		return nil
-	}
-	m.Logits = logits
-	m.Targets, err = layers.NewIDs(s, "targets", B*T)
-	return err
+	m.IDs, m.Targets, m.Select, m.Logits, m.NextLogits = lmio.Nodes(m.Window)
+	return nil
 }
 
 // Scope is the scope holding the model's parameters.
@@ -354,37 +323,7 @@ func (m *GPT) NumParams() (attention, rest int) {
 }
 
 // Feed writes one training minibatch; see gd.LM.Feed.
-func (m *GPT) Feed(ids, targets []int) error {
-	if m.Next {
-		return fmt.Errorf("tf: gpt: Feed on a generation graph (use FeedNext)")
-	}
-	if err := losses.SetLabels(m.Targets, targets, m.Cfg.Vocab); err != nil {
-		return fmt.Errorf("tf: gpt: targets: %w", err)
-	}
-	if err := m.emb.SetIDs(m.IDs, ids); err != nil {
-		return fmt.Errorf("tf: gpt: ids: %w", err)
-	}
-	return nil
-}
+func (m *GPT) Feed(ids, targets []int) error { return m.Window.Feed(ids, targets) }
 
 // FeedNext writes a generation minibatch; see gd.LM.FeedNext.
-func (m *GPT) FeedNext(ids, lengths []int) error {
-	if !m.Next {
-		return fmt.Errorf("tf: gpt: FeedNext on a training graph (build with GPTOptions.Next)")
-	}
-	if len(lengths) != m.Batch {
-		return fmt.Errorf("tf: gpt: %d lengths for a batch of %d", len(lengths), m.Batch)
-	}
-	T := m.Cfg.Context
-	sel := make([]float64, m.Batch*T)
-	for b, l := range lengths {
-		if l < 1 || l > T {
-			return fmt.Errorf("tf: gpt: length %d of sequence %d is outside [1, %d]", l, b, T)
-		}
-		sel[b*T+l-1] = 1
-	}
-	if err := m.emb.SetIDs(m.IDs, ids); err != nil {
-		return fmt.Errorf("tf: gpt: ids: %w", err)
-	}
-	return graph.SetValue(m.Select, sel)
-}
+func (m *GPT) FeedNext(ids, lengths []int) error { return m.Window.FeedNext(ids, lengths) }

@@ -6,6 +6,7 @@ import (
 
 	"github.com/gdattn/gdattn/checkpoint"
 	"github.com/gdattn/gdattn/graph"
+	"github.com/gdattn/gdattn/internal/lmio"
 	"github.com/gdattn/gdattn/internal/modelfile"
 	"gorgonia.org/tensor"
 )
@@ -99,25 +100,35 @@ func (cfg Config) params(dt tensor.Dtype) ([]modelfile.Param, error) {
 }
 
 // SavedConfig returns the config object a checkpoint of m stores,
-// {"dtype": ..., "scope": ..., "tf_gpt": {...m.Cfg...}}; see
-// [Model.SavedConfig].
+// {"dtype": ..., "scope": ..., "tf_gpt": {...m.Cfg...}}, with "text": {...}
+// when m has a text codec; see gd.LM.SavedConfig.
 func (m *GPT) SavedConfig() (json.RawMessage, error) {
-	return modelfile.Marshal("tf", familyGPT, m.s, m.Cfg)
+	return modelfile.MarshalLM("tf", familyGPT, m.s, m.Cfg, m.TextCodec())
 }
 
-// Save writes m's parameters and config to the checkpoint directory dir;
-// see [Model.Save].
+// Save writes m's parameters, config and text codec to the checkpoint
+// directory dir; see gd.LM.Save.
 func (m *GPT) Save(dir string) error {
 	cfg, err := m.SavedConfig()
 	if err != nil {
 		return err
 	}
-	return checkpoint.Save(dir, m.s, cfg, checkpoint.SaveOptions{})
+	return checkpoint.Save(dir, m.s, cfg, checkpoint.SaveOptions{Extra: modelfile.TextArrays(m.TextCodec())})
+}
+
+// Rebuild returns the same model (parameter values, text codec) as another
+// graph built with opts; see gd.LM.Rebuild.
+func (m *GPT) Rebuild(opts GPTOptions) (*GPT, error) {
+	r, err := lmio.Rebuild(m.s, func(s *graph.Scope) (*GPT, error) { return NewGPT(s, m.Cfg, opts) })
+	if err != nil {
+		return nil, fmt.Errorf("tf: gpt: rebuild: %w", err)
+	}
+	return lmio.WithCodec(r, m.TextCodec())
 }
 
 // LoadGPT reads the checkpoint of a GPT in dir and returns the model, built
 // with opts in a new scope of the checkpoint's dtype, with the saved
-// parameter values; the checks are those of [Load].
+// parameter values and text codec, if any; see gd.LoadLM.
 func LoadGPT(dir string, opts GPTOptions) (*GPT, error) {
 	sv, err := modelfile.Read("tf", dir, familyGPT)
 	if err != nil {
@@ -133,7 +144,15 @@ func LoadGPT(dir string, opts GPTOptions) (*GPT, error) {
 	if err := cfg.checkSizes(opts.Batch); err != nil {
 		return nil, sv.Errorf(err)
 	}
-	return modelfile.Build(sv, cfg.params(), func(s *graph.Scope) (*GPT, error) { return NewGPT(s, cfg, opts) })
+	codec, err := sv.Codec(cfg.Vocab)
+	if err != nil {
+		return nil, err
+	}
+	m, err := modelfile.Build(sv, cfg.params(), func(s *graph.Scope) (*GPT, error) { return NewGPT(s, cfg, opts) })
+	if err != nil {
+		return nil, err
+	}
+	return lmio.WithCodec(m, codec)
 }
 
 // params lists the parameters a GPT of the validated cfg creates, in

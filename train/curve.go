@@ -13,6 +13,12 @@ type EpochMetrics struct {
 	Metrics
 }
 
+// String formats the epoch, its training loss and the metrics on one line
+// (without it, %v would print only the embedded Metrics).
+func (e EpochMetrics) String() string {
+	return fmt.Sprintf("epoch %d  train loss %.4f  %v", e.Epoch, e.TrainLoss, e.Metrics)
+}
+
 // FitCurve trains like [Runner.Fit] and evaluates test after every `every`
 // epochs and after the last one, returning the training curve. A
 // cfg.AfterEpoch callback still runs, after the evaluation. test must not be

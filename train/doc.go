@@ -64,6 +64,23 @@
 // training machine for another model of the same graph (sub-scopes share
 // their graph).
 //
+// # Training a language model
+//
+// [LMTrainer] is the loop of examples/language for any [LM] (gd.LM, tf.GPT):
+// random windows of T+1 ids a step (a function of the seed and the step, so
+// that a resumed run is bit-exact), AdamW with warmup + cosine and clipping,
+// the NaN/Inf guard, validation perplexity every EvalEvery steps, progress
+// with ETA, checkpoints (parameters, optimiser state, the model's text
+// codec) every CkptEvery steps. [Generator] generates from a generation
+// graph (greedy, top-k sampling with temperature, beam search; contexts
+// cropped to the window), from ids or text:
+//
+//	m, _ := gd.NewLM(s, gd.LMConfig{Vocab: ds.Codec.Vocab.Size(), DPrime: 64, Context: 64, Heads: 4}, gd.LMOptions{Batch: 16})
+//	t, _ := train.NewLMTrainer(m, train.LMConfig{Steps: 1500, Warmup: 100, LR: 1e-3, MinLR: 1e-4, ClipNorm: 1, Dir: "ckpt"})
+//	err := t.FitText(ds)                                              // ds: *data.TextData
+//	g, err := gd.LoadLM("ckpt", gd.LMOptions{Batch: 1, Next: true}) // or m.Rebuild(...)
+//	text, err := train.GenerateText(g, "Once upon a time", data.DecodeConfig{Strategy: data.DecodeBeam})
+//
 // # Any graph
 //
 //	m, _ := graph.NewMachine(s, loss, graph.MachineOptions{})

@@ -297,11 +297,24 @@ type Metrics struct {
 	MSE        float64
 }
 
+// String formats the metrics on one line; an oracle that is not known (NaN:
+// the set carries no true probabilities) prints as "oracle unknown".
 func (m Metrics) String() string {
 	if m.Regression {
+		// The regression oracle is the mean Bayes error (NaN: not known).
+		if math.IsNaN(m.Oracle) {
+			return fmt.Sprintf("MSE %.4f  oracle unknown  (%d contexts)", m.MSE, m.N)
+		}
 		return fmt.Sprintf("MSE %.4f  oracle %.4f  (%d contexts)", m.MSE, m.Oracle, m.N)
 	}
-	return fmt.Sprintf("top-1 %.4f  NLL %.4f  oracle %.4f  (%d contexts)", m.Top1, m.NLL, m.Oracle, m.N)
+	return fmt.Sprintf("top-1 %.4f  NLL %.4f  %s  (%d contexts)", m.Top1, m.NLL, oracleString(m.Oracle), m.N)
+}
+
+func oracleString(o float64) string {
+	if math.IsNaN(o) {
+		return "oracle unknown"
+	}
+	return fmt.Sprintf("oracle %.4f", o)
 }
 
 // Predict returns the query probabilities (b.B, C) of every context of b,

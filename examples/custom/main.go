@@ -37,7 +37,11 @@ func command(args []string) error {
 	if err := cli.OutDir("out", *out); err != nil {
 		return err
 	}
-	return run(os.Stdout, *out, *seed, 2048, 2048, 30)
+	if err := run(os.Stdout, *out, *seed, 2048, 2048, 30); err != nil {
+		return err
+	}
+	fmt.Fprintf(os.Stderr, "checkpoints: %s and %s\n", filepath.Join(*out, "gd"), filepath.Join(*out, "tf"))
+	return nil
 }
 
 // run trains both models on L contexts, saves, reloads and evaluates them on M others.

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -104,24 +105,24 @@ func TestCommandLine(t *testing.T) {
 		clitest.Usage("generate: unknown tokens", a("generate", "-ckpt", ck, "-prompt", "Quantum chromodynamics"), "-prompt", "not in the model's vocabulary"),
 		clitest.Usage("generate: top-k with greedy", a("generate", "-ckpt", ck, "-top-k", "5"), "-top-k needs -strategy sample"),
 		clitest.Usage("config: edited, checksums kept", evaluate(edited("edited", func(raw []byte) []byte {
-			return []byte(strings.Replace(string(raw), `"lr": `, `"lr": 1`, 1)) // 0.001 -> 10.001
+			return regexp.MustCompile(`"lr": ?`).ReplaceAll(raw, []byte(`"lr":1`)) // 0.001 -> 10.001
 		})), "config.json", "was edited"),
 		clitest.Usage("config: garbage", evaluate(crafted("garbage", literal("{{{"))), "config.json"),
 		clitest.Usage("config: deeply nested", evaluate(crafted("nested", literal(strings.Repeat(`{"a":`, 100000)))), "config.json"),
-		clitest.Usage("config: huge number", evaluate(crafted("huge", set("1e400", "gd", "vocab"))), "config.json"),
-		clitest.Usage("config: huge vocab", evaluate(crafted("vocab", set("2000000000", "gd", "vocab"))), "config.json", "vocab"),
-		clitest.Usage("config: huge width", evaluate(crafted("width", set("1000000", "gd", "d_prime"))), "config.json", "d'"),
-		clitest.Usage("config: huge context", evaluate(crafted("context", set("100000000", "gd", "context"))), "config.json", "context"),
-		clitest.Usage("config: huge heads", evaluate(crafted("heads", set("1000000000", "gd", "heads"))), "config.json", "Heads"),
-		clitest.Usage("config: huge steps", evaluate(crafted("steps", set("9223372036854775807", "gd", "steps"))), "config.json", "Steps"),
-		clitest.Usage("config: huge batch", evaluate(crafted("batch", set("1000000000", "train", "batch"))), "config.json", "train.batch"),
-		clitest.Usage("config: negative lr", evaluate(crafted("lr", set("-1", "train", "lr"))), "config.json", "train.lr"),
-		clitest.Usage("config: fraction", evaluate(crafted("frac", set("2", "data", "test_frac"))), "config.json", "data.test_frac"),
-		clitest.Usage("config: unknown split", evaluate(crafted("split", set(`"lines"`, "data", "split"))), "config.json", "data.split"),
-		clitest.Usage("config: no model", evaluate(crafted("nomodel", set("null", "gd"))), "config.json"),
-		clitest.Usage("config: gpt model with gd config", evaluate(crafted("mismatch", set(`"gpt"`, "model"))), "config.json"),
-		clitest.Usage("config: generate", a("generate", "-ckpt", crafted("gen", set("2000000000", "gd", "context"))), "config.json", "context"),
-		clitest.Usage("config: resume", a("train", "-resume", crafted("resume", set(`"float16"`, "dtype"))), "config.json", "dtype"),
+		clitest.Usage("config: huge number", evaluate(crafted("huge", set("1e400", "gd_lm", "vocab"))), "huge", "vocab"),
+		clitest.Usage("config: huge vocab", evaluate(crafted("vocab", set("2000000000", "gd_lm", "vocab"))), "vocab", "Vocab"),
+		clitest.Usage("config: huge width", evaluate(crafted("width", set("1000000", "gd_lm", "d_prime"))), "width", "DPrime"),
+		clitest.Usage("config: huge context", evaluate(crafted("context", set("100000000", "gd_lm", "context"))), "context", "Context"),
+		clitest.Usage("config: huge heads", evaluate(crafted("heads", set("1000000000", "gd_lm", "heads"))), "heads", "Heads"),
+		clitest.Usage("config: huge steps", evaluate(crafted("steps", set("9223372036854775807", "gd_lm", "steps"))), "steps", "Steps"),
+		clitest.Usage("config: huge batch", evaluate(crafted("batch", set("1000000000", "run", "train", "batch"))), "config.json", "train.batch"),
+		clitest.Usage("config: negative lr", evaluate(crafted("lr", set("-1", "run", "train", "lr"))), "config.json", "train.lr"),
+		clitest.Usage("config: fraction", evaluate(crafted("frac", set("2", "run", "data", "test_frac"))), "config.json", "data.test_frac"),
+		clitest.Usage("config: unknown split", evaluate(crafted("split", set(`"lines"`, "run", "data", "split"))), "config.json", "data.split"),
+		clitest.Usage("config: no model", evaluate(crafted("nomodel", set("null", "gd_lm"))), "nomodel", "gd_lm"),
+		clitest.Usage("config: gpt model with gd config", evaluate(crafted("mismatch", set(`"gpt"`, "run", "model"))), "config.json"),
+		clitest.Usage("config: generate", a("generate", "-ckpt", crafted("gen", set("2000000000", "gd_lm", "context"))), "gen", "Context"),
+		clitest.Usage("config: resume", a("train", "-resume", crafted("resume", set(`"float16"`, "dtype"))), "resume", "dtype"),
 	})
 }
 

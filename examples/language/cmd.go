@@ -7,13 +7,11 @@ import (
 	"os"
 	"strings"
 
-	"github.com/gdattn/gdattn/checkpoint"
 	"github.com/gdattn/gdattn/data"
 	"github.com/gdattn/gdattn/examples/internal/device"
-	"github.com/gdattn/gdattn/graph"
 	"github.com/gdattn/gdattn/internal/cli"
 	"github.com/gdattn/gdattn/layers"
-	G "gorgonia.org/gorgonia"
+	"github.com/gdattn/gdattn/train"
 )
 
 func (o *decodeOpts) config() data.DecodeConfig {
@@ -83,12 +81,10 @@ func cmdTrain(args []string) error {
 		return err
 	}
 	var rc runConfig
-	var ckpt *checkpoint.Checkpoint
+	var family string
+	at := 0 // the resumed checkpoint's step
 	if *resume != "" {
-		if ckpt, rc, err = readRun(*resume); err != nil {
-			return cli.Usage(err)
-		}
-		if err := checkRun(*resume, rc); err != nil {
+		if family, at, rc, err = readRun(*resume); err != nil {
 			return err
 		}
 		if *out == "" {
@@ -132,11 +128,7 @@ func cmdTrain(args []string) error {
 	if err := cli.OutCheckpoint("out", *out); err != nil {
 		return err
 	}
-	if ckpt != nil {
-		at := 0
-		if ckpt.Optim != nil {
-			at = ckpt.Optim.Step
-		}
+	if *resume != "" {
 		if at >= rc.Train.Steps {
 			return cli.Usagef("-steps: the run ends at step %d and the checkpoint %s is already at step %d: nothing to train or save (give -steps above %d; language evaluate evaluates it)", rc.Train.Steps, *resume, at, at)
 		}
@@ -148,39 +140,53 @@ func cmdTrain(args []string) error {
 	rc.Vocab = ds.Codec.Vocab.Size()
 	fmt.Fprintf(os.Stderr, "corpus %s: %d stories, %d tokens; split %d/%d/%d stories; vocabulary %d ids (%d training tokens, %d held-out tokens unknown)\n",
 		rc.Data.Corpus, ds.NumStories, ds.NumToks, len(ds.Train), len(ds.Valid), len(ds.Test), rc.Vocab, len(ds.TrainStream), ds.UnkHeld)
-	if ckpt == nil {
+	var m lm
+	if *resume == "" {
 		if err := modelConfigs(&rc, presets[rc.Preset], *kernel, *diagP); err != nil {
 			return err
 		}
 		if err := checkSizes(rc); err != nil {
 			return cli.Usagef("the run: %w", err)
 		}
-	} else if err := checkVocab(ckpt, ds.Codec.Vocab); err != nil {
-		return cli.Usage(err)
+		if m, err = buildModel(rc, rc.Train.Batch, false); err != nil {
+			return err
+		}
+	} else {
+		if m, err = loadModel(*resume, family, &rc, rc.Train.Batch, false); err != nil {
+			return cli.Usage(err)
+		}
+		if err := checkVocab(*resume, m, ds.Codec.Vocab); err != nil {
+			return cli.Usage(err)
+		}
 	}
 	dev, err := openDevice(*devName)
 	if err != nil {
 		return err
 	}
 	defer dev.close()
-	t, err := newTrainer(rc, ds, ckpt, *out, dev, os.Stderr)
+	t, err := train.NewLMTrainer(m, lmConfig(rc, *out, dev, os.Stderr))
 	if err != nil {
 		return err
 	}
-	defer t.close()
-	attn, rest := t.m.NumParams()
+	defer t.Close()
+	if *resume != "" {
+		if err := t.Resume(*resume); err != nil {
+			return err
+		}
+	}
+	attn, rest := m.NumParams()
 	fmt.Fprintf(os.Stderr, "%s: %d attention + %d other parameters; %d steps of %d×%d tokens from step %d\n",
-		modelLabel(rc), attn, rest, rc.Train.Steps, rc.Train.Batch, t.m.context, t.tr.StepCount())
-	if err := t.run(); err != nil {
+		modelLabel(rc), attn, rest, rc.Train.Steps, rc.Train.Batch, m.ContextLen(), t.Trainer().StepCount())
+	if err := t.FitText(ds); err != nil {
 		return err
 	}
-	if err := t.tr.SyncParams(); err != nil {
-		return err
+	if *out != "" {
+		fmt.Fprintf(os.Stderr, "checkpoint: %s\n", *out)
 	}
 	if *noEval {
 		return nil
 	}
-	r, err := evaluate(rc, ds, t.m, t.eval, evalOptions{Stories: *stories, Decode: dec.config(), GenBatch: 64, Examples: 2}, os.Stderr)
+	r, err := evaluate(rc, ds, t, evalOptions{Stories: *stories, Decode: dec.config(), GenBatch: 64, Examples: 2}, os.Stderr)
 	if err != nil {
 		return err
 	}
@@ -215,11 +221,8 @@ func cmdEvaluate(args []string) error {
 	if err := cli.First(cli.Required("ckpt", *dir), dec.check(set)); err != nil {
 		return err
 	}
-	c, rc, err := readRun(*dir)
+	family, _, rc, err := readRun(*dir)
 	if err != nil {
-		return cli.Usage(err)
-	}
-	if err := checkRun(*dir, rc); err != nil {
 		return err
 	}
 	if *corpus != "" {
@@ -229,22 +232,21 @@ func cmdEvaluate(args []string) error {
 	if err != nil {
 		return cli.Usage(err)
 	}
-	if err := checkVocab(c, ds.Codec.Vocab); err != nil {
+	m, err := loadModel(*dir, family, &rc, rc.Train.Batch, false)
+	if err != nil {
 		return cli.Usage(err)
 	}
-	m, err := buildModel(rc, rc.Train.Batch, false)
+	if err := checkVocab(*dir, m, ds.Codec.Vocab); err != nil {
+		return cli.Usage(err)
+	}
+	cfg := lmConfig(rc, "", nil, nil)
+	cfg.EvalOnly = true
+	t, err := train.NewLMTrainer(m, cfg)
 	if err != nil {
 		return err
 	}
-	if err := c.Apply(m.Scope(), checkpoint.LoadOptions{}); err != nil {
-		return cli.Usage(err)
-	}
-	mc, err := graph.NewMachine(m.Scope(), nil, graph.MachineOptions{NoGrad: true, Outputs: G.Nodes{m.loss}})
-	if err != nil {
-		return err
-	}
-	defer mc.Close()
-	r, err := evaluate(rc, ds, m, mc, evalOptions{Stories: *stories, Decode: dec.config(), GenBatch: 64, Examples: *examples}, os.Stderr)
+	defer t.Close()
+	r, err := evaluate(rc, ds, t, evalOptions{Stories: *stories, Decode: dec.config(), GenBatch: 64, Examples: *examples}, os.Stderr)
 	if err != nil {
 		return err
 	}
@@ -267,22 +269,15 @@ func cmdGenerate(args []string) error {
 	if err := cli.First(cli.Required("ckpt", *dir), dec.check(set)); err != nil {
 		return err
 	}
-	c, rc, err := readRun(*dir)
+	family, _, rc, err := readRun(*dir)
+	if err != nil {
+		return err
+	}
+	m, err := loadModel(*dir, family, &rc, 1, true)
 	if err != nil {
 		return cli.Usage(err)
 	}
-	if err := checkRun(*dir, rc); err != nil {
-		return err
-	}
-	v, err := vocabOf(c)
-	if err != nil {
-		return cli.Usagef("checkpoint %s: %w", *dir, err)
-	}
-	tok, err := data.NewGPT2Tokenizer()
-	if err != nil {
-		return err
-	}
-	codec := &data.TextCodec{Tok: tok, Vocab: v}
+	codec := m.TextCodec()
 	ids, err := codec.EncodeStrict(*prompt)
 	if *allowUnk {
 		ids, err = codec.Encode(*prompt)
@@ -290,21 +285,15 @@ func cmdGenerate(args []string) error {
 	if err != nil {
 		return cli.Usagef("-prompt: %w (use -allow-unk to map them to %s)", err, data.UnkText)
 	}
-	g, err := buildModel(rc, 1, true)
+	if len(ids) == 0 {
+		return cli.Usagef("-prompt: the prompt is empty")
+	}
+	g, err := train.NewGenerator(m)
 	if err != nil {
 		return err
 	}
-	if err := c.Apply(g.Scope(), checkpoint.LoadOptions{}); err != nil {
-		return cli.Usage(err)
-	}
-	mc, err := graph.NewMachine(g.Scope(), nil, graph.MachineOptions{NoGrad: true, Outputs: G.Nodes{g.next}})
-	if err != nil {
-		return err
-	}
-	defer mc.Close()
-	dc := dec.config()
-	dc.Stop, dc.Forbid = v.EOT, forbidden(v)
-	outs, err := data.Generate(nextFunc(g, mc, v.Pad), [][]int{ids}, dc)
+	defer g.Close()
+	outs, err := g.Generate([][]int{ids}, train.TextDecodeConfig(codec, dec.config()))
 	if err != nil {
 		return err
 	}

@@ -23,16 +23,15 @@ func openDevice(name string) (*placement, error) {
 	return &placement{backend: b}, nil
 }
 
-// options returns the machine options for a training (train) or evaluation
-// machine on d: on a device, parameters and their gradients stay in device
-// memory between the trainer's device updates (call the trainer's SyncParams
-// before reading parameters on the host).
-func (d *placement) options(opts graph.MachineOptions, train bool) graph.MachineOptions {
+// executor returns the executor of a training (train) or evaluation
+// machine on d, nil on the CPU: on a device, parameters and their gradients
+// stay in device memory between the trainer's device updates (the library's
+// LM trainer syncs them before it evaluates or saves).
+func (d *placement) executor(train bool) graph.ExecutorFactory {
 	if d == nil || d.backend == nil {
-		return opts
+		return nil
 	}
-	opts.Executor = cuda.NewExecutorWith(d.backend, cuda.ExecOptions{ResidentParams: train, DeviceGrads: train})
-	return opts
+	return cuda.NewExecutorWith(d.backend, cuda.ExecOptions{ResidentParams: train, DeviceGrads: train})
 }
 
 // close releases the backend.

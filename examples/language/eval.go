@@ -8,8 +8,7 @@ import (
 	"time"
 
 	"github.com/gdattn/gdattn/data"
-	"github.com/gdattn/gdattn/graph"
-	G "gorgonia.org/gorgonia"
+	"github.com/gdattn/gdattn/train"
 )
 
 // evalOptions configures an evaluation on the test split.
@@ -42,12 +41,13 @@ type report struct {
 // the test stream, then for the first opts.Stories test stories the NLL of
 // the true second half given the first, and the diversity of the model's own
 // continuation of the first half.
-func evaluate(rc runConfig, ds *data.TextData, src *model, evalMC *graph.Machine, opts evalOptions, log io.Writer) (*report, error) {
+func evaluate(rc runConfig, ds *data.TextData, t *train.LMTrainer, opts evalOptions, log io.Writer) (*report, error) {
 	start := time.Now()
 	v := ds.Codec.Vocab
+	src := t.Model().(lm)
 	r := &report{Model: rc.Model, Label: modelLabel(rc)}
 	r.AttnParams, r.Rest = src.NumParams()
-	nll, n, err := scoreWindows(src, evalMC, ds.TestStream, v.Pad, 0)
+	nll, n, err := t.ScoreStream(ds.TestStream, 0)
 	if err != nil {
 		return nil, err
 	}
@@ -66,7 +66,7 @@ func evaluate(rc runConfig, ds *data.TextData, src *model, evalMC *graph.Machine
 			continue
 		}
 		half := len(ids) / 2
-		ws, err := data.ContinuationWindows(ids, half, src.context, v.Pad)
+		ws, err := data.ContinuationWindows(ids, half, src.ContextLen(), v.Pad)
 		if err != nil {
 			return nil, err
 		}
@@ -78,26 +78,21 @@ func evaluate(rc runConfig, ds *data.TextData, src *model, evalMC *graph.Machine
 		return nil, fmt.Errorf("no test story has 8 tokens or more")
 	}
 	r.Stories = len(prompts)
-	if nll, n, err = scoreRows(src, evalMC, windows, v.Pad); err != nil {
+	if nll, n, err = t.ScoreWindows(windows); err != nil {
 		return nil, err
 	}
 	r.ContTokens, r.ContNLL, r.ContPPL = n, nll/float64(n), math.Exp(nll/float64(n))
 
-	gen, err := buildModel(rc, opts.GenBatch, true)
+	gen, err := rebuild(src, opts.GenBatch, true)
 	if err != nil {
 		return nil, err
 	}
-	if err := copyParams(gen.Scope(), src.Scope()); err != nil {
-		return nil, err
-	}
-	mc, err := graph.NewMachine(gen.Scope(), nil, graph.MachineOptions{NoGrad: true, Outputs: G.Nodes{gen.next}})
+	g, err := train.NewGenerator(gen)
 	if err != nil {
 		return nil, err
 	}
-	defer mc.Close()
-	dc := opts.Decode
-	dc.Stop, dc.Forbid = v.EOT, forbidden(v)
-	outs, err := data.Generate(nextFunc(gen, mc, v.Pad), prompts, dc)
+	defer g.Close()
+	outs, err := g.Generate(prompts, train.TextDecodeConfig(ds.Codec, opts.Decode))
 	if err != nil {
 		return nil, err
 	}
@@ -121,16 +116,6 @@ func evaluate(rc runConfig, ds *data.TextData, src *model, evalMC *graph.Machine
 	}
 	r.Seconds = time.Since(start).Seconds()
 	return r, nil
-}
-
-// forbidden lists the ids never generated: padding, and the unknown id of a
-// restricted vocabulary.
-func forbidden(v *data.Vocab) []int {
-	f := []int{v.Pad}
-	if v.Unk >= 0 {
-		f = append(f, v.Unk)
-	}
-	return f
 }
 
 func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }

@@ -31,39 +31,40 @@ const (
 // splitModes are the values of -split (data.ParseSplitMode).
 var splitModes = []string{"auto", "eot", "paragraphs", "openers"}
 
-// checkRun checks the config of the checkpoint in dir before anything is
-// built from it: a usage error naming its config.json.
-func checkRun(dir string, rc runConfig) error {
+// checkRun checks the run config (the "run" object) of the checkpoint in
+// dir, whose model has the family key family, before anything is built or
+// read from it: a usage error naming its config.json. The model's own config
+// is checked by gd.LoadLM or tf.LoadGPT (and then the sizes, by checkSizes).
+func checkRun(dir, family string, rc runConfig) error {
 	file := filepath.Join(dir, "config.json")
 	d, t := rc.Data, rc.Train
 	if err := cli.InFile(file,
-		cli.Check("model", rc.Model, cli.OneOf("gd", "gdff", "gpt")),
-		cli.Check("dtype", rc.Dtype, cli.OneOf("float32", "float64")),
-		cli.Check("data.corpus", d.Corpus, cli.NonEmpty),
-		cli.Check("data.split", d.Split, cli.OneOf(splitModes...)),
-		cli.Check("data.valid_frac", d.ValidFrac, cli.Fraction),
-		cli.Check("data.test_frac", d.TestFrac, cli.Fraction),
-		cli.Check("data.min_count", d.MinCount, cli.NonNegative),
-		cli.Check("train.batch", t.Batch, cli.IntIn(1, maxBatch)),
-		cli.Check("train.steps", t.Steps, cli.IntIn(1, maxSteps)),
-		cli.Check("train.warmup", t.Warmup, cli.IntIn(0, t.Steps-1)),
-		cli.Check("train.lr", t.LR, cli.Positive),
-		cli.Check("train.min_lr", t.MinLR, cli.NonNegative),
-		cli.Check("train.weight_decay", t.WeightDecay, cli.NonNegative),
-		cli.Check("train.clip", t.Clip, cli.NonNegative),
-		cli.Check("train.ckpt_every", t.CkptEvery, cli.IntIn(0, maxSteps)),
-		cli.Check("train.eval_every", t.EvalEvery, cli.IntIn(0, maxSteps)),
-		cli.Check("train.eval_batches", t.EvalBatches, cli.IntIn(0, maxSteps)),
+		cli.Check("run.model", rc.Model, cli.OneOf("gd", "gdff", "gpt")),
+		cli.Check("run.data.corpus", d.Corpus, cli.NonEmpty),
+		cli.Check("run.data.split", d.Split, cli.OneOf(splitModes...)),
+		cli.Check("run.data.valid_frac", d.ValidFrac, cli.Fraction),
+		cli.Check("run.data.test_frac", d.TestFrac, cli.Fraction),
+		cli.Check("run.data.min_count", d.MinCount, cli.NonNegative),
+		cli.Check("run.train.batch", t.Batch, cli.IntIn(1, maxBatch)),
+		cli.Check("run.train.steps", t.Steps, cli.IntIn(1, maxSteps)),
+		cli.Check("run.train.warmup", t.Warmup, cli.IntIn(0, t.Steps-1)),
+		cli.Check("run.train.lr", t.LR, cli.Positive),
+		cli.Check("run.train.min_lr", t.MinLR, cli.NonNegative),
+		cli.Check("run.train.weight_decay", t.WeightDecay, cli.NonNegative),
+		cli.Check("run.train.clip", t.Clip, cli.NonNegative),
+		cli.Check("run.train.ckpt_every", t.CkptEvery, cli.IntIn(0, maxSteps)),
+		cli.Check("run.train.eval_every", t.EvalEvery, cli.IntIn(0, maxSteps)),
+		cli.Check("run.train.eval_batches", t.EvalBatches, cli.IntIn(0, maxSteps)),
 	); err != nil {
 		return err
 	}
 	if d.ValidFrac+d.TestFrac >= 1 {
-		return cli.Usagef("%s: data.valid_frac %v + data.test_frac %v, want < 1", file, d.ValidFrac, d.TestFrac)
+		return cli.Usagef("%s: run.data.valid_frac %v + run.data.test_frac %v, want < 1", file, d.ValidFrac, d.TestFrac)
 	}
-	if (rc.GD != nil) == (rc.GPT != nil) || (rc.GPT != nil) != (rc.Model == "gpt") {
-		return cli.Usagef("%s: model %q with gd %v and gpt %v configs, want the one of the model", file, rc.Model, rc.GD != nil, rc.GPT != nil)
+	if want := map[string]string{"gd": "gd_lm", "gdff": "gd_lm", "gpt": "tf_gpt"}[rc.Model]; family != want {
+		return cli.Usagef("%s: run.model %q with a %q model config, want %q", file, rc.Model, family, want)
 	}
-	return cli.InFile(file, checkSizes(rc))
+	return nil
 }
 
 // checkSizes checks the model config of rc (its library's own checks, then

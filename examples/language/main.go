@@ -8,6 +8,10 @@
 //	go run ./examples/language evaluate -ckpt ckpt/gd
 //	go run ./examples/language generate -ckpt ckpt/gd -prompt "Once upon a time" -strategy sample -top-k 20
 //
+// It is a thin command line over the library: train.LMTrainer trains (and
+// resumes), train.Generator generates, and its checkpoints are the models'
+// own (gd.LoadLM and tf.LoadGPT load them, text codec included).
+//
 // The corpus defaults to the shared TinyStories file; any plain-text file
 // (stories separated by blank lines or <|endoftext|>) or the directory
 // written by scripts/fetch-gutenberg.sh works. See RESULTS.md.

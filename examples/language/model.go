@@ -4,29 +4,30 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/gdattn/gdattn/data"
 	"github.com/gdattn/gdattn/gd"
 	"github.com/gdattn/gdattn/graph"
 	"github.com/gdattn/gdattn/layers"
-	"github.com/gdattn/gdattn/losses"
 	"github.com/gdattn/gdattn/tf"
-	G "gorgonia.org/gorgonia"
-	"gorgonia.org/tensor"
+	"github.com/gdattn/gdattn/train"
 )
 
-// runConfig is everything that defines a run; it is stored in every
-// checkpoint's config.json, so evaluate, generate and -resume rebuild the
-// same model and data from it.
+// runConfig is everything that defines a run. A checkpoint holds it in
+// the library's schema (docs/checkpoints.md): the model's config under
+// "gd_lm" or "tf_gpt" with its dtype, the text codec under "text" (gd.LoadLM
+// and tf.LoadGPT read them), and the rest under "run" (train.LMConfig.Run),
+// so that evaluate, generate and -resume rebuild the same model and data.
 type runConfig struct {
 	Model  string        `json:"model"` // gd, gdff or gpt
 	Preset string        `json:"preset"`
-	GD     *gd.LMConfig  `json:"gd,omitempty"`
-	GPT    *tf.GPTConfig `json:"gpt,omitempty"`
 	Data   dataConfig    `json:"data"`
 	Train  trainSettings `json:"train"`
-	Dtype  string        `json:"dtype"`
 	Seed   uint64        `json:"seed"` // initialisation and minibatch draws
-	Vocab  int           `json:"vocab"`
+
+	// Stored by the model's own config object, not under "run".
+	GD    *gd.LMConfig  `json:"-"`
+	GPT   *tf.GPTConfig `json:"-"`
+	Dtype string        `json:"-"`
+	Vocab int           `json:"-"`
 }
 
 type dataConfig struct {
@@ -97,26 +98,15 @@ func modelConfigs(rc *runConfig, p preset, kernel string, diagP bool) error {
 	return nil
 }
 
-// lm is what the harness needs of a language model (gd.LM and tf.GPT).
+// lm is a language model of the library (gd.LM or tf.GPT).
 type lm interface {
-	Scope() *graph.Scope
-	Feed(ids, targets []int) error
-	FeedNext(ids, lengths []int) error
+	train.LM
 	NumParams() (attention, rest int)
 }
 
-// model is a built language-model graph: its loss (training graphs) or next
-// logits (generation graphs).
-type model struct {
-	lm
-	loss, next *G.Node
-	context    int
-	batch      int
-}
-
 // buildModel builds rc's model for batches of batch sequences in a new
-// scope; next selects the generation graph.
-func buildModel(rc runConfig, batch int, next bool) (*model, error) {
+// scope seeded with rc.Seed; next selects the generation graph.
+func buildModel(rc runConfig, batch int, next bool) (lm, error) {
 	dt, err := graph.ParseDtype(rc.Dtype)
 	if err != nil {
 		return nil, err
@@ -127,104 +117,50 @@ func buildModel(rc runConfig, batch int, next bool) (*model, error) {
 	}
 	switch {
 	case rc.GD != nil:
-		m, err := gd.NewLM(s.Sub(rc.Model), *rc.GD, gd.LMOptions{Batch: batch, Next: next})
-		if err != nil {
-			return nil, err
-		}
-		loss, err := lmLoss(m.Logits, m.Targets)
-		if err != nil {
-			return nil, err
-		}
-		return &model{lm: m, loss: loss, next: m.NextLogits, context: m.Cfg.Context, batch: batch}, nil
+		return gd.NewLM(s.Sub(rc.Model), *rc.GD, gd.LMOptions{Batch: batch, Next: next})
 	case rc.GPT != nil:
-		m, err := tf.NewGPT(s.Sub(rc.Model), *rc.GPT, tf.GPTOptions{Batch: batch, Next: next})
-		if err != nil {
-			return nil, err
-		}
-		loss, err := lmLoss(m.Logits, m.Targets)
-		if err != nil {
-			return nil, err
-		}
-		return &model{lm: m, loss: loss, next: m.NextLogits, context: m.Cfg.Context, batch: batch}, nil
+		return tf.NewGPT(s.Sub(rc.Model), *rc.GPT, tf.GPTOptions{Batch: batch, Next: next})
 	}
 	return nil, fmt.Errorf("the run config has no model")
 }
 
-// lmLoss is a language model's training loss, the mean cross-entropy of its
-// logits against its targets; nil for a generation graph (no logits).
-func lmLoss(logits, targets *G.Node) (*G.Node, error) {
-	if logits == nil {
-		return nil, nil
-	}
-	return losses.SparseSoftmaxCrossEntropy(logits, targets)
-}
-
-// copyParams copies every parameter value of src into the parameter of the
-// same name in dst.
-func copyParams(dst, src *graph.Scope) error {
-	for _, p := range src.Params() {
-		q, ok := dst.Lookup(p.Name())
-		if !ok {
-			return fmt.Errorf("parameter %q missing from the target graph", p.Name())
-		}
-		v, err := graph.Values(p)
+// loadModel loads the model of the checkpoint in dir (family: the key
+// train.ReadRun returned) for batches of batch sequences, and fills rc's
+// model config, dtype and vocabulary size from it.
+func loadModel(dir, family string, rc *runConfig, batch int, next bool) (lm, error) {
+	var m lm
+	switch family {
+	case "gd_lm":
+		g, err := gd.LoadLM(dir, gd.LMOptions{Batch: batch, Next: next})
 		if err != nil {
-			return err
+			return nil, err
 		}
-		if err := graph.SetValue(q, v); err != nil {
-			return err
+		rc.GD, rc.GPT, m = &g.Cfg, nil, g
+	case "tf_gpt":
+		g, err := tf.LoadGPT(dir, tf.GPTOptions{Batch: batch, Next: next})
+		if err != nil {
+			return nil, err
 		}
+		rc.GD, rc.GPT, m = nil, &g.Cfg, g
+	default:
+		return nil, fmt.Errorf("checkpoint %s holds no language model", dir)
 	}
-	return nil
+	if m.TextCodec() == nil {
+		return nil, fmt.Errorf("checkpoint %s holds no text codec (\"text\")", dir)
+	}
+	rc.Dtype, rc.Vocab = m.Scope().Dtype().String(), m.VocabSize()
+	return m, nil
 }
 
-// decayMatrices is nanoGPT's weight-decay rule: decay every parameter of
-// rank >= 2 (matrices and embeddings), not vectors (Λ_m, diagonal P_m,
-// layer norms, biases).
-func decayMatrices(_ string, shape tensor.Shape) bool { return shape.Dims() >= 2 }
-
-// nextFunc returns a data.NextFunc running the generation graph g: contexts
-// are cropped to their last T ids, padded with pad, and run in batches of
-// g.batch.
-func nextFunc(g *model, mc *graph.Machine, pad int) data.NextFunc {
-	T, B := g.context, g.batch
-	return func(ctxs [][]int) ([][]float64, error) {
-		out := make([][]float64, 0, len(ctxs))
-		for lo := 0; lo < len(ctxs); lo += B {
-			ids := make([]int, B*T)
-			lengths := make([]int, B)
-			for i := range ids {
-				ids[i] = pad
-			}
-			for b := 0; b < B; b++ {
-				lengths[b] = 1
-				if lo+b >= len(ctxs) {
-					continue
-				}
-				c := ctxs[lo+b]
-				if len(c) > T {
-					c = c[len(c)-T:]
-				}
-				copy(ids[b*T:], c)
-				lengths[b] = len(c)
-			}
-			if err := g.FeedNext(ids, lengths); err != nil {
-				return nil, err
-			}
-			if err := mc.Run(); err != nil {
-				return nil, err
-			}
-			vals, err := graph.Values(g.next)
-			if err != nil {
-				return nil, err
-			}
-			V := len(vals) / B
-			for b := 0; b < B && lo+b < len(ctxs); b++ {
-				out = append(out, vals[b*V:(b+1)*V])
-			}
-		}
-		return out, nil
+// rebuild returns m as another graph (batch, next) with the same parameters.
+func rebuild(m lm, batch int, next bool) (lm, error) {
+	switch m := m.(type) {
+	case *gd.LM:
+		return m.Rebuild(gd.LMOptions{Batch: batch, Next: next})
+	case *tf.GPT:
+		return m.Rebuild(tf.GPTOptions{Batch: batch, Next: next})
 	}
+	return nil, fmt.Errorf("unknown model type %T", m)
 }
 
 // modelLabel names the model of rc in reports, with the GD models' kernel.

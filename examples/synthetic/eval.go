@@ -2,12 +2,18 @@ package main
 
 import (
 	"fmt"
+	"os"
+	"path/filepath"
 
 	"github.com/gdattn/gdattn/data"
 	"github.com/gdattn/gdattn/gd"
 	"github.com/gdattn/gdattn/graph/npy"
 	"github.com/gdattn/gdattn/train"
 )
+
+// defaultProbs is where -eval writes the query probabilities by default:
+// under results/, as every example's outputs, not in the working directory.
+var defaultProbs = filepath.Join("results", "synthetic", "probs.npy")
 
 // evalCheckpoint loads a checkpoint written by train and writes the query
 // probabilities of the contexts in -x/-y to -probs.
@@ -37,6 +43,9 @@ func evalCheckpoint(o options) error {
 		return err
 	}
 	out := &npy.Array{Shape: []int{b.B, cfg.C}, Dtype: npy.Float64, F64: probs}
+	if err := os.MkdirAll(filepath.Dir(o.probsPath), 0o755); err != nil {
+		return err
+	}
 	if err := npy.WriteFile(o.probsPath, out); err != nil {
 		return err
 	}

@@ -9,7 +9,9 @@
 //
 // with family "gd" (gd.Model), "gd_lm" (gd.LM), "tf" (tf.Model) or
 // "tf_gpt" (tf.GPT); "scope" is the path of the scope the model was built
-// in ("" for the root, optional).
+// in ("" for the root, optional). A language model's config may also hold
+// "text" (its tokeniser and vocabulary) and "run" (a training program's own
+// settings); see text.go.
 package modelfile
 
 import (
@@ -22,6 +24,7 @@ import (
 
 	"github.com/gdattn/gdattn/checkpoint"
 	"github.com/gdattn/gdattn/graph"
+	"github.com/gdattn/gdattn/internal/strictjson"
 	"github.com/gdattn/gdattn/layers"
 	"gorgonia.org/tensor"
 )
@@ -31,8 +34,10 @@ var Families = map[string]string{"gd": "gd.Model", "gd_lm": "gd.LM", "tf": "tf.M
 
 // Header is what the config object holds besides the model's config.
 type Header struct {
-	Dtype string // "float32" or "float64"
-	Scope string // the model's scope path, "" for the root
+	Dtype string          // "float32" or "float64"
+	Scope string          // the model's scope path, "" for the root
+	Text  *Text           // a language model's text codec, if it has one
+	Run   json.RawMessage // a training program's settings ("run"), if any
 }
 
 // Encode returns the config object for a model of the given family.
@@ -40,7 +45,14 @@ func Encode(family string, h Header, body json.RawMessage) (json.RawMessage, err
 	if _, ok := Families[family]; !ok {
 		panic("modelfile: unknown family " + family) // a bug in gd or tf
 	}
-	return json.Marshal(map[string]any{"dtype": h.Dtype, "scope": h.Scope, family: body})
+	obj := map[string]any{"dtype": h.Dtype, "scope": h.Scope, family: body}
+	if h.Text != nil {
+		obj["text"] = h.Text
+	}
+	if h.Run != nil {
+		obj["run"] = h.Run
+	}
+	return json.Marshal(obj)
 }
 
 // Decode splits the config object data of a checkpoint that must hold a
@@ -54,7 +66,7 @@ func Decode(data []byte, family string) (Header, json.RawMessage, error) {
 		return h, nil, fmt.Errorf("config: want an object {\"dtype\": ..., %q: {...}}, got %s", family, clip(data))
 	}
 	for k := range keys {
-		if _, ok := Families[k]; !ok && k != "dtype" && k != "scope" {
+		if _, ok := Families[k]; !ok && k != "dtype" && k != "scope" && k != "text" && k != "run" {
 			return h, nil, fmt.Errorf("config: unknown key %q", k)
 		}
 	}
@@ -67,9 +79,25 @@ func Decode(data []byte, family string) (Header, json.RawMessage, error) {
 		}
 		return h, nil, fmt.Errorf("config: missing key %q (the %s config)", family, Families[family])
 	}
-	if len(keys) > 3 || (len(keys) == 3 && keys["scope"] == nil) {
+	models := 0
+	for k := range keys {
+		if _, ok := Families[k]; ok {
+			models++
+		}
+	}
+	if models > 1 {
 		return h, nil, fmt.Errorf("config: holds more than one model")
 	}
+	if raw, ok := keys["text"]; ok {
+		h.Text = new(Text)
+		if err := strictjson.Decode(raw, h.Text); err != nil {
+			return h, nil, fmt.Errorf("config: key \"text\": %v (want {\"tokenizer\", \"vocab\", \"vocab_size\"})", err)
+		}
+		if err := checkText(h.Text); err != nil {
+			return h, nil, err
+		}
+	}
+	h.Run = keys["run"]
 	raw, ok := keys["dtype"]
 	if !ok {
 		return h, nil, fmt.Errorf("config: missing key \"dtype\"")
