@@ -1,0 +1,49 @@
+// Package gemm is gdattn's general matrix multiplication: C = alpha·op(A)·op(B)
+// + beta·C on row-major float32 and float64 slices, op transposing or not,
+// single or strided-batched, in pure Go with Go assembly micro-kernels.
+//
+// # Algorithm
+//
+// A large product runs the five loops of a packed GEMM (Goto and van de
+// Geijn; BLIS): for every NC-wide panel of columns of C and every KC-deep
+// slice of the inner dimension, B's KC×NC block is packed into slivers of NR
+// columns (sized for the L2 cache), A's rows into micro-panels of MR rows
+// (one of them sits in L1 while the slivers pass by), and a register-tiled
+// micro-kernel accumulates an MR×NR tile of C with fused multiply-adds. The
+// micro-kernels (kernels_amd64.s, written by gen_kernels.go) hold the tile
+// in 24 vector registers: 12×32 float32 or 12×16 float64 with AVX-512, 6×16
+// or 6×8 with AVX2/FMA. The instruction set is chosen at run time
+// (golang.org/x/sys/cpu); other architectures, and any build with the
+// purego tag, run a portable Go kernel. Transposes cost nothing beyond the
+// packing. Products of at least a few million flops are split over
+// GOMAXPROCS goroutines, by rows of C or by columns (whichever repeats less
+// packing), each packing its own operands.
+//
+// Small and narrow products (a few rows or columns, or a few thousand
+// multiply-adds, as in the batched products of in-context attention at
+// small N) skip the packing: row kernels compute one row of C at a time,
+// 32 columns per pass.
+//
+// # Summation order
+//
+// Every element of C is one sequential chain of fused multiply-adds over
+// the inner dimension, in order, starting from zero (beta 0) or with the
+// chain's sum added to C at the end (beta 1, when the inner dimension fits
+// one KC slice; a longer product continues the chain from C's value). Both
+// paths, packed and rows, give the same bits for alpha 1, so the choice
+// between them, the blocking and the number of goroutines never change a
+// result. Other alphas are applied to A while it is packed, other betas to C
+// before the product.
+//
+// # Use
+//
+//	// C (2×2) = A (2×3) · Bᵀ, B stored 2×3.
+//	a := []float32{1, 2, 3, 4, 5, 6}
+//	b := []float32{1, 0, 1, 0, 1, 0}
+//	c := make([]float32, 4)
+//	err := gemm.Gemm(false, true, 2, 2, 3, 1, a, 3, b, 3, 0, c, 2)
+//	// c = [4 2 10 5]
+//
+// [Implementation] is a gonum BLAS (blas.Float32Level3, blas.Float64Level3)
+// whose Sgemm and Dgemm run on this package, for Gorgonia's G.Use.
+package gemm
