@@ -220,17 +220,7 @@ func packA[F Float](dst []F, tA bool, a []F, lda, ic, pc, mb, kb, mr int, alpha 
 				clear(dl[h:])
 			}
 		} else {
-			for i := 0; i < h; i++ {
-				src := a[(i0+i)*lda+pc : (i0+i)*lda+pc+kb]
-				for l, v := range src {
-					d[l*mr+i] = v
-				}
-			}
-			for i := h; i < mr; i++ {
-				for l := 0; l < kb; l++ {
-					d[l*mr+i] = 0
-				}
-			}
+			gatherRows(d, a, (i0)*lda+pc, lda, h, kb, mr)
 		}
 		if alpha != 1 {
 			for i := range d {
@@ -249,17 +239,7 @@ func packB[F Float](dst []F, tB bool, b []F, ldb, pc, jc, kb, nb, nr int) {
 		d := dst[q*nr*kb : (q+1)*nr*kb]
 		j0 := jc + q*nr
 		if tB { // B is n×k: row j of B holds op(B)'s column j
-			for j := 0; j < w; j++ {
-				src := b[(j0+j)*ldb+pc : (j0+j)*ldb+pc+kb]
-				for l, v := range src {
-					d[l*nr+j] = v
-				}
-			}
-			if w < nr {
-				for l := 0; l < kb; l++ {
-					clear(d[l*nr+w : l*nr+nr])
-				}
-			}
+			gatherRows(d, b, j0*ldb+pc, ldb, w, kb, nr)
 		} else {
 			for l := 0; l < kb; l++ {
 				src := b[(pc+l)*ldb+j0 : (pc+l)*ldb+j0+w]
@@ -270,6 +250,28 @@ func packB[F Float](dst []F, tB bool, b []F, ldb, pc, jc, kb, nb, nr int) {
 		}
 	}
 }
+
+// gatherRows writes element l of the rows r < h of src (each of length kb,
+// the first at off, ld apart) to dst[l·width + r], zero for r ≥ h: a
+// transposing copy that reads its h rows side by side, so that their cache
+// misses overlap (row by row, a row far from the last waits on memory
+// every 16 elements).
+func gatherRows[F Float](dst, src []F, off, ld, h, kb, width int) {
+	var rows [maxTile][]F
+	for r := 0; r < h; r++ {
+		rows[r] = src[off+r*ld : off+r*ld+kb]
+	}
+	for l := 0; l < kb; l++ {
+		dl := dst[l*width : l*width+width]
+		for r, row := range rows[:h] {
+			dl[r] = row[l]
+		}
+		clear(dl[h:])
+	}
+}
+
+// maxTile bounds MR and NR.
+const maxTile = 32
 
 // rowsProduct is the product (alpha 1) on the row kernels; acc adds it to C
 // (beta 1) instead of overwriting C (beta 0).

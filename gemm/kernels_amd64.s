@@ -6,7 +6,7 @@
 
 // func kernAVX512F32(k int, a, b, c *float32, ldc, mode int)
 // A 12×32 tile of C, 24 accumulators.
-TEXT ·kernAVX512F32(SB), NOSPLIT, $0-48
+TEXT ·kernAVX512F32(SB), 0, $0-48
 	MOVQ k+0(FP), CX
 	MOVQ a+8(FP), SI
 	MOVQ b+16(FP), DX
@@ -362,7 +362,7 @@ kernAVX512F32_store:
 
 // func kernAVX512F64(k int, a, b, c *float64, ldc, mode int)
 // A 12×16 tile of C, 24 accumulators.
-TEXT ·kernAVX512F64(SB), NOSPLIT, $0-48
+TEXT ·kernAVX512F64(SB), 0, $0-48
 	MOVQ k+0(FP), CX
 	MOVQ a+8(FP), SI
 	MOVQ b+16(FP), DX
@@ -718,7 +718,7 @@ kernAVX512F64_store:
 
 // func kernAVX2F32(k int, a, b, c *float32, ldc, mode int)
 // A 6×16 tile of C, 12 accumulators.
-TEXT ·kernAVX2F32(SB), NOSPLIT, $0-48
+TEXT ·kernAVX2F32(SB), 0, $0-48
 	MOVQ k+0(FP), CX
 	MOVQ a+8(FP), SI
 	MOVQ b+16(FP), DX
@@ -918,7 +918,7 @@ kernAVX2F32_store:
 
 // func kernAVX2F64(k int, a, b, c *float64, ldc, mode int)
 // A 6×8 tile of C, 12 accumulators.
-TEXT ·kernAVX2F64(SB), NOSPLIT, $0-48
+TEXT ·kernAVX2F64(SB), 0, $0-48
 	MOVQ k+0(FP), CX
 	MOVQ a+8(FP), SI
 	MOVQ b+16(FP), DX
