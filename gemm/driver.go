@@ -6,8 +6,8 @@ import (
 )
 
 // minParallelFlops is the smallest product (2·m·n·k) worth splitting over
-// goroutines: about 40 µs of one core's work.
-const minParallelFlops = 4 << 20
+// goroutines: about 40 µs of one core's work. (A variable for the tests.)
+var minParallelFlops = float64(4 << 20)
 
 // blocking is one instruction set's micro-kernel for one dtype, with the
 // sizes of its tile (MR×NR) and of the packed blocks (KC deep; A in MC
@@ -100,13 +100,13 @@ func gemm[F Float](ks *kernels, threads int, tA, tB bool, m, n, k int, alpha F, 
 		go func() {
 			defer wg.Done()
 			if byRows {
-				ap := a[lo*lda:]
-				if tA {
-					ap = a[lo:]
+				ap := a[lo:] // columns lo.. of the stored k×m A
+				if !tA {
+					ap = a[lo*lda:]
 				}
 				packed(bl, tA, tB, hi-lo, n, k, alpha, ap, lda, b, ldb, first, c[lo*ldc:], ldc)
 			} else {
-				bp := b[lo:]
+				bp := b[lo:] // columns lo.. of the stored k×n B
 				if tB {
 					bp = b[lo*ldb:]
 				}

@@ -135,11 +135,20 @@ func testGemm[F Float](t *testing.T, ks *kernels) {
 	}
 }
 
+// lowerParallelMin lets small test products run over several goroutines;
+// the returned function restores the threshold.
+func lowerParallelMin() func() {
+	old := minParallelFlops
+	minParallelFlops = 64
+	return func() { minParallelFlops = old }
+}
+
 // TestGemm compares every instruction set this machine runs (and the
 // portable kernels) with the float64 reference over many shapes, every
 // transpose, padded leading dimensions, alphas and betas, one and three
 // goroutines.
 func TestGemm(t *testing.T) {
+	defer lowerParallelMin()()
 	for _, ks := range available() {
 		t.Run(ks.name+"/float32", func(t *testing.T) { testGemm[float32](t, ks) })
 		t.Run(ks.name+"/float64", func(t *testing.T) { testGemm[float64](t, ks) })
@@ -183,6 +192,7 @@ func testSameBits[F Float](t *testing.T, ks *kernels) {
 // kernels, the packed kernels and a split over goroutines give the same
 // bits (alpha 1, beta 0 or 1 within one KC slice).
 func TestSameBits(t *testing.T) {
+	defer lowerParallelMin()()
 	for _, ks := range available() {
 		t.Run(ks.name+"/float32", func(t *testing.T) { testSameBits[float32](t, ks) })
 		t.Run(ks.name+"/float64", func(t *testing.T) { testSameBits[float64](t, ks) })
@@ -226,6 +236,7 @@ func testBatched[F Float](t *testing.T) {
 // TestGemmBatched checks the strided-batched product (a shared B included)
 // against the reference, element by element.
 func TestGemmBatched(t *testing.T) {
+	defer lowerParallelMin()()
 	t.Run("float32", testBatched[float32])
 	t.Run("float64", testBatched[float64])
 }
@@ -304,12 +315,13 @@ func FuzzGemm(f *testing.F) {
 	f.Add(uint8(3), uint8(5), uint8(7), uint8(0), uint8(1), uint64(1))
 	f.Add(uint8(13), uint8(33), uint8(40), uint8(3), uint8(2), uint64(2))
 	f.Fuzz(func(t *testing.T, m8, n8, k8, flags, pad8 uint8, seed uint64) {
-		m, n, k, pad := int(m8%40), int(n8%70), int(k8)*3%300 + int(k8%3), int(pad8%4)
+		m, n, k, pad := int(m8%40), int(n8%70), int(k8)*3%300+int(k8%3), int(pad8%4)
 		tA, tB := flags&1 != 0, flags&2 != 0
 		alpha, beta := float32(1), float32(flags>>2&1)
 		if flags&8 != 0 {
 			alpha, beta = 0.75, -0.5
 		}
+		defer lowerParallelMin()()
 		rng := rand.New(rand.NewPCG(seed, 9))
 		a, lda, b, ldb, c, ldc := operands[float32](tA, tB, m, n, k, pad, rng)
 		want, mag := naive(tA, tB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
