@@ -14,8 +14,9 @@ var minParallelFlops = float64(4 << 20)
 // rows, B in NC columns).
 type blocking[F Float] struct {
 	mr, nr, kc, mc, nc int
-	// kern computes one MR×NR tile: see gen_kernels.go for the modes.
-	kern func(k int, a, b, c *F, ldc, mode int)
+	// kern computes one MR×NR tile and prefetches the next: see
+	// gen_kernels.go for the modes.
+	kern func(k int, a, b, c *F, ldc, mode int, next *F)
 	// rows sets (acc false) or increments (acc true) c[j], j < n, by
 	// Σ_{l<k} a[l·inca]·b[l·ldb+j], in order, with fused multiply-adds.
 	rows func(c, a, b *F, inca, ldb, k, n int, acc bool)
@@ -182,8 +183,15 @@ func packed[F Float](bl *blocking[F], tA, tB bool, m, n, k int, alpha F, a []F, 
 						w := min(nr, nb-jr)
 						bp := &buf.b[jr*kb]
 						co := (ic+ir)*ldc + jc + jr
+						next := co // the next tile's corner, for the prefetch
+						switch {
+						case jr+nr < nb:
+							next = co + nr
+						case ir+mr < mb:
+							next = (ic+ir+mr)*ldc + jc
+						}
 						if h == mr && w == nr {
-							bl.kern(kb, ap, bp, &c[co], ldc, mode)
+							bl.kern(kb, ap, bp, &c[co], ldc, mode, &c[next])
 							continue
 						}
 						// An edge tile: through a full tile of scratch.
@@ -193,7 +201,7 @@ func packed[F Float](bl *blocking[F], tA, tB bool, m, n, k int, alpha F, a []F, 
 								copy(t[i*nr:i*nr+w], c[co+i*ldc:co+i*ldc+w])
 							}
 						}
-						bl.kern(kb, ap, bp, &t[0], nr, mode)
+						bl.kern(kb, ap, bp, &t[0], nr, mode, &c[next])
 						for i := 0; i < h; i++ {
 							copy(c[co+i*ldc:co+i*ldc+w], t[i*nr:i*nr+w])
 						}
@@ -208,24 +216,38 @@ func packed[F Float](bl *blocking[F], tA, tB bool, m, n, k int, alpha F, a []F, 
 // micro-panels of mr rows: panel p holds element (i, l) at p·mr·kb + l·mr +
 // i, zero past the last row; scaled by alpha.
 func packA[F Float](dst []F, tA bool, a []F, lda, ic, pc, mb, kb, mr int, alpha F) {
-	for p := 0; p*mr < mb; p++ {
-		h := min(mr, mb-p*mr)
-		d := dst[p*mr*kb : (p+1)*mr*kb]
-		i0 := ic + p*mr
-		if tA { // A is k×m: row l of A holds op(A)'s column l
+	if tA {
+		// A is k×m: row l of A holds op(A)'s column l. Groups of panels
+		// read a stretch of each row at once (prefetch-friendly) and
+		// write their panels, which stay in the L2 cache.
+		const group = 16
+		for p0 := 0; p0*mr < mb; p0 += group {
+			cols := min(group*mr, mb-p0*mr)
 			for l := 0; l < kb; l++ {
-				src := a[(pc+l)*lda+i0 : (pc+l)*lda+i0+h]
-				dl := d[l*mr : l*mr+mr]
-				copy(dl, src)
-				clear(dl[h:])
+				src := a[(pc+l)*lda+ic+p0*mr : (pc+l)*lda+ic+p0*mr+cols]
+				for q := 0; q*mr < cols; q++ {
+					h := min(mr, cols-q*mr)
+					o := (p0+q)*mr*kb + l*mr
+					d, s := dst[o:o+mr], src[q*mr:q*mr+h]
+					for i, v := range s {
+						d[i] = v
+					}
+					for i := h; i < mr; i++ {
+						d[i] = 0
+					}
+				}
 			}
-		} else {
-			gatherRows(d, a, (i0)*lda+pc, lda, h, kb, mr)
 		}
-		if alpha != 1 {
-			for i := range d {
-				d[i] *= alpha
-			}
+	} else {
+		for p := 0; p*mr < mb; p++ {
+			h := min(mr, mb-p*mr)
+			gatherRows(dst[p*mr*kb:(p+1)*mr*kb], a, (ic+p*mr)*lda+pc, lda, h, kb, mr)
+		}
+	}
+	if alpha != 1 {
+		d := dst[:(mb+mr-1)/mr*mr*kb]
+		for i := range d {
+			d[i] *= alpha
 		}
 	}
 }

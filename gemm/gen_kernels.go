@@ -6,7 +6,7 @@
 //
 // Every kernel has the Go signature
 //
-//	func kernel(k int, a, b, c *F, ldc, mode int)
+//	func kernel(k int, a, b, c *F, ldc, mode int, next *F)
 //
 // and computes one MR×NR tile of C from a packed A micro-panel (k steps of
 // MR values) and a packed B sliver (k steps of NR values), NR being two
@@ -15,7 +15,10 @@
 // vectors of B, so that every element of C is one sequential chain of fused
 // multiply-adds over k. mode 0 stores the sums (C = Σ), mode 1 adds them
 // (C += Σ, the sums starting from zero), mode 2 continues the chains of C
-// (the accumulators start from C).
+// (the accumulators start from C). next is the C tile of the next call
+// (rows ldc apart): the kernel prefetches it while it computes, so that the
+// next call finds C in cache instead of waiting on memory (C, unlike the
+// packed operands, is not in cache when it is large).
 package main
 
 import (
@@ -61,14 +64,14 @@ func gen(w *bytes.Buffer, k kernel) {
 	b0, b1 := fmt.Sprintf("%s%d", k.reg, nacc), fmt.Sprintf("%s%d", k.reg, nacc+1)
 	bc := [2]string{fmt.Sprintf("%s%d", k.reg, nacc+2), fmt.Sprintf("%s%d", k.reg, nacc+3)}
 	astep, bstep := k.mr*k.size, 2*k.vec
-	fmt.Fprintf(w, "\n// func %s(k int, a, b, c *float%d, ldc, mode int)\n", k.name, 8*k.size)
+	fmt.Fprintf(w, "\n// func %s(k int, a, b, c *float%d, ldc, mode int, next *float%d)\n", k.name, 8*k.size, 8*k.size)
 	fmt.Fprintf(w, "// A %d×%d tile of C, %d accumulators.\n", k.mr, 2*k.vec/k.size, nacc)
 	// Not NOSPLIT: the stack check of the prologue is the goroutine's
 	// preemption point. A kernel is too short to need one of its own, but
 	// the loops around it call nothing else; without it, the runtime's
 	// preemption signals (every 20 µs while a request is pending) land in
 	// the assembly, where they cannot preempt, and cost 5-10% of the time.
-	fmt.Fprintf(w, "TEXT ·%s(SB), 0, $0-48\n", k.name)
+	fmt.Fprintf(w, "TEXT ·%s(SB), 0, $0-56\n", k.name)
 	p("MOVQ k+0(FP), CX")
 	p("MOVQ a+8(FP), SI")
 	p("MOVQ b+16(FP), DX")
@@ -76,6 +79,16 @@ func gen(w *bytes.Buffer, k kernel) {
 	p("MOVQ ldc+32(FP), R8")
 	p("MOVQ mode+40(FP), R9")
 	p("SHLQ $%d, R8", map[int]int{4: 2, 8: 3}[k.size])
+	// Prefetch the next tile of C: every row's 2·vec bytes.
+	p("MOVQ next+48(FP), R11")
+	for i := 0; i < k.mr; i++ {
+		for off := 0; off < 2*k.vec; off += 64 {
+			p("PREFETCHT0 %d(R11)", off)
+		}
+		if i+1 < k.mr {
+			p("ADDQ R8, R11")
+		}
+	}
 	// Accumulators: from C (mode 2) or zero.
 	p("CMPQ R9, $2")
 	p("JNE %s_zero", k.name)

@@ -14,7 +14,7 @@ func benchKernel[F Float](b *testing.B, ks *kernels) {
 	c := randSlice[F](bl.mr*bl.nr, rng)
 	cpu0 := cpuTime()
 	for i := 0; i < b.N; i++ {
-		bl.kern(k, &a[0], &bb[0], &c[0], bl.nr, modeStore)
+		bl.kern(k, &a[0], &bb[0], &c[0], bl.nr, modeStore, &c[0])
 	}
 	flops := 2 * float64(bl.mr*bl.nr*k) * float64(b.N)
 	b.ReportMetric(flops/b.Elapsed().Seconds()/1e9, "GFLOP/s")

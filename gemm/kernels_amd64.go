@@ -11,16 +11,16 @@ import "golang.org/x/sys/cpu"
 // written exists.
 
 //go:noescape
-func kernAVX512F32(k int, a, b, c *float32, ldc, mode int)
+func kernAVX512F32(k int, a, b, c *float32, ldc, mode int, next *float32)
 
 //go:noescape
-func kernAVX512F64(k int, a, b, c *float64, ldc, mode int)
+func kernAVX512F64(k int, a, b, c *float64, ldc, mode int, next *float64)
 
 //go:noescape
-func kernAVX2F32(k int, a, b, c *float32, ldc, mode int)
+func kernAVX2F32(k int, a, b, c *float32, ldc, mode int, next *float32)
 
 //go:noescape
-func kernAVX2F64(k int, a, b, c *float64, ldc, mode int)
+func kernAVX2F64(k int, a, b, c *float64, ldc, mode int, next *float64)
 
 // rowKernel32 sets (acc false) or increments (acc true) c[j], j < n, by
 // Σ_{l<k} a[l·inca]·b[l·ldb + j], with AVX2/FMA, 32 columns per pass.
