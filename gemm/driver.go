@@ -228,13 +228,9 @@ func packA[F Float](dst []F, tA bool, a []F, lda, ic, pc, mb, kb, mr int, alpha 
 				for q := 0; q*mr < cols; q++ {
 					h := min(mr, cols-q*mr)
 					o := (p0+q)*mr*kb + l*mr
-					d, s := dst[o:o+mr], src[q*mr:q*mr+h]
-					for i, v := range s {
-						d[i] = v
-					}
-					for i := h; i < mr; i++ {
-						d[i] = 0
-					}
+					d := dst[o : o+mr]
+					copy(d, src[q*mr:q*mr+h])
+					clear(d[h:])
 				}
 			}
 		}
