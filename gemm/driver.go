@@ -143,7 +143,7 @@ var pools = [2]sync.Pool{}
 func getBuffers[F Float](bl *blocking[F]) *buffers[F] {
 	var z F
 	pool := &pools[unsafe.Sizeof(z)/8]
-	if v, ok := pool.Get().(*buffers[F]); ok && len(v.a) == bl.mc*bl.kc && len(v.b) == bl.kc*bl.nc {
+	if v, ok := pool.Get().(*buffers[F]); ok && len(v.a) == bl.mc*bl.kc && len(v.b) == bl.kc*bl.nc && len(v.tile) == bl.mr*bl.nr {
 		return v
 	}
 	return &buffers[F]{a: make([]F, bl.mc*bl.kc), b: make([]F, bl.kc*bl.nc), tile: make([]F, bl.mr*bl.nr)}
