@@ -51,7 +51,7 @@ func Name() string { return active.name }
 // useRows reports whether a product is small or narrow enough for the row
 // kernels: packing would cost more than it saves, or pad a thin tile.
 func useRows(mr, nr, m, n, k int) bool {
-	return m < mr/2 || n <= nr/2 || m*n*k <= 1<<15
+	return m < mr/2 || n <= nr/2 || float64(m)*float64(n)*float64(k) <= 1<<15
 }
 
 // gemm runs a checked product on ks with up to threads goroutines.
@@ -317,7 +317,7 @@ func rowsProduct[F Float](bl *blocking[F], tA, tB bool, m, n, k int, a []F, lda 
 // row is read with stride inca (1 for a row of A, A's row length for a row
 // of Aᵀ), on the row kernels (the same chain of fused multiply-adds as
 // [Gemm]). It returns an error, touching nothing, when a size or stride is
-// negative, inca is 0 with k above 1, or a slice is too short.
+// negative, ldb is below n, or a slice is too short.
 func MulAddRow[F Float](c, a []F, inca int, b []F, ldb, k, n int, acc bool) error {
 	switch {
 	case n < 0 || k < 0 || inca < 0 || ldb < 0:
@@ -333,7 +333,10 @@ func MulAddRow[F Float](c, a []F, inca int, b []F, ldb, k, n int, acc bool) erro
 		return nil
 	case ldb < n && k > 1:
 		return errorf("MulAddRow: ldb %d below n %d", ldb, n)
-	case len(a) < (k-1)*inca+1 || len(b) < (k-1)*ldb+n:
+	}
+	wantA, okA := mulAdd(k-1, inca, 1)
+	wantB, okB := mulAdd(k-1, ldb, n)
+	if !okA || !okB || len(a) < wantA || len(b) < wantB {
 		return errorf("MulAddRow: a (%d) or b (%d) too short for k %d, n %d, inca %d, ldb %d", len(a), len(b), k, n, inca, ldb)
 	}
 	pick[F](active).rows(&c[0], &a[0], &b[0], inca, ldb, k, n, acc)

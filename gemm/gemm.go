@@ -2,6 +2,7 @@ package gemm
 
 import (
 	"fmt"
+	"math"
 	"runtime"
 	"sync"
 )
@@ -47,6 +48,12 @@ func GemmBatched[F Float](batch int, tA, tB bool, m, n, k int, alpha F, a []F, l
 	}
 	if batch > 1 && strideC < (m-1)*ldc+n {
 		return fmt.Errorf("gemm: strideC %d below the size of one C (%d×%d, ldc %d): the products overlap", strideC, m, n, ldc)
+	}
+	if k == 0 || alpha == 0 { // C_i = beta·C_i: A and B are not read
+		for i := 0; i < batch; i++ {
+			scale(m, n, beta, c[i*strideC:], ldc)
+		}
+		return nil
 	}
 	threads := runtime.GOMAXPROCS(0)
 	one := func(i, threads int) {
@@ -106,7 +113,16 @@ func check[F Float](tA, tB bool, m, n, k int, a []F, lda int, b []F, ldb int, c 
 		if rows == 0 || cols == 0 || batch == 0 {
 			return nil
 		}
-		if want := (batch-1)*stride + (rows-1)*ld + cols; len(s) < want {
+		// (batch−1)·stride + (rows−1)·ld + cols, refusing what overflows an
+		// int (and so exceeds any slice).
+		want, ok := mulAdd(rows-1, ld, cols)
+		if ok {
+			want, ok = mulAdd(batch-1, stride, want)
+		}
+		if !ok {
+			return fmt.Errorf("gemm: %s of %d×%d, leading dimension %d, batch %d, stride %d: the size overflows an int", name, rows, cols, ld, batch, stride)
+		}
+		if len(s) < want {
 			return fmt.Errorf("gemm: %s has %d elements, want at least %d (%d×%d, leading dimension %d, batch %d, stride %d)", name, len(s), want, rows, cols, ld, batch, stride)
 		}
 		return nil
@@ -123,6 +139,15 @@ func check[F Float](tA, tB bool, m, n, k int, a []F, lda int, b []F, ldb int, c 
 		}
 	}
 	return need("C", c, m, n, ldc, sC)
+}
+
+// mulAdd returns x·y + z for non-negative operands, and false when that
+// overflows an int.
+func mulAdd(x, y, z int) (int, bool) {
+	if x != 0 && y > (math.MaxInt-z)/x {
+		return 0, false
+	}
+	return x*y + z, true
 }
 
 func errorf(format string, args ...any) error { return fmt.Errorf("gemm: "+format, args...) }

@@ -264,6 +264,8 @@ func TestErrors(t *testing.T) {
 		{"negative stride", GemmBatched(2, false, false, 2, 2, 3, 1, a, 3, -1, b, 2, 0, 0, c, 2, 4)},
 		{"short batch", GemmBatched(2, false, false, 2, 2, 3, 1, a, 3, 0, b, 2, 0, 0, c, 2, 4)},
 		{"overlapping C", GemmBatched(2, false, false, 1, 2, 3, 1, a, 3, 0, b, 2, 0, 0, c, 2, 1)},
+		{"overflowing size", Gemm(false, false, 2, 1<<40, 1<<40, 1, a, 1<<40, b, 1<<40, 0, c, 1<<40)},
+		{"overflowing stride", GemmBatched(1<<20, false, false, 2, 2, 3, 1, a, 3, 1<<50, b, 2, 0, 0, c, 2, 4)},
 		{"MulAddRow short b", MulAddRow(c, a, 1, b, 2, 4, 2, false)},
 		{"MulAddRow negative", MulAddRow(c, a, -1, b, 2, 2, 2, false)},
 	}
@@ -279,6 +281,11 @@ func TestErrors(t *testing.T) {
 	}
 	if err := Gemm(false, false, 0, 0, 0, 1, []float32(nil), 1, nil, 1, 0, nil, 1); err != nil {
 		t.Errorf("empty product: %v", err)
+	}
+	// k = 0 reads neither A nor B, whatever their strides: C = beta·C.
+	c2 := []float64{1, 2, 3, 4}
+	if err := GemmBatched(2, false, false, 1, 2, 0, 1, nil, 1, 5, nil, 2, 7, 3, c2, 2, 2); err != nil || c2[0] != 3 || c2[3] != 12 {
+		t.Errorf("batched k = 0: %v, C %v, want [3 6 9 12]", err, c2)
 	}
 }
 
