@@ -27,13 +27,16 @@
 // # Summation order
 //
 // Every element of C is one sequential chain of fused multiply-adds over
-// the inner dimension, in order, starting from zero (beta 0) or with the
-// chain's sum added to C at the end (beta 1, when the inner dimension fits
-// one KC slice; a longer product continues the chain from C's value). Both
-// paths, packed and rows, give the same bits for alpha 1, so the choice
-// between them, the blocking and the number of goroutines never change a
-// result. Other alphas are applied to A while it is packed, other betas to C
-// before the product.
+// the inner dimension, in order: starting from zero and stored (beta 0), or
+// added to C at the end (beta 1). A product deeper than one KC slice (256)
+// continues each chain from C's value at every further slice, so with beta
+// 0 the chain is unbroken at any depth. The packed path and the row path
+// give the same bits (alpha 1; with beta 1 when k ≤ 256), and neither the
+// blocking nor the number of goroutines changes a result: the same inputs
+// give the same bits on any GOMAXPROCS. Other alphas are applied to A while
+// it is packed, other betas to C before the product. The portable Go
+// kernels multiply and add without fusing, so their last bits differ from
+// the assembly kernels'.
 //
 // # Use
 //
