@@ -64,14 +64,10 @@ func gemm[F Float](ks *kernels, threads int, tA, tB bool, m, n, k int, alpha F, 
 		return
 	}
 	bl := pick[F](ks)
-	first := modeAdd
-	switch beta {
-	case 0:
-		first = modeStore
-	case 1:
-	default:
+	if beta != 0 && beta != 1 {
 		scale(m, n, beta, c, ldc)
 	}
+	first := firstMode(beta) // assigned once: the goroutines below copy it (no allocation)
 	if alpha == 1 && useRows(bl.mr, bl.nr, m, n, k) {
 		rowsProduct(bl, tA, tB, m, n, k, a, lda, b, ldb, first == modeAdd, c, ldc)
 		return
@@ -118,6 +114,15 @@ func gemm[F Float](ks *kernels, threads int, tA, tB bool, m, n, k int, alpha F, 
 	wg.Wait()
 }
 
+// firstMode is the tile mode of the first KC slice: beta 0 stores, any
+// other beta (applied to C beforehand) adds.
+func firstMode[F Float](beta F) int {
+	if beta == 0 {
+		return modeStore
+	}
+	return modeAdd
+}
+
 // scale sets C = beta·C (zeros for beta 0, whatever C held).
 func scale[F Float](m, n int, beta F, c []F, ldc int) {
 	if beta == 1 {
@@ -138,7 +143,10 @@ func scale[F Float](m, n int, beta F, c []F, ldc int) {
 // buffers holds a goroutine's packed blocks and edge tile.
 type buffers[F Float] struct{ a, b, tile []F }
 
-var pools = [2]sync.Pool{}
+// pools hold *buffers[float32] (index 0) and *buffers[float64] (1);
+// scratchPools the row path's copies of Bᵀ (*[]float32, *[]float64), so
+// that a batch of small products allocates nothing per product.
+var pools, scratchPools [2]sync.Pool
 
 func getBuffers[F Float](bl *blocking[F]) *buffers[F] {
 	var z F
@@ -294,8 +302,16 @@ const maxTile = 32
 // rowsProduct is the product (alpha 1) on the row kernels; acc adds it to C
 // (beta 1) instead of overwriting C (beta 0).
 func rowsProduct[F Float](bl *blocking[F], tA, tB bool, m, n, k int, a []F, lda int, b []F, ldb int, acc bool, c []F, ldc int) {
-	if tB { // the row kernels read rows of op(B): copy Bᵀ
-		bt := make([]F, k*n)
+	if tB { // the row kernels read rows of op(B): copy Bᵀ, in a pooled buffer
+		var z F
+		pool := &scratchPools[unsafe.Sizeof(z)/8]
+		sp, _ := pool.Get().(*[]F)
+		if sp == nil || cap(*sp) < k*n {
+			s := make([]F, k*n)
+			sp = &s
+		}
+		defer pool.Put(sp)
+		bt := (*sp)[:k*n]
 		for j := 0; j < n; j++ {
 			for l, v := range b[j*ldb : j*ldb+k] {
 				bt[l*n+j] = v
