@@ -5,11 +5,13 @@
 // # Algorithm
 //
 // A large product runs the five loops of a packed GEMM (Goto and van de
-// Geijn; BLIS): for every NC-wide panel of columns of C and every KC-deep
-// slice of the inner dimension, B's KC×NC block is packed into slivers of NR
-// columns (sized for the L2 cache), A's rows into micro-panels of MR rows
-// (one of them sits in L1 while the slivers pass by), and a register-tiled
-// micro-kernel accumulates an MR×NR tile of C with fused multiply-adds. The
+// Geijn; BLIS, with rows and columns exchanged for row-major C): for every
+// block of MC rows of C and every KC-deep slice of the inner dimension, A's
+// block is packed once into micro-panels of MR rows (for the L3 cache); for
+// every NC-wide block of columns, B's KC×NC block is packed into slivers of
+// NR columns (for L2); then each micro-panel of A (in L1) meets every sliver
+// in turn, and a register-tiled micro-kernel accumulates an MR×NR tile of C
+// with fused multiply-adds, prefetching the next tile of C. The
 // micro-kernels (kernels_amd64.s, written by gen_kernels.go) hold the tile
 // in 24 vector registers: 12×32 float32 or 12×16 float64 with AVX-512, 6×16
 // or 6×8 with AVX2/FMA. The instruction set is chosen at run time
@@ -21,8 +23,8 @@
 //
 // Small and narrow products (a few rows or columns, or a few thousand
 // multiply-adds, as in the batched products of in-context attention at
-// small N) skip the packing: row kernels compute one row of C at a time,
-// 32 columns per pass.
+// small N) skip the packing: row kernels compute one row of C at a time, 32
+// float32 or 16 float64 columns per pass.
 //
 // # Summation order
 //
