@@ -60,9 +60,9 @@ func reportGFLOPs(b *testing.B, flops float64, cpu0 time.Duration) {
 	}
 }
 
-// BenchmarkSgemm times gonum's pure-Go Sgemm (gonum.Implementation, as
-// Gorgonia's G.Mul) and Gemm on gemmShapes, reporting GFLOP/s
-// (2mnk per product). Run it with GOMAXPROCS=1 for one core:
+// BenchmarkSgemm times gonum's pure-Go Sgemm (gonum.Implementation,
+// Gorgonia's G.Mul before package gemm) and Gemm on gemmShapes, reporting
+// GFLOP/s (2mnk per product). Run it with GOMAXPROCS=1 for one core:
 //
 //	GOMAXPROCS=1 go test ./ops -run '^$' -bench Sgemm
 func BenchmarkSgemm(b *testing.B) {

@@ -5,8 +5,7 @@ import (
 	"hash"
 
 	"github.com/chewxy/hm"
-	"gonum.org/v1/gonum/blas"
-	"gonum.org/v1/gonum/blas/gonum"
+	gemmpkg "github.com/gdattn/gdattn/gemm" // head.go has a gemm of its own
 	G "gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
 )
@@ -17,7 +16,8 @@ import (
 //
 // gdattn uses it instead of G.BatchedMatMul, which builds tensor views and
 // allocates for every batch element (80k allocations per training step of
-// the synthetic GD model): this op calls BLAS Gemm on the raw slices.
+// the synthetic GD model): this op runs gemm.GemmBatched on the raw slices
+// (the batch spread over goroutines when the products are small).
 func BatchedMatMul(a, b *G.Node, transA, transB bool) (*G.Node, error) {
 	if a == nil || b == nil {
 		return nil, fmt.Errorf("ops: BatchedMatMul of a nil node")
@@ -92,28 +92,8 @@ func (op *BatchedMatMulOp) Do(vals ...G.Value) (G.Value, error) {
 	as, bs := vals[0].Shape(), vals[1].Shape()
 	m, k, n := op.dims(as, bs)
 	B := as[0]
-	ta, tb := blas.NoTrans, blas.NoTrans
-	if op.transA {
-		ta = blas.Trans
-	}
-	if op.transB {
-		tb = blas.Trans
-	}
-	lda, ldb := as[2], bs[2]
-	impl := gonum.Implementation{}
-	if !op.transA && op.transB {
-		// A Bᵀ: every entry a dot product of a row of A and a row of B.
-		switch a := vals[0].Data().(type) {
-		case []float64:
-			if b, ok := vals[1].Data().([]float64); ok {
-				return bmmRowDots(a, b, B, m, n, k, as, bs), nil
-			}
-		case []float32:
-			if b, ok := vals[1].Data().([]float32); ok {
-				return bmmRowDots(a, b, B, m, n, k, as, bs), nil
-			}
-		}
-	}
+	sa, sb := as[1]*as[2], bs[1]*bs[2]
+	lda, ldb := max(1, as[2]), max(1, bs[2])
 	switch a := vals[0].Data().(type) {
 	case []float64:
 		b, ok := vals[1].Data().([]float64)
@@ -121,13 +101,8 @@ func (op *BatchedMatMulOp) Do(vals ...G.Value) (G.Value, error) {
 			return nil, fmt.Errorf("ops: bmm: mixed dtypes")
 		}
 		c := make([]float64, B*m*n)
-		if haveRowKernel && !op.transB {
-			bmmRows(a, b, c, B, m, n, k, as, bs, lda, ldb, op.transA)
-			return tensor.New(tensor.WithShape(B, m, n), tensor.WithBacking(c)), nil
-		}
-		for i := 0; i < B; i++ {
-			impl.Dgemm(ta, tb, m, n, k, 1, a[i*as[1]*as[2]:(i+1)*as[1]*as[2]], lda,
-				b[i*bs[1]*bs[2]:(i+1)*bs[1]*bs[2]], ldb, 0, c[i*m*n:(i+1)*m*n], n)
+		if err := gemmpkg.GemmBatched(B, op.transA, op.transB, m, n, k, 1, a, lda, sa, b, ldb, sb, 0, c, max(1, n), m*n); err != nil {
+			return nil, fmt.Errorf("ops: bmm: %w", err)
 		}
 		return tensor.New(tensor.WithShape(B, m, n), tensor.WithBacking(c)), nil
 	case []float32:
@@ -136,46 +111,12 @@ func (op *BatchedMatMulOp) Do(vals ...G.Value) (G.Value, error) {
 			return nil, fmt.Errorf("ops: bmm: mixed dtypes")
 		}
 		c := make([]float32, B*m*n)
-		if haveRowKernel && !op.transB {
-			bmmRows(a, b, c, B, m, n, k, as, bs, lda, ldb, op.transA)
-			return tensor.New(tensor.WithShape(B, m, n), tensor.WithBacking(c)), nil
-		}
-		for i := 0; i < B; i++ {
-			impl.Sgemm(ta, tb, m, n, k, 1, a[i*as[1]*as[2]:(i+1)*as[1]*as[2]], lda,
-				b[i*bs[1]*bs[2]:(i+1)*bs[1]*bs[2]], ldb, 0, c[i*m*n:(i+1)*m*n], n)
+		if err := gemmpkg.GemmBatched(B, op.transA, op.transB, m, n, k, 1, a, lda, sa, b, ldb, sb, 0, c, max(1, n), m*n); err != nil {
+			return nil, fmt.Errorf("ops: bmm: %w", err)
 		}
 		return tensor.New(tensor.WithShape(B, m, n), tensor.WithBacking(c)), nil
 	}
 	return nil, fmt.Errorf("ops: bmm: unsupported data %T", vals[0].Data())
-}
-
-// bmmRows computes op(A[i])·B[i] row by row on the AVX2 kernels: row r of
-// op(A) is a row of A, or a column (stride lda) of A transposed.
-func bmmRows[F float32 | float64](a, b, c []F, B, m, n, k int, as, bs tensor.Shape, lda, ldb int, transA bool) {
-	sa, sb := as[1]*as[2], bs[1]*bs[2]
-	for i := 0; i < B; i++ {
-		ai, bi, ci := a[i*sa:(i+1)*sa], b[i*sb:(i+1)*sb], c[i*m*n:(i+1)*m*n]
-		for r := 0; r < m; r++ {
-			if transA {
-				MulAddRow(ci[r*n:], ai[r:], lda, bi, ldb, k, n, false)
-			} else {
-				MulAddRow(ci[r*n:], ai[r*lda:], 1, bi, ldb, k, n, false)
-			}
-		}
-	}
-}
-
-// bmmRowDots is A[i]·B[i]ᵀ for every i: a (B, m, k), b (B, n, k).
-func bmmRowDots[F float32 | float64](a, b []F, B, m, n, k int, as, bs tensor.Shape) G.Value {
-	c := make([]F, B*m*n)
-	sa, sb := as[1]*as[2], bs[1]*bs[2]
-	for i := 0; i < B; i++ {
-		ai, bi := a[i*sa:(i+1)*sa], b[i*sb:(i+1)*sb]
-		for r := 0; r < m; r++ {
-			dotRows(ai[r*k:(r+1)*k], bi, k, c[(i*m+r)*n:(i*m+r+1)*n])
-		}
-	}
-	return tensor.New(tensor.WithShape(B, m, n), tensor.WithBacking(c))
 }
 
 func (op *BatchedMatMulOp) DiffWRT(int) []bool { return []bool{true, true} }

@@ -1,6 +1,6 @@
 // Package ops holds every hand-written Gorgonia op of gdattn: the forward
-// computation, the backward pass and the CPU kernels behind them (the
-// AVX2/FMA row kernels of Gemm and MulAddRow, the table exp Exp32).
+// computation, the backward pass and the CPU kernels behind them (matrix
+// products on package gemm, the table exp Exp32).
 //
 // # What an op is here
 //
@@ -20,7 +20,7 @@
 //
 // # The ops
 //
-//	MatMul, BatchedMatMul          op(a)·op(b), transposes handed to BLAS (MatMulOp, BatchedMatMulOp)
+//	MatMul, BatchedMatMul          op(a)·op(b), transposes handed to gemm (MatMulOp, BatchedMatMulOp)
 //	ConcatLast                     concatenation along the last axis (ConcatLastOp)
 //	Reshape, Slice                 copies that never alias their input (ReshapeOp, SliceOp)
 //	SoftMax, LogSoftMax            stable softmax over the last axis (SoftMaxOp, SoftMaxGradOp)
@@ -74,9 +74,16 @@
 // (graph/graphtest.CheckGrad and CheckGrad32). A backend that does not know
 // the type runs it on the host (graph/cuda's CPU fallback).
 //
-// ops imports Gorgonia, its tensor and type packages, gonum and the
-// standard library only; it knows neither graph nor layers. (With the
-// openblas build tag it also imports graph/openblas, the leaf cgo package
-// that hands OpenBLAS to Gorgonia and imports nothing of gdattn; BLASName
-// says which BLAS is in use.)
+// ops imports Gorgonia, its tensor and type packages, gonum, package gemm
+// (gdattn's GEMM, which imports nothing of gdattn) and the standard library
+// only; it knows neither graph nor layers.
+//
+// # Matrix products and Gorgonia's BLAS
+//
+// Every matrix product of the ops (MatMul, BatchedMatMul, TiedLogits, the
+// fused heads' products, Gemm, MulAddRow) runs on package gemm. Importing
+// ops also hands gemm.Implementation to Gorgonia (G.Use, once, in an init),
+// so G.Mul, G.BatchedMatMul and package tensor's MatMul run on it too. With
+// the openblas build tag ops imports graph/openblas instead, the leaf cgo
+// package that hands OpenBLAS to Gorgonia; BLASName says which is in use.
 package ops

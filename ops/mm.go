@@ -3,11 +3,9 @@ package ops
 import (
 	"fmt"
 	"hash"
-	"runtime"
 
 	"github.com/chewxy/hm"
-	"gonum.org/v1/gonum/blas"
-	"gonum.org/v1/gonum/blas/gonum"
+	gemmpkg "github.com/gdattn/gdattn/gemm" // head.go has a gemm of its own
 	G "gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
 )
@@ -25,7 +23,7 @@ import (
 // gdattn uses it instead of G.Mul with G.Transpose: Gorgonia's matrix
 // product materialises every transpose (its own and those of its backward
 // pass) through a strided iterator copy, while this op hands the transpose
-// flags to BLAS Gemm, forward and backward.
+// flags to Gemm, forward and backward.
 func MatMul(a, b *G.Node, transA, transB bool) (*G.Node, error) {
 	if a == nil || b == nil {
 		return nil, fmt.Errorf("ops: MatMul of a nil node")
@@ -150,7 +148,7 @@ func (op *MatMulOp) Do(vals ...G.Value) (G.Value, error) {
 		return nil, fmt.Errorf("ops: matmul: shapes %v and %v, want ranks %d and %d", as, bs, op.ra, op.rb)
 	}
 	m, k, n := op.dims(as, bs)
-	lda, ldb := as[len(as)-1], bs[len(bs)-1]
+	lda, ldb := max(1, as[len(as)-1]), max(1, bs[len(bs)-1])
 	out := op.outShape(as, bs)
 	switch a := vals[0].Data().(type) {
 	case []float64:
@@ -159,7 +157,7 @@ func (op *MatMulOp) Do(vals ...G.Value) (G.Value, error) {
 			return nil, fmt.Errorf("ops: matmul: mixed dtypes")
 		}
 		c := make([]float64, m*n)
-		Gemm(op.transA, op.transB, m, n, k, 1, a, lda, b, ldb, 0, c, n)
+		Gemm(op.transA, op.transB, m, n, k, 1, a, lda, b, ldb, 0, c, max(1, n))
 		return tensor.New(tensor.WithShape(out...), tensor.WithBacking(c)), nil
 	case []float32:
 		b, ok := vals[1].Data().([]float32)
@@ -167,7 +165,7 @@ func (op *MatMulOp) Do(vals ...G.Value) (G.Value, error) {
 			return nil, fmt.Errorf("ops: matmul: mixed dtypes")
 		}
 		c := make([]float32, m*n)
-		Gemm(op.transA, op.transB, m, n, k, 1, a, lda, b, ldb, 0, c, n)
+		Gemm(op.transA, op.transB, m, n, k, 1, a, lda, b, ldb, 0, c, max(1, n))
 		return tensor.New(tensor.WithShape(out...), tensor.WithBacking(c)), nil
 	}
 	return nil, fmt.Errorf("ops: matmul: unsupported data %T", vals[0].Data())
@@ -210,232 +208,34 @@ func (op *MatMulOp) SymDiff(in G.Nodes, output, dc *G.Node) (G.Nodes, error) {
 }
 
 // Gemm computes C = alpha·op(A)·op(B) + beta·C on row-major slices (op
-// transposes when tA/tB; C is m×n, the inner dimension k), with gonum's
-// BLAS, arranged for the thin matrices of attention layers:
+// transposes when tA/tB; C is m×n, the inner dimension k) with package
+// gemm: packed, cache-blocked, on AVX-512 or AVX2/FMA micro-kernels where
+// the machine has them, over GOMAXPROCS goroutines for large products.
+// Every element of C is one chain of fused multiply-adds over k, in order
+// (see gemm's package documentation), whatever the path, blocking or number
+// of goroutines.
 //
-//   - gonum's kernels run a vector operation per row of C (an axpy of
-//     length n for op(B) = B, a dot of length k for op(B) = Bᵀ), so a thin
-//     B (at most 4096 values) is passed transposed when that makes the
-//     vectors longer, and a product with a thin result Aᵀ·B is computed as
-//     its transpose Bᵀ·A;
-//   - with GOMAXPROCS = 1 a tall product is cut into bands of rows that
-//     gonum runs serially, instead of its goroutine per 64×64 block.
-//
-// On amd64 with AVX2 and FMA, products with alpha 1 and beta 0 or 1 run on
-// gdattn's own kernels instead (rowKernel32/64, mm_amd64.s): one row of C
-// at a time, 32 columns per pass in vector registers, fused multiply-adds.
-//
-// The result is the same product; only the order of the floating-point
-// additions (and, with FMA, their rounding) may differ.
+// Gemm panics, as a BLAS does, when a size, leading dimension or slice
+// does not fit: the calling op has checked its shapes, so that is a bug.
 func Gemm[F float32 | float64](tA, tB bool, m, n, k int, alpha F, a []F, lda int, b []F, ldb int, beta F, c []F, ldc int) {
-	if haveRowKernel && alpha == 1 && (beta == 0 || beta == 1) {
-		if gemmRows(tA, tB, m, n, k, a, lda, b, ldb, beta == 1, c, ldc) {
-			return
-		}
-	}
-	const thin, small = 8, 4096
-	switch {
-	case !tA && !tB && n < thin && k >= 2*n && k*n <= small:
-		// Rows of C as n dots of length k: B transposed (n×k).
-		bt := make([]F, n*k)
-		for l := 0; l < k; l++ {
-			for j := 0; j < n; j++ {
-				bt[j*k+l] = b[l*ldb+j]
-			}
-		}
-		gemmBands(false, true, m, n, k, alpha, a, lda, bt, k, beta, c, ldc)
-	case !tA && tB && k < thin && n >= 2*k && k*n <= small:
-		// Rows of C as k axpys of length n: B (n×k) transposed (k×n).
-		bt := make([]F, k*n)
-		for j := 0; j < n; j++ {
-			for l := 0; l < k; l++ {
-				bt[l*n+j] = b[j*ldb+l]
-			}
-		}
-		gemmBands(false, false, m, n, k, alpha, a, lda, bt, n, beta, c, ldc)
-	case tA && !tB && n < thin && m >= 2*n && m*n <= small:
-		// Cᵀ = Bᵀ A (n×m): axpys of length m instead of n.
-		ct := make([]F, n*m)
-		gemmBands(true, false, n, m, k, 1, b, ldb, a, lda, 0, ct, m)
-		for i := 0; i < m; i++ {
-			row := c[i*ldc : i*ldc+n]
-			for j := range row {
-				v := alpha * ct[j*m+i]
-				if beta != 0 {
-					v += beta * row[j]
-				}
-				row[j] = v
-			}
-		}
-	default:
-		gemmBands(tA, tB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
+	if err := gemmpkg.Gemm(tA, tB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc); err != nil {
+		panic("ops: " + err.Error())
 	}
 }
 
-// gemmBands calls BLAS Gemm, in bands of rows when one thread runs Go.
-func gemmBands[F float32 | float64](tA, tB bool, m, n, k int, alpha F, a []F, lda int, b []F, ldb int, beta F, c []F, ldc int) {
-	const band = 128 // rows; with n <= 64 gonum runs a band serially
-	if m <= band || n > 64 || runtime.GOMAXPROCS(0) > 1 {
-		gemmRaw(tA, tB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
-		return
-	}
-	for r := 0; r < m; r += band {
-		h := min(band, m-r)
-		var ab []F
-		if tA {
-			ab = a[r:] // column offset r of the (k×m) A
-		} else {
-			ab = a[r*lda:]
-		}
-		gemmRaw(tA, tB, h, n, k, alpha, ab, lda, b, ldb, beta, c[r*ldc:], ldc)
-	}
-}
-
-var blasImpl gonum.Implementation
-
-func gemmRaw[F float32 | float64](tA, tB bool, m, n, k int, alpha F, a []F, lda int, b []F, ldb int, beta F, c []F, ldc int) {
-	ta, tb := blas.NoTrans, blas.NoTrans
-	if tA {
-		ta = blas.Trans
-	}
-	if tB {
-		tb = blas.Trans
-	}
-	switch a := any(a).(type) {
-	case []float64:
-		blasImpl.Dgemm(ta, tb, m, n, k, float64(alpha), a, lda, any(b).([]float64), ldb, float64(beta), any(c).([]float64), ldc)
-	case []float32:
-		blasImpl.Sgemm(ta, tb, m, n, k, float32(alpha), a, lda, any(b).([]float32), ldb, float32(beta), any(c).([]float32), ldc)
-	}
-}
-
-// gemmRows is Gemm with the row kernels, for alpha = 1; acc adds to C
-// (beta 1) instead of overwriting it (beta 0). It reports false, having done
-// nothing, when the slices are too short for the sizes (Gemm's BLAS path
-// then reports it) or a transposed B is too large to copy.
-func gemmRows[F float32 | float64](tA, tB bool, m, n, k int, a []F, lda int, b []F, ldb int, acc bool, c []F, ldc int) bool {
-	if m <= 0 || n <= 0 || k < 0 {
-		return m == 0 || n == 0
-	}
-	if k == 0 {
-		if !acc {
-			for i := 0; i < m; i++ {
-				clear(c[i*ldc : i*ldc+n])
-			}
-		}
-		return true
-	}
-	// Shapes as stored: A is m×k (k×m transposed), B k×n (n×k).
-	ar, ac := m, k
-	if tA {
-		ar, ac = k, m
-	}
-	br, bc := k, n
-	if tB {
-		br, bc = n, k
-	}
-	if lda < ac || ldb < bc || ldc < n || len(a) < (ar-1)*lda+ac || len(b) < (br-1)*ldb+bc || len(c) < (m-1)*ldc+n {
-		return false
-	}
-	if tB {
-		if k*n > 1<<16 {
-			return false
-		}
-		bt := make([]F, k*n)
-		for j := 0; j < n; j++ {
-			row := b[j*ldb : j*ldb+k]
-			for l, v := range row {
-				bt[l*n+j] = v
-			}
-		}
-		b, ldb = bt, n
-	}
-	for i := 0; i < m; i++ {
-		if tA {
-			rowKernel(c[i*ldc:], a[i:], b, lda, ldb, k, n, acc)
-		} else {
-			rowKernel(c[i*ldc:], a[i*lda:], b, 1, ldb, k, n, acc)
-		}
-	}
-	return true
-}
-
-// rowKernel calls rowKernel32 or rowKernel64 on the first elements of c, a
-// and b (the caller has checked their lengths).
-func rowKernel[F float32 | float64](c, a, b []F, inca, ldb, k, n int, acc bool) {
-	switch c := any(c).(type) {
-	case []float32:
-		rowKernel32(&c[0], &any(a).([]float32)[0], &any(b).([]float32)[0], inca, ldb, k, n, acc)
-	case []float64:
-		rowKernel64(&c[0], &any(a).([]float64)[0], &any(b).([]float64)[0], inca, ldb, k, n, acc)
-	}
-}
-
-// HaveRowKernel reports whether Gemm and MulAddRow run on gdattn's AVX2/FMA
-// kernels on this machine.
-func HaveRowKernel() bool { return haveRowKernel }
+// HaveRowKernel reports whether Gemm and MulAddRow run on assembly kernels
+// (AVX-512 or AVX2/FMA) on this machine; false means the portable Go ones
+// (another architecture, or the purego build tag).
+func HaveRowKernel() bool { return gemmpkg.Name() != "go" }
 
 // MulAddRow sets (acc false) or increments (acc true) c[j], j < n, by
 // Σ_{l<k} a[l·inca]·b[l·ldb + j]: one row of a matrix product whose left
 // factor's row is read with stride inca (1 for a row of A, the row length
-// of A for a column of A, that is a row of Aᵀ). It runs on the AVX2/FMA
-// kernels where the machine has them. It panics, like a slice
+// of A for a column of A, that is a row of Aᵀ), on gemm's row kernels (the
+// same chain of fused multiply-adds as Gemm). It panics, like a slice
 // expression, when a, b or c is too short.
 func MulAddRow[F float32 | float64](c, a []F, inca int, b []F, ldb, k, n int, acc bool) {
-	if n <= 0 {
-		return
-	}
-	if k <= 0 {
-		if !acc {
-			clear(c[:n])
-		}
-		return
-	}
-	_ = a[(k-1)*inca]
-	_ = b[(k-1)*ldb+n-1]
-	_ = c[n-1]
-	if haveRowKernel {
-		rowKernel(c, a, b, inca, ldb, k, n, acc)
-		return
-	}
-	c = c[:n]
-	if !acc {
-		clear(c)
-	}
-	for l := 0; l < k; l++ {
-		al := a[l*inca]
-		br := b[l*ldb : l*ldb+n]
-		for j, v := range br {
-			c[j] += al * v
-		}
-	}
-}
-
-// dotRows sets out[j] = x · ys[j·stride : j·stride+len(x)] for every j of
-// out, four rows at a time (four independent sums).
-func dotRows[F float32 | float64](x, ys []F, stride int, out []F) {
-	n := len(x)
-	j := 0
-	for ; j+4 <= len(out); j += 4 {
-		y0 := ys[j*stride:][:n]
-		y1 := ys[(j+1)*stride:][:n]
-		y2 := ys[(j+2)*stride:][:n]
-		y3 := ys[(j+3)*stride:][:n]
-		var s0, s1, s2, s3 F
-		for c, v := range x {
-			s0 += v * y0[c]
-			s1 += v * y1[c]
-			s2 += v * y2[c]
-			s3 += v * y3[c]
-		}
-		out[j], out[j+1], out[j+2], out[j+3] = s0, s1, s2, s3
-	}
-	for ; j < len(out); j++ {
-		y := ys[j*stride:][:n]
-		var s F
-		for c, v := range x {
-			s += v * y[c]
-		}
-		out[j] = s
+	if err := gemmpkg.MulAddRow(c, a, inca, b, ldb, k, n, acc); err != nil {
+		panic("ops: " + err.Error())
 	}
 }

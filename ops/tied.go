@@ -41,7 +41,6 @@ type TiedLogitsOp struct {
 	n, v, d int
 	mode    TiedMode
 	buf     any // []float32 or []float64: the output, reused
-	wt      any // forward: wᵀ (d, v), reused
 }
 
 // TiedMode says which product a [TiedLogitsOp] computes.
@@ -129,30 +128,6 @@ func (op *TiedLogitsOp) Do(vals ...G.Value) (G.Value, error) {
 	return nil, fmt.Errorf("ops: %v: unsupported data %T", op, vals[0].Data())
 }
 
-// chunkLen is the number of rows of width d (a panel of wᵀ's columns or of
-// w's rows) that fill 256 KiB of float32s, a multiple of 16, at least 16.
-func chunkLen(d int) int {
-	return max(16, (65536/d)&^15)
-}
-
-// transposeTable writes the (d, v) transpose of the row-major (v, d) matrix w
-// into wt, in 64×64 tiles.
-func transposeTable[F float32 | float64](wt, w []F, v, d int) {
-	const tile = 64
-	for i0 := 0; i0 < v; i0 += tile {
-		i1 := min(i0+tile, v)
-		for j0 := 0; j0 < d; j0 += tile {
-			j1 := min(j0+tile, d)
-			for i := i0; i < i1; i++ {
-				row := w[i*d : i*d+d]
-				for j := j0; j < j1; j++ {
-					wt[j*v+i] = row[j]
-				}
-			}
-		}
-	}
-}
-
 func tiedDo[F float32 | float64](op *TiedLogitsOp, a, b []F) (G.Value, error) {
 	n, v, d := op.n, op.v, op.d
 	// Input sizes: (h or dY) and (w or h).
@@ -172,42 +147,15 @@ func tiedDo[F float32 | float64](op *TiedLogitsOp, a, b []F) (G.Value, error) {
 		c = make([]F, shape.TotalSize())
 		op.buf = c
 	}
-	// Each product runs through Gemm (its AVX2 row kernel where
-	// available) in panels of 256 KiB that stay in the L2 cache while every
-	// row of the result passes over them: the row kernel alone would stream
-	// the whole table (13 MB for the small preset, 103 MB for the paper's)
-	// once per row, and gonum's kernels for h wᵀ are inner products of length
-	// d. Per product (BenchmarkTiedLogits, one core) this is 2–4× gonum.
+	// Each product is one Gemm: packed and cache-blocked, the transposes
+	// cost nothing beyond the packing.
 	switch op.mode {
-	case TiedForward: // (n, v) = h (n, d) · wᵀ: wᵀ (d, v) copied once, in column panels
-		wt, ok := op.wt.([]F)
-		if !ok || len(wt) != d*v {
-			wt = make([]F, d*v)
-			op.wt = wt
-		}
-		transposeTable(wt, b, v, d)
-		cols := chunkLen(d)
-		for c0 := 0; c0 < v; c0 += cols {
-			Gemm(false, false, n, min(cols, v-c0), d, 1, a, d, wt[c0:], v, 0, c[c0:], v)
-		}
-	case TiedGradH: // (n, d) = dY (n, v) · w (v, d), accumulated over panels of w's rows
-		rows := chunkLen(d)
-		for r0 := 0; r0 < v; r0 += rows {
-			var beta F
-			if r0 > 0 {
-				beta = 1
-			}
-			Gemm(false, false, n, d, min(rows, v-r0), 1, a[r0:], v, b[r0*d:], d, beta, c, d)
-		}
-	case TiedGradW: // (v, d) = dYᵀ (v, n) · h (n, d), accumulated over panels of h's rows
-		rows := chunkLen(d)
-		for r0 := 0; r0 < n; r0 += rows {
-			var beta F
-			if r0 > 0 {
-				beta = 1
-			}
-			Gemm(true, false, v, d, min(rows, n-r0), 1, a[r0*v:], v, b[r0*d:], d, beta, c, d)
-		}
+	case TiedForward: // (n, v) = h (n, d) · wᵀ
+		Gemm(false, true, n, v, d, 1, a, d, b, d, 0, c, v)
+	case TiedGradH: // (n, d) = dY (n, v) · w (v, d)
+		Gemm(false, false, n, d, v, 1, a, v, b, d, 0, c, d)
+	case TiedGradW: // (v, d) = dYᵀ (v, n) · h (n, d)
+		Gemm(true, false, v, d, n, 1, a, v, b, d, 0, c, d)
 	}
 	return tensor.New(tensor.WithShape(shape...), tensor.WithBacking(c)), nil
 }

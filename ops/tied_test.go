@@ -60,11 +60,9 @@ func TestTiedLogits(t *testing.T) {
 			graphtest.AllClose(t, name+" gradient", gg[name], wg[name], tol)
 		}
 	}
-	// Several panels in every product: chunkLen(1024) = 64 rows, v = 150
-	// columns of wᵀ and rows of w, n = 70 rows of h.
-	if chunkLen(1024) != 64 {
-		t.Fatalf("chunkLen(1024) = %d, want 64", chunkLen(1024))
-	}
+	// Products large enough for gemm's packed path, with edge tiles and an
+	// inner dimension of several KC slices (d = 1024 > 256): n = 70 rows of
+	// h, v = 150 rows of w.
 	for _, dt := range []tensor.Dtype{graph.Float64, graph.Float32} {
 		got, gg := graphtest.Gradients(t, tiedLossSized(false, 70, 150, 1024), dt, 3)
 		want, wg := graphtest.Gradients(t, tiedLossSized(true, 70, 150, 1024), dt, 3)

@@ -6,8 +6,9 @@
 //	go build -tags openblas ./...
 //
 // makes every G.Mul (and package tensor's MatMul) call cblas_sgemm and
-// cblas_dgemm, with GOMAXPROCS threads. Without the tag gdattn is pure Go
-// and this package is empty. It is a package of its own because Go does not
-// build a package that uses cgo and also holds Go assembly (ops's gemm
-// kernels).
+// cblas_dgemm, with GOMAXPROCS threads, instead of gdattn's own GEMM
+// (package gemm, which the default build hands to Gorgonia and which gdattn's
+// ops use in both builds). Without the tag gdattn is pure Go and this package
+// is empty. It is a leaf package of its own so that only this cgo code
+// depends on the tag.
 package openblas

@@ -35,7 +35,7 @@ GLOBL maskTab<>(SB), RODATA|NOPTR, $64
 // c[j] (+)= Σ_{l<k} a[l·inca] · b[l·ldb + j] for j < n, in chunks of 32
 // columns held in four YMM accumulators; loads and stores are masked, so no
 // memory beyond the last column of a row is touched.
-TEXT ·rowKernel32(SB), NOSPLIT, $0-57
+TEXT ·rowKernel32(SB), 0, $0-57
 	MOVQ c+0(FP), DI
 	MOVQ a+8(FP), SI
 	MOVQ b+16(FP), DX
@@ -168,7 +168,7 @@ GLOBL maskTab64<>(SB), RODATA|NOPTR, $64
 // func rowKernel64(c, a, b *float64, inca, ldb, k, n int, acc bool)
 //
 // rowKernel32 for float64: chunks of 16 columns in four YMM accumulators.
-TEXT ·rowKernel64(SB), NOSPLIT, $0-57
+TEXT ·rowKernel64(SB), 0, $0-57
 	MOVQ c+0(FP), DI
 	MOVQ a+8(FP), SI
 	MOVQ b+16(FP), DX

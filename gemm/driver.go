@@ -1,0 +1,360 @@
+package gemm
+
+import (
+	"sync"
+	"unsafe"
+)
+
+// minParallelFlops is the smallest product (2·m·n·k) worth splitting over
+// goroutines: about 40 µs of one core's work. (A variable for the tests.)
+var minParallelFlops = float64(4 << 20)
+
+// blocking is one instruction set's micro-kernel for one dtype, with the
+// sizes of its tile (MR×NR) and of the packed blocks (KC deep; A in MC
+// rows, B in NC columns).
+type blocking[F Float] struct {
+	mr, nr, kc, mc, nc int
+	// kern computes one MR×NR tile and prefetches the next: see
+	// gen_kernels.go for the modes.
+	kern func(k int, a, b, c *F, ldc, mode int, next *F)
+	// rows sets (acc false) or increments (acc true) c[j], j < n, by
+	// Σ_{l<k} a[l·inca]·b[l·ldb+j], in order, with fused multiply-adds.
+	rows func(c, a, b *F, inca, ldb, k, n int, acc bool)
+}
+
+// Tile modes of a micro-kernel call.
+const (
+	modeStore = 0 // C = Σ
+	modeAdd   = 1 // C += Σ (Σ from zero)
+	modeChain = 2 // the chains continue from C
+)
+
+// kernels is an instruction set: the float32 and float64 blockings.
+type kernels struct {
+	name string
+	f32  blocking[float32]
+	f64  blocking[float64]
+}
+
+func pick[F Float](ks *kernels) *blocking[F] {
+	var z F
+	if _, ok := any(z).(float32); ok {
+		return any(&ks.f32).(*blocking[F])
+	}
+	return any(&ks.f64).(*blocking[F])
+}
+
+// Name reports the instruction set the micro-kernels run on: "avx512",
+// "avx2" or "go" (the portable kernel).
+func Name() string { return active.name }
+
+// useRows reports whether a product is small or narrow enough for the row
+// kernels: packing would cost more than it saves, or pad a thin tile.
+func useRows(mr, nr, m, n, k int) bool {
+	return m < mr/2 || n <= nr/2 || float64(m)*float64(n)*float64(k) <= 1<<15
+}
+
+// gemm runs a checked product on ks with up to threads goroutines.
+func gemm[F Float](ks *kernels, threads int, tA, tB bool, m, n, k int, alpha F, a []F, lda int, b []F, ldb int, beta F, c []F, ldc int) {
+	if m == 0 || n == 0 {
+		return
+	}
+	if k == 0 || alpha == 0 {
+		scale(m, n, beta, c, ldc)
+		return
+	}
+	bl := pick[F](ks)
+	if beta != 0 && beta != 1 {
+		scale(m, n, beta, c, ldc)
+	}
+	first := firstMode(beta) // assigned once: the goroutines below copy it (no allocation)
+	if alpha == 1 && useRows(bl.mr, bl.nr, m, n, k) {
+		rowsProduct(bl, tA, tB, m, n, k, a, lda, b, ldb, first == modeAdd, c, ldc)
+		return
+	}
+	work := 2 * float64(m) * float64(n) * float64(k)
+	parts := 1
+	if threads > 1 && work >= 2*minParallelFlops {
+		parts = min(threads, int(work/minParallelFlops))
+	}
+	// Split the rows of C when B is the smaller operand to pack twice, the
+	// columns otherwise; in whole tiles.
+	byRows := n <= m
+	unit, size := bl.mr, m
+	if !byRows {
+		unit, size = bl.nr, n
+	}
+	tiles := (size + unit - 1) / unit
+	parts = min(parts, tiles)
+	if parts <= 1 {
+		packed(bl, tA, tB, m, n, k, alpha, a, lda, b, ldb, first, c, ldc)
+		return
+	}
+	var wg sync.WaitGroup
+	for p := 0; p < parts; p++ {
+		lo, hi := p*tiles/parts*unit, min(size, (p+1)*tiles/parts*unit)
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if byRows {
+				ap := a[lo:] // columns lo.. of the stored k×m A
+				if !tA {
+					ap = a[lo*lda:]
+				}
+				packed(bl, tA, tB, hi-lo, n, k, alpha, ap, lda, b, ldb, first, c[lo*ldc:], ldc)
+			} else {
+				bp := b[lo:] // columns lo.. of the stored k×n B
+				if tB {
+					bp = b[lo*ldb:]
+				}
+				packed(bl, tA, tB, m, hi-lo, k, alpha, a, lda, bp, ldb, first, c[lo:], ldc)
+			}
+		}()
+	}
+	wg.Wait()
+}
+
+// firstMode is the tile mode of the first KC slice: beta 0 stores, any
+// other beta (applied to C beforehand) adds.
+func firstMode[F Float](beta F) int {
+	if beta == 0 {
+		return modeStore
+	}
+	return modeAdd
+}
+
+// scale sets C = beta·C (zeros for beta 0, whatever C held).
+func scale[F Float](m, n int, beta F, c []F, ldc int) {
+	if beta == 1 {
+		return
+	}
+	for i := 0; i < m; i++ {
+		row := c[i*ldc : i*ldc+n]
+		if beta == 0 {
+			clear(row)
+			continue
+		}
+		for j := range row {
+			row[j] *= beta
+		}
+	}
+}
+
+// buffers holds a goroutine's packed blocks and edge tile.
+type buffers[F Float] struct{ a, b, tile []F }
+
+// pools hold *buffers[float32] (index 0) and *buffers[float64] (1);
+// scratchPools the row path's copies of Bᵀ (*[]float32, *[]float64), so
+// that a batch of small products allocates nothing per product.
+var pools, scratchPools [2]sync.Pool
+
+func getBuffers[F Float](bl *blocking[F]) *buffers[F] {
+	var z F
+	pool := &pools[unsafe.Sizeof(z)/8]
+	if v, ok := pool.Get().(*buffers[F]); ok && len(v.a) == bl.mc*bl.kc && len(v.b) == bl.kc*bl.nc && len(v.tile) == bl.mr*bl.nr {
+		return v
+	}
+	return &buffers[F]{a: make([]F, bl.mc*bl.kc), b: make([]F, bl.kc*bl.nc), tile: make([]F, bl.mr*bl.nr)}
+}
+
+func putBuffers[F Float](buf *buffers[F]) {
+	var z F
+	pools[unsafe.Sizeof(z)/8].Put(buf)
+}
+
+// packed is the five-loop packed product on one goroutine; first is the
+// mode of the first KC slice (modeStore for beta 0, modeAdd otherwise).
+func packed[F Float](bl *blocking[F], tA, tB bool, m, n, k int, alpha F, a []F, lda int, b []F, ldb int, first int, c []F, ldc int) {
+	buf := getBuffers(bl)
+	defer putBuffers(buf)
+	mr, nr := bl.mr, bl.nr
+	// BLIS's order, rows and columns exchanged: A's block (MC rows, for
+	// the L3 cache) is packed once per KC slice, B's (NC columns, L2) once
+	// per KC slice and MC block; a micro-panel of A (L1) meets every sliver
+	// of B's block in turn.
+	for ic := 0; ic < m; ic += bl.mc {
+		mb := min(bl.mc, m-ic)
+		for pc := 0; pc < k; pc += bl.kc {
+			kb := min(bl.kc, k-pc)
+			mode := modeChain
+			if pc == 0 {
+				mode = first
+			}
+			packA(buf.a, tA, a, lda, ic, pc, mb, kb, mr, alpha)
+			for jc := 0; jc < n; jc += bl.nc {
+				nb := min(bl.nc, n-jc)
+				packB(buf.b, tB, b, ldb, pc, jc, kb, nb, nr)
+				for ir := 0; ir < mb; ir += mr {
+					h := min(mr, mb-ir)
+					ap := &buf.a[ir*kb]
+					for jr := 0; jr < nb; jr += nr {
+						w := min(nr, nb-jr)
+						bp := &buf.b[jr*kb]
+						co := (ic+ir)*ldc + jc + jr
+						next := co // the next tile's corner, for the prefetch
+						switch {
+						case jr+nr < nb:
+							next = co + nr
+						case ir+mr < mb:
+							next = (ic+ir+mr)*ldc + jc
+						}
+						if h == mr && w == nr {
+							bl.kern(kb, ap, bp, &c[co], ldc, mode, &c[next])
+							continue
+						}
+						// An edge tile: through a full tile of scratch.
+						t := buf.tile
+						if mode != modeStore {
+							for i := 0; i < h; i++ {
+								copy(t[i*nr:i*nr+w], c[co+i*ldc:co+i*ldc+w])
+							}
+						}
+						bl.kern(kb, ap, bp, &t[0], nr, mode, &c[next])
+						for i := 0; i < h; i++ {
+							copy(c[co+i*ldc:co+i*ldc+w], t[i*nr:i*nr+w])
+						}
+					}
+				}
+			}
+		}
+	}
+}
+
+// packA packs rows ic..ic+mb of op(A), inner indices pc..pc+kb, into
+// micro-panels of mr rows: panel p holds element (i, l) at p·mr·kb + l·mr +
+// i, zero past the last row; scaled by alpha.
+func packA[F Float](dst []F, tA bool, a []F, lda, ic, pc, mb, kb, mr int, alpha F) {
+	if tA {
+		// A is k×m: row l of A holds op(A)'s column l. Groups of panels
+		// read a stretch of each row at once (prefetch-friendly) and
+		// write their panels, which stay in the L2 cache.
+		const group = 16
+		for p0 := 0; p0*mr < mb; p0 += group {
+			cols := min(group*mr, mb-p0*mr)
+			for l := 0; l < kb; l++ {
+				src := a[(pc+l)*lda+ic+p0*mr : (pc+l)*lda+ic+p0*mr+cols]
+				for q := 0; q*mr < cols; q++ {
+					h := min(mr, cols-q*mr)
+					o := (p0+q)*mr*kb + l*mr
+					d := dst[o : o+mr]
+					copy(d, src[q*mr:q*mr+h])
+					clear(d[h:])
+				}
+			}
+		}
+	} else {
+		for p := 0; p*mr < mb; p++ {
+			h := min(mr, mb-p*mr)
+			gatherRows(dst[p*mr*kb:(p+1)*mr*kb], a, (ic+p*mr)*lda+pc, lda, h, kb, mr)
+		}
+	}
+	if alpha != 1 {
+		d := dst[:(mb+mr-1)/mr*mr*kb]
+		for i := range d {
+			d[i] *= alpha
+		}
+	}
+}
+
+// packB packs columns jc..jc+nb of op(B), inner indices pc..pc+kb, into
+// slivers of nr columns: sliver q holds element (l, j) at q·nr·kb + l·nr +
+// j, zero past the last column.
+func packB[F Float](dst []F, tB bool, b []F, ldb, pc, jc, kb, nb, nr int) {
+	for q := 0; q*nr < nb; q++ {
+		w := min(nr, nb-q*nr)
+		d := dst[q*nr*kb : (q+1)*nr*kb]
+		j0 := jc + q*nr
+		if tB { // B is n×k: row j of B holds op(B)'s column j
+			gatherRows(d, b, j0*ldb+pc, ldb, w, kb, nr)
+		} else {
+			for l := 0; l < kb; l++ {
+				src := b[(pc+l)*ldb+j0 : (pc+l)*ldb+j0+w]
+				dl := d[l*nr : l*nr+nr]
+				copy(dl, src)
+				clear(dl[w:])
+			}
+		}
+	}
+}
+
+// gatherRows writes element l of the rows r < h of src (each of length kb,
+// the first at off, ld apart) to dst[l·width + r], zero for r ≥ h: a
+// transposing copy that reads its h rows side by side, so that their cache
+// misses overlap (row by row, a row far from the last waits on memory
+// every 16 elements).
+func gatherRows[F Float](dst, src []F, off, ld, h, kb, width int) {
+	var rows [maxTile][]F
+	for r := 0; r < h; r++ {
+		rows[r] = src[off+r*ld : off+r*ld+kb]
+	}
+	for l := 0; l < kb; l++ {
+		dl := dst[l*width : l*width+width]
+		for r, row := range rows[:h] {
+			dl[r] = row[l]
+		}
+		clear(dl[h:])
+	}
+}
+
+// maxTile bounds MR and NR.
+const maxTile = 32
+
+// rowsProduct is the product (alpha 1) on the row kernels; acc adds it to C
+// (beta 1) instead of overwriting C (beta 0).
+func rowsProduct[F Float](bl *blocking[F], tA, tB bool, m, n, k int, a []F, lda int, b []F, ldb int, acc bool, c []F, ldc int) {
+	if tB { // the row kernels read rows of op(B): copy Bᵀ, in a pooled buffer
+		var z F
+		pool := &scratchPools[unsafe.Sizeof(z)/8]
+		sp, _ := pool.Get().(*[]F)
+		if sp == nil || cap(*sp) < k*n {
+			s := make([]F, k*n)
+			sp = &s
+		}
+		defer pool.Put(sp)
+		bt := (*sp)[:k*n]
+		for j := 0; j < n; j++ {
+			for l, v := range b[j*ldb : j*ldb+k] {
+				bt[l*n+j] = v
+			}
+		}
+		b, ldb = bt, n
+	}
+	for i := 0; i < m; i++ {
+		if tA {
+			bl.rows(&c[i*ldc], &a[i], &b[0], lda, ldb, k, n, acc)
+		} else {
+			bl.rows(&c[i*ldc], &a[i*lda], &b[0], 1, ldb, k, n, acc)
+		}
+	}
+}
+
+// MulAddRow sets (acc false) or increments (acc true) c[j], j < n, by
+// Σ_{l<k} a[l·inca]·b[l·ldb + j]: one row of a product whose left factor's
+// row is read with stride inca (1 for a row of A, A's row length for a row
+// of Aᵀ), on the row kernels (the same chain of fused multiply-adds as
+// [Gemm]). It returns an error, touching nothing, when a size or stride is
+// negative, ldb is below n, or a slice is too short.
+func MulAddRow[F Float](c, a []F, inca int, b []F, ldb, k, n int, acc bool) error {
+	switch {
+	case n < 0 || k < 0 || inca < 0 || ldb < 0:
+		return errorf("MulAddRow: negative size or stride: n %d, k %d, inca %d, ldb %d", n, k, inca, ldb)
+	case n == 0:
+		return nil
+	case len(c) < n:
+		return errorf("MulAddRow: c has %d elements, want %d", len(c), n)
+	case k == 0:
+		if !acc {
+			clear(c[:n])
+		}
+		return nil
+	case ldb < n && k > 1:
+		return errorf("MulAddRow: ldb %d below n %d", ldb, n)
+	}
+	wantA, okA := mulAdd(k-1, inca, 1)
+	wantB, okB := mulAdd(k-1, ldb, n)
+	if !okA || !okB || len(a) < wantA || len(b) < wantB {
+		return errorf("MulAddRow: a (%d) or b (%d) too short for k %d, n %d, inca %d, ldb %d", len(a), len(b), k, n, inca, ldb)
+	}
+	pick[F](active).rows(&c[0], &a[0], &b[0], inca, ldb, k, n, acc)
+	return nil
+}
