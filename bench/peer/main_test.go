@@ -170,6 +170,51 @@ func TestPeerAgrees(t *testing.T) {
 	}
 }
 
+func TestSweepWorkloads(t *testing.T) {
+	ws, err := sweepWorkloads("synthetic/gd-1, language/gd-small,synthetic/tf-1/N=7", "10,125", false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []struct {
+		name string
+		n    int
+	}{{"synthetic/gd-1/N=10", 10}, {"synthetic/gd-1/N=125", 125}, {"language/gd-small", 0}, {"synthetic/tf-1/N=7", 7}}
+	if len(ws) != len(want) {
+		t.Fatalf("got %d workloads, want %d", len(ws), len(want))
+	}
+	for i, w := range want {
+		if ws[i].Name != w.name || ws[i].N != w.n {
+			t.Errorf("workload %d: got %s N=%d, want %s N=%d", i, ws[i].Name, ws[i].N, w.name, w.n)
+		}
+		// a worker finds the swept workload by its name
+		if w.n > 0 {
+			got, err := findWorkload(w.name, false)
+			if err != nil || got.N != w.n || got.Batch != ws[i].Batch {
+				t.Errorf("findWorkload(%q): got %+v, %v", w.name, got, err)
+			}
+		}
+	}
+	for _, bad := range [][2]string{{"synthetic/gd-1", "0"}, {"synthetic/gd-1", "x"}, {"synthetic/gd-1/N=0", ""}, {"language/gd-small/N=10", ""}} {
+		if _, err := sweepWorkloads(bad[0], bad[1], false); err == nil {
+			t.Errorf("sweepWorkloads(%q, %q): got nil error", bad[0], bad[1])
+		}
+	}
+}
+
+func TestThreadEnv(t *testing.T) {
+	env := threadEnv("3")
+	last := map[string]string{}
+	for _, kv := range env {
+		k, v, _ := strings.Cut(kv, "=")
+		last[k] = v
+	}
+	for _, v := range []string{"GOMAXPROCS", "OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"} {
+		if last[v] != "3" {
+			t.Errorf("%s: got %q, want 3", v, last[v])
+		}
+	}
+}
+
 func TestRatioRange(t *testing.T) {
 	lo, hi := ratioRange([]float64{1, 4, 3}, []float64{2, 2, 3})
 	if lo != 0.5 || hi != 2 {
