@@ -8,8 +8,8 @@ import "math"
 // bits.
 func exp32Core(x float64) float64 {
 	const (
-		k     = 16 / math.Ln2
-		c     = math.Ln2 / 16
+		k         = 16 / math.Ln2
+		c         = math.Ln2 / 16
 		magic     = 6755399441055744.0 // 1.5·2⁵²: adding it rounds to an integer
 		magicBits = 0x4338000000000000 // math.Float64bits(magic)
 	)
