@@ -48,6 +48,22 @@ func expRowSum32(row, raw []float32, g, shift float64) float64 {
 	row = row[:len(raw)]
 	var sum float64
 	i := 0
+	if haveExpAVX2 {
+		// Four exponentials per AVX2 instruction (expChunk32), in chunks
+		// whose unrounded values are summed here in index order.
+		var e [64]float64
+		for i+4 <= len(raw) {
+			n := min(len(e), (len(raw)-i)&^3)
+			k := expChunk32(&row[i], &raw[i], n, g, shift, &e[0])
+			for _, v := range e[:k] {
+				sum += v
+			}
+			i += k
+			if k < n {
+				break // a value outside Exp32's fast range: the rest below
+			}
+		}
+	}
 	for ; i+4 <= len(raw); i += 4 {
 		x0 := g*float64(raw[i]) - shift
 		x1 := g*float64(raw[i+1]) - shift
@@ -77,6 +93,26 @@ func expRowSumF32(w, s []float32, g, mx float32) float64 {
 	w = w[:len(s)]
 	var sum float64
 	i := 0
+	if haveExpAVX2 {
+		// The float32 arguments first, then expChunk32 on them with
+		// scale 1 and shift 0 (exact: 1·x − 0 = x).
+		var x [64]float32
+		var e [64]float64
+		for i+4 <= len(s) {
+			n := min(len(e), (len(s)-i)&^3)
+			for j := range x[:n] {
+				x[j] = g*s[i+j] - mx
+			}
+			k := expChunk32(&w[i], &x[0], n, 1, 0, &e[0])
+			for _, v := range e[:k] {
+				sum += v
+			}
+			i += k
+			if k < n {
+				break
+			}
+		}
+	}
 	for ; i+4 <= len(s); i += 4 {
 		x0 := float64(g*s[i] - mx)
 		x1 := float64(g*s[i+1] - mx)
