@@ -42,6 +42,11 @@ declare -A flags=(
   [theorem2]="-quick"
   [fewshot]="-quick"
 )
+# stderr lines (a grep -E pattern) that are part of the golden output: numbers the RESULTS tables
+# quote that the example prints only with its progress.
+declare -A errlines=(
+  [fewshot]='^cnn: epoch [0-9]+/[0-9]+: '
+)
 declare -A files=(
   [synthetic]="results/synthetic-quick/fig2.csv results/synthetic-quick/fig3.csv results/synthetic-quick/fig4.csv"
 )
@@ -60,7 +65,8 @@ filter() {
     -e 's/  \([0-9.hmsµ]+; sweep [0-9]+\/[0-9]+, elapsed [^)]*\)$//' \
     -e 's/, trained in [0-9.]+ ?[a-zµ]*s$//' \
     -e 's/^(wrote .*) in [0-9.]+ s$/\1/' \
-    -e '/^ *\([a-z]+ done in [0-9.]+ s\)$/d'
+    -e '/^ *\([a-z]+ done in [0-9.]+ s\)$/d' \
+    -e 's#^((cnn|pca) features )\(([^)]*/)?(((cnn|pca)-[0-9a-f]+))\)#\1(\4)#'
 }
 
 tmp=$(mktemp -d)
@@ -89,6 +95,9 @@ run() {
   {
     echo "# examples/$n ${flags[$n]}: stdout without timings, then its result files (scripts/golden.sh)"
     echo "# recorded on a CPU with: $(cpuflags)"
+    if [ -n "${errlines[$n]:-}" ]; then
+      grep -E "${errlines[$n]}" "$dir/stderr.txt"
+    fi
     filter < "$dir/stdout.txt"
     for f in ${files[$n]:-}; do
       echo "== $f"
@@ -166,11 +175,20 @@ render() {
     ;;
   fewshot:quick)
     # | features | lp | gd1 | gd2 | tf |: top-1 mean ± std of each model, from the
-    # "== <features> features ..." sections' "  <model> top-1 m ± s" lines
+    # "<cnn|pca> features (...)" sections' "  <model> top-1 m ± s" lines; the CNN's validation
+    # top-1 from its last "cnn: epoch" line
+    echo "| features | linear probing | GD, 1 block | GD, 2 blocks | Trained TF |"
+    echo "| --- | --- | --- | --- | --- |"
     awk '
-      /^== / && /features/ { feat = $2; if (!(feat in row)) { fs[++nf] = feat; row[feat] = "" }; next }
+      /^cnn: epoch / { for (i = 1; i < NF; i++) if ($i == "top-1") val = $(i+1) }
+      /^(cnn|pca) features / { feat = $1; if (!(feat in row)) { fs[++nf] = feat; row[feat] = "" }; next }
       feat != "" && $1 ~ /^(lp|gd1|gd2|tf)$/ && $2 == "top-1" { row[feat] = row[feat] sprintf(" | %s ± %s", $3, $5) }
-      END { for (i = 1; i <= nf; i++) print "| " fs[i] row[fs[i]] " |" }' "$src"
+      END {
+        for (i = 1; i <= nf; i++) {
+          label = fs[i] == "cnn" ? sprintf("CNN (val top-1 %.3f)", val) : "pixels (PCA)"
+          print "| " label row[fs[i]] " |"
+        }
+      }' "$src"
     ;;
   *) echo "golden.sh: no renderer for $n:$table" >&2; return 1 ;;
   esac
