@@ -32,8 +32,10 @@ reps=${REPS:-3}
 mkdir -p "$out"
 bin=$(mktemp -d)/peer
 trap 'rm -rf "$(dirname "$bin")"' EXIT
-go build -o "$bin" ./bench/peer || exit 1
+go build -buildvcs=auto -o "$bin" ./bench/peer || exit 1
 branch=$(git rev-parse --abbrev-ref HEAD 2>/dev/null || echo unknown)
+commit=$(git rev-parse --short=12 HEAD 2>/dev/null || echo unknown)
+git diff --quiet HEAD 2>/dev/null || commit="$commit (modified)"
 
 all="synthetic sweep language float64 infer synthetic-2threads sweep-2threads language-2threads paper paper-2threads"
 sections=${*:-$all}
@@ -47,7 +49,7 @@ run() { # file, then bench/peer's flags
   echo "== $(date -u '+%F %T UTC') $file: peer $*"
   local tmp="$out/.$file.tmp"
   if "$bin" -peer bench/peer/peer.py "$@" -out "$tmp"; then
-    { echo "<!-- bench/peer-tables.sh on branch $branch; the commit, date, CPU, load and the peer's BLAS are in the header below. -->"
+    { echo "<!-- bench/peer-tables.sh on branch $branch, commit $commit; the date, CPU, load and the peer's BLAS are in the header below. -->"
       cat "$tmp"; } > "$out/$file"
     rm -f "$tmp"
   else
