@@ -215,6 +215,31 @@ func TestThreadEnv(t *testing.T) {
 	}
 }
 
+// TestPeerBLAS runs peer.py blas where Debian's python3-torch is
+// installed: it must name a BLAS library and report positive rates, and
+// the header line must carry them.
+func TestPeerBLAS(t *testing.T) {
+	const python = "/usr/bin/python3"
+	if testing.Short() {
+		t.Skip("starts PyTorch")
+	}
+	if err := exec.Command(python, "-c", "import torch, numpy").Run(); err != nil {
+		t.Skipf("no PyTorch at %s (apt-get install -y python3-torch): %v", python, err)
+	}
+	b, err := peerBLAS(python, "peer.py", "1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b.BLAS == "" || b.BLAS == "unknown" || len(b.Libraries) == 0 || !(b.GFLOPSCPU > 0) || !(b.GFLOPSWall > 0) || b.Threads != 1 || b.Size != 1024 {
+		t.Errorf("peer.py blas: got %+v, want a named library and positive rates on 1 thread", b)
+	}
+	line := blasLine(b, b, 1)
+	if !strings.Contains(line, b.BLAS) || !strings.Contains(line, "GFLOP/s") {
+		t.Errorf("header line %q lacks the library or the rate", line)
+	}
+	t.Logf("%s", line)
+}
+
 func TestRatioRange(t *testing.T) {
 	lo, hi := ratioRange([]float64{1, 4, 3}, []float64{2, 2, 3})
 	if lo != 0.5 || hi != 2 {
