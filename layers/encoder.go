@@ -2,7 +2,6 @@ package layers
 
 import (
 	"fmt"
-	"math"
 
 	"github.com/gdattn/gdattn/graph"
 	"github.com/gdattn/gdattn/internal/bounds"
@@ -228,7 +227,7 @@ func (e *Encoder) Feed(x []float64, y []int) error {
 		return fmt.Errorf("layers: encoder: Feed: y has %d labels, want B*T = %d*%d = %d", len(y), B, T, B*T)
 	}
 	for i, v := range x {
-		if math.IsNaN(v) || math.IsInf(v, 0) {
+		if v-v != 0 { // NaN or ±Inf (one subtraction: Feed runs once per training step)
 			return fmt.Errorf("layers: encoder: Feed: x[%d] (context %d, position %d) is %v", i, i/(T*d), (i/d)%T, v)
 		}
 	}

@@ -3,6 +3,7 @@ package layers
 import (
 	"encoding/json"
 	"fmt"
+	"math"
 	"testing"
 
 	"github.com/gdattn/gdattn/graph"
@@ -153,6 +154,12 @@ func TestEncoderFeedOneHot(t *testing.T) {
 			bad := []int{0, 0, 4, 0, 0, 0, 0, 0}
 			errContains(t, e.Feed(x, bad), "y[2]")
 			check(y2)
+			for _, v := range []float64{math.NaN(), math.Inf(1), math.Inf(-1)} {
+				xb := append([]float64(nil), x...)
+				xb[3] = v
+				errContains(t, e.Feed(xb, y1), "x[3]", fmt.Sprint(v))
+				check(y2)
+			}
 		})
 	}
 }
