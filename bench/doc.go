@@ -50,6 +50,14 @@
 //   - GFLOP/s and GFLOP/cpu-s (language models): the analytic matrix-product
 //     FLOPs of a step ([FLOPs]) per second of wall time and of CPU time.
 //
+// Two more: BenchmarkTrainStepN times GD 1 block and TF 1 layer at N = 50,
+// 125 and 250 (the peer's -N sweep), and BenchmarkFitOverhead the same step
+// bare and through train.Runner.Fit (copying and feeding each minibatch;
+// ms/step and cpu-ms/step per training step), for the training loop's own
+// cost. bench/peer-tables.sh reruns every peer table of README and
+// bench/results against the PyTorch peer, which must run on an optimised
+// BLAS (bench/peer checks it).
+//
 // Flags: -bench_paper adds the language paper preset (tens of seconds per
 // step); -bench_lm_batch overrides the language minibatch.
 //

@@ -5,6 +5,7 @@ import (
 	"os"
 	"os/exec"
 	"runtime"
+	"runtime/debug"
 	"strconv"
 	"strings"
 	"time"
@@ -86,15 +87,48 @@ func (c CPU) PeakGFLOPS(cores, bytes int) float64 {
 }
 
 // Describe returns a one-paragraph description of the machine for results
-// files: CPU, cores, clock, Go version, date and load (uptime).
+// files: CPU, cores, clock, Go version, the commit the binary was built
+// from (when known), date and load (uptime).
 func Describe() string {
 	var b strings.Builder
 	if c, err := ReadCPU(); err == nil {
 		fmt.Fprintf(&b, "CPU: %s (family %d), %d logical CPUs at %.0f MHz (cpuinfo), AVX-512 %v. ", c.Model, c.Family, c.Threads, c.MHz, c.AVX512)
 	}
 	fmt.Fprintf(&b, "%s %s/%s, GOMAXPROCS=%d (this process). ", runtime.Version(), runtime.GOOS, runtime.GOARCH, runtime.GOMAXPROCS(0))
+	if c := Commit(); c != "" {
+		fmt.Fprintf(&b, "Commit: %s. ", c)
+	}
 	fmt.Fprintf(&b, "Date: %s. Load: %s", time.Now().UTC().Format("2006-01-02 15:04 UTC"), Uptime())
 	return b.String()
+}
+
+// Commit returns the VCS revision the running binary was built from, with
+// " (modified)" when the tree had uncommitted changes: what go build stamps
+// into a binary built inside a git checkout. It is empty when unknown (go
+// run and go test do not stamp it).
+func Commit() string {
+	info, ok := debug.ReadBuildInfo()
+	if !ok {
+		return ""
+	}
+	var rev, modified string
+	for _, s := range info.Settings {
+		switch s.Key {
+		case "vcs.revision":
+			rev = s.Value
+		case "vcs.modified":
+			if s.Value == "true" {
+				modified = " (modified)"
+			}
+		}
+	}
+	if rev == "" {
+		return ""
+	}
+	if len(rev) > 12 {
+		rev = rev[:12]
+	}
+	return rev + modified
 }
 
 // Uptime returns the output of uptime(1), or /proc/loadavg where uptime is

@@ -5,8 +5,9 @@
 #   bash bench/run.sh          # everything, the language `paper` preset included (about 1 h, quiet machine)
 #   bash bench/run.sh -quick   # a few minutes: few iterations, quick scaling, 3 peer repetitions, no `paper`
 #
-# Needs Debian's python3-torch for the peer comparison (apt-get install -y python3-torch);
-# without it that step fails and the others still run. Every table records `uptime`:
+# Needs Debian's python3-torch on an optimised BLAS for the peer comparison (apt-get install -y
+# python3-torch python3-numpy libopenblas0-pthread; bench/peer refuses a reference-BLAS peer); without
+# it that step fails and the others still run. bench/peer-tables.sh reruns every published peer table. Every table records `uptime`:
 # on a loaded machine only the ratios of one interleaved run and the CPU-time columns mean much.
 set -uo pipefail
 cd "$(dirname "$0")/.."

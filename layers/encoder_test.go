@@ -3,8 +3,11 @@ package layers
 import (
 	"encoding/json"
 	"fmt"
+	"math"
 	"testing"
 
+	"github.com/gdattn/gdattn/graph"
+	G "gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
 )
 
@@ -92,4 +95,81 @@ func TestEncoderShapes(t *testing.T) {
 			t.Errorf("%v: parameter %s, want %s", tc.cfg.Form, got, tc.we)
 		}
 	}
+}
+
+// TestEncoderFeedOneHot feeds two minibatches in a row, in both dtypes: the
+// label and target one-hots must be those of the second (Feed writes them
+// in place, so the first's ones must be cleared), and a refused minibatch
+// must leave the fed values unchanged.
+func TestEncoderFeedOneHot(t *testing.T) {
+	for _, dt := range []tensor.Dtype{tensor.Float32, tensor.Float64} {
+		t.Run(dt.String(), func(t *testing.T) {
+			const B, N, D, C = 2, 3, 2, 4
+			T := N + 1
+			s := newTestScope(t, dt)
+			e, err := NewEncoder(s, EncoderConfig{D: D, DPrime: 3, C: C, N: N}, B)
+			if err != nil {
+				t.Fatal(err)
+			}
+			x := make([]float64, B*T*D)
+			for i := range x {
+				x[i] = float64(i) / 8 // exact in float32
+			}
+			want := func(y []int) (labels, target []float64) {
+				labels, target = make([]float64, B*T*C), make([]float64, B*C)
+				for b := 0; b < B; b++ {
+					for t := 0; t < T; t++ {
+						switch c := y[b*T+t]; {
+						case c < 0:
+						case t == T-1:
+							target[b*C+c] = 1
+						default:
+							labels[(b*T+t)*C+c] = 1
+						}
+					}
+				}
+				return labels, target
+			}
+			check := func(y []int) {
+				t.Helper()
+				wl, wt := want(y)
+				for _, c := range []struct {
+					name string
+					got  []float64
+					want []float64
+				}{{"labels", values(t, e.Labels), wl}, {"target", values(t, e.Target), wt}, {"x", values(t, e.X), x}} {
+					if fmt.Sprint(c.got) != fmt.Sprint(c.want) {
+						t.Errorf("%s: got %v, want %v", c.name, c.got, c.want)
+					}
+				}
+			}
+			y1 := []int{0, 1, 2, 3, 3, 2, 1, 0}
+			y2 := []int{1, 1, 1, -1, 2, 0, 3, 2}
+			for _, y := range [][]int{y1, y2} {
+				if err := e.Feed(x, y); err != nil {
+					t.Fatal(err)
+				}
+				check(y)
+			}
+			bad := []int{0, 0, 4, 0, 0, 0, 0, 0}
+			errContains(t, e.Feed(x, bad), "y[2]")
+			check(y2)
+			for _, v := range []float64{math.NaN(), math.Inf(1), math.Inf(-1)} {
+				xb := append([]float64(nil), x...)
+				xb[3] = v
+				errContains(t, e.Feed(xb, y1), "x[3]", fmt.Sprint(v))
+				check(y2)
+			}
+		})
+	}
+}
+
+// values reads a node's value as float64s.
+func values(t *testing.T, n *G.Node) []float64 {
+	t.Helper()
+	v, err := graph.Values(n)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return v
 }

@@ -349,12 +349,8 @@ func kernelRow[F float32 | float64](kind KernelKind, g F, s, w []F) {
 			}
 		}
 		var sum float64
-		if is32[F]() {
-			for i, v := range s {
-				e := Exp32(float64(g*v - mx))
-				w[i] = F(e)
-				sum += e
-			}
+		if s32, ok := any(s).([]float32); ok {
+			sum = expRowSumF32(any(w).([]float32), s32, float32(g), float32(mx))
 		} else {
 			for i, v := range s {
 				e := math.Exp(float64(g*v - mx))

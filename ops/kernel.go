@@ -308,21 +308,17 @@ func kernelForward[F float32 | float64](kind KernelKind, a kernelArgs, q, k, kee
 	if is32[F]() {
 		exp = Exp32 // float32 weights: see Exp32
 	}
-	// Unmasked dot-product kernels: each query row's scores q_j·k_i as one
-	// row of q_j Kᵀ (MulAddRow, with the sequence's keys transposed
-	// once), then the weights.
+	// Unmasked dot-product kernels: the scores of a sequence as one matrix
+	// product Q Kᵀ (Gemm: (Tq, d)·(Tk, d)ᵀ), then the weights of each row
+	// with the fused exponential (dotWeights).
 	fast := keep == nil && raw != nil && (kind == KindLinear || kind == KindExp || kind == KindSoftmax)
-	var kt []F
-	if fast {
-		kt = make([]F, d*a.tk)
-	}
 	for b := 0; b < a.b; b++ {
 		if fast {
-			transposeInto(kt, k[b*a.tk*d:(b+1)*a.tk*d], a.tk, d, d)
+			o := b * a.tq * a.tk
+			Gemm(false, true, a.tq, a.tk, d, 1, q[b*a.tq*d:(b+1)*a.tq*d], d, k[b*a.tk*d:(b+1)*a.tk*d], d, 0, raw[o:o+a.tq*a.tk], a.tk)
 			for j := 0; j < a.tq; j++ {
 				o := (b*a.tq + j) * a.tk
-				MulAddRow(raw[o:o+a.tk], q[(b*a.tq+j)*d:(b*a.tq+j+1)*d], 1, kt, a.tk, d, a.tk, false)
-				dotWeights(kind, a.g, exp, raw[o:o+a.tk], w[o:o+a.tk])
+				dotWeights(kind, a.g, raw[o:o+a.tk], w[o:o+a.tk])
 			}
 			continue
 		}
@@ -425,15 +421,15 @@ func kernelDG[F float32 | float64](kind KernelKind, a kernelArgs, w, dw, raw []F
 }
 
 // dotWeights sets the weights of one query row from its scores q·k_i for
-// the dot-product kernels (linear, exp, softmax), as kernelForward does.
-func dotWeights[F float32 | float64](kind KernelKind, g float64, exp func(float64) float64, raw, row []F) {
+// the dot-product kernels (linear, exp, softmax), as kernelForward does,
+// the exponentials fused into one pass over the row (expRowSum: Exp32 for
+// float32 weights, math.Exp for float64).
+func dotWeights[F float32 | float64](kind KernelKind, g float64, raw, row []F) {
 	switch kind {
 	case KindLinear:
 		copy(row, raw)
 	case KindExp:
-		for i, r := range raw {
-			row[i] = F(exp(g * float64(r)))
-		}
+		expRowSum(row, raw, g, 0)
 	case KindSoftmax:
 		var mx float64
 		if g > 0 && len(raw) > 0 {
@@ -454,12 +450,7 @@ func dotWeights[F float32 | float64](kind KernelKind, g float64, exp func(float6
 				}
 			}
 		}
-		var sum float64
-		for i, r := range raw {
-			e := exp(g*float64(r) - mx)
-			row[i] = F(e)
-			sum += e
-		}
+		sum := expRowSum(row, raw, g, mx)
 		inv := 1 / sum
 		for i := range row {
 			row[i] = F(float64(row[i]) * inv)

@@ -61,26 +61,91 @@ func nanSchedule(int) float64 { return math.NaN() }
 // GlobalNorm returns the L2 norm of all gradients taken together,
 // sqrt(sum_i sum_j g_i[j]^2).
 func GlobalNorm(grads [][]float64) float64 {
+	views := make([]gradView, len(grads))
+	for i, g := range grads {
+		views[i].f64 = g
+	}
+	return globalNorm(views)
+}
+
+// gradView is a parameter's gradient as its machine holds it: a float32 or
+// a float64 slice (the other nil). The trainer reads the gradients through
+// views instead of copying them into float64 buffers (which held as much
+// memory as the parameters twice over in float32: 206 MB for the language
+// `paper` preset); converting an element to float64 where it is used gives
+// the same values, so the same updates.
+type gradView struct {
+	f32 []float32
+	f64 []float64
+}
+
+func (g gradView) len() int { return len(g.f32) + len(g.f64) }
+
+// globalNorm is GlobalNorm over views, with the same arithmetic.
+func globalNorm(grads []gradView) float64 {
 	// A plain sum of squares in four independent sums (one pass, no
 	// division), unless it overflows to +Inf or its terms may underflow:
 	// then the scaled sum of squares of BLAS dnrm2.
-	var s0, s1, s2, s3 float64
+	var s [4]float64
 	for _, g := range grads {
-		j := 0
-		for ; j+3 < len(g); j += 4 {
-			s0 += g[j] * g[j]
-			s1 += g[j+1] * g[j+1]
-			s2 += g[j+2] * g[j+2]
-			s3 += g[j+3] * g[j+3]
-		}
-		for ; j < len(g); j++ {
-			s0 += g[j] * g[j]
+		if g.f32 != nil {
+			sumSquares(g.f32, &s)
+		} else {
+			sumSquares(g.f64, &s)
 		}
 	}
-	if ssq := (s0 + s1) + (s2 + s3); ssq > 1e-200 && !math.IsInf(ssq, 0) && !math.IsNaN(ssq) {
+	if ssq := (s[0] + s[1]) + (s[2] + s[3]); ssq > 1e-200 && !math.IsInf(ssq, 0) && !math.IsNaN(ssq) {
 		return math.Sqrt(ssq)
 	}
-	return scaledNorm(grads)
+	scale, ssq := 0.0, 1.0
+	for _, g := range grads {
+		if g.f32 != nil {
+			scale, ssq = scaledSquares(g.f32, scale, ssq)
+		} else {
+			scale, ssq = scaledSquares(g.f64, scale, ssq)
+		}
+	}
+	if scale == 0 {
+		return 0
+	}
+	return scale * math.Sqrt(ssq)
+}
+
+// sumSquares adds the squares of g (in float64) to the four sums s, four
+// elements at a time.
+func sumSquares[T float32 | float64](g []T, s *[4]float64) {
+	s0, s1, s2, s3 := s[0], s[1], s[2], s[3]
+	j := 0
+	for ; j+3 < len(g); j += 4 {
+		g0, g1, g2, g3 := float64(g[j]), float64(g[j+1]), float64(g[j+2]), float64(g[j+3])
+		s0 += g0 * g0
+		s1 += g1 * g1
+		s2 += g2 * g2
+		s3 += g3 * g3
+	}
+	for ; j < len(g); j++ {
+		gj := float64(g[j])
+		s0 += gj * gj
+	}
+	s[0], s[1], s[2], s[3] = s0, s1, s2, s3
+}
+
+// scaledSquares continues BLAS dnrm2's scaled sum of squares over g.
+func scaledSquares[T float32 | float64](g []T, scale, ssq float64) (float64, float64) {
+	for _, x := range g {
+		v := float64(x)
+		if v == 0 {
+			continue
+		}
+		a := math.Abs(v)
+		if scale < a {
+			ssq = 1 + ssq*(scale/a)*(scale/a)
+			scale = a
+		} else {
+			ssq += (a / scale) * (a / scale)
+		}
+	}
+	return scale, ssq
 }
 
 // scaledNorm is GlobalNorm by the scaled sum of squares of BLAS dnrm2, safe
@@ -148,6 +213,14 @@ type adamHyper struct {
 // eps), with the per-update constants hoisted, one division and one square
 // root per element, and no allocation.
 func adamUpdate[T float32 | float64](w []T, g, m, v []float64, h adamHyper) (mmax, vmax float64) {
+	return adamUpdateScaled(w, g, 1, m, v, h)
+}
+
+// adamUpdateScaled is adamUpdate with the gradient scale·g (g of either
+// dtype, converted to float64 and multiplied by scale element by element,
+// as ClipGlobalNorm would have scaled a float64 copy; scale 1 changes
+// nothing).
+func adamUpdateScaled[T, G float32 | float64](w []T, g []G, scale float64, m, v []float64, h adamHyper) (mmax, vmax float64) {
 	b1, b2 := h.beta1, h.beta2
 	c1, c2 := 1-b1, 1-b2
 	step := h.lr / h.bc1
@@ -164,7 +237,7 @@ func adamUpdate[T float32 | float64](w []T, g, m, v []float64, h adamHyper) (mma
 	g, m, v = g[:len(w)], m[:len(w)], v[:len(w)]
 	for i := range w {
 		p := float64(w[i])
-		gi := g[i] + l2*p
+		gi := float64(float64(g[i])*scale) + l2*p // the conversion rounds the product (no fused multiply-add), as a stored scaled gradient was
 		mi := b1*m[i] + c1*gi
 		vi := b2*v[i] + c2*gi*gi
 		m[i], v[i] = mi, vi
@@ -230,6 +303,11 @@ func maxAbs64(xs []float64) float64 {
 // It computes exactly as adamUpdate, so an update it passes writes only
 // finite values.
 func adamCheck[T float32 | float64](w []T, g, m, v []float64, h adamHyper) (int, string) {
+	return adamCheckScaled(w, g, 1, m, v, h)
+}
+
+// adamCheckScaled is adamCheck for the gradient scale·g, as adamUpdateScaled.
+func adamCheckScaled[T, G float32 | float64](w []T, g []G, scale float64, m, v []float64, h adamHyper) (int, string) {
 	b1, b2 := h.beta1, h.beta2
 	c1, c2 := 1-b1, 1-b2
 	step := h.lr / h.bc1
@@ -246,7 +324,7 @@ func adamCheck[T float32 | float64](w []T, g, m, v []float64, h adamHyper) (int,
 	g, m, v = g[:len(w)], m[:len(w)], v[:len(w)] // bounds-check hints
 	for i := range w {
 		p := float64(w[i])
-		gi := g[i] + l2*p
+		gi := float64(float64(g[i])*scale) + l2*p // the conversion rounds the product (no fused multiply-add), as a stored scaled gradient was
 		mi := b1*m[i] + c1*gi
 		vi := b2*v[i] + c2*gi*gi
 		nw := float64(T(p*keep - step*mi/(math.Sqrt(vi)*rbc2+eps)))
@@ -314,9 +392,9 @@ func readInto(dst []float64, v G.Value) error {
 }
 
 // firstNonFinite returns the index of the first NaN or ±Inf in vs, or -1.
-func firstNonFinite(vs []float64) int {
-	for i, v := range vs {
-		if math.IsNaN(v) || math.IsInf(v, 0) {
+func firstNonFinite[T float32 | float64](vs []T) int {
+	for i, x := range vs {
+		if v := float64(x); math.IsNaN(v) || math.IsInf(v, 0) {
 			return i
 		}
 	}

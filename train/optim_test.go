@@ -4,6 +4,8 @@ import (
 	"math"
 	"math/rand/v2"
 	"testing"
+
+	"github.com/gdattn/gdattn/graph"
 )
 
 // TestGlobalNormPaths checks the one-pass norm against the scaled one on
@@ -111,6 +113,95 @@ func BenchmarkMaxAbs(b *testing.B) {
 	for i := 0; i < b.N; i++ {
 		if maxAbs32(w) != 3 {
 			b.Fatal("maxAbs")
+		}
+	}
+}
+
+// TestStepReadsGradientViews checks Trainer.Step, which reads the gradients
+// in place (gradView), against the update on float64 copies it replaced:
+// readInto, ClipGlobalNorm, adamUpdate, bit for bit, in both dtypes, with
+// and without clipping, Adam and AdamW.
+func TestStepReadsGradientViews(t *testing.T) {
+	t.Run("float32", testStepViews[float32])
+	t.Run("float64", testStepViews[float64])
+}
+
+func testStepViews[T float](t *testing.T) {
+	for _, cfg := range []Config{
+		{LR: 0.1},
+		{LR: 0.1, ClipNorm: 0.5},
+		{Optimizer: "adamw", LR: 0.05, WeightDecay: 0.1, ClipNorm: 0.5},
+	} {
+		m := newLinModel(t, dtypeOf[T]())
+		if err := graph.SetValue(m.x, []float64{1, 2, 3, -1, 0.5, 2}); err != nil {
+			t.Fatal(err)
+		}
+		if err := graph.SetValue(m.y, []float64{0.3, -0.2, 1, 2}); err != nil {
+			t.Fatal(err)
+		}
+		mach, err := graph.NewMachine(m.s, m.loss, graph.MachineOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		tr, err := NewTrainer(mach, cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		def := DefaultConfig()
+		params := mach.Params()
+		mom, vel := make([][]float64, len(params)), make([][]float64, len(params))
+		for i, p := range params {
+			mom[i], vel[i] = make([]float64, p.Shape().TotalSize()), make([]float64, p.Shape().TotalSize())
+		}
+		for step := 1; step <= 4; step++ {
+			// the reference: gradients copied to float64, clipped in place, updated
+			if err := mach.Run(); err != nil {
+				t.Fatal(err)
+			}
+			grads := make([][]float64, len(params))
+			want := make([][]T, len(params))
+			for i, p := range params {
+				gv, _ := p.Grad()
+				grads[i] = make([]float64, p.Shape().TotalSize())
+				if err := readInto(grads[i], gv); err != nil {
+					t.Fatal(err)
+				}
+				f32, f64, _ := valueView(p.Value())
+				if f32 != nil {
+					want[i] = any(append([]float32(nil), f32...)).([]T)
+				} else {
+					want[i] = any(append([]float64(nil), f64...)).([]T)
+				}
+			}
+			if norm := ClipGlobalNorm(grads, cfg.ClipNorm); cfg.ClipNorm > 0 && !(norm > cfg.ClipNorm) {
+				t.Fatalf("%+v step %d: gradient norm %v: the test wants the clipping active", cfg, step, norm)
+			}
+			for i := range params {
+				h := adamHyper{lr: cfg.LR, beta1: def.Beta1, beta2: def.Beta2, eps: def.Eps,
+					bc1: 1 - math.Pow(def.Beta1, float64(step)), bc2: 1 - math.Pow(def.Beta2, float64(step)),
+					decoupled: cfg.Optimizer == "adamw"}
+				if cfg.WeightDecay > 0 { // Decay nil: every parameter
+					h.wd = cfg.WeightDecay
+				}
+				adamUpdate(want[i], grads[i], mom[i], vel[i], h)
+			}
+			if _, err := tr.Step(); err != nil {
+				t.Fatal(err)
+			}
+			for i, p := range params {
+				f32, f64, _ := valueView(p.Value())
+				var got []T
+				if f32 != nil {
+					got = any(f32).([]T)
+				} else {
+					got = any(f64).([]T)
+				}
+				for j := range got {
+					if got[j] != want[i][j] {
+						t.Fatalf("%+v step %d: %s[%d] = %v, want %v (the update on float64 copies)", cfg, step, p.Name(), j, got[j], want[i][j])
+					}
+				}
+			}
 		}
 	}
 }

@@ -91,7 +91,7 @@ type Trainer struct {
 	names    []string
 	decay    []bool
 	mom, vel [][]float64
-	grads    [][]float64
+	grads    []gradView // this step's gradients: views of the machine's, not copies
 	step     int
 	prog     *progress
 	dev      graph.DeviceUpdater // non-nil: the update runs on the machine's device
@@ -167,7 +167,6 @@ func NewTrainer(m *graph.Machine, cfg Config) (*Trainer, error) {
 		t.decay = append(t.decay, cfg.WeightDecay > 0 && (cfg.Decay == nil || cfg.Decay(p.Name(), p.Shape())))
 		t.mom = append(t.mom, make([]float64, n))
 		t.vel = append(t.vel, make([]float64, n))
-		t.grads = append(t.grads, make([]float64, n))
 	}
 	t.mmax = make([]float64, len(t.params))
 	t.vmax = make([]float64, len(t.params))
@@ -260,17 +259,32 @@ func (t *Trainer) Step() (float64, error) {
 		}
 	}
 	if norm < 0 {
-		for i, p := range t.params {
+		t.grads = t.grads[:0]
+		for _, p := range t.params {
 			gv, err := p.Grad()
 			if err != nil {
 				return loss, fmt.Errorf("train: step %d: gradient of %q: %w", n, p.Name(), err)
 			}
-			if err := readInto(t.grads[i], gv); err != nil {
+			f32, f64, err := valueView(gv)
+			if err == nil && len(f32)+len(f64) != p.Shape().TotalSize() {
+				err = fmt.Errorf("has %d elements, want %d", len(f32)+len(f64), p.Shape().TotalSize())
+			}
+			if err != nil {
 				return loss, fmt.Errorf("train: step %d: gradient of %q: %w", n, p.Name(), err)
 			}
-			if j := firstNonFinite(t.grads[i]); j >= 0 {
-				return loss, fmt.Errorf("train: step %d: gradient of %q is %v at element %d; parameters not updated", n, p.Name(), t.grads[i][j], j)
+			j, v := firstNonFinite(f32), 0.0
+			if f32 == nil {
+				j = firstNonFinite(f64)
 			}
+			if j >= 0 {
+				if f32 != nil {
+					v = float64(f32[j])
+				} else {
+					v = f64[j]
+				}
+				return loss, fmt.Errorf("train: step %d: gradient of %q is %v at element %d; parameters not updated", n, p.Name(), v, j)
+			}
+			t.grads = append(t.grads, gradView{f32: f32, f64: f64})
 		}
 	}
 	lr := t.sched(t.step)
@@ -294,17 +308,21 @@ func (t *Trainer) Step() (float64, error) {
 	f64s := make([][]float64, len(t.params))
 	for i, p := range t.params {
 		f32, f64, err := valueView(p.Value())
-		if err == nil && len(f32)+len(f64) != len(t.grads[i]) {
-			err = fmt.Errorf("has %d elements, gradient has %d", len(f32)+len(f64), len(t.grads[i]))
+		if err == nil && len(f32)+len(f64) != t.grads[i].len() {
+			err = fmt.Errorf("has %d elements, gradient has %d", len(f32)+len(f64), t.grads[i].len())
 		}
 		if err != nil {
 			return loss, fmt.Errorf("train: step %d: parameter %q: %w", n, p.Name(), err)
 		}
 		f32s[i], f64s[i] = f32, f64
 	}
-	// Every |g| is at most the gradients' global norm after clipping.
-	gmax := ClipGlobalNorm(t.grads, t.cfg.ClipNorm)
+	// Every |g| is at most the gradients' global norm after clipping. The
+	// clipping (ClipGlobalNorm's) scales each gradient element as the
+	// update reads it.
+	gmax := globalNorm(t.grads)
+	scale := 1.0
 	if c := t.cfg.ClipNorm; c > 0 && gmax > c {
+		scale = c / gmax
 		gmax = c
 	}
 	h := adamHyper{
@@ -331,12 +349,12 @@ func (t *Trainer) Step() (float64, error) {
 			if updateBounded(maxAbs64(f64s[i]), gmax, t.mmax[i], t.vmax[i], hi, math.MaxFloat64) {
 				continue
 			}
-			j, what = adamCheck(f64s[i], t.grads[i], t.mom[i], t.vel[i], hi)
+			j, what = checkView(f64s[i], t.grads[i], scale, t.mom[i], t.vel[i], hi)
 		} else {
 			if updateBounded(maxAbs32(f32s[i]), gmax, t.mmax[i], t.vmax[i], hi, math.MaxFloat32) {
 				continue
 			}
-			j, what = adamCheck(f32s[i], t.grads[i], t.mom[i], t.vel[i], hi)
+			j, what = checkView(f32s[i], t.grads[i], scale, t.mom[i], t.vel[i], hi)
 		}
 		if j >= 0 {
 			return loss, fmt.Errorf("train: step %d: the update would make the %s of %q non-finite at element %d (learning rate %v, weight decay %v); parameters and moments not updated", n, what, t.names[i], j, lr, hi.wd)
@@ -344,9 +362,9 @@ func (t *Trainer) Step() (float64, error) {
 	}
 	for i := range t.params {
 		if f64s[i] != nil {
-			t.mmax[i], t.vmax[i] = adamUpdate(f64s[i], t.grads[i], t.mom[i], t.vel[i], hyper(i))
+			t.mmax[i], t.vmax[i] = updateView(f64s[i], t.grads[i], scale, t.mom[i], t.vel[i], hyper(i))
 		} else {
-			t.mmax[i], t.vmax[i] = adamUpdate(f32s[i], t.grads[i], t.mom[i], t.vel[i], hyper(i))
+			t.mmax[i], t.vmax[i] = updateView(f32s[i], t.grads[i], scale, t.mom[i], t.vel[i], hyper(i))
 		}
 	}
 	t.step = n
@@ -354,6 +372,22 @@ func (t *Trainer) Step() (float64, error) {
 		t.prog.report(n, loss, lr)
 	}
 	return loss, nil
+}
+
+// updateView is adamUpdateScaled on a gradient view of either dtype.
+func updateView[T float32 | float64](w []T, g gradView, scale float64, m, v []float64, h adamHyper) (float64, float64) {
+	if g.f32 != nil {
+		return adamUpdateScaled(w, g.f32, scale, m, v, h)
+	}
+	return adamUpdateScaled(w, g.f64, scale, m, v, h)
+}
+
+// checkView is adamCheckScaled on a gradient view of either dtype.
+func checkView[T float32 | float64](w []T, g gradView, scale float64, m, v []float64, h adamHyper) (int, string) {
+	if g.f32 != nil {
+		return adamCheckScaled(w, g.f32, scale, m, v, h)
+	}
+	return adamCheckScaled(w, g.f64, scale, m, v, h)
 }
 
 // deviceUpdate makes update n with learning rate lr through t.dev: the
@@ -364,7 +398,7 @@ func (t *Trainer) deviceUpdate(n int, lr, norm float64) error {
 	scale := 1.0
 	if t.cfg.ClipNorm > 0 {
 		if norm < 0 {
-			norm = GlobalNorm(t.grads)
+			norm = globalNorm(t.grads)
 		}
 		if norm > t.cfg.ClipNorm {
 			scale = t.cfg.ClipNorm / norm

@@ -6,6 +6,7 @@
 //	go run ./bench/peer -reps 9 -threads 2 -mode infer
 //	go run ./bench/peer -workloads synthetic/gd-1,quadrant/gd-1 -out peer.md
 //	go run ./bench/peer -reps 3 -workloads language/gd-small,language/gdff-small,language/gpt-small
+//	go run ./bench/peer -workloads synthetic/gd-1,synthetic/tf-1 -N 10,50,125,250
 //
 // Workloads are bench.ICLWorkloads names and the language workloads
 // language/<model>-<preset>: model gd (gd.LM, the GD language model of
@@ -33,8 +34,28 @@
 // torch import; the "(process baseline)" row shows that floor for each
 // side).
 //
-// Threads: gdattn's child gets GOMAXPROCS=-threads, PyTorch's
-// torch.set_num_threads(-threads) and OMP_NUM_THREADS=-threads.
+// -N runs every in-context workload at each of the listed context sizes
+// (named synthetic/gd-1/N=125 and so on; such a name is also accepted by
+// -workloads): the authors ran their synthetic sweeps at N = 125.
+//
+// Threads: every child, gdattn's and PyTorch's, gets every thread variable
+// the libraries involved read set to -threads (threadVars: GOMAXPROCS,
+// OMP_NUM_THREADS, OPENBLAS_NUM_THREADS, MKL_NUM_THREADS, ...), and PyTorch
+// also torch.set_num_threads(-threads). (OpenBLAS sizes its own thread pool
+// from OPENBLAS_NUM_THREADS or the core count, whatever torch.set_num_threads
+// says: without the variable a "one thread" PyTorch ran its products on
+// every core.)
+//
+// The peer's BLAS: Debian's python3-torch links whatever libblas.so.3 the
+// system's alternatives provide, the reference (netlib) BLAS unless an
+// optimised one is installed (apt-get install libopenblas0-pthread). Before
+// anything else the driver runs `peer.py blas` with the same thread
+// variables: it names the BLAS library mapped into the PyTorch process and
+// times a 1024x1024x1024 float32 torch.mm. The report header prints both,
+// and the driver refuses to time against a peer whose sgemm runs below
+// minPeerGFLOPS per second of CPU time (a reference BLAS runs at about 6)
+// unless -allow-slow-blas is given, in which case the header says so in
+// bold.
 //
 // Before timing, the check (skipped with -nocheck) verifies that the sides
 // compute the same thing: for each checked workload (-check-workloads; by
@@ -83,6 +104,30 @@ type options struct {
 	impl                string
 	noCheck, keepExport bool
 	lmPaper             bool
+	sweepN              string
+	allowSlowBLAS       bool
+}
+
+// minPeerGFLOPS is the float32 GFLOP/s (per second of CPU time, one thread)
+// below which the peer's BLAS does not count as optimised: OpenBLAS runs
+// a 1024x1024 sgemm at about 90-105 on this machine's cores, the reference
+// BLAS at about 6.
+const minPeerGFLOPS = 50
+
+// threadVars are the environment variables that size a thread pool in the
+// children: Go's, OpenMP's (PyTorch's intra-op pool), OpenBLAS's, MKL's,
+// BLIS's, numexpr's and Accelerate's. Every child gets each set to -threads.
+var threadVars = []string{"GOMAXPROCS", "OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "GOTO_NUM_THREADS",
+	"MKL_NUM_THREADS", "BLIS_NUM_THREADS", "NUMEXPR_NUM_THREADS", "VECLIB_MAXIMUM_THREADS"}
+
+// threadEnv is the environment of a child: this process's, with every
+// threadVars variable set to threads (later entries win in os/exec).
+func threadEnv(threads string) []string {
+	env := os.Environ()
+	for _, v := range threadVars {
+		env = append(env, v+"="+threads)
+	}
+	return env
 }
 
 // workerFlags are the flags the driver passes to a gdattn child (-worker);
@@ -104,6 +149,8 @@ func command(args []string) error {
 		"comma-separated workloads: bench.ICLWorkloads names (e.g. quadrant/gd-1, fewshot/tf-1) and language/<gd|gdff|gpt>-small (-paper with -lm-paper)")
 	fs.StringVar(&o.check, "check-workloads", "auto",
 		"workloads whose loss and gradients are compared before timing (empty: none); auto: the four synthetic ones when an in-context workload is timed, and every timed language workload of the small preset")
+	fs.StringVar(&o.sweepN, "N", "", "comma-separated context sizes N (e.g. 10,50,125,250): every in-context workload is timed at each (empty: each workload's own N)")
+	fs.BoolVar(&o.allowSlowBLAS, "allow-slow-blas", false, fmt.Sprintf("time against a PyTorch whose sgemm runs below %d GFLOP/s (a reference BLAS) instead of refusing; the report says so in bold", minPeerGFLOPS))
 	fs.BoolVar(&o.lmPaper, "lm-paper", false, "allow the language workloads of the paper preset (language/gd-paper, ...: tens of seconds per step)")
 	fs.StringVar(&o.impl, "impl", "mirror,idiomatic", "PyTorch implementations to time (peer.py --impl): mirror, idiomatic or both")
 	fs.BoolVar(&o.noCheck, "nocheck", false, "skip the loss and gradient comparison (then -check-workloads and -keep do not apply)")
@@ -130,7 +177,7 @@ func command(args []string) error {
 		"lm-paper": cli.Any, "impl": cli.List(cli.OneOf("mirror", "idiomatic")), "nocheck": cli.Any, "keep": cli.Any,
 		"python": cli.NonEmpty, "peer": cli.Any, "out": cli.Any, "warmup": cli.IntIn(0, 1000000),
 		"min-steps": cli.IntIn(1, 1000000), "min-time": cli.NonNegative, "worker": cli.Optional(cli.OneOf("train", "infer")),
-		"workload": cli.Any,
+		"workload": cli.Any, "N": cli.Optional(cli.List(cli.IntIn(1, 100000))), "allow-slow-blas": cli.Any,
 	})
 	if err != nil {
 		return err
@@ -268,13 +315,9 @@ func drive(o options) error {
 	if err != nil {
 		return err
 	}
-	var ws []bench.Workload
-	for _, name := range strings.Split(o.workloads, ",") {
-		w, err := findWorkload(strings.TrimSpace(name), o.lmPaper)
-		if err != nil {
-			return err
-		}
-		ws = append(ws, w)
+	ws, err := sweepWorkloads(o.workloads, o.sweepN, o.lmPaper)
+	if err != nil {
+		return err
 	}
 	if o.check == "auto" {
 		o.check = autoCheck(ws)
@@ -297,11 +340,34 @@ func drive(o options) error {
 	if err != nil {
 		return fmt.Errorf("PyTorch peer unavailable (apt-get install -y python3-torch): %s version: %w", o.peer, err)
 	}
+	thr := strconv.Itoa(o.threads)
+	blas, err := peerBLAS(o.python, o.peer, "1")
+	if err != nil {
+		return err
+	}
+	blasN := blas
+	if o.threads != 1 {
+		if blasN, err = peerBLAS(o.python, o.peer, thr); err != nil {
+			return err
+		}
+	}
+	slow := blas.GFLOPSCPU < minPeerGFLOPS
+	if slow && !o.allowSlowBLAS {
+		return fmt.Errorf("the PyTorch peer runs on %s (%s): a 1024x1024 sgemm at %.1f GFLOP/s per CPU-second, below %d: "+
+			"timing against it would flatter gdattn (apt-get install libopenblas0-pthread; -allow-slow-blas to time anyway)",
+			blas.BLAS, strings.Join(blas.Libraries, ", "), blas.GFLOPSCPU, minPeerGFLOPS)
+	}
 
 	fmt.Fprintf(out, "## gdattn vs PyTorch: %s, %s, %d thread(s)\n\n", o.mode, o.dtype, o.threads)
 	fmt.Fprintf(out, "%s\n\n", bench.Describe())
-	fmt.Fprintf(out, "PyTorch %v (BLAS: %v), Python %v, numpy %v. Command: `go run ./bench/peer %s`\n\n",
-		verInfo["torch"], verInfo["blas"], verInfo["python"], verInfo["numpy"], strings.Join(os.Args[1:], " "))
+	fmt.Fprintf(out, "PyTorch %v, Python %v, numpy %v. Command: `go run ./bench/peer %s`\n\n",
+		verInfo["torch"], verInfo["python"], verInfo["numpy"], strings.Join(os.Args[1:], " "))
+	fmt.Fprintf(out, "%s\n\n", blasLine(blas, blasN, o.threads))
+	if slow {
+		fmt.Fprintf(out, "**Warning: the PyTorch peer's BLAS is not an optimised one (%.1f GFLOP/s < %d): every ratio below flatters gdattn.**\n\n",
+			blas.GFLOPSCPU, minPeerGFLOPS)
+	}
+	fmt.Fprintf(out, "Thread variables of every timed child: %s=%s.\n\n", strings.Join(threadVars, "="+thr+", "), thr)
 
 	if !o.noCheck && o.check != "" {
 		if err := checkAll(o, out); err != nil {
@@ -309,7 +375,6 @@ func drive(o options) error {
 		}
 	}
 
-	thr := strconv.Itoa(o.threads)
 	goSide := side{"gdattn", func(w bench.Workload) *exec.Cmd {
 		name := "none"
 		if w.Name != "" {
@@ -317,7 +382,7 @@ func drive(o options) error {
 		}
 		c := exec.Command(self, "-worker", o.mode, "-workload", name, "-dtype", o.dtype,
 			"-warmup", strconv.Itoa(o.warmup), "-min-steps", strconv.Itoa(o.minSteps), "-min-time", o.minTime.String())
-		c.Env = append(os.Environ(), "GOMAXPROCS="+thr)
+		c.Env = threadEnv(thr)
 		return c
 	}}
 	pySide := func(impl string) side {
@@ -401,7 +466,9 @@ func ratioRange(a, b []float64) (lo, hi float64) {
 // the empty workload, only importing torch: the process baseline).
 func pyCmd(o options, w bench.Workload, impl, thr string) *exec.Cmd {
 	if w.Name == "" {
-		return exec.Command(o.python, o.peer, "version")
+		c := exec.Command(o.python, o.peer, "version")
+		c.Env = threadEnv(thr)
+		return c
 	}
 	args := []string{o.peer, "time", "--model", string(w.Model), "--depth", strconv.Itoa(max(w.Depth, 1)),
 		"--batch", strconv.Itoa(w.Batch), "--dprime", strconv.Itoa(w.DPrime), "--dtype", o.dtype, "--mode", o.mode,
@@ -419,7 +486,7 @@ func pyCmd(o options, w bench.Workload, impl, thr string) *exec.Cmd {
 		args = append(args, "--ff")
 	}
 	c := exec.Command(o.python, args...)
-	c.Env = append(os.Environ(), "OMP_NUM_THREADS="+thr, "MKL_NUM_THREADS="+thr, "OPENBLAS_NUM_THREADS="+thr)
+	c.Env = threadEnv(thr)
 	return c
 }
 
@@ -482,7 +549,9 @@ const numImpls = 2
 // peerCheck runs peer.py check on dirs and returns one result per dir and
 // implementation.
 func peerCheck(python, peer string, dirs []string) ([]checkResult, error) {
-	out, err := exec.Command(python, append([]string{peer, "check"}, dirs...)...).Output()
+	c := exec.Command(python, append([]string{peer, "check"}, dirs...)...)
+	c.Env = threadEnv("1")
+	out, err := c.Output()
 	if err != nil {
 		var ee *exec.ExitError
 		if errors.As(err, &ee) {
@@ -510,6 +579,20 @@ func peerCheck(python, peer string, dirs []string) ([]checkResult, error) {
 // (gd.LM), gdff (gd.LM with the feed-forward block) or gpt (tf.GPT), preset
 // small (bench.LMSmall) or, with paper set, paper (bench.LMPaper).
 func findWorkload(name string, paper bool) (bench.Workload, error) {
+	if base, n, ok := strings.Cut(name, "/N="); ok {
+		w, err := findWorkload(base, paper)
+		if err != nil {
+			return w, err
+		}
+		if w.Language() {
+			return w, fmt.Errorf("workload %q: /N= applies to the in-context workloads only", name)
+		}
+		v, err := strconv.Atoi(n)
+		if err != nil || v < 1 || v > 100000 {
+			return w, fmt.Errorf("workload %q: N=%q is not an integer in [1, 100000]", name, n)
+		}
+		return withN(w, v), nil
+	}
 	rest, ok := strings.CutPrefix(name, "language/")
 	if !ok {
 		w, err := bench.FindWorkload(name)
@@ -543,6 +626,94 @@ func findWorkload(name string, paper bool) (bench.Workload, error) {
 	}
 	w.Name = name
 	return w, nil
+}
+
+// withN is the in-context workload w at context size n, named
+// "<name>/N=<n>".
+func withN(w bench.Workload, n int) bench.Workload {
+	w.N = n
+	w.Name = fmt.Sprintf("%s/N=%d", w.Name, n)
+	return w
+}
+
+// sweepWorkloads resolves the comma-separated workload names and, when ns
+// (comma-separated context sizes) is not empty, replaces each in-context
+// workload by one per size, in the order of ns; language workloads pass
+// through.
+func sweepWorkloads(names, ns string, paper bool) ([]bench.Workload, error) {
+	var sizes []int
+	if strings.TrimSpace(ns) != "" {
+		for _, f := range strings.Split(ns, ",") {
+			n, err := strconv.Atoi(strings.TrimSpace(f))
+			if err != nil || n < 1 {
+				return nil, fmt.Errorf("-N: %q is not a positive integer", f)
+			}
+			sizes = append(sizes, n)
+		}
+	}
+	var ws []bench.Workload
+	for _, name := range strings.Split(names, ",") {
+		w, err := findWorkload(strings.TrimSpace(name), paper)
+		if err != nil {
+			return nil, err
+		}
+		if len(sizes) == 0 || w.Language() || strings.Contains(w.Name, "/N=") {
+			ws = append(ws, w)
+			continue
+		}
+		for _, n := range sizes {
+			ws = append(ws, withN(w, n))
+		}
+	}
+	return ws, nil
+}
+
+// blasInfo is what peer.py blas prints.
+type blasInfo struct {
+	BLAS       string   `json:"blas"`
+	Libraries  []string `json:"libraries"`
+	Config     string   `json:"config"`
+	BuildInfo  string   `json:"build_blas_info"`
+	Size       int      `json:"size"`
+	Threads    int      `json:"threads"`
+	GFLOPSWall float64  `json:"gflops_wall"`
+	GFLOPSCPU  float64  `json:"gflops_cpu"`
+}
+
+// peerBLAS runs peer.py blas with every thread variable set to threads:
+// the BLAS library the PyTorch peer runs on and its sgemm speed.
+func peerBLAS(python, peer, threads string) (blasInfo, error) {
+	c := exec.Command(python, peer, "blas", "--threads", threads)
+	c.Env = threadEnv(threads)
+	out, err := c.Output()
+	if err != nil {
+		var ee *exec.ExitError
+		if errors.As(err, &ee) {
+			err = fmt.Errorf("%w: %s", err, tail(string(ee.Stderr)))
+		}
+		return blasInfo{}, fmt.Errorf("peer.py blas: %w", err)
+	}
+	var b blasInfo
+	if err := json.Unmarshal(bytes.TrimSpace(out), &b); err != nil {
+		return blasInfo{}, fmt.Errorf("peer.py blas: output %q: %w", out, err)
+	}
+	return b, nil
+}
+
+// blasLine is the report header's line on the peer's BLAS: the library,
+// its configuration and the sgemm rate on one thread (and on threads when
+// more).
+func blasLine(one, n blasInfo, threads int) string {
+	lib := one.BLAS
+	if one.Config != "" {
+		lib += " (" + one.Config + ")"
+	}
+	s := fmt.Sprintf("PyTorch's BLAS: **%s**, %s (torch build BLAS_INFO=%s). sgemm %dx%dx%d, float32: %.1f GFLOP/s per CPU-second on 1 thread (%.1f per wall second)",
+		lib, strings.Join(one.Libraries, ", "), one.BuildInfo, one.Size, one.Size, one.Size, one.GFLOPSCPU, one.GFLOPSWall)
+	if threads != 1 {
+		s += fmt.Sprintf("; on %d threads %.1f per wall second (%.1f per CPU-second)", threads, n.GFLOPSWall, n.GFLOPSCPU)
+	}
+	return s + " (`peer.py blas`)."
 }
 
 // autoCheck lists the workloads -check-workloads auto compares: the four

@@ -170,6 +170,76 @@ func TestPeerAgrees(t *testing.T) {
 	}
 }
 
+func TestSweepWorkloads(t *testing.T) {
+	ws, err := sweepWorkloads("synthetic/gd-1, language/gd-small,synthetic/tf-1/N=7", "10,125", false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []struct {
+		name string
+		n    int
+	}{{"synthetic/gd-1/N=10", 10}, {"synthetic/gd-1/N=125", 125}, {"language/gd-small", 0}, {"synthetic/tf-1/N=7", 7}}
+	if len(ws) != len(want) {
+		t.Fatalf("got %d workloads, want %d", len(ws), len(want))
+	}
+	for i, w := range want {
+		if ws[i].Name != w.name || ws[i].N != w.n {
+			t.Errorf("workload %d: got %s N=%d, want %s N=%d", i, ws[i].Name, ws[i].N, w.name, w.n)
+		}
+		// a worker finds the swept workload by its name
+		if w.n > 0 {
+			got, err := findWorkload(w.name, false)
+			if err != nil || got.N != w.n || got.Batch != ws[i].Batch {
+				t.Errorf("findWorkload(%q): got %+v, %v", w.name, got, err)
+			}
+		}
+	}
+	for _, bad := range [][2]string{{"synthetic/gd-1", "0"}, {"synthetic/gd-1", "x"}, {"synthetic/gd-1/N=0", ""}, {"language/gd-small/N=10", ""}} {
+		if _, err := sweepWorkloads(bad[0], bad[1], false); err == nil {
+			t.Errorf("sweepWorkloads(%q, %q): got nil error", bad[0], bad[1])
+		}
+	}
+}
+
+func TestThreadEnv(t *testing.T) {
+	env := threadEnv("3")
+	last := map[string]string{}
+	for _, kv := range env {
+		k, v, _ := strings.Cut(kv, "=")
+		last[k] = v
+	}
+	for _, v := range []string{"GOMAXPROCS", "OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"} {
+		if last[v] != "3" {
+			t.Errorf("%s: got %q, want 3", v, last[v])
+		}
+	}
+}
+
+// TestPeerBLAS runs peer.py blas where Debian's python3-torch is
+// installed: it must name a BLAS library and report positive rates, and
+// the header line must carry them.
+func TestPeerBLAS(t *testing.T) {
+	const python = "/usr/bin/python3"
+	if testing.Short() {
+		t.Skip("starts PyTorch")
+	}
+	if err := exec.Command(python, "-c", "import torch, numpy").Run(); err != nil {
+		t.Skipf("no PyTorch at %s (apt-get install -y python3-torch): %v", python, err)
+	}
+	b, err := peerBLAS(python, "peer.py", "1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b.BLAS == "" || b.BLAS == "unknown" || len(b.Libraries) == 0 || !(b.GFLOPSCPU > 0) || !(b.GFLOPSWall > 0) || b.Threads != 1 || b.Size != 1024 {
+		t.Errorf("peer.py blas: got %+v, want a named library and positive rates on 1 thread", b)
+	}
+	line := blasLine(b, b, 1)
+	if !strings.Contains(line, b.BLAS) || !strings.Contains(line, "GFLOP/s") {
+		t.Errorf("header line %q lacks the library or the rate", line)
+	}
+	t.Logf("%s", line)
+}
+
 func TestRatioRange(t *testing.T) {
 	lo, hi := ratioRange([]float64{1, 4, 3}, []float64{2, 2, 3})
 	if lo != 0.5 || hi != 2 {

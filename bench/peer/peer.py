@@ -52,6 +52,11 @@ the same functions (see the classes).
 
 Subcommands (print JSON on stdout):
     peer.py version
+    peer.py blas  [--threads 1] [--size 1024] [--min-time 1]
+                  (the BLAS library torch runs on, from the shared objects
+                   mapped into this process, and its sgemm GFLOP/s: an
+                   n x n x n torch.mm, float32, per second of wall time and
+                   per second of process CPU time)
     peer.py time  --model gd|tf --depth K [--cross] --batch B --n N --d d
                   --dprime d' --c C [--dtype float32|float64] [--mode train|infer]
                   [--impl mirror|idiomatic] [--threads 1] [--warmup 3]
@@ -533,6 +538,76 @@ def to_device(obj, dev):
     return obj
 
 
+def blas_library():
+    """The BLAS library this process runs on: the shared objects mapped in
+    (torch links libblas.so.3, which Debian's alternatives resolve to the
+    reference BLAS, OpenBLAS, BLIS or MKL), and OpenBLAS's own configuration
+    string when it is OpenBLAS."""
+    libs = set()
+    try:
+        with open("/proc/self/maps") as f:
+            for line in f:
+                path = line.split()[-1]
+                base = os.path.basename(path)
+                if any(k in base for k in ("blas", "mkl", "blis", "lapack")):
+                    libs.add(os.path.realpath(path))
+    except OSError:
+        pass
+    kind = "unknown"
+    names = " ".join(sorted(libs))
+    if "openblas" in names:
+        kind = "OpenBLAS"
+    elif "mkl" in names:
+        kind = "MKL"
+    elif "blis" in names:
+        kind = "BLIS"
+    elif "/blas/libblas" in names or "/libblas.so" in names:
+        kind = "reference BLAS (netlib)"
+    config = ""
+    for path in sorted(libs):
+        if "openblas" in os.path.basename(path) and "lapack" not in os.path.basename(path):
+            try:
+                import ctypes
+                lib = ctypes.CDLL(path)
+                lib.openblas_get_config.restype = ctypes.c_char_p
+                config = lib.openblas_get_config().decode()
+                lib.openblas_get_num_threads.restype = ctypes.c_int
+                config += f" (threads now {lib.openblas_get_num_threads()})"
+            except (OSError, AttributeError):
+                pass
+    return kind, sorted(libs), config
+
+
+def cmd_blas(a):
+    torch.set_num_threads(a.threads)
+    n = a.size
+    gen = torch.Generator().manual_seed(1)
+    x = torch.rand(n, n, generator=gen)
+    y = torch.rand(n, n, generator=gen)
+    for _ in range(3):
+        torch.mm(x, y)
+    steps, wall, cpu = 0, 0.0, 0.0
+    while steps < 3 or wall < a.min_time:
+        c0, t0 = time.process_time(), time.perf_counter()
+        torch.mm(x, y)
+        wall += time.perf_counter() - t0
+        cpu += time.process_time() - c0
+        steps += 1
+    flop = 2.0 * n * n * n * steps
+    kind, libs, config = blas_library()
+    print(json.dumps({
+        "blas": kind, "libraries": libs, "config": config, "build_blas_info": build_blas_info(),
+        "size": n, "threads": torch.get_num_threads(), "steps": steps,
+        "gflops_wall": flop / wall / 1e9, "gflops_cpu": flop / max(cpu, 1e-9) / 1e9,
+    }))
+
+
+def build_blas_info():
+    """BLAS_INFO of torch's build settings ("generic" for Debian's, which
+    links whatever libblas.so.3 the system provides)."""
+    return torch.__config__.show().split("BLAS_INFO=")[-1].split(",")[0]
+
+
 def cmd_check(a):
     torch.set_num_threads(1)
     for d in a.dirs:
@@ -583,6 +658,10 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = ap.add_subparsers(dest="cmd", required=True)
     sub.add_parser("version")
+    b = sub.add_parser("blas")
+    b.add_argument("--threads", type=int, default=1)
+    b.add_argument("--size", type=int, default=1024)
+    b.add_argument("--min-time", type=float, default=1.0)
     t = sub.add_parser("time")
     t.add_argument("--model", required=True, choices=["gd", "tf"] + list(LM_MODELS))
     t.add_argument("--depth", type=int, default=1)
@@ -610,8 +689,12 @@ def main():
     a = ap.parse_args()
     if a.cmd == "version":
         print(json.dumps({"torch": torch.__version__, "numpy": np.__version__, "python": sys.version.split()[0],
-                          "blas": torch.__config__.show().split("BLAS_INFO=")[-1].split(",")[0],
+                          "blas": blas_library()[0], "build_blas_info": build_blas_info(),
                           "vm_hwm_bytes": vm_hwm()}))
+    elif a.cmd == "blas":
+        if a.threads < 1 or a.size < 1:
+            raise SystemExit("peer.py: --threads and --size must be >= 1")
+        cmd_blas(a)
     elif a.cmd == "time":
         sizes = ("vocab", "context", "heads") if a.model in LM_MODELS else ("n", "d", "c")
         for k in sizes:

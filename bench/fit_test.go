@@ -1,0 +1,91 @@
+package bench
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"strings"
+	"testing"
+
+	"github.com/gdattn/gdattn/gd"
+	"github.com/gdattn/gdattn/graph"
+	"github.com/gdattn/gdattn/layers"
+	"github.com/gdattn/gdattn/tf"
+	"github.com/gdattn/gdattn/train"
+	"gorgonia.org/tensor"
+)
+
+// BenchmarkFitOverhead times the same training step of the synthetic
+// workloads (GD 1 block, TF 1 layer; batch 512, N = 10) two ways on one
+// train.Runner: "bare" is the trainer's step on a minibatch fed once (what
+// BenchmarkGDTrainStep and BenchmarkTFTrainStep time), "fit" is one epoch
+// of Runner.Fit over a set of fitSteps minibatches (checking the set,
+// shuffling, copying each minibatch, feeding it, the step). An op is
+// fitSteps training steps either way; ms/step and cpu-ms/step are per
+// training step. The difference is Fit's own cost, the target at most 5%
+// of the bare step.
+func BenchmarkFitOverhead(b *testing.B) {
+	for _, w := range []Workload{SyntheticGD(1), SyntheticTF(1)} {
+		for _, dt := range dtypes {
+			for _, how := range []string{"bare", "fit"} {
+				b.Run(fmt.Sprintf("%s/%v/%s", strings.TrimPrefix(w.Name, "synthetic/"), dt, how), func(b *testing.B) { benchFit(b, w, dt, how == "fit") })
+			}
+		}
+	}
+}
+
+// fitSteps is the number of minibatches of BenchmarkFitOverhead's set.
+const fitSteps = 8
+
+func benchFit(b *testing.B, w Workload, dt tensor.Dtype, fit bool) {
+	s, err := graph.NewScope(dt, 1)
+	if err != nil {
+		b.Fatal(err)
+	}
+	var m train.Model
+	if w.Model == ModelGD {
+		m, err = gd.NewModel(s, gd.Config{D: w.D, DPrime: w.DPrime, C: w.C, N: w.N, Blocks: w.depth(), Kernel: layers.Softmax(1)}, w.Batch)
+	} else {
+		m, err = tf.NewModel(s, tf.Config{D: w.D, DPrime: w.DPrime, C: w.C, N: w.N, Layers: w.depth(), Cross: w.Cross, Kernel: layers.Softmax(1)}, w.Batch)
+	}
+	if err != nil {
+		b.Fatal(err)
+	}
+	r, err := train.NewRunner(m, train.RunnerConfig{Optim: train.Config{LR: 1e-3}})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer r.Close()
+	big := w
+	big.Batch *= fitSteps
+	batch, err := iclBatch(big, rand.New(rand.NewPCG(1, 2)), 1)
+	if err != nil {
+		b.Fatal(err)
+	}
+	if err := m.Feed(batch.X[:w.Batch*(w.N+1)*w.D], batch.Y[:w.Batch*(w.N+1)]); err != nil {
+		b.Fatal(err)
+	}
+	epochs := func(n int) error {
+		if fit {
+			return r.Fit(batch, train.FitConfig{Epochs: n, Seed: 1})
+		}
+		for range n * fitSteps {
+			if _, err := r.Trainer().Step(); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	if err := epochs(1); err != nil { // the first run allocates the node values
+		b.Fatal(err)
+	}
+	b.ReportAllocs()
+	cpu0 := CPUTime()
+	b.ResetTimer()
+	if err := epochs(b.N); err != nil {
+		b.Fatal(err)
+	}
+	b.StopTimer()
+	steps := float64(b.N * fitSteps)
+	b.ReportMetric(float64(b.Elapsed())/1e6/steps, "ms/step")
+	b.ReportMetric(float64(CPUTime()-cpu0)/1e6/steps, "cpu-ms/step")
+}

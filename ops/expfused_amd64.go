@@ -1,0 +1,34 @@
+//go:build amd64 && !purego
+
+package ops
+
+import (
+	"math"
+
+	"golang.org/x/sys/cpu"
+)
+
+// haveExpAVX2 reports whether expChunk32 may run (AVX2).
+var haveExpAVX2 = cpu.X86.HasAVX2
+
+// expConsts are exp32Core's constants for expChunk32 (expfused_amd64.s), in
+// its order: 16/ln2, the rounding magic 1.5·2⁵², ln2/16, the range (−700,
+// 700), the polynomial's 1, 1/2, 1/6, 1/24.
+//
+//lint:ignore U1000 read by expfused_amd64.s
+var expConsts = [9]float64{16 / math.Ln2, 6755399441055744.0, math.Ln2 / 16, -700, 700, 1, 1.0 / 2, 1.0 / 6, 1.0 / 24}
+
+// expInts are the integer constants of expChunk32: the table index mask 15
+// and the exponent bias 1023.
+//
+//lint:ignore U1000 read by expfused_amd64.s
+var expInts = [2]uint64{15, 1023}
+
+// expChunk32 computes, four at a time, e[i] = exp32Core(scale·float64(raw[i]) −
+// shift) and row[i] = float32(e[i]) for i < n (a multiple of 4), the same
+// operations as exp32Core in AVX2 registers, so the same bits. It stops at
+// the first group of four with an x outside (−700, 700) (or NaN) and
+// returns how many it computed.
+//
+//go:noescape
+func expChunk32(row, raw *float32, n int, scale, shift float64, e *float64) int
