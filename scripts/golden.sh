@@ -67,6 +67,7 @@ filter() {
     -e 's/, trained in [0-9.]+ ?[a-zµ]*s$//' \
     -e 's/^(wrote .*) in [0-9.]+ s$/\1/' \
     -e '/^ *\([a-z]+ done in [0-9.]+ s\)$/d' \
+    -e 's/^done in [0-9.]+ s; /done; /' \
     -e 's#^((cnn|pca) features )\(([^)]*/)?(((cnn|pca)-[0-9a-f]+))\)#\1(\4)#'
 }
 
