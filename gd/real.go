@@ -2,9 +2,7 @@ package gd
 
 import (
 	"fmt"
-	"math"
 
-	"github.com/gdattn/gdattn/graph"
 	"github.com/gdattn/gdattn/layers"
 	"github.com/gdattn/gdattn/ops"
 	G "gorgonia.org/gorgonia"
@@ -143,34 +141,5 @@ func (m *Model) FeedReal(x, y []float64) error {
 	if len(y) != B*T*dy {
 		return fmt.Errorf("gd: FeedReal: y has %d values, want B*T*d_y = %d*%d*%d = %d", len(y), B, T, dy, B*T*dy)
 	}
-	for i, v := range x {
-		if math.IsNaN(v) || math.IsInf(v, 0) {
-			return fmt.Errorf("gd: FeedReal: x[%d] (context %d, position %d) is %v", i, i/(T*d), (i/d)%T, v)
-		}
-	}
-	ctx := make([]float64, len(y))
-	target := make([]float64, B*dy)
-	for i, v := range y {
-		b, t := i/(T*dy), (i/dy)%T
-		if t == T-1 {
-			if !math.IsNaN(v) {
-				if math.IsInf(v, 0) {
-					return fmt.Errorf("gd: FeedReal: y[%d] (query of context %d) is %v", i, b, v)
-				}
-				target[b*dy+i%dy] = v
-			}
-			continue
-		}
-		if math.IsNaN(v) || math.IsInf(v, 0) {
-			return fmt.Errorf("gd: FeedReal: y[%d] (context %d, position %d) is %v", i, b, t, v)
-		}
-		ctx[i] = v
-	}
-	if err := graph.SetValue(m.X, x); err != nil {
-		return err
-	}
-	if err := graph.SetValue(m.Y, ctx); err != nil {
-		return err
-	}
-	return graph.SetValue(m.Target, target)
+	return layers.FeedReal("gd: FeedReal", m.X, m.Y, m.Target, x, y, B, T, d, dy)
 }

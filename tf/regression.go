@@ -2,7 +2,6 @@ package tf
 
 import (
 	"fmt"
-	"math"
 
 	"github.com/gdattn/gdattn/graph"
 	"github.com/gdattn/gdattn/internal/bounds"
@@ -238,34 +237,5 @@ func (m *Regressor) FeedReal(x, y []float64) error {
 	if len(y) != B*T*dy {
 		return fmt.Errorf("tf: regressor: FeedReal: y has %d values, want B*T*d_y = %d", len(y), B*T*dy)
 	}
-	for i, v := range x {
-		if math.IsNaN(v) || math.IsInf(v, 0) {
-			return fmt.Errorf("tf: regressor: FeedReal: x[%d] (context %d, position %d) is %v", i, i/(T*d), (i/d)%T, v)
-		}
-	}
-	ctx := make([]float64, len(y))
-	target := make([]float64, B*dy)
-	for i, v := range y {
-		b, t := i/(T*dy), (i/dy)%T
-		if t == T-1 {
-			if math.IsInf(v, 0) {
-				return fmt.Errorf("tf: regressor: FeedReal: y[%d] (query of context %d) is %v", i, b, v)
-			}
-			if !math.IsNaN(v) {
-				target[b*dy+i%dy] = v
-			}
-			continue
-		}
-		if math.IsNaN(v) || math.IsInf(v, 0) {
-			return fmt.Errorf("tf: regressor: FeedReal: y[%d] (context %d, position %d) is %v", i, b, t, v)
-		}
-		ctx[i] = v
-	}
-	if err := graph.SetValue(m.X, x); err != nil {
-		return err
-	}
-	if err := graph.SetValue(m.Y, ctx); err != nil {
-		return err
-	}
-	return graph.SetValue(m.Target, target)
+	return layers.FeedReal("tf: regressor: FeedReal", m.X, m.Y, m.Target, x, y, B, T, d, dy)
 }

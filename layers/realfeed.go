@@ -1,0 +1,50 @@
+package layers
+
+import (
+	"fmt"
+	"math"
+
+	"github.com/gdattn/gdattn/graph"
+	G "gorgonia.org/gorgonia"
+)
+
+// FeedReal copies one minibatch of a real-valued model into its inputs X
+// (B, T, d), Y (B, T, d_y) and Target (B, d_y), for the models of packages
+// gd and tf whose tokens carry real-valued y (Appendix G). x and y must
+// already have B*T*d and B*T*d_y values; the query's target is the last row
+// of each context of y (NaN where unknown: the target is then 0), and Y
+// gets the context rows with the query's row 0, so the model never sees
+// the query's y. A NaN or ±Inf in x or in a context y, or ±Inf in a query
+// target, is an error "<who>: ..." naming the element.
+func FeedReal(who string, X, Y, Target *G.Node, x, y []float64, B, T, d, dy int) error {
+	for i, v := range x {
+		if math.IsNaN(v) || math.IsInf(v, 0) {
+			return fmt.Errorf("%s: x[%d] (context %d, position %d) is %v", who, i, i/(T*d), (i/d)%T, v)
+		}
+	}
+	ctx := make([]float64, len(y))
+	target := make([]float64, B*dy)
+	for i, v := range y {
+		b, t := i/(T*dy), (i/dy)%T
+		if t == T-1 {
+			if math.IsInf(v, 0) {
+				return fmt.Errorf("%s: y[%d] (query of context %d) is %v", who, i, b, v)
+			}
+			if !math.IsNaN(v) {
+				target[b*dy+i%dy] = v
+			}
+			continue
+		}
+		if math.IsNaN(v) || math.IsInf(v, 0) {
+			return fmt.Errorf("%s: y[%d] (context %d, position %d) is %v", who, i, b, t, v)
+		}
+		ctx[i] = v
+	}
+	if err := graph.SetValue(X, x); err != nil {
+		return err
+	}
+	if err := graph.SetValue(Y, ctx); err != nil {
+		return err
+	}
+	return graph.SetValue(Target, target)
+}
