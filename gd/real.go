@@ -28,17 +28,11 @@ func (m *Model) buildReal() error {
 	cfg, s := m.Cfg, m.s
 	lik := cfg.Likelihood.(RealLikelihood) // Validate checked it
 	B, T, N, d, dy := m.Batch, cfg.N+1, cfg.N, cfg.D, cfg.DPrime
-	var err error
-	if m.X, err = s.Input("x", tensor.Shape{B, T, d}); err != nil {
+	X, Y, Target, f0, err := layers.RealInputs(s, B, T, d, dy)
+	if err != nil {
 		return err
 	}
-	if m.Y, err = s.Input("y", tensor.Shape{B, T, dy}); err != nil {
-		return err
-	}
-	if m.Target, err = s.Input("target", tensor.Shape{B, dy}); err != nil {
-		return err
-	}
-	ops.MarkData(m.X, m.Y, m.Target)
+	m.X, m.Y, m.Target = X, Y, Target
 	step, err := m.alphaStep()
 	if err != nil {
 		return err
@@ -51,11 +45,6 @@ func (m *Model) buildReal() error {
 		kern = layers.WithBias(kern)
 		bk = nil
 	}
-	f0, err := s.Const("f0", tensor.Shape{B, T, dy}, make([]float64, B*T*dy))
-	if err != nil {
-		return err
-	}
-	ops.MarkData(f0)
 	if cfg.Literal {
 		z := G.Must(ops.ConcatLast(m.X, m.Y, f0)) // (B, T, d+2d_y): e = (x, y, f)
 		m.Tokens = append(m.Tokens, z)

@@ -5,8 +5,31 @@ import (
 	"math"
 
 	"github.com/gdattn/gdattn/graph"
+	"github.com/gdattn/gdattn/ops"
 	G "gorgonia.org/gorgonia"
+	"gorgonia.org/tensor"
 )
+
+// RealInputs creates in s the inputs of a real-valued model (Appendix G)
+// for minibatches of B contexts of T positions: X (B, T, d), Y (B, T, d_y)
+// and Target (B, d_y), which [FeedReal] fills, and F0, the constant zero
+// (B, T, d_y) that starts f; all four are marked as data.
+func RealInputs(s *graph.Scope, B, T, d, dy int) (X, Y, Target, F0 *G.Node, err error) {
+	if X, err = s.Input("x", tensor.Shape{B, T, d}); err != nil {
+		return nil, nil, nil, nil, err
+	}
+	if Y, err = s.Input("y", tensor.Shape{B, T, dy}); err != nil {
+		return nil, nil, nil, nil, err
+	}
+	if Target, err = s.Input("target", tensor.Shape{B, dy}); err != nil {
+		return nil, nil, nil, nil, err
+	}
+	if F0, err = s.Const("f0", tensor.Shape{B, T, dy}, make([]float64, B*T*dy)); err != nil {
+		return nil, nil, nil, nil, err
+	}
+	ops.MarkData(X, Y, Target, F0)
+	return X, Y, Target, F0, nil
+}
 
 // FeedReal copies one minibatch of a real-valued model into its inputs X
 // (B, T, d), Y (B, T, d_y) and Target (B, d_y), for the models of packages

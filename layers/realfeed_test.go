@@ -7,19 +7,22 @@ import (
 	"testing"
 
 	"github.com/gdattn/gdattn/graph"
-	G "gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
 )
 
-func TestFeedReal(t *testing.T) {
+func TestRealInputsFeedReal(t *testing.T) {
 	s, err := graph.NewScope(tensor.Float64, 1)
 	if err != nil {
 		t.Fatal(err)
 	}
 	B, T, d, dy := 2, 3, 1, 1
-	X := G.NewTensor(s.Graph(), tensor.Float64, 3, G.WithShape(B, T, d), G.WithName("x"), G.WithInit(G.Zeroes()))
-	Y := G.NewTensor(s.Graph(), tensor.Float64, 3, G.WithShape(B, T, dy), G.WithName("y"), G.WithInit(G.Zeroes()))
-	Tg := G.NewMatrix(s.Graph(), tensor.Float64, G.WithShape(B, dy), G.WithName("target"), G.WithInit(G.Zeroes()))
+	X, Y, Tg, f0, err := RealInputs(s, B, T, d, dy)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := values(t, f0); !slices.Equal(got, make([]float64, B*T*dy)) || !slices.Equal(f0.Shape(), tensor.Shape{B, T, dy}) {
+		t.Errorf("f0 = %v %v, want zeros of shape (%d, %d, %d)", f0.Shape(), got, B, T, dy)
+	}
 	x := []float64{1, 2, 3, 4, 5, 6}
 	y := []float64{10, 11, 12, 20, 21, math.NaN()}
 	if err := FeedReal("who", X, Y, Tg, x, y, B, T, d, dy); err != nil {

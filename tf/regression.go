@@ -142,21 +142,10 @@ func (cfg RegressorConfig) checkSizes(batch int) error {
 func (m *Regressor) build() (err error) {
 	cfg, s := m.Cfg, m.s
 	B, T, d, dy, D := m.Batch, cfg.N+1, cfg.D, cfg.DY, cfg.TokenDim()
-	if m.X, err = s.Input("x", tensor.Shape{B, T, d}); err != nil {
+	var f0 *G.Node
+	if m.X, m.Y, m.Target, f0, err = layers.RealInputs(s, B, T, d, dy); err != nil {
 		return err
 	}
-	if m.Y, err = s.Input("y", tensor.Shape{B, T, dy}); err != nil {
-		return err
-	}
-	if m.Target, err = s.Input("target", tensor.Shape{B, dy}); err != nil {
-		return err
-	}
-	ops.MarkData(m.X, m.Y, m.Target)
-	f0, err := s.Const("f0", tensor.Shape{B, T, dy}, make([]float64, B*T*dy))
-	if err != nil {
-		return err
-	}
-	ops.MarkData(f0)
 	z := G.Must(ops.ConcatLast(m.X, m.Y, f0)) // (B, T, d+2d_y)
 	m.Tokens = append(m.Tokens, z)
 	for l := 0; l < cfg.Layers; l++ {
