@@ -33,17 +33,9 @@ func (m *Model) buildReal() error {
 		return err
 	}
 	m.X, m.Y, m.Target = X, Y, Target
-	step, err := m.alphaStep()
+	step, kern, bk, err := m.stepKernel()
 	if err != nil {
 		return err
-	}
-	kern, bk, err := layers.InstantiateKernel(s.Sub("kernel"), cfg.Kernel)
-	if err != nil {
-		return err
-	}
-	if cfg.Bias {
-		kern = layers.WithBias(kern)
-		bk = nil
 	}
 	if cfg.Literal {
 		z := G.Must(ops.ConcatLast(m.X, m.Y, f0)) // (B, T, d+2d_y): e = (x, y, f)
