@@ -50,46 +50,25 @@ func (m *Model) Save(dir string) error {
 // shapes, dtype) are checked against the checkpoint's manifest before
 // anything is built; errors name the file, key or parameter at fault.
 func Load(dir string, batch int) (*Model, error) {
-	sv, cfg, err := readSaved(dir)
-	if err != nil {
-		return nil, err
+	plan := func(cfg Config, dt tensor.Dtype) ([]modelfile.Param, error) {
+		if err := cfg.checkSizes(batch); err != nil {
+			return nil, err
+		}
+		return cfg.params(dt)
 	}
-	if err := cfg.checkSizes(batch); err != nil {
-		return nil, sv.Errorf(err)
-	}
-	want, err := cfg.params(sv.Dtype)
-	if err != nil {
-		return nil, sv.Errorf(err)
-	}
-	return modelfile.Build(sv, want, func(s *graph.Scope) (*Model, error) { return NewModel(s, cfg, batch) })
+	build := func(s *graph.Scope, cfg Config) (*Model, error) { return NewModel(s, cfg, batch) }
+	return modelfile.Load("gd", dir, familyModel, plan, build)
 }
 
 // LoadConfig reads the checkpoint in dir as [Load] does and returns the
 // model's validated config and dtype without building the model, e.g. to
 // check inputs against the model's sizes before choosing a batch size.
 func LoadConfig(dir string) (Config, tensor.Dtype, error) {
-	sv, cfg, err := readSaved(dir)
+	sv, cfg, err := modelfile.ReadConfig[Config]("gd", dir, familyModel)
 	if err != nil {
 		return Config{}, tensor.Dtype{}, err
 	}
 	return cfg, sv.Dtype, nil
-}
-
-// readSaved reads and verifies the checkpoint in dir and decodes, strictly,
-// its GD model config (validated, defaults filled in).
-func readSaved(dir string) (*modelfile.Saved, Config, error) {
-	sv, err := modelfile.Read("gd", dir, familyModel)
-	if err != nil {
-		return nil, Config{}, err
-	}
-	var cfg Config
-	if err := cfg.UnmarshalJSON(sv.Body); err != nil {
-		return nil, Config{}, sv.Errorf(err)
-	}
-	if cfg, err = cfg.Validate(); err != nil {
-		return nil, Config{}, sv.Errorf(err)
-	}
-	return sv, cfg, nil
 }
 
 // params lists the parameters a model of the validated cfg creates, in
@@ -162,16 +141,9 @@ func (m *LM) Rebuild(opts LMOptions) (*LM, error) {
 // ([LM.TextCodec]); the checks are those of [Load]. An optimiser state in
 // the checkpoint is ignored (train.LMTrainer.Resume reads it).
 func LoadLM(dir string, opts LMOptions) (*LM, error) {
-	sv, err := modelfile.Read("gd", dir, familyLM)
+	sv, cfg, err := modelfile.ReadConfig[LMConfig]("gd", dir, familyLM)
 	if err != nil {
 		return nil, err
-	}
-	var cfg LMConfig
-	if err := cfg.UnmarshalJSON(sv.Body); err != nil {
-		return nil, sv.Errorf(err)
-	}
-	if cfg, err = cfg.Validate(); err != nil {
-		return nil, sv.Errorf(err)
 	}
 	if err := cfg.checkSizes(opts.Batch); err != nil {
 		return nil, sv.Errorf(err)

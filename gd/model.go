@@ -389,17 +389,9 @@ func (m *Model) build() error {
 	}
 	m.enc = enc
 	m.X, m.Labels, m.Target, m.We = enc.X, enc.Labels, enc.Target, enc.We
-	step, err := m.alphaStep()
+	step, kern, bk, err := m.stepKernel()
 	if err != nil {
 		return err
-	}
-	kern, bk, err := layers.InstantiateKernel(s.Sub("kernel"), cfg.Kernel)
-	if err != nil {
-		return err
-	}
-	if cfg.Bias {
-		kern = layers.WithBias(kern)
-		bk = nil // the weights are no longer the built-in kernel's
 	}
 	z := enc.Tokens // (B, T, D)
 	m.Tokens = append(m.Tokens, z)
@@ -445,6 +437,24 @@ func (m *Model) build() error {
 		m.F = append(m.F, m.fSlot(z))
 	}
 	return m.head()
+}
+
+// stepKernel creates α and the step α/N (alphaStep), then the kernel in
+// the sub-scope "kernel", with the bias of Appendix B when cfg.Bias; bk is
+// the built-in kernel's description, nil for any other kernel or with the
+// bias (the weights are then no longer the built-in kernel's).
+func (m *Model) stepKernel() (step *G.Node, kern layers.Kernel, bk *layers.BuiltinKernel, err error) {
+	if step, err = m.alphaStep(); err != nil {
+		return nil, nil, nil, err
+	}
+	if kern, bk, err = layers.InstantiateKernel(m.s.Sub("kernel"), m.Cfg.Kernel); err != nil {
+		return nil, nil, nil, err
+	}
+	if m.Cfg.Bias {
+		kern = layers.WithBias(kern)
+		bk = nil
+	}
+	return step, kern, bk, nil
 }
 
 // alphaStep creates α (the parameter log_alpha, or a constant with

@@ -2,9 +2,7 @@ package gd
 
 import (
 	"fmt"
-	"math"
 
-	"github.com/gdattn/gdattn/graph"
 	"github.com/gdattn/gdattn/layers"
 	"github.com/gdattn/gdattn/ops"
 	G "gorgonia.org/gorgonia"
@@ -30,34 +28,15 @@ func (m *Model) buildReal() error {
 	cfg, s := m.Cfg, m.s
 	lik := cfg.Likelihood.(RealLikelihood) // Validate checked it
 	B, T, N, d, dy := m.Batch, cfg.N+1, cfg.N, cfg.D, cfg.DPrime
-	var err error
-	if m.X, err = s.Input("x", tensor.Shape{B, T, d}); err != nil {
-		return err
-	}
-	if m.Y, err = s.Input("y", tensor.Shape{B, T, dy}); err != nil {
-		return err
-	}
-	if m.Target, err = s.Input("target", tensor.Shape{B, dy}); err != nil {
-		return err
-	}
-	ops.MarkData(m.X, m.Y, m.Target)
-	step, err := m.alphaStep()
+	X, Y, Target, f0, err := layers.RealInputs(s, B, T, d, dy)
 	if err != nil {
 		return err
 	}
-	kern, bk, err := layers.InstantiateKernel(s.Sub("kernel"), cfg.Kernel)
+	m.X, m.Y, m.Target = X, Y, Target
+	step, kern, bk, err := m.stepKernel()
 	if err != nil {
 		return err
 	}
-	if cfg.Bias {
-		kern = layers.WithBias(kern)
-		bk = nil
-	}
-	f0, err := s.Const("f0", tensor.Shape{B, T, dy}, make([]float64, B*T*dy))
-	if err != nil {
-		return err
-	}
-	ops.MarkData(f0)
 	if cfg.Literal {
 		z := G.Must(ops.ConcatLast(m.X, m.Y, f0)) // (B, T, d+2d_y): e = (x, y, f)
 		m.Tokens = append(m.Tokens, z)
@@ -143,34 +122,5 @@ func (m *Model) FeedReal(x, y []float64) error {
 	if len(y) != B*T*dy {
 		return fmt.Errorf("gd: FeedReal: y has %d values, want B*T*d_y = %d*%d*%d = %d", len(y), B, T, dy, B*T*dy)
 	}
-	for i, v := range x {
-		if math.IsNaN(v) || math.IsInf(v, 0) {
-			return fmt.Errorf("gd: FeedReal: x[%d] (context %d, position %d) is %v", i, i/(T*d), (i/d)%T, v)
-		}
-	}
-	ctx := make([]float64, len(y))
-	target := make([]float64, B*dy)
-	for i, v := range y {
-		b, t := i/(T*dy), (i/dy)%T
-		if t == T-1 {
-			if !math.IsNaN(v) {
-				if math.IsInf(v, 0) {
-					return fmt.Errorf("gd: FeedReal: y[%d] (query of context %d) is %v", i, b, v)
-				}
-				target[b*dy+i%dy] = v
-			}
-			continue
-		}
-		if math.IsNaN(v) || math.IsInf(v, 0) {
-			return fmt.Errorf("gd: FeedReal: y[%d] (context %d, position %d) is %v", i, b, t, v)
-		}
-		ctx[i] = v
-	}
-	if err := graph.SetValue(m.X, x); err != nil {
-		return err
-	}
-	if err := graph.SetValue(m.Y, ctx); err != nil {
-		return err
-	}
-	return graph.SetValue(m.Target, target)
+	return layers.FeedReal("gd: FeedReal", m.X, m.Y, m.Target, x, y, B, T, d, dy)
 }

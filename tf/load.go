@@ -48,25 +48,14 @@ func (m *Model) Save(dir string) error {
 // decoded strictly and validated, and the parameters it implies are checked
 // against the checkpoint's manifest before anything is built.
 func Load(dir string, batch int) (*Model, error) {
-	sv, err := modelfile.Read("tf", dir, familyModel)
-	if err != nil {
-		return nil, err
+	plan := func(cfg Config, dt tensor.Dtype) ([]modelfile.Param, error) {
+		if err := cfg.checkSizes(batch); err != nil {
+			return nil, err
+		}
+		return cfg.params(dt)
 	}
-	var cfg Config
-	if err := cfg.UnmarshalJSON(sv.Body); err != nil {
-		return nil, sv.Errorf(err)
-	}
-	if cfg, err = cfg.Validate(); err != nil {
-		return nil, sv.Errorf(err)
-	}
-	if err := cfg.checkSizes(batch); err != nil {
-		return nil, sv.Errorf(err)
-	}
-	want, err := cfg.params(sv.Dtype)
-	if err != nil {
-		return nil, sv.Errorf(err)
-	}
-	return modelfile.Build(sv, want, func(s *graph.Scope) (*Model, error) { return NewModel(s, cfg, batch) })
+	build := func(s *graph.Scope, cfg Config) (*Model, error) { return NewModel(s, cfg, batch) }
+	return modelfile.Load("tf", dir, familyModel, plan, build)
 }
 
 // params lists the parameters a model of the validated cfg creates, in
@@ -130,16 +119,9 @@ func (m *GPT) Rebuild(opts GPTOptions) (*GPT, error) {
 // with opts in a new scope of the checkpoint's dtype, with the saved
 // parameter values and text codec, if any; see gd.LoadLM.
 func LoadGPT(dir string, opts GPTOptions) (*GPT, error) {
-	sv, err := modelfile.Read("tf", dir, familyGPT)
+	sv, cfg, err := modelfile.ReadConfig[GPTConfig]("tf", dir, familyGPT)
 	if err != nil {
 		return nil, err
-	}
-	var cfg GPTConfig
-	if err := cfg.UnmarshalJSON(sv.Body); err != nil {
-		return nil, sv.Errorf(err)
-	}
-	if cfg, err = cfg.Validate(); err != nil {
-		return nil, sv.Errorf(err)
 	}
 	if err := cfg.checkSizes(opts.Batch); err != nil {
 		return nil, sv.Errorf(err)

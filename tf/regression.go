@@ -2,7 +2,6 @@ package tf
 
 import (
 	"fmt"
-	"math"
 
 	"github.com/gdattn/gdattn/graph"
 	"github.com/gdattn/gdattn/internal/bounds"
@@ -143,21 +142,10 @@ func (cfg RegressorConfig) checkSizes(batch int) error {
 func (m *Regressor) build() (err error) {
 	cfg, s := m.Cfg, m.s
 	B, T, d, dy, D := m.Batch, cfg.N+1, cfg.D, cfg.DY, cfg.TokenDim()
-	if m.X, err = s.Input("x", tensor.Shape{B, T, d}); err != nil {
+	var f0 *G.Node
+	if m.X, m.Y, m.Target, f0, err = layers.RealInputs(s, B, T, d, dy); err != nil {
 		return err
 	}
-	if m.Y, err = s.Input("y", tensor.Shape{B, T, dy}); err != nil {
-		return err
-	}
-	if m.Target, err = s.Input("target", tensor.Shape{B, dy}); err != nil {
-		return err
-	}
-	ops.MarkData(m.X, m.Y, m.Target)
-	f0, err := s.Const("f0", tensor.Shape{B, T, dy}, make([]float64, B*T*dy))
-	if err != nil {
-		return err
-	}
-	ops.MarkData(f0)
 	z := G.Must(ops.ConcatLast(m.X, m.Y, f0)) // (B, T, d+2d_y)
 	m.Tokens = append(m.Tokens, z)
 	for l := 0; l < cfg.Layers; l++ {
@@ -238,34 +226,5 @@ func (m *Regressor) FeedReal(x, y []float64) error {
 	if len(y) != B*T*dy {
 		return fmt.Errorf("tf: regressor: FeedReal: y has %d values, want B*T*d_y = %d", len(y), B*T*dy)
 	}
-	for i, v := range x {
-		if math.IsNaN(v) || math.IsInf(v, 0) {
-			return fmt.Errorf("tf: regressor: FeedReal: x[%d] (context %d, position %d) is %v", i, i/(T*d), (i/d)%T, v)
-		}
-	}
-	ctx := make([]float64, len(y))
-	target := make([]float64, B*dy)
-	for i, v := range y {
-		b, t := i/(T*dy), (i/dy)%T
-		if t == T-1 {
-			if math.IsInf(v, 0) {
-				return fmt.Errorf("tf: regressor: FeedReal: y[%d] (query of context %d) is %v", i, b, v)
-			}
-			if !math.IsNaN(v) {
-				target[b*dy+i%dy] = v
-			}
-			continue
-		}
-		if math.IsNaN(v) || math.IsInf(v, 0) {
-			return fmt.Errorf("tf: regressor: FeedReal: y[%d] (context %d, position %d) is %v", i, b, t, v)
-		}
-		ctx[i] = v
-	}
-	if err := graph.SetValue(m.X, x); err != nil {
-		return err
-	}
-	if err := graph.SetValue(m.Y, ctx); err != nil {
-		return err
-	}
-	return graph.SetValue(m.Target, target)
+	return layers.FeedReal("tf: regressor: FeedReal", m.X, m.Y, m.Target, x, y, B, T, d, dy)
 }

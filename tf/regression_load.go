@@ -72,25 +72,14 @@ func (m *Regressor) Save(dir string) error {
 // checkpoint's dtype, with the saved parameter values; the checks are
 // those of [Load].
 func LoadRegressor(dir string, batch int) (*Regressor, error) {
-	sv, err := modelfile.Read("tf", dir, familyRegressor)
-	if err != nil {
-		return nil, err
+	plan := func(cfg RegressorConfig, dt tensor.Dtype) ([]modelfile.Param, error) {
+		if err := cfg.checkSizes(batch); err != nil {
+			return nil, err
+		}
+		return cfg.params(dt)
 	}
-	var cfg RegressorConfig
-	if err := cfg.UnmarshalJSON(sv.Body); err != nil {
-		return nil, sv.Errorf(err)
-	}
-	if cfg, err = cfg.Validate(); err != nil {
-		return nil, sv.Errorf(err)
-	}
-	if err := cfg.checkSizes(batch); err != nil {
-		return nil, sv.Errorf(err)
-	}
-	want, err := cfg.params(sv.Dtype)
-	if err != nil {
-		return nil, sv.Errorf(err)
-	}
-	return modelfile.Build(sv, want, func(s *graph.Scope) (*Regressor, error) { return NewRegressor(s, cfg, batch) })
+	build := func(s *graph.Scope, cfg RegressorConfig) (*Regressor, error) { return NewRegressor(s, cfg, batch) }
+	return modelfile.Load("tf", dir, familyRegressor, plan, build)
 }
 
 // params lists the parameters a Regressor of the validated cfg creates, in

@@ -85,14 +85,11 @@ func cmdCurve(args []string, out *jsonLines) error {
 	if err != nil {
 		return err
 	}
-	be, err := openDevice(*dev)
+	be, name, closeDevice, err := useDevice(*dev)
 	if err != nil {
 		return err
 	}
-	if be != nil {
-		defer be.Close()
-	}
-	name := deviceName(be)
+	defer closeDevice()
 	T, V := p.Context, td.Codec.Vocab.Size()
 	t0 := time.Now()
 	s, err := graph.NewScope(tensor.Float32, *seed)

@@ -42,14 +42,11 @@ func cmdExact(args []string, out *jsonLines) error {
 	}); err != nil {
 		return err
 	}
-	be, err := openDevice(*dev)
+	be, name, closeDevice, err := useDevice(*dev)
 	if err != nil {
 		return err
 	}
-	if be != nil {
-		defer be.Close()
-	}
-	name := deviceName(be)
+	defer closeDevice()
 	out.logf("exact: device %s", name)
 	bad := 0
 	for _, literal := range []bool{false, true} {

@@ -99,6 +99,20 @@ func openDevice(name string) (cuda.Backend, error) {
 	return nil, cli.Usagef("-device %q: want cuda, emulator or cpu", name)
 }
 
+// useDevice opens a -device value as openDevice does and returns the
+// backend (nil for "cpu"), its name for the results (deviceName) and a
+// function that closes it (nothing to close for the CPU).
+func useDevice(dev string) (be cuda.Backend, name string, closeDevice func(), err error) {
+	if be, err = openDevice(dev); err != nil {
+		return nil, "", nil, err
+	}
+	closeDevice = func() {}
+	if be != nil {
+		closeDevice = func() { be.Close() }
+	}
+	return be, deviceName(be), closeDevice, nil
+}
+
 // deviceName describes a backend for the results ("cpu" for nil).
 func deviceName(b cuda.Backend) string {
 	if b == nil {

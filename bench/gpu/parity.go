@@ -68,14 +68,11 @@ func cmdParity(args []string, out *jsonLines) error {
 		}
 		dts = append(dts, dt)
 	}
-	be, err := openDevice(*dev)
+	be, name, closeDevice, err := useDevice(*dev)
 	if err != nil {
 		return err
 	}
-	if be != nil {
-		defer be.Close()
-	}
-	name := deviceName(be)
+	defer closeDevice()
 	out.logf("parity: device %s, %d steps", name, *steps)
 	bad := 0
 	for _, w := range ws {

@@ -250,6 +250,51 @@ func (sv *Saved) Errorf(err error) error {
 	return fmt.Errorf("%s: load %s: %w", sv.pkg, sv.dir, err)
 }
 
+// Config is the pointer type of a model config C that [ReadConfig] and
+// [Load] decode: it decodes strictly (refusing unknown keys) and C
+// validates itself, returning the config with its defaults filled in.
+type Config[C any] interface {
+	*C
+	json.Unmarshaler
+	Validate() (C, error)
+}
+
+// ReadConfig reads and verifies the checkpoint in dir as [Read] does and
+// decodes, strictly, its config of family into a C, validated; errors of
+// the config are wrapped by [Saved.Errorf].
+func ReadConfig[C any, PC Config[C]](pkg, dir, family string) (*Saved, C, error) {
+	var cfg C
+	sv, err := Read(pkg, dir, family)
+	if err != nil {
+		return nil, cfg, err
+	}
+	if err := PC(&cfg).UnmarshalJSON(sv.Body); err != nil {
+		return nil, cfg, sv.Errorf(err)
+	}
+	if cfg, err = PC(&cfg).Validate(); err != nil {
+		return nil, cfg, sv.Errorf(err)
+	}
+	return sv, cfg, nil
+}
+
+// Load reads the checkpoint of a model of family in dir and its validated
+// config as [ReadConfig] does, has plan check the config (its sizes for
+// the model to be built) and list the parameters it implies for the
+// checkpoint's dtype, and builds the model with build as [Build] does;
+// plan's errors are wrapped by [Saved.Errorf].
+func Load[C any, PC Config[C], M any](pkg, dir, family string, plan func(C, tensor.Dtype) ([]Param, error), build func(*graph.Scope, C) (M, error)) (M, error) {
+	var zero M
+	sv, cfg, err := ReadConfig[C, PC](pkg, dir, family)
+	if err != nil {
+		return zero, err
+	}
+	want, err := plan(cfg, sv.Dtype)
+	if err != nil {
+		return zero, sv.Errorf(err)
+	}
+	return Build(sv, want, func(s *graph.Scope) (M, error) { return build(s, cfg) })
+}
+
 // Build checks the parameters want (names relative to the model's scope)
 // against the checkpoint's manifest, builds the model with build in a new
 // scope of the checkpoint's dtype, under the saved scope path, and copies
