@@ -59,6 +59,11 @@ while read -r pkg name; do
   start=$(date +%s)
   if go test -run '^$' -fuzz "^${name}\$" -fuzztime "${secs}s" -fuzzminimizetime "$minimize" "${parallel[@]}" "$pkg" >"$log" 2>&1; then
     status=ok
+  elif grep -q '^    context deadline exceeded$' "$log" && ! grep -q 'Failing input written' "$log"; then
+    # Go's fuzzing engine reports its own -fuzztime deadline as a failure when the time runs out
+    # while a worker is inside a slow input (FuzzReadCheckpoint writes and syncs a checkpoint per
+    # input: on a loaded disk a few take a second); no input failed and none was written.
+    status=ok
   else
     status=FAIL
     failed+=("$pkg $name")
