@@ -234,17 +234,21 @@ func Load(dir string, s *graph.Scope, config any) error {
 // silently dropped. Then it checks the config against the checksum that
 // config.json records, so a flipped bit that still decodes is an error too
 // (v may have been filled then).
-func (c *Checkpoint) DecodeConfig(v any) error {
-	if err := decodeStrict(c.Config, v); err != nil {
-		return fmt.Errorf("checkpoint %s: %s: config: %w", c.Dir, configFile, err)
+func (c *Checkpoint) DecodeConfig(v any) error { return decodeConfig(c.Dir, c.Config, c.configSum, v) }
+
+// decodeConfig decodes the config cfg of the checkpoint in dir strictly
+// into v and checks it against its recorded checksum sum ("" for none).
+func decodeConfig(dir string, cfg json.RawMessage, sum string, v any) error {
+	if err := decodeStrict(cfg, v); err != nil {
+		return fmt.Errorf("checkpoint %s: %s: config: %w", dir, configFile, err)
 	}
-	if c.configSum != "" {
-		sum, err := jsonSum(c.Config)
+	if sum != "" {
+		got, err := jsonSum(cfg)
 		if err != nil {
-			return fmt.Errorf("checkpoint %s: %s: config: %w", c.Dir, configFile, err)
+			return fmt.Errorf("checkpoint %s: %s: config: %w", dir, configFile, err)
 		}
-		if sum != c.configSum {
-			return fmt.Errorf("checkpoint %s: %s: the config has SHA-256 %s, config.json records %s (the file is corrupt or was edited)", c.Dir, configFile, sum, c.configSum)
+		if got != sum {
+			return fmt.Errorf("checkpoint %s: %s: the config has SHA-256 %s, config.json records %s (the file is corrupt or was edited)", dir, configFile, got, sum)
 		}
 	}
 	return nil

@@ -49,21 +49,26 @@ const readAttempts = 4
 // removes the replaced files before Read is done, Read starts over on the
 // new checkpoint (a few times at most, then it reports the concurrent
 // saves): it returns the old or the new checkpoint, complete, or an error.
-func Read(dir string) (*Checkpoint, error) {
+func Read(dir string) (*Checkpoint, error) { return readRetrying(dir, readRoot) }
+
+// readRetrying reads dir with read, once or, while a concurrent save
+// replaces dir during the read, a few times; see [Read].
+func readRetrying[T any](dir string, read func(*os.Root, string) (T, error)) (T, error) {
 	for attempt := 1; ; attempt++ {
-		c, replaced, err := readOnce(dir)
+		c, replaced, err := readOnce(dir, read)
 		if err == nil || !replaced {
 			return c, err
 		}
 		if attempt == readAttempts {
-			return nil, fmt.Errorf("checkpoint %s: replaced by other saves %d times while being read; last error: %w", dir, attempt, err)
+			var zero T
+			return zero, fmt.Errorf("checkpoint %s: replaced by other saves %d times while being read; last error: %w", dir, attempt, err)
 		}
 	}
 }
 
-// readOnce reads the checkpoint in dir. When it fails, replaced reports
-// whether dir no longer names the directory it opened (a save replaced it).
-func readOnce(dir string) (c *Checkpoint, replaced bool, err error) {
+// readOnce reads dir with read. When it fails, replaced reports whether
+// dir no longer names the directory it opened (a save replaced it).
+func readOnce[T any](dir string, read func(*os.Root, string) (T, error)) (c T, replaced bool, err error) {
 	fail := func(format string, args ...any) error {
 		return fmt.Errorf("checkpoint %s: "+format, append([]any{dir}, args...)...)
 	}
@@ -71,18 +76,18 @@ func readOnce(dir string) (c *Checkpoint, replaced bool, err error) {
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
 			if sib := staleSiblings(dir); len(sib) > 0 {
-				return nil, false, fail("no such directory; an interrupted save left %v (a complete one holds config.json: rename it to %s)", sib, dir)
+				return c, false, fail("no such directory; an interrupted save left %v (a complete one holds config.json: rename it to %s)", sib, dir)
 			}
 		}
 		if fi, serr := os.Stat(dir); serr == nil && !fi.IsDir() {
-			return nil, false, fail("not a directory")
+			return c, false, fail("not a directory")
 		}
-		return nil, false, fail("%w", err)
+		return c, false, fail("%w", err)
 	}
 	defer root.Close()
 	opened, err := root.Stat(".")
 	if err != nil {
-		return nil, false, fail("%w", err)
+		return c, false, fail("%w", err)
 	}
 	defer func() {
 		if err != nil {
@@ -90,13 +95,24 @@ func readOnce(dir string) (c *Checkpoint, replaced bool, err error) {
 			replaced = serr != nil || !os.SameFile(opened, now)
 		}
 	}()
-	c, err = readRoot(root, dir)
+	c, err = read(root, dir)
 	return c, false, err
 }
 
-// readRoot reads the checkpoint of the opened directory root; dir names it
-// in errors.
-func readRoot(root *os.Root, dir string) (*Checkpoint, error) {
+// header is config.json decoded and checked by readHeader.
+type header struct {
+	cj       configJSON
+	man      Manifest
+	verified bool // config.json records checksums
+}
+
+// readHeader reads config.json of the opened directory root (dir names it
+// in errors), decodes it strictly, checks the manifest's format, version
+// and dtype and, if the file records checksums, their form and the
+// config's checksum. The manifest's own checksum is left to the caller:
+// readRoot checks it last, after the entries, whose damage it can report
+// more precisely.
+func readHeader(root *os.Root, dir string) (*header, error) {
 	fail := func(format string, args ...any) error {
 		return fmt.Errorf("checkpoint %s: "+format, append([]any{dir}, args...)...)
 	}
@@ -107,30 +123,79 @@ func readRoot(root *os.Root, dir string) (*Checkpoint, error) {
 	if readHook != nil {
 		readHook("config read")
 	}
-	var cj configJSON
-	if err := decodeStrict(raw, &cj); err != nil {
+	h := &header{}
+	if err := decodeStrict(raw, &h.cj); err != nil {
 		var syn *json.SyntaxError
 		if errors.As(err, &syn) || errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF) {
 			return nil, fail("%s: invalid JSON: %w", configFile, err)
 		}
 		return nil, fail("%s: %w", configFile, err)
 	}
-	var man Manifest
-	if err := decodeStrict(cj.Manifest, &man); err != nil {
+	if err := decodeStrict(h.cj.Manifest, &h.man); err != nil {
 		return nil, fail("%s: manifest: %w", configFile, err)
 	}
-	if man.Format != Format || man.Version != Version {
-		return nil, fail("%s: manifest format %q version %d, want %q version %d", configFile, man.Format, man.Version, Format, Version)
+	if h.man.Format != Format || h.man.Version != Version {
+		return nil, fail("%s: manifest format %q version %d, want %q version %d", configFile, h.man.Format, h.man.Version, Format, Version)
 	}
-	if _, err := graph.ParseDtype(man.Dtype); err != nil {
+	if _, err := graph.ParseDtype(h.man.Dtype); err != nil {
 		return nil, fail("%s: manifest dtype: %w", configFile, err)
+	}
+	if om := h.man.Optim; om != nil && (om.Step < 0 || om.Step > maxStep) {
+		return nil, fail("%s: optimiser step %d: want 0..2^53", configFile, om.Step)
 	}
 	// With config.json's checksums every file must have one; a checkpoint
 	// written before checksums has none at all.
-	verified := cj.SHA256 != nil
-	if verified && (!validSum(cj.SHA256.Manifest) || !validSum(cj.SHA256.Config)) {
-		return nil, fail("%s: malformed checksums %+v", configFile, *cj.SHA256)
+	h.verified = h.cj.SHA256 != nil
+	if !h.verified {
+		return h, nil
 	}
+	if !validSum(h.cj.SHA256.Manifest) || !validSum(h.cj.SHA256.Config) {
+		return nil, fail("%s: malformed checksums %+v", configFile, *h.cj.SHA256)
+	}
+	// The config is verified here, once, for every reader: a model's Load,
+	// a command's own reader and DecodeConfig all see only a config that
+	// matches its recorded checksum.
+	cfg := h.cj.Config
+	if len(cfg) == 0 {
+		cfg = json.RawMessage("null")
+	}
+	sum, err := jsonSum(cfg)
+	if err != nil {
+		return nil, fail("%s: config: %w", configFile, err)
+	}
+	if sum != h.cj.SHA256.Config {
+		return nil, fail("%s: the config has SHA-256 %s, config.json records %s (the file is corrupt or was edited; checkpoint.Reseal after a deliberate edit)", configFile, sum, h.cj.SHA256.Config)
+	}
+	return h, nil
+}
+
+// checkManifestSum checks the manifest of h against its recorded checksum
+// (nothing to check in a checkpoint written before checksums).
+func (h *header) checkManifestSum(dir string) error {
+	if !h.verified {
+		return nil
+	}
+	sum, err := jsonSum(h.cj.Manifest)
+	if err != nil {
+		return fmt.Errorf("checkpoint %s: %s: manifest: %w", dir, configFile, err)
+	}
+	if sum != h.cj.SHA256.Manifest {
+		return fmt.Errorf("checkpoint %s: %s: the manifest has SHA-256 %s, config.json records %s (the file is corrupt or was edited)", dir, configFile, sum, h.cj.SHA256.Manifest)
+	}
+	return nil
+}
+
+// readRoot reads the checkpoint of the opened directory root; dir names it
+// in errors.
+func readRoot(root *os.Root, dir string) (*Checkpoint, error) {
+	fail := func(format string, args ...any) error {
+		return fmt.Errorf("checkpoint %s: "+format, append([]any{dir}, args...)...)
+	}
+	h, err := readHeader(root, dir)
+	if err != nil {
+		return nil, err
+	}
+	man, verified := h.man, h.verified
 	checkSum := func(kind, name, rel, sum string) error {
 		switch {
 		case verified && sum == "":
@@ -142,23 +207,9 @@ func readRoot(root *os.Root, dir string) (*Checkpoint, error) {
 		}
 		return nil
 	}
-	c := &Checkpoint{Dir: dir, Manifest: man, Config: cj.Config, Params: map[string]*npy.Array{}, Extra: map[string]*npy.Array{}}
+	c := &Checkpoint{Dir: dir, Manifest: man, Config: h.cj.Config, Params: map[string]*npy.Array{}, Extra: map[string]*npy.Array{}}
 	if verified {
-		// The config is verified here, once, for every reader: a model's
-		// Load, a command's own reader and DecodeConfig all see only a
-		// config that matches its recorded checksum.
-		cfg := cj.Config
-		if len(cfg) == 0 {
-			cfg = json.RawMessage("null")
-		}
-		sum, err := jsonSum(cfg)
-		if err != nil {
-			return nil, fail("%s: config: %w", configFile, err)
-		}
-		if sum != cj.SHA256.Config {
-			return nil, fail("%s: the config has SHA-256 %s, config.json records %s (the file is corrupt or was edited; checkpoint.Reseal after a deliberate edit)", configFile, sum, cj.SHA256.Config)
-		}
-		c.configSum = cj.SHA256.Config
+		c.configSum = h.cj.SHA256.Config
 	}
 	listed := map[string]bool{}
 	read := func(kind, name, rel string, shape []int, dtype, sum string) (*npy.Array, error) {
@@ -210,9 +261,6 @@ func readRoot(root *os.Root, dir string) (*Checkpoint, error) {
 	}
 	if om := man.Optim; om != nil {
 		st := &OptimState{Step: om.Step, M: map[string][]float64{}, V: map[string][]float64{}}
-		if om.Step < 0 {
-			return nil, fail("%s: optimiser step %d < 0", configFile, om.Step)
-		}
 		for _, e := range om.Moments {
 			shape, ok := shapes[e.Name]
 			if !ok || st.M[e.Name] != nil {
@@ -262,14 +310,8 @@ func readRoot(root *os.Root, dir string) (*Checkpoint, error) {
 	}
 	// Last, the manifest itself: the checks above report a damaged entry
 	// more precisely, this catches what they cannot (a step count, say).
-	if verified {
-		sum, err := jsonSum(cj.Manifest)
-		if err != nil {
-			return nil, fail("%s: manifest: %w", configFile, err)
-		}
-		if sum != cj.SHA256.Manifest {
-			return nil, fail("%s: the manifest has SHA-256 %s, config.json records %s (the file is corrupt or was edited)", configFile, sum, cj.SHA256.Manifest)
-		}
+	if err := h.checkManifestSum(dir); err != nil {
+		return nil, err
 	}
 	return c, nil
 }

@@ -141,7 +141,19 @@ func (m *LM) Rebuild(opts LMOptions) (*LM, error) {
 // ([LM.TextCodec]); the checks are those of [Load]. An optimiser state in
 // the checkpoint is ignored (train.LMTrainer.Resume reads it).
 func LoadLM(dir string, opts LMOptions) (*LM, error) {
-	sv, cfg, err := modelfile.ReadConfig[LMConfig]("gd", dir, familyLM)
+	c, err := checkpoint.Read(dir)
+	if err != nil {
+		return nil, err
+	}
+	return LMFromCheckpoint(c, opts)
+}
+
+// LMFromCheckpoint returns the GD language model of the checkpoint c,
+// already read (checkpoint.Read), as [LoadLM] does: a program that also
+// resumes training from c (train.LMTrainer.ResumeFrom) reads the
+// checkpoint once.
+func LMFromCheckpoint(c *checkpoint.Checkpoint, opts LMOptions) (*LM, error) {
+	sv, cfg, err := modelfile.ConfigFrom[LMConfig]("gd", c, familyLM)
 	if err != nil {
 		return nil, err
 	}

@@ -119,7 +119,17 @@ func (m *GPT) Rebuild(opts GPTOptions) (*GPT, error) {
 // with opts in a new scope of the checkpoint's dtype, with the saved
 // parameter values and text codec, if any; see gd.LoadLM.
 func LoadGPT(dir string, opts GPTOptions) (*GPT, error) {
-	sv, cfg, err := modelfile.ReadConfig[GPTConfig]("tf", dir, familyGPT)
+	c, err := checkpoint.Read(dir)
+	if err != nil {
+		return nil, err
+	}
+	return GPTFromCheckpoint(c, opts)
+}
+
+// GPTFromCheckpoint returns the GPT of the checkpoint c, already read
+// (checkpoint.Read), as [LoadGPT] does; see gd.LMFromCheckpoint.
+func GPTFromCheckpoint(c *checkpoint.Checkpoint, opts GPTOptions) (*GPT, error) {
+	sv, cfg, err := modelfile.ConfigFrom[GPTConfig]("tf", c, familyGPT)
 	if err != nil {
 		return nil, err
 	}

@@ -81,6 +81,15 @@
 //	g, err := gd.LoadLM("ckpt", gd.LMOptions{Batch: 1, Next: true}) // or m.Rebuild(...)
 //	text, err := train.GenerateText(g, "Once upon a time", data.DecodeConfig{Strategy: data.DecodeBeam})
 //
+// To continue a run, read its checkpoint once and hand it to the model's
+// loader and to the trainer:
+//
+//	c, err := checkpoint.Read("ckpt")
+//	family, step, err := train.DecodeRun(c.Header(), &run) // the program's own settings (LMConfig.Run)
+//	m, err := gd.LMFromCheckpoint(c, gd.LMOptions{Batch: 16})
+//	t, err := train.NewLMTrainer(m, cfg)
+//	err = t.ResumeFrom(c)
+//
 // # Any graph
 //
 //	m, _ := graph.NewMachine(s, loss, graph.MachineOptions{})

@@ -419,8 +419,21 @@ func (t *LMTrainer) Resume(dir string) error {
 	if err != nil {
 		return err
 	}
+	return t.ResumeFrom(c)
+}
+
+// ResumeFrom is [LMTrainer.Resume] from the checkpoint c, already read
+// (checkpoint.Read): a program that builds the model from the same
+// checkpoint (gd.LMFromCheckpoint, tf.GPTFromCheckpoint) reads it once.
+func (t *LMTrainer) ResumeFrom(c *checkpoint.Checkpoint) error {
+	if t.tr == nil {
+		return errEvalOnly
+	}
+	if c == nil {
+		return errors.New("train: lm: resume: nil checkpoint")
+	}
 	if c.Optim == nil {
-		return fmt.Errorf("train: lm: checkpoint %s holds no optimiser state: it cannot be resumed", dir)
+		return fmt.Errorf("train: lm: checkpoint %s holds no optimiser state: it cannot be resumed", c.Dir)
 	}
 	if err := c.Apply(t.m.Scope(), checkpoint.LoadOptions{}); err != nil {
 		return err
@@ -434,28 +447,35 @@ func (t *LMTrainer) Resume(dir string) error {
 // the optimiser step the checkpoint was saved at (0 when it holds no
 // optimiser state): what a program needs to rebuild its run (gd.LoadLM or
 // tf.LoadGPT, then NewLMTrainer and Resume) and to know whether there is
-// anything left to train.
+// anything left to train. It reads config.json only
+// (checkpoint.ReadHeader), not the arrays.
 func ReadRun(dir string, run any) (family string, step int, err error) {
-	c, err := checkpoint.Read(dir)
+	h, err := checkpoint.ReadHeader(dir)
 	if err != nil {
 		return "", 0, err
+	}
+	return DecodeRun(h, run)
+}
+
+// DecodeRun is [ReadRun] on the header of a checkpoint already read
+// (checkpoint.ReadHeader, or checkpoint.Read and then Checkpoint.Header).
+func DecodeRun(h *checkpoint.Header, run any) (family string, step int, err error) {
+	if h == nil {
+		return "", 0, errors.New("train: decode run: nil checkpoint header")
 	}
 	var raw json.RawMessage
-	if err := c.DecodeConfig(&raw); err != nil { // verifies the config's checksum
+	if err := h.DecodeConfig(&raw); err != nil { // verifies the config's checksum
 		return "", 0, err
 	}
-	family, h, err := modelfile.Peek(raw)
+	family, mh, err := modelfile.Peek(raw)
 	if err != nil {
-		return "", 0, fmt.Errorf("train: checkpoint %s: %w", dir, err)
+		return "", 0, fmt.Errorf("train: checkpoint %s: %w", h.Dir, err)
 	}
-	if h.Run == nil {
-		return "", 0, fmt.Errorf("train: checkpoint %s: config.json has no \"run\" object", dir)
+	if mh.Run == nil {
+		return "", 0, fmt.Errorf("train: checkpoint %s: config.json has no \"run\" object", h.Dir)
 	}
-	if err := modelfile.DecodeRun(h.Run, run); err != nil {
-		return "", 0, fmt.Errorf("train: checkpoint %s: config.json: key \"run\": %w", dir, err)
+	if err := modelfile.DecodeRun(mh.Run, run); err != nil {
+		return "", 0, fmt.Errorf("train: checkpoint %s: config.json: key \"run\": %w", h.Dir, err)
 	}
-	if c.Optim != nil {
-		step = c.Optim.Step
-	}
-	return family, step, nil
+	return family, h.Step(), nil
 }

@@ -4,11 +4,13 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 
+	"github.com/gdattn/gdattn/checkpoint"
 	"github.com/gdattn/gdattn/data"
 	"github.com/gdattn/gdattn/gd"
 	"github.com/gdattn/gdattn/graph"
@@ -48,6 +50,8 @@ type lmFamily struct {
 	name  string
 	build func(s *graph.Scope, vocab, batch int, next bool) (LM, error)
 	load  func(dir string, batch int, next bool) (LM, error)
+	// from builds the model from a checkpoint already read.
+	from func(c *checkpoint.Checkpoint, batch int, next bool) (LM, error)
 	// rebuild is the model's Rebuild method.
 	rebuild func(m LM, batch int, next bool) (LM, error)
 }
@@ -61,6 +65,9 @@ var lmFamilies = []lmFamily{
 		load: func(dir string, batch int, next bool) (LM, error) {
 			return gd.LoadLM(dir, gd.LMOptions{Batch: batch, Next: next})
 		},
+		from: func(c *checkpoint.Checkpoint, batch int, next bool) (LM, error) {
+			return gd.LMFromCheckpoint(c, gd.LMOptions{Batch: batch, Next: next})
+		},
 		rebuild: func(m LM, batch int, next bool) (LM, error) {
 			return m.(*gd.LM).Rebuild(gd.LMOptions{Batch: batch, Next: next})
 		},
@@ -73,6 +80,9 @@ var lmFamilies = []lmFamily{
 		load: func(dir string, batch int, next bool) (LM, error) {
 			return gd.LoadLM(dir, gd.LMOptions{Batch: batch, Next: next})
 		},
+		from: func(c *checkpoint.Checkpoint, batch int, next bool) (LM, error) {
+			return gd.LMFromCheckpoint(c, gd.LMOptions{Batch: batch, Next: next})
+		},
 		rebuild: func(m LM, batch int, next bool) (LM, error) {
 			return m.(*gd.LM).Rebuild(gd.LMOptions{Batch: batch, Next: next})
 		},
@@ -84,6 +94,9 @@ var lmFamilies = []lmFamily{
 		},
 		load: func(dir string, batch int, next bool) (LM, error) {
 			return tf.LoadGPT(dir, tf.GPTOptions{Batch: batch, Next: next})
+		},
+		from: func(c *checkpoint.Checkpoint, batch int, next bool) (LM, error) {
+			return tf.GPTFromCheckpoint(c, tf.GPTOptions{Batch: batch, Next: next})
 		},
 		rebuild: func(m LM, batch int, next bool) (LM, error) {
 			return m.(*tf.GPT).Rebuild(tf.GPTOptions{Batch: batch, Next: next})
@@ -111,8 +124,10 @@ func newLM(t *testing.T, f lmFamily, ds *data.TextData, batch int, next bool) LM
 
 // TestLMTrainerResume trains 8 steps in one go, and 6 steps (checkpoint at
 // 4) then, in a new trainer on the model loaded from that checkpoint, the
-// rest: the parameters and optimiser moments must be the same bit for bit.
-// The resumed checkpoint also holds the codec and the run settings.
+// rest: the parameters and optimiser moments must be the same bit for bit,
+// whether the checkpoint is read by the loader and by Resume (dir) or
+// read once and handed to both (FromCheckpoint, ResumeFrom). The resumed
+// checkpoint also holds the codec and the run settings.
 func TestLMTrainerResume(t *testing.T) {
 	if testing.Short() {
 		t.Skip("-short: training")
@@ -121,13 +136,13 @@ func TestLMTrainerResume(t *testing.T) {
 	for _, f := range lmFamilies {
 		t.Run(f.name, func(t *testing.T) {
 			dir := t.TempDir()
-			fit := func(m LM, cfg LMConfig, resume string, stopAt int) *LMTrainer {
+			fit := func(m LM, cfg LMConfig, resume func(*LMTrainer) error, stopAt int) *LMTrainer {
 				tr, err := NewLMTrainer(m, cfg)
 				if err != nil {
 					t.Fatal(err)
 				}
-				if resume != "" {
-					if err := tr.Resume(resume); err != nil {
+				if resume != nil {
+					if err := resume(tr); err != nil {
 						t.Fatal(err)
 					}
 				}
@@ -137,45 +152,119 @@ func TestLMTrainerResume(t *testing.T) {
 				}
 				return tr
 			}
-			whole := fit(newLM(t, f, ds, 4, false), tinyLMConfig(filepath.Join(dir, "whole")), "", 0)
+			whole := fit(newLM(t, f, ds, 4, false), tinyLMConfig(filepath.Join(dir, "whole")), nil, 0)
 			defer whole.Close()
-			part := filepath.Join(dir, "part")
-			fit(newLM(t, f, ds, 4, false), tinyLMConfig(part), "", 6).Close() // killed at 6, after the step-4 checkpoint
-			loaded, err := f.load(part, 4, false)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if c := loaded.TextCodec(); c == nil || !slices.Equal(c.Vocab.GPTIDs(), ds.Codec.Vocab.GPTIDs()) {
-				t.Fatalf("the loaded model's codec %v, want the data's", c)
-			}
-			var run map[string]any
-			if fam, _, err := ReadRun(part, &run); err != nil || run["note"] != "test" || (fam == "tf_gpt") != (f.name == "gpt") {
-				t.Fatalf("ReadRun: family %q, run %v, err %v", fam, run, err)
-			}
-			resumed := fit(loaded, tinyLMConfig(part), part, 0)
-			defer resumed.Close()
-			if st := resumed.Trainer().StepCount(); st != 8 {
-				t.Fatalf("resumed at step %d, want 8", st)
-			}
-			for _, p := range whole.Model().Scope().Params() {
-				q, ok := resumed.Model().Scope().Lookup(p.Name())
-				if !ok {
-					t.Fatalf("parameter %s missing after loading", p.Name())
+			for _, route := range []string{"dir", "read once"} {
+				part := filepath.Join(dir, "part-"+strings.ReplaceAll(route, " ", "-"))
+				fit(newLM(t, f, ds, 4, false), tinyLMConfig(part), nil, 6).Close() // killed at 6, after the step-4 checkpoint
+				var run map[string]any
+				if fam, step, err := ReadRun(part, &run); err != nil || step != 4 || run["note"] != "test" || (fam == "tf_gpt") != (f.name == "gpt") {
+					t.Fatalf("ReadRun: family %q, step %d, run %v, err %v; want step 4", fam, step, run, err)
 				}
-				a, _ := graph.Values(p)
-				b, _ := graph.Values(q)
-				if !slices.Equal(a, b) {
-					t.Errorf("parameter %s differs after resuming", p.Name())
+				var loaded LM
+				var resume func(*LMTrainer) error
+				if route == "dir" {
+					m, err := f.load(part, 4, false)
+					if err != nil {
+						t.Fatal(err)
+					}
+					loaded, resume = m, func(tr *LMTrainer) error { return tr.Resume(part) }
+				} else {
+					c, err := checkpoint.Read(part)
+					if err != nil {
+						t.Fatal(err)
+					}
+					var run2 map[string]any
+					if fam, step, err := DecodeRun(c.Header(), &run2); err != nil || step != 4 || run2["note"] != "test" || (fam == "tf_gpt") != (f.name == "gpt") {
+						t.Fatalf("DecodeRun: family %q, step %d, run %v, err %v; want step 4", fam, step, run2, err)
+					}
+					m, err := f.from(c, 4, false)
+					if err != nil {
+						t.Fatal(err)
+					}
+					loaded, resume = m, func(tr *LMTrainer) error { return tr.ResumeFrom(c) }
 				}
-			}
-			sa, _ := whole.Trainer().State()
-			sb, _ := resumed.Trainer().State()
-			for name, m := range sa.M {
-				if !slices.Equal(m, sb.M[name]) || !slices.Equal(sa.V[name], sb.V[name]) {
-					t.Errorf("optimiser moments of %s differ after resuming", name)
+				if c := loaded.TextCodec(); c == nil || !slices.Equal(c.Vocab.GPTIDs(), ds.Codec.Vocab.GPTIDs()) {
+					t.Fatalf("%s: the loaded model's codec %v, want the data's", route, c)
+				}
+				resumed := fit(loaded, tinyLMConfig(part), resume, 0)
+				defer resumed.Close()
+				if st := resumed.Trainer().StepCount(); st != 8 {
+					t.Fatalf("%s: resumed at step %d, want 8", route, st)
+				}
+				for _, p := range whole.Model().Scope().Params() {
+					q, ok := resumed.Model().Scope().Lookup(p.Name())
+					if !ok {
+						t.Fatalf("%s: parameter %s missing after loading", route, p.Name())
+					}
+					a, _ := graph.Values(p)
+					b, _ := graph.Values(q)
+					if !slices.Equal(a, b) {
+						t.Errorf("%s: parameter %s differs after resuming", route, p.Name())
+					}
+				}
+				sa, _ := whole.Trainer().State()
+				sb, _ := resumed.Trainer().State()
+				for name, m := range sa.M {
+					if !slices.Equal(m, sb.M[name]) || !slices.Equal(sa.V[name], sb.V[name]) {
+						t.Errorf("%s: optimiser moments of %s differ after resuming", route, name)
+					}
 				}
 			}
 		})
+	}
+}
+
+// TestLMResumeChecks: ReadRun reads config.json only (a damaged moment
+// file does not stop it; Resume then names the file), and ResumeFrom
+// refuses a nil checkpoint and one without optimiser state.
+func TestLMResumeChecks(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: training")
+	}
+	ds := storyData(t)
+	f := lmFamilies[0]
+	dir := filepath.Join(t.TempDir(), "ckpt")
+	cfg := tinyLMConfig(dir)
+	cfg.Steps, cfg.Warmup, cfg.CkptEvery = 2, 1, 2
+	tr, err := NewLMTrainer(newLM(t, f, ds, 4, false), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tr.Close()
+	if err := tr.FitText(ds); err != nil {
+		t.Fatal(err)
+	}
+	moments, err := filepath.Glob(filepath.Join(dir, "optim", "v", "*.npy"))
+	if err != nil || len(moments) == 0 {
+		t.Fatalf("no moment files under %s: %v", dir, err)
+	}
+	if err := os.WriteFile(moments[0], []byte("damaged"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var run map[string]any
+	if _, step, err := ReadRun(dir, &run); err != nil || step != 2 {
+		t.Errorf("ReadRun with a damaged moment file: step %d, %v; want step 2, nil (it reads config.json only)", step, err)
+	}
+	if err := tr.Resume(dir); err == nil || !strings.Contains(err.Error(), filepath.Base(moments[0])) {
+		t.Errorf("Resume with a damaged moment file: %v, want an error naming %s", err, filepath.Base(moments[0]))
+	}
+	if err := tr.ResumeFrom(nil); err == nil {
+		t.Error("ResumeFrom(nil): nil error")
+	}
+	plain := filepath.Join(t.TempDir(), "plain")
+	if err := tr.Model().(*gd.LM).Save(plain); err != nil {
+		t.Fatal(err)
+	}
+	c, err := checkpoint.Read(plain)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := tr.ResumeFrom(c); err == nil || !strings.Contains(err.Error(), "no optimiser state") {
+		t.Errorf("ResumeFrom a checkpoint without optimiser state: %v", err)
+	}
+	if _, _, err := DecodeRun(nil, &run); err == nil {
+		t.Error("DecodeRun(nil): nil error")
 	}
 }
 

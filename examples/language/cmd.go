@@ -7,6 +7,7 @@ import (
 	"os"
 	"strings"
 
+	"github.com/gdattn/gdattn/checkpoint"
 	"github.com/gdattn/gdattn/data"
 	"github.com/gdattn/gdattn/examples/internal/device"
 	"github.com/gdattn/gdattn/internal/cli"
@@ -82,9 +83,10 @@ func cmdTrain(args []string) error {
 	}
 	var rc runConfig
 	var family string
-	at := 0 // the resumed checkpoint's step
+	var ck *checkpoint.Checkpoint // the resumed checkpoint, read once
+	at := 0                       // its step
 	if *resume != "" {
-		if family, at, rc, err = readRun(*resume); err != nil {
+		if ck, family, at, rc, err = readRun(*resume); err != nil {
 			return err
 		}
 		if *out == "" {
@@ -152,7 +154,7 @@ func cmdTrain(args []string) error {
 			return err
 		}
 	} else {
-		if m, err = loadModel(*resume, family, &rc, rc.Train.Batch, false); err != nil {
+		if m, err = loadModel(ck, family, &rc, rc.Train.Batch, false); err != nil {
 			return cli.Usage(err)
 		}
 		if err := checkVocab(*resume, m, ds.Codec.Vocab); err != nil {
@@ -169,10 +171,11 @@ func cmdTrain(args []string) error {
 		return err
 	}
 	defer t.Close()
-	if *resume != "" {
-		if err := t.Resume(*resume); err != nil {
+	if ck != nil {
+		if err := t.ResumeFrom(ck); err != nil {
 			return err
 		}
+		ck = nil // the model and the trainer hold what it held
 	}
 	attn, rest := m.NumParams()
 	fmt.Fprintf(os.Stderr, "%s: %d attention + %d other parameters; %d steps of %d×%d tokens from step %d\n",
@@ -221,7 +224,7 @@ func cmdEvaluate(args []string) error {
 	if err := cli.First(cli.Required("ckpt", *dir), dec.check(set)); err != nil {
 		return err
 	}
-	family, _, rc, err := readRun(*dir)
+	ck, family, _, rc, err := readRun(*dir)
 	if err != nil {
 		return err
 	}
@@ -232,7 +235,7 @@ func cmdEvaluate(args []string) error {
 	if err != nil {
 		return cli.Usage(err)
 	}
-	m, err := loadModel(*dir, family, &rc, rc.Train.Batch, false)
+	m, err := loadModel(ck, family, &rc, rc.Train.Batch, false)
 	if err != nil {
 		return cli.Usage(err)
 	}
@@ -269,11 +272,11 @@ func cmdGenerate(args []string) error {
 	if err := cli.First(cli.Required("ckpt", *dir), dec.check(set)); err != nil {
 		return err
 	}
-	family, _, rc, err := readRun(*dir)
+	ck, family, _, rc, err := readRun(*dir)
 	if err != nil {
 		return err
 	}
-	m, err := loadModel(*dir, family, &rc, 1, true)
+	m, err := loadModel(ck, family, &rc, 1, true)
 	if err != nil {
 		return cli.Usage(err)
 	}

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/gdattn/gdattn/checkpoint"
 	"github.com/gdattn/gdattn/gd"
 	"github.com/gdattn/gdattn/graph"
 	"github.com/gdattn/gdattn/layers"
@@ -124,20 +125,21 @@ func buildModel(rc runConfig, batch int, next bool) (lm, error) {
 	return nil, fmt.Errorf("the run config has no model")
 }
 
-// loadModel loads the model of the checkpoint in dir (family: the key
-// train.ReadRun returned) for batches of batch sequences, and fills rc's
-// model config, dtype and vocabulary size from it.
-func loadModel(dir, family string, rc *runConfig, batch int, next bool) (lm, error) {
+// loadModel builds the model of the checkpoint c (family: the key readRun
+// returned) for batches of batch sequences, and fills rc's model config,
+// dtype and vocabulary size from it.
+func loadModel(c *checkpoint.Checkpoint, family string, rc *runConfig, batch int, next bool) (lm, error) {
+	dir := c.Dir
 	var m lm
 	switch family {
 	case "gd_lm":
-		g, err := gd.LoadLM(dir, gd.LMOptions{Batch: batch, Next: next})
+		g, err := gd.LMFromCheckpoint(c, gd.LMOptions{Batch: batch, Next: next})
 		if err != nil {
 			return nil, err
 		}
 		rc.GD, rc.GPT, m = &g.Cfg, nil, g
 	case "tf_gpt":
-		g, err := tf.LoadGPT(dir, tf.GPTOptions{Batch: batch, Next: next})
+		g, err := tf.GPTFromCheckpoint(c, tf.GPTOptions{Batch: batch, Next: next})
 		if err != nil {
 			return nil, err
 		}

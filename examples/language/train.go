@@ -5,6 +5,7 @@ import (
 	"io"
 	"slices"
 
+	"github.com/gdattn/gdattn/checkpoint"
 	"github.com/gdattn/gdattn/data"
 	"github.com/gdattn/gdattn/internal/cli"
 	"github.com/gdattn/gdattn/train"
@@ -40,15 +41,21 @@ func lmConfig(rc runConfig, out string, dev *placement, log io.Writer) train.LMC
 	}
 }
 
-// readRun reads the run config of the checkpoint in dir and checks it;
-// it returns the model family's key in the checkpoint.
-func readRun(dir string) (string, int, runConfig, error) {
+// readRun reads the checkpoint in dir, once (the model, its run config and
+// the optimiser state all come from this read), decodes its run config and
+// checks it; it returns the model family's key in the checkpoint and the
+// step it was saved at.
+func readRun(dir string) (*checkpoint.Checkpoint, string, int, runConfig, error) {
 	var rc runConfig
-	family, step, err := train.ReadRun(dir, &rc)
+	c, err := checkpoint.Read(dir)
 	if err != nil {
-		return "", 0, rc, cli.Usage(err)
+		return nil, "", 0, rc, cli.Usage(err)
 	}
-	return family, step, rc, checkRun(dir, family, rc)
+	family, step, err := train.DecodeRun(c.Header(), &rc)
+	if err != nil {
+		return nil, "", 0, rc, cli.Usage(err)
+	}
+	return c, family, step, rc, checkRun(dir, family, rc)
 }
 
 // checkVocab verifies that the data's vocabulary is the one the model

@@ -235,7 +235,17 @@ func Read(pkg, dir, family string) (*Saved, error) {
 	if err != nil {
 		return nil, err
 	}
-	sv := &Saved{Checkpoint: c, pkg: pkg, dir: dir}
+	return From(pkg, c, family)
+}
+
+// From decodes the config object of the checkpoint c, already read, which
+// must hold a model of family, as [Read] does.
+func From(pkg string, c *checkpoint.Checkpoint, family string) (*Saved, error) {
+	if c == nil {
+		return nil, fmt.Errorf("%s: load: nil checkpoint", pkg)
+	}
+	sv := &Saved{Checkpoint: c, pkg: pkg, dir: c.Dir}
+	var err error
 	if sv.Header, sv.Body, err = Decode(c.Config, family); err != nil {
 		return nil, sv.Errorf(err)
 	}
@@ -263,8 +273,19 @@ type Config[C any] interface {
 // decodes, strictly, its config of family into a C, validated; errors of
 // the config are wrapped by [Saved.Errorf].
 func ReadConfig[C any, PC Config[C]](pkg, dir, family string) (*Saved, C, error) {
+	c, err := checkpoint.Read(dir)
+	if err != nil {
+		var zero C
+		return nil, zero, err
+	}
+	return ConfigFrom[C, PC](pkg, c, family)
+}
+
+// ConfigFrom decodes the config of family of the checkpoint c, already
+// read, as [ReadConfig] does.
+func ConfigFrom[C any, PC Config[C]](pkg string, c *checkpoint.Checkpoint, family string) (*Saved, C, error) {
 	var cfg C
-	sv, err := Read(pkg, dir, family)
+	sv, err := From(pkg, c, family)
 	if err != nil {
 		return nil, cfg, err
 	}
