@@ -311,14 +311,16 @@ func headForward[F float32 | float64](op *HeadOp, st *headState[F], d headDims, 
 		zb := in.z[b*T*Din : (b+1)*T*Din]
 		hb := st.zh[b*T*nh : (b+1)*T*nh]
 		transposeInto(zt, zb, Tk, Din, Din) // the keys z_i as columns
+		// The sequence's products over all its queries at once
+		// (mulAddRows: the same chains as a row at a time, rows side by
+		// side), the weights row by row in between; s and w of one
+		// sequence stay in cache from one to the next.
+		sb, wb := st.s[b*T*Tk:(b+1)*T*Tk], st.w[b*T*Tk:(b+1)*T*Tk]
+		mulAddRows(T, Tk, Din, hb, nh, 1, zt, Tk, sb, Tk, false) // s_ji = P_j·z_i
 		for j := 0; j < T; j++ {
-			pj := hb[j*nh : j*nh+Din]
-			o := (b*T + j) * Tk
-			srow, wrow := st.s[o:o+Tk], st.w[o:o+Tk]
-			MulAddRow(srow, pj, 1, zt, Tk, Din, Tk, false) // s_ji = P_j·z_i
-			kernelRow(op.kind, g, srow, wrow)
-			MulAddRow(out[(b*T+j)*Dout:], wrow, 1, hb[Din:], nh, Tk, Dout, false) // out_j = Σ_i w_ji Vu_i
+			kernelRow(op.kind, g, sb[j*Tk:(j+1)*Tk], wb[j*Tk:(j+1)*Tk])
 		}
+		mulAddRows(T, Dout, Tk, wb, Tk, 1, hb[Din:], nh, out[b*T*Dout:], Dout, false) // out_j = Σ_i w_ji Vu_i
 	}
 	st.z, st.out = &in.z[0], &out[0]
 	st.wq = append(st.wq[:0], in.wq...)
@@ -398,8 +400,8 @@ func headBackward[F float32 | float64](op *HeadOp, st *headState[F], d headDims,
 	st.gb = grow(st.gb, M*nh)
 	gb := st.gb
 	clear(gb)
-	st.dw = grow(st.dw, Tk)
-	dw := st.dw
+	st.dw = grow(st.dw, T*Tk)
+	dwb := st.dw
 	st.dsb = grow(st.dsb, T*Tk)
 	dsb := st.dsb
 	st.tb = grow(st.tb, max(Din, Dout)*Tk)
@@ -413,11 +415,11 @@ func headBackward[F float32 | float64](op *HeadOp, st *headState[F], d headDims,
 		db := dout[b*T*Dout : (b+1)*T*Dout]
 		wb := st.w[b*T*Tk : (b+1)*T*Tk]
 		transposeInto(vt, hb[Din:], Tk, Dout, nh) // the values Vu_i as columns
+		mulAddRows(T, Tk, Dout, db, Dout, 1, vt, Tk, dwb, Tk, false) // dw_ji = d_j·Vu_i
 		for j := 0; j < T; j++ {
 			o := (b*T + j) * Tk
 			srow, wrow := st.s[o:o+Tk], st.w[o:o+Tk]
-			dj := db[j*Dout : (j+1)*Dout]
-			MulAddRow(dw, dj, 1, vt, Tk, Dout, Tk, false) // dw_i = dj·Vu_i
+			dw := dwb[j*Tk : (j+1)*Tk]
 			ds := dsb[j*Tk : (j+1)*Tk]
 			switch op.kind {
 			case KindLinear:
@@ -440,15 +442,11 @@ func headBackward[F float32 | float64](op *HeadOp, st *headState[F], d headDims,
 				}
 			}
 		}
-		// The batch's products, a row of the result per call:
+		// The sequence's products (mulAddRows, rows side by side):
 		// dVu = wᵀ dout, dP = ds Zc (into gb), dZc += dsᵀ P.
-		for i := 0; i < Tk; i++ {
-			MulAddRow(gbb[i*nh+Din:], wb[i:], Tk, db, Dout, T, Dout, false)
-			MulAddRow(dzb[i*Din:], dsb[i:], Tk, hb, nh, T, Din, true)
-		}
-		for j := 0; j < T; j++ {
-			MulAddRow(gbb[j*nh:], dsb[j*Tk:], 1, zb, Din, Tk, Din, false)
-		}
+		mulAddRows(Tk, Dout, T, wb, 1, Tk, db, Dout, gbb[Din:], nh, false)
+		mulAddRows(Tk, Din, T, dsb, 1, Tk, hb, nh, dzb, Din, true)
+		mulAddRows(T, Din, Tk, dsb, Tk, 1, zb, Din, gbb, nh, false)
 	}
 	// dz += gb hᵀ; dh = zᵀ gb = [dA | dU].
 	gemm(false, true, M, Din, nh, gb, nh, st.h, nh, 1, dz, Din)
