@@ -414,7 +414,7 @@ func headBackward[F float32 | float64](op *HeadOp, st *headState[F], d headDims,
 		dzb := dz[b*T*Din : (b+1)*T*Din]
 		db := dout[b*T*Dout : (b+1)*T*Dout]
 		wb := st.w[b*T*Tk : (b+1)*T*Tk]
-		transposeInto(vt, hb[Din:], Tk, Dout, nh) // the values Vu_i as columns
+		transposeInto(vt, hb[Din:], Tk, Dout, nh)                    // the values Vu_i as columns
 		mulAddRows(T, Tk, Dout, db, Dout, 1, vt, Tk, dwb, Tk, false) // dw_ji = d_j·Vu_i
 		for j := 0; j < T; j++ {
 			o := (b*T + j) * Tk
