@@ -49,19 +49,11 @@ func expRowSum32(row, raw []float32, g, shift float64) float64 {
 	var sum float64
 	i := 0
 	if haveExpAVX2 {
-		// Four exponentials per AVX2 instruction (expChunk32), in chunks
-		// whose unrounded values are summed here in index order.
-		var e [64]float64
-		for i+4 <= len(raw) {
-			n := min(len(e), (len(raw)-i)&^3)
-			k := expChunk32(&row[i], &raw[i], n, g, shift, &e[0])
-			for _, v := range e[:k] {
-				sum += v
-			}
-			i += k
-			if k < n {
-				break // a value outside Exp32's fast range: the rest below
-			}
+		// Four exponentials per AVX2 instruction (expChunk32), their
+		// unrounded values added to sum in index order as they come; it
+		// stops at a value outside Exp32's fast range: the rest below.
+		if n := len(raw) &^ 3; n > 0 {
+			i = expChunk32(&row[0], &raw[0], n, g, shift, &sum)
 		}
 	}
 	for ; i+4 <= len(raw); i += 4 {
@@ -96,17 +88,13 @@ func expRowSumF32(w, s []float32, g, mx float32) float64 {
 	if haveExpAVX2 {
 		// The float32 arguments first, then expChunk32 on them with
 		// scale 1 and shift 0 (exact: 1·x − 0 = x).
-		var x [64]float32
-		var e [64]float64
+		var x [256]float32
 		for i+4 <= len(s) {
-			n := min(len(e), (len(s)-i)&^3)
+			n := min(len(x), (len(s)-i)&^3)
 			for j := range x[:n] {
 				x[j] = g*s[i+j] - mx
 			}
-			k := expChunk32(&w[i], &x[0], n, 1, 0, &e[0])
-			for _, v := range e[:k] {
-				sum += v
-			}
+			k := expChunk32(&w[i], &x[0], n, 1, 0, &sum)
 			i += k
 			if k < n {
 				break

@@ -2,14 +2,14 @@
 
 #include "textflag.h"
 
-// func expChunk32(row, raw *float32, n int, scale, shift float64, e *float64) int
+// func expChunk32(row, raw *float32, n int, scale, shift float64, sum *float64) int
 TEXT ·expChunk32(SB), NOSPLIT, $0-56
 	MOVQ row+0(FP), DI
 	MOVQ raw+8(FP), SI
 	MOVQ n+16(FP), CX
 	VBROADCASTSD scale+24(FP), Y0
 	VBROADCASTSD shift+32(FP), Y1
-	MOVQ e+40(FP), DX
+	MOVQ sum+40(FP), DX
 	LEAQ ·expConsts(SB), R9
 	VBROADCASTSD 0(R9), Y2  // k = 16/ln2
 	VBROADCASTSD 8(R9), Y3  // magic
@@ -18,7 +18,7 @@ TEXT ·expChunk32(SB), NOSPLIT, $0-56
 	VBROADCASTSD 32(R9), Y6 // 700
 	VBROADCASTSD 40(R9), Y7 // 1
 	VBROADCASTSD 48(R9), Y8 // 1/2
-	VBROADCASTSD 56(R9), Y9 // 1/6
+	VMOVSD    (DX), X9 // the running sum (Y9: 1/6 is loaded where used)
 	LEAQ ·expInts(SB), R10
 	VPBROADCASTQ 0(R10), Y10 // 15
 	LEAQ ·exp2Sixteenths(SB), R8
@@ -44,7 +44,8 @@ loop:
 	VSUBPD    Y14, Y11, Y14 // r = x − (y − magic)·c
 	VBROADCASTSD 64(R9), Y15 // 1/24
 	VMULPD    Y15, Y14, Y15 // r·(1/24)
-	VADDPD    Y9, Y15, Y15  // 1/6 + r·(1/24)
+	VBROADCASTSD 56(R9), Y12 // 1/6 (Y12 is free between y and n & 15)
+	VADDPD    Y12, Y15, Y15 // 1/6 + r·(1/24)
 	VMULPD    Y15, Y14, Y15 // r·(...)
 	VADDPD    Y8, Y15, Y15  // 1/2 + ...
 	VMULPD    Y15, Y14, Y15 // r·(...)
@@ -62,13 +63,22 @@ loop:
 	VPADDQ    Y12, Y13, Y13
 	VPSLLQ    $52, Y13, Y13 // 2^(n>>4)
 	VMULPD    Y13, Y15, Y15 // e
-	VMOVUPD   Y15, (DX)(AX*8)
 	VCVTPD2PSY Y15, X12
 	VMOVUPS   X12, (DI)(AX*4)
+	// sum += e0, e1, e2, e3 in order: the chain of one group overlaps
+	// the next group's exponentials.
+	VADDSD    X15, X9, X9
+	VPERMILPD $1, X15, X13
+	VADDSD    X13, X9, X9
+	VEXTRACTF128 $1, Y15, X13
+	VADDSD    X13, X9, X9
+	VPERMILPD $1, X13, X13
+	VADDSD    X13, X9, X9
 	ADDQ      $4, AX
 	JMP       loop
 
 done:
+	VMOVSD X9, (DX)
 	MOVQ AX, ret+48(FP)
 	VZEROUPPER
 	RET

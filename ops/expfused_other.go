@@ -5,4 +5,4 @@ package ops
 const haveExpAVX2 = false
 
 // expChunk32 is never called where haveExpAVX2 is false.
-func expChunk32(row, raw *float32, n int, scale, shift float64, e *float64) int { return 0 }
+func expChunk32(row, raw *float32, n int, scale, shift float64, sum *float64) int { return 0 }
