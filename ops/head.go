@@ -344,26 +344,24 @@ func kernelRow[F float32 | float64](kind KernelKind, g F, s, w []F) {
 			w[i] = F(exp(float64(g * v)))
 		}
 	case KindSoftmax:
-		mx := g * s[0]
-		for _, v := range s[1:] {
-			if g*v > mx {
-				mx = g * v
-			}
-		}
 		var sum float64
 		if s32, ok := any(s).([]float32); ok {
-			sum = expRowSumF32(any(w).([]float32), s32, float32(g), float32(mx))
+			g32 := float32(g)
+			sum = expRowSumF32(any(w).([]float32), s32, g32, maxScaledF32(s32, g32))
 		} else {
+			mx := g * s[0]
+			for _, v := range s[1:] {
+				if g*v > mx {
+					mx = g * v
+				}
+			}
 			for i, v := range s {
 				e := math.Exp(float64(g*v - mx))
 				w[i] = F(e)
 				sum += e
 			}
 		}
-		inv := 1 / sum
-		for i := range w {
-			w[i] = F(float64(w[i]) * inv)
-		}
+		scaleRowF(w, 1/sum)
 	}
 }
 
@@ -407,6 +405,10 @@ func headBackward[F float32 | float64](op *HeadOp, st *headState[F], d headDims,
 	st.tb = grow(st.tb, max(Din, Dout)*Tk)
 	vt := st.tb[:Dout*Tk]
 	var dg float64
+	var rsb []F
+	if op.kind == KindSoftmax {
+		rsb = make([]F, T)
+	}
 	for b := 0; b < B; b++ {
 		zb := in.z[b*T*Din : (b+1)*T*Din]
 		hb := st.zh[b*T*nh : (b+1)*T*nh]
@@ -416,6 +418,9 @@ func headBackward[F float32 | float64](op *HeadOp, st *headState[F], d headDims,
 		wb := st.w[b*T*Tk : (b+1)*T*Tk]
 		transposeInto(vt, hb[Din:], Tk, Dout, nh)                    // the values Vu_i as columns
 		mulAddRows(T, Tk, Dout, db, Dout, 1, vt, Tk, dwb, Tk, false) // dw_ji = d_j·Vu_i
+		if op.kind == KindSoftmax {
+			rowDots(rsb, wb, dwb, T, Tk) // rs_j = Σ_i w_ji dw_ji
+		}
 		for j := 0; j < T; j++ {
 			o := (b*T + j) * Tk
 			srow, wrow := st.s[o:o+Tk], st.w[o:o+Tk]
@@ -431,10 +436,7 @@ func headBackward[F float32 | float64](op *HeadOp, st *headState[F], d headDims,
 					dg += float64(e) * float64(srow[i])
 				}
 			case KindSoftmax:
-				var rs F
-				for i, wi := range wrow {
-					rs += wi * dw[i]
-				}
+				rs := rsb[j]
 				for i, wi := range wrow {
 					e := wi * (dw[i] - rs)
 					ds[i] = g * e
@@ -705,4 +707,32 @@ func axpyF[F float32 | float64](alpha F, x, y []F) {
 // gemm is C = op(A) op(B) + beta C on row-major slices (Gemm).
 func gemm[F float32 | float64](tA, tB bool, m, n, k int, a []F, lda int, b []F, ldb int, beta F, c []F, ldc int) {
 	Gemm(tA, tB, m, n, k, 1, a, lda, b, ldb, beta, c, ldc)
+}
+
+// rowDots sets out[j] = Σ_i w[j·n + i]·v[j·n + i] for j < m, each sum a
+// chain of F additions in index order (as a loop over one row computes
+// it), four rows at a time so that their chains overlap.
+func rowDots[F float32 | float64](out, w, v []F, m, n int) {
+	j := 0
+	for ; j+4 <= m; j += 4 {
+		w0, w1, w2, w3 := w[j*n:(j+1)*n], w[(j+1)*n:(j+2)*n], w[(j+2)*n:(j+3)*n], w[(j+3)*n:(j+4)*n]
+		v0, v1, v2, v3 := v[j*n:(j+1)*n], v[(j+1)*n:(j+2)*n], v[(j+2)*n:(j+3)*n], v[(j+3)*n:(j+4)*n]
+		w1, w2, w3 = w1[:len(w0)], w2[:len(w0)], w3[:len(w0)]
+		v0, v1, v2, v3 = v0[:len(w0)], v1[:len(w0)], v2[:len(w0)], v3[:len(w0)]
+		var s0, s1, s2, s3 F
+		for i := range w0 {
+			s0 += w0[i] * v0[i]
+			s1 += w1[i] * v1[i]
+			s2 += w2[i] * v2[i]
+			s3 += w3[i] * v3[i]
+		}
+		out[j], out[j+1], out[j+2], out[j+3] = s0, s1, s2, s3
+	}
+	for ; j < m; j++ {
+		var s F
+		for i, x := range w[j*n : (j+1)*n] {
+			s += x * v[j*n+i]
+		}
+		out[j] = s
+	}
 }

@@ -391,6 +391,9 @@ func kernelForward[F float32 | float64](kind KernelKind, a kernelArgs, q, k, kee
 func kernelDG[F float32 | float64](kind KernelKind, a kernelArgs, w, dw, raw []F) float64 {
 	var dg float64
 	n := a.tk
+	if kind == KindSoftmax && n > 0 {
+		return kernelDGSoftmax(n, w, dw, raw)
+	}
 	for o := 0; o+n <= len(w); o += n {
 		wr, dr, rr := w[o:o+n], dw[o:o+n], raw[o:o+n]
 		dr, rr = dr[:len(wr)], rr[:len(wr)]
@@ -420,6 +423,50 @@ func kernelDG[F float32 | float64](kind KernelKind, a kernelArgs, w, dw, raw []F
 	return dg
 }
 
+// kernelDGSoftmax is kernelDG for the softmax kernel (rows of n > 0): the
+// same sums in the same order, the row sums Σ_i W dW of four rows at a time
+// (their chains of additions overlap), then each row's terms of dg in turn.
+func kernelDGSoftmax[F float32 | float64](n int, w, dw, raw []F) float64 {
+	var dg float64
+	var rs [4]float64
+	rows := len(w) / n
+	for r0 := 0; r0 < rows; r0 += 4 {
+		h := min(4, rows-r0)
+		if h == 4 {
+			o := r0 * n
+			w0, w1, w2, w3 := w[o:o+n], w[o+n:o+2*n], w[o+2*n:o+3*n], w[o+3*n:o+4*n]
+			d0, d1, d2, d3 := dw[o:o+n], dw[o+n:o+2*n], dw[o+2*n:o+3*n], dw[o+3*n:o+4*n]
+			w1, w2, w3 = w1[:len(w0)], w2[:len(w0)], w3[:len(w0)]
+			d0, d1, d2, d3 = d0[:len(w0)], d1[:len(w0)], d2[:len(w0)], d3[:len(w0)]
+			var s0, s1, s2, s3 float64
+			for i := range w0 {
+				s0 += float64(w0[i]) * float64(d0[i])
+				s1 += float64(w1[i]) * float64(d1[i])
+				s2 += float64(w2[i]) * float64(d2[i])
+				s3 += float64(w3[i]) * float64(d3[i])
+			}
+			rs = [4]float64{s0, s1, s2, s3}
+		} else {
+			for r := 0; r < h; r++ {
+				o := (r0 + r) * n
+				var s float64
+				for i, wi := range w[o : o+n] {
+					s += float64(wi) * float64(dw[o+i])
+				}
+				rs[r] = s
+			}
+		}
+		for r := 0; r < h; r++ {
+			o := (r0 + r) * n
+			wr, dr, rr := w[o:o+n], dw[o:o+n], raw[o:o+n]
+			for i, wi := range wr {
+				dg += float64(wi) * (float64(dr[i]) - rs[r]) * float64(rr[i])
+			}
+		}
+	}
+	return dg
+}
+
 // dotWeights sets the weights of one query row from its scores q·k_i for
 // the dot-product kernels (linear, exp, softmax), as kernelForward does,
 // the exponentials fused into one pass over the row (expRowSum: Exp32 for
@@ -435,10 +482,15 @@ func dotWeights[F float32 | float64](kind KernelKind, g float64, raw, row []F) {
 		if g > 0 && len(raw) > 0 {
 			// max_i g·r_i = g·max_i r_i; a NaN score makes its weights
 			// NaN through exp below either way.
-			mr := raw[0]
-			for _, r := range raw[1:] {
-				if r > mr {
-					mr = r
+			var mr F
+			if r32, ok := any(raw).([]float32); ok {
+				mr = F(maxScaledF32(r32, 1)) // 1·r = r exactly
+			} else {
+				mr = raw[0]
+				for _, r := range raw[1:] {
+					if r > mr {
+						mr = r
+					}
 				}
 			}
 			mx = g * float64(mr)
@@ -450,11 +502,7 @@ func dotWeights[F float32 | float64](kind KernelKind, g float64, raw, row []F) {
 				}
 			}
 		}
-		sum := expRowSum(row, raw, g, mx)
-		inv := 1 / sum
-		for i := range row {
-			row[i] = F(float64(row[i]) * inv)
-		}
+		scaleRowF(row, 1/expRowSum(row, raw, g, mx))
 	}
 }
 
