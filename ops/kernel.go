@@ -387,12 +387,12 @@ func kernelForward[F float32 | float64](kind KernelKind, a kernelArgs, q, k, kee
 }
 
 // kernelDG is kernelBackward's dg alone, without a mask: one pass over W,
-// dW and the raw scores.
-func kernelDG[F float32 | float64](kind KernelKind, a kernelArgs, w, dw, raw []F) float64 {
-	var dg float64
+// dW and the raw scores, the terms added to dg0 row by row.
+func kernelDG[F float32 | float64](kind KernelKind, a kernelArgs, w, dw, raw []F, dg0 float64) float64 {
+	dg := dg0
 	n := a.tk
 	if kind == KindSoftmax && n > 0 {
-		return kernelDGSoftmax(n, w, dw, raw)
+		return kernelDGSoftmax(n, w, dw, raw, dg0)
 	}
 	for o := 0; o+n <= len(w); o += n {
 		wr, dr, rr := w[o:o+n], dw[o:o+n], raw[o:o+n]
@@ -426,8 +426,8 @@ func kernelDG[F float32 | float64](kind KernelKind, a kernelArgs, w, dw, raw []F
 // kernelDGSoftmax is kernelDG for the softmax kernel (rows of n > 0): the
 // same sums in the same order, the row sums Σ_i W dW of four rows at a time
 // (their chains of additions overlap), then each row's terms of dg in turn.
-func kernelDGSoftmax[F float32 | float64](n int, w, dw, raw []F) float64 {
-	var dg float64
+func kernelDGSoftmax[F float32 | float64](n int, w, dw, raw []F, dg0 float64) float64 {
+	dg := dg0
 	var rs [4]float64
 	rows := len(w) / n
 	for r0 := 0; r0 < rows; r0 += 4 {
@@ -517,7 +517,7 @@ func dotWeights[F float32 | float64](kind KernelKind, g float64, raw, row []F) {
 // gradient does.)
 func kernelBackward[F float32 | float64](kind KernelKind, a kernelArgs, q, k, keep, w, dw, dq, dk, raw []F) float64 {
 	if dq == nil && dk == nil && keep == nil {
-		return kernelDG(kind, a, w, dw, raw)
+		return kernelDG(kind, a, w, dw, raw, 0)
 	}
 	d := a.d
 	var dg float64

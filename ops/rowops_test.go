@@ -69,7 +69,7 @@ func TestKernelDGSoftmaxBits(t *testing.T) {
 					want += float64(w[i]) * (float64(dw[i]) - rs) * float64(raw[i])
 				}
 			}
-			got := kernelDG(KindSoftmax, kernelArgs{b: 1, tq: rows, tk: n}, w, dw, raw)
+			got := kernelDG(KindSoftmax, kernelArgs{b: 1, tq: rows, tk: n}, w, dw, raw, 0)
 			if math.Float64bits(got) != math.Float64bits(want) {
 				t.Fatalf("rows %d n %d: dg %v, want %v", rows, n, got, want)
 			}
