@@ -227,12 +227,11 @@ type headState[F float32 | float64] struct {
 	z, out         *F
 	wq, wk, wv, wo []F
 	valid          bool
-	// Scratch: a sequence's keys or values transposed (tb). Backward
-	// scratch and results: dL/dw of one query row, dL/ds of one sequence
+	// Backward scratch and results: dL/dw and dL/ds of one sequence
 	// (T, Tk), [dL/d(zA) | dL/d(zU)] (B·T, DIn+DOut), zᵀ times that
 	// ([dA | dU]), the matrices' gradients and dg, and the dz buffer they
 	// go with.
-	dw, dsb, tb        []F
+	dw, dsb            []F
 	gb, dh             []F
 	dwq, dwk, dwv, dwo []F
 	dg                 float64
@@ -305,18 +304,16 @@ func headForward[F float32 | float64](op *HeadOp, st *headState[F], d headDims, 
 	st.s = grow(st.s, M*Tk)
 	st.w = grow(st.w, M*Tk)
 	g := F(d.g)
-	st.tb = grow(st.tb, max(Din, Dout)*Tk)
-	zt := st.tb[:Din*Tk]
 	for b := 0; b < B; b++ {
 		zb := in.z[b*T*Din : (b+1)*T*Din]
 		hb := st.zh[b*T*nh : (b+1)*T*nh]
-		transposeInto(zt, zb, Tk, Din, Din) // the keys z_i as columns
-		// The sequence's products over all its queries at once
-		// (mulAddRows: the same chains as a row at a time, rows side by
-		// side), the weights row by row in between; s and w of one
-		// sequence stay in cache from one to the next.
+		// The sequence's products over all its queries at once (Gemm for
+		// the scores, Tk columns wide; mulAddRows for the narrow output:
+		// the same chains as a row at a time, rows side by side), the
+		// weights row by row in between; s and w of one sequence stay in
+		// cache from one to the next.
 		sb, wb := st.s[b*T*Tk:(b+1)*T*Tk], st.w[b*T*Tk:(b+1)*T*Tk]
-		mulAddRows(T, Tk, Din, hb, nh, 1, zt, Tk, sb, Tk, false) // s_ji = P_j·z_i
+		Gemm(false, true, T, Tk, Din, 1, hb, nh, zb, Din, 0, sb, Tk) // s_ji = P_j·z_i
 		for j := 0; j < T; j++ {
 			kernelRow(op.kind, g, sb[j*Tk:(j+1)*Tk], wb[j*Tk:(j+1)*Tk])
 		}
@@ -402,8 +399,6 @@ func headBackward[F float32 | float64](op *HeadOp, st *headState[F], d headDims,
 	dwb := st.dw
 	st.dsb = grow(st.dsb, T*Tk)
 	dsb := st.dsb
-	st.tb = grow(st.tb, max(Din, Dout)*Tk)
-	vt := st.tb[:Dout*Tk]
 	var dg float64
 	var rsb []F
 	if op.kind == KindSoftmax {
@@ -416,8 +411,7 @@ func headBackward[F float32 | float64](op *HeadOp, st *headState[F], d headDims,
 		dzb := dz[b*T*Din : (b+1)*T*Din]
 		db := dout[b*T*Dout : (b+1)*T*Dout]
 		wb := st.w[b*T*Tk : (b+1)*T*Tk]
-		transposeInto(vt, hb[Din:], Tk, Dout, nh)                    // the values Vu_i as columns
-		mulAddRows(T, Tk, Dout, db, Dout, 1, vt, Tk, dwb, Tk, false) // dw_ji = d_j·Vu_i
+		Gemm(false, true, T, Tk, Dout, 1, db, Dout, hb[Din:], nh, 0, dwb, Tk) // dw_ji = d_j·Vu_i
 		if op.kind == KindSoftmax {
 			rowDots(rsb, wb, dwb, T, Tk) // rs_j = Σ_i w_ji dw_ji
 		}
@@ -682,18 +676,6 @@ func dotF[F float32 | float64](a, b []F) F {
 		s0 += v * b[i]
 	}
 	return (s0 + s1) + (s2 + s3)
-}
-
-// transposeInto writes the rows×cols block of src (row stride stride) into
-// dst as its cols×rows transpose.
-func transposeInto[F float32 | float64](dst, src []F, rows, cols, stride int) {
-	dst = dst[:rows*cols]
-	for r := 0; r < rows; r++ {
-		row := src[r*stride : r*stride+cols]
-		for c, v := range row {
-			dst[c*rows+r] = v
-		}
-	}
 }
 
 // axpyF adds α x to y (len(y) at least len(x)).
