@@ -73,7 +73,8 @@ func TestMulAddRowsShort(t *testing.T) {
 }
 
 // TestNarrowBatchedBits checks the batched op's narrow path against
-// gemm.GemmBatched bit for bit, every transpose combination.
+// gemm.GemmBatched bit for bit, every transpose combination, with a batch
+// large enough to be spread over goroutines (run it with -race).
 func TestNarrowBatchedBits(t *testing.T) {
 	testNarrowBatchedBits[float32](t)
 	testNarrowBatchedBits[float64](t)
@@ -81,9 +82,8 @@ func TestNarrowBatchedBits(t *testing.T) {
 
 func testNarrowBatchedBits[F float32 | float64](t *testing.T) {
 	rng := rand.New(rand.NewPCG(9, 10))
-	const batch = 3
-	for _, sz := range [][3]int{{126, 5, 125}, {20, 16, 9}, {9, 8, 40}, {8, 1, 8}, {51, 12, 50}} {
-		m, n, k := sz[0], sz[1], sz[2]
+	for _, sz := range [][4]int{{126, 5, 125, 3}, {20, 16, 9, 3}, {9, 8, 40, 3}, {8, 1, 8, 3}, {51, 12, 50, 3}, {126, 5, 125, 80}} {
+		m, n, k, batch := sz[0], sz[1], sz[2], sz[3]
 		for _, tA := range []bool{false, true} {
 			for _, tB := range []bool{false, true} {
 				lda, ldb := k, n
