@@ -86,19 +86,11 @@ func expRowSumF32(w, s []float32, g, mx float32) float64 {
 	var sum float64
 	i := 0
 	if haveExpAVX2 {
-		// The float32 arguments first, then expChunk32 on them with
-		// scale 1 and shift 0 (exact: 1·x − 0 = x).
-		var x [256]float32
-		for i+4 <= len(s) {
-			n := min(len(x), (len(s)-i)&^3)
-			for j := range x[:n] {
-				x[j] = g*s[i+j] - mx
-			}
-			k := expChunk32(&w[i], &x[0], n, 1, 0, &sum)
-			i += k
-			if k < n {
-				break
-			}
+		// Four at a time in AVX2 (expChunkF32: the float32 arguments,
+		// then the exponentials), their values added to sum in index
+		// order; it stops at an argument outside Exp32's fast range.
+		if n := len(s) &^ 3; n > 0 {
+			i = expChunkF32(&w[0], &s[0], n, g, mx, &sum)
 		}
 	}
 	for ; i+4 <= len(s); i += 4 {

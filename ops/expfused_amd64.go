@@ -34,3 +34,10 @@ var expInts = [2]uint64{15, 1023}
 //
 //go:noescape
 func expChunk32(row, raw *float32, n int, scale, shift float64, sum *float64) int
+
+// expChunkF32 is expChunk32 of the attention head's arguments x_i =
+// float32(float32(gs·s[i]) − mx), computed in float32 as the head's loop
+// computes them (two roundings, no fused multiply-add), so the same bits.
+//
+//go:noescape
+func expChunkF32(row, s *float32, n int, gs, mx float32, sum *float64) int

@@ -8,7 +8,7 @@ import (
 
 // TestExpRowSum checks the fused row exponentials against the per-element
 // loops they replace, bit for bit: scores of every size from 0 to 13 (the
-// four-wide loops and their tails) and around the head path's chunk of 256,
+// four-wide loops and their tails) and longer rows,
 // ordinary, huge (outside Exp32's fast range) and NaN values.
 func TestExpRowSum(t *testing.T) {
 	rng := rand.New(rand.NewPCG(1, 1))
