@@ -93,6 +93,28 @@ func expRowSumF32(w, s []float32, g, mx float32) float64 {
 			i = expChunkF32(&w[0], &s[0], n, g, mx, &sum)
 		}
 	}
+	return expRowTailF32(w, s, g, mx, i, sum)
+}
+
+// expRowSumF32x2 is expRowSumF32 of two rows of the same length at once
+// (expChunkF32x2: their sums' chains of additions overlap), returning both
+// sums, each the same bits as expRowSumF32 of its row.
+func expRowSumF32x2(w0, s0, w1, s1 []float32, g, mx0, mx1 float32) (float64, float64) {
+	w0, w1, s1 = w0[:len(s0)], w1[:len(s0)], s1[:len(s0)]
+	var sum0, sum1 float64
+	i := 0
+	if haveExpAVX2 {
+		if n := len(s0) &^ 3; n > 0 {
+			i = expChunkF32x2(&w0[0], &s0[0], &w1[0], &s1[0], n, g, mx0, mx1, &sum0, &sum1)
+		}
+	}
+	return expRowTailF32(w0, s0, g, mx0, i, sum0), expRowTailF32(w1, s1, g, mx1, i, sum1)
+}
+
+// expRowTailF32 is expRowSumF32 from index i on, sum holding the sum of
+// the first i exponentials.
+func expRowTailF32(w, s []float32, g, mx float32, i int, sum float64) float64 {
+	w = w[:len(s)]
 	for ; i+4 <= len(s); i += 4 {
 		x0 := float64(g*s[i] - mx)
 		x1 := float64(g*s[i+1] - mx)

@@ -314,7 +314,14 @@ func headForward[F float32 | float64](op *HeadOp, st *headState[F], d headDims, 
 		// cache from one to the next.
 		sb, wb := st.s[b*T*Tk:(b+1)*T*Tk], st.w[b*T*Tk:(b+1)*T*Tk]
 		Gemm(false, true, T, Tk, Din, 1, hb, nh, zb, Din, 0, sb, Tk) // s_ji = P_j·z_i
-		for j := 0; j < T; j++ {
+		j := 0
+		if s32, ok := any(sb).([]float32); ok && op.kind == KindSoftmax && Tk > 0 {
+			w32 := any(wb).([]float32)
+			for ; j+2 <= T; j += 2 { // two rows at a time: softmaxRowPair32
+				softmaxRowPair32(float32(g), s32[j*Tk:(j+1)*Tk], w32[j*Tk:(j+1)*Tk], s32[(j+1)*Tk:(j+2)*Tk], w32[(j+1)*Tk:(j+2)*Tk])
+			}
+		}
+		for ; j < T; j++ {
 			kernelRow(op.kind, g, sb[j*Tk:(j+1)*Tk], wb[j*Tk:(j+1)*Tk])
 		}
 		mulAddRows(T, Dout, Tk, wb, Tk, 1, hb[Din:], nh, out[b*T*Dout:], Dout, false) // out_j = Σ_i w_ji Vu_i
@@ -360,6 +367,15 @@ func kernelRow[F float32 | float64](kind KernelKind, g F, s, w []F) {
 		}
 		scaleRowF(w, 1/sum)
 	}
+}
+
+// softmaxRowPair32 is kernelRow's softmax of two float32 rows of the same
+// non-zero length, the same bits, their exponentials' sums computed side by
+// side (expRowSumF32x2).
+func softmaxRowPair32(g float32, s0, w0, s1, w1 []float32) {
+	sum0, sum1 := expRowSumF32x2(w0, s0, w1, s1, g, maxScaledF32(s0, g), maxScaledF32(s1, g))
+	scaleRowF(w0, 1/sum0)
+	scaleRowF(w1, 1/sum1)
 }
 
 // matches reports whether st holds the forward values of these inputs.
