@@ -60,7 +60,7 @@ func KernelApplyOfData(kind KernelKind, q, k, g *G.Node, gFixed float64, r *G.No
 		in = append(in, g)
 	}
 	in = append(in, r)
-	op := &KernelApplyOp{kern: KernelOp{kind: kind, g: gFixed, learnG: g != nil, dataQK: true}, c: &applyCache{}}
+	op := &KernelApplyOp{kern: KernelOp{kind: kind, g: gFixed, learnG: g != nil, dataQK: true, c: &kernelCache{}}, c: &applyCache{}}
 	return G.ApplyOp(op, in...)
 }
 
@@ -86,7 +86,8 @@ type applyCache struct {
 	raw, dw        any // []F (Tq, Tk) scratch
 }
 
-// Kernel is the kernel's op (its kind, g, LearnG); its cache is not used.
+// Kernel is the kernel's op (its kind, g, LearnG): what a backend reads to
+// compute the weights (it has a cache of its own, unused by this op).
 func (op *KernelApplyOp) Kernel() *KernelOp { return &op.kern }
 
 func (op *KernelApplyOp) Arity() int { return op.kern.Arity() + 1 }
