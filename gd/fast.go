@@ -25,7 +25,10 @@ import (
 //
 // bk, when non-nil, is kern as a built-in kernel: with a single head the
 // kernel's inputs are the covariates themselves, data, and its weights are
-// then computed by bk.DataWeights, whose backward pass computes dg only.
+// then computed by bk.DataWeights, whose backward pass computes dg only;
+// with a single block as well, the weights and their product with the
+// residuals are one op (bk.DataApply: the same numbers, a sequence at a
+// time in cache instead of (B, T, N) tensors through memory).
 func (m *Model) buildStructured(step *G.Node, kern layers.Kernel, bk *layers.BuiltinKernel) error {
 	cfg, s := m.Cfg, m.s
 	B, T, N, dp, C := m.Batch, cfg.N+1, cfg.N, cfg.DPrime, cfg.C
@@ -51,7 +54,7 @@ func (m *Model) buildStructured(step *G.Node, kern layers.Kernel, bk *layers.Bui
 	f := f0
 	m.F = append(m.F, f)
 
-	heads, err := m.kernelHeads(kern, bk)
+	heads, err := m.kernelHeads(kern, bk, cfg.Blocks == 1)
 	if err != nil {
 		return err
 	}
@@ -59,7 +62,15 @@ func (m *Model) buildStructured(step *G.Node, kern layers.Kernel, bk *layers.Bui
 		r := G.Must(G.Mul(step, G.Must(G.Sub(wy, e)))) // (B, N, d'): (α/N)(w_{e,y_i} − E_i)
 		var df *G.Node
 		for _, h := range heads {
-			o := G.Must(ops.BatchedMatMul(h.w, r, false, false)) // (B, T, d')
+			var o *G.Node
+			if h.w == nil { // a single block and head: the fused op
+				o, err = bk.DataApply(h.x, h.keys, r) // (B, T, d')
+				if err != nil {
+					return err
+				}
+			} else {
+				o = G.Must(ops.BatchedMatMul(h.w, r, false, false)) // (B, T, d')
+			}
 			if h.p != nil {
 				o = G.Must(ops.MatMul(o, h.p, false, false)) // (B, T, d')
 			}
@@ -84,12 +95,17 @@ func (m *Model) buildStructured(step *G.Node, kern layers.Kernel, bk *layers.Bui
 }
 
 // structHead is one update head of the structured construction: its kernel
-// weights (B, T, N) and its merge matrix P_m (nil with a single head).
-type structHead struct{ w, p *G.Node }
+// weights (B, T, N) and its merge matrix P_m (nil with a single head). With
+// a single block and head and a built-in kernel, w is nil and the block
+// applies the kernel of queries x (B, T, d) and keys (B, N, d) itself
+// (BuiltinKernel.DataApply).
+type structHead struct{ w, p, x, keys *G.Node }
 
 // kernelHeads computes the kernel weights κ_m(x_i, x_j) of every head
 // (context keys only) and creates the heads' Λ_m and P_m with Heads > 1.
-func (m *Model) kernelHeads(kern layers.Kernel, bk *layers.BuiltinKernel) ([]structHead, error) {
+// With fuse, a single head and a built-in kernel, it leaves the weights to
+// the block (structHead).
+func (m *Model) kernelHeads(kern layers.Kernel, bk *layers.BuiltinKernel, fuse bool) ([]structHead, error) {
 	cfg, s := m.Cfg, m.s
 	B, T, N, d, dp := m.Batch, cfg.N+1, cfg.N, cfg.D, cfg.DPrime
 	x := m.X // (B, T, d)
@@ -115,6 +131,10 @@ func (m *Model) kernelHeads(kern layers.Kernel, bk *layers.BuiltinKernel) ([]str
 		keys := G.Must(ops.Slice(xh, 1, 0, N)) // (B, N, d): the context only
 		var w *G.Node
 		var err error
+		if fuse && bk != nil && cfg.Heads == 1 {
+			heads[h].x, heads[h].keys = xh, keys
+			continue
+		}
 		if bk != nil && cfg.Heads == 1 {
 			w, err = bk.DataWeights(xh, keys, nil) // (B, T, N)
 		} else {

@@ -55,7 +55,7 @@ func (m *Model) buildReal() error {
 			m.F = append(m.F, fSlot(z))
 		}
 	} else {
-		heads, err := m.kernelHeads(kern, bk)
+		heads, err := m.kernelHeads(kern, bk, false)
 		if err != nil {
 			return err
 		}

@@ -266,6 +266,18 @@ func (b *BuiltinKernel) DataWeights(q, k *G.Node, mask *Mask) (*G.Node, error) {
 	return ops.KernelWeightsOfData(b.kind, q, k, b.g, b.gFixed, mask.keep())
 }
 
+// DataApply returns κ(q, k)·v (B, Tq, P) for values v (B, Tk, P), as
+// DataWeights followed by ops.BatchedMatMul computes it (the same numbers,
+// bit for bit), in one op that keeps a sequence's scores and their gradient
+// in cache (ops.KernelApplyOfData): for q and k that are data, without a
+// mask. The backward pass computes the gradients of v and g.
+func (b *BuiltinKernel) DataApply(q, k, v *G.Node) (*G.Node, error) {
+	if err := checkQK(q, k); err != nil {
+		return nil, err
+	}
+	return ops.KernelApplyOfData(b.kind, q, k, b.g, b.gFixed, v)
+}
+
 // KernelSpec describes a kernel as a value that a model instantiates in any
 // scope it likes: the Trained TF (package tf) builds one kernel per head,
 // each with its own parameters, and a GD model one kernel shared by its

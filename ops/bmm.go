@@ -3,6 +3,8 @@ package ops
 import (
 	"fmt"
 	"hash"
+	"runtime"
+	"sync"
 
 	"github.com/chewxy/hm"
 	gemmpkg "github.com/gdattn/gdattn/gemm" // head.go has a gemm of its own
@@ -101,6 +103,9 @@ func (op *BatchedMatMulOp) Do(vals ...G.Value) (G.Value, error) {
 			return nil, fmt.Errorf("ops: bmm: mixed dtypes")
 		}
 		c := make([]float64, B*m*n)
+		if narrowBatched(B, op.transA, op.transB, m, n, k, a, lda, sa, b, ldb, sb, c) {
+			return tensor.New(tensor.WithShape(B, m, n), tensor.WithBacking(c)), nil
+		}
 		if err := gemmpkg.GemmBatched(B, op.transA, op.transB, m, n, k, 1, a, lda, sa, b, ldb, sb, 0, c, max(1, n), m*n); err != nil {
 			return nil, fmt.Errorf("ops: bmm: %w", err)
 		}
@@ -111,6 +116,9 @@ func (op *BatchedMatMulOp) Do(vals ...G.Value) (G.Value, error) {
 			return nil, fmt.Errorf("ops: bmm: mixed dtypes")
 		}
 		c := make([]float32, B*m*n)
+		if narrowBatched(B, op.transA, op.transB, m, n, k, a, lda, sa, b, ldb, sb, c) {
+			return tensor.New(tensor.WithShape(B, m, n), tensor.WithBacking(c)), nil
+		}
 		if err := gemmpkg.GemmBatched(B, op.transA, op.transB, m, n, k, 1, a, lda, sa, b, ldb, sb, 0, c, max(1, n), m*n); err != nil {
 			return nil, fmt.Errorf("ops: bmm: %w", err)
 		}
@@ -148,4 +156,63 @@ func (op *BatchedMatMulOp) SymDiff(in G.Nodes, output, dc *G.Node) (G.Nodes, err
 		return nil, err
 	}
 	return G.Nodes{da, db}, nil
+}
+
+// narrowBatched computes the batched product C_i = op(A_i)·op(B_i) (C_i
+// m×n, contiguous, B_i's rows ldb apart) with mulAddRows when C is narrow
+// (n at most two vectors: the GD blocks' products with the d' = 5 columns of
+// the residuals) and the products long enough for its row groups to pay
+// (m ≥ 8 and k ≥ 8); it reports false, touching nothing, otherwise. gemm
+// runs such a product a row at a time, each row's few chains of
+// multiply-adds waiting on their own latency; mulAddRows runs rows side by
+// side, the same chains, so the same bits. The batch is spread over
+// GOMAXPROCS goroutines as gemm.GemmBatched spreads it.
+func narrowBatched[F float32 | float64](batch int, tA, tB bool, m, n, k int, a []F, lda, sa int, b []F, ldb, sb int, c []F) bool {
+	if !haveNarrowAVX2 || !HaveRowKernel() || n > narrowCols[F]() || m < 8 || k < 8 || n == 0 || batch == 0 {
+		return false
+	}
+	rsA, incA := lda, 1
+	if tA {
+		rsA, incA = 1, lda
+	}
+	one := func(i int, bt []F) {
+		bi, ld := b[i*sb:], ldb
+		if tB { // B_i is n×k: its transpose, the rows of op(B_i), into bt
+			for j := 0; j < n; j++ {
+				for l, v := range bi[j*ldb : j*ldb+k] {
+					bt[l*n+j] = v
+				}
+			}
+			bi, ld = bt, n
+		}
+		mulAddRows(m, n, k, a[i*sa:], rsA, incA, bi, ld, c[i*m*n:(i+1)*m*n], n, false)
+	}
+	run := func(lo, hi int) {
+		var bt []F
+		if tB {
+			bt = make([]F, k*n)
+		}
+		for i := lo; i < hi; i++ {
+			one(i, bt)
+		}
+	}
+	// As gemm.GemmBatched: contiguous ranges of at least ~4 MFLOP each.
+	const minFlops = 4 << 20
+	work := 2 * float64(m) * float64(n) * float64(k) * float64(batch)
+	parts := min(runtime.GOMAXPROCS(0), batch, max(1, int(work/minFlops)))
+	if parts <= 1 {
+		run(0, batch)
+		return true
+	}
+	var wg sync.WaitGroup
+	for p := 0; p < parts; p++ {
+		lo, hi := p*batch/parts, (p+1)*batch/parts
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			run(lo, hi)
+		}()
+	}
+	wg.Wait()
+	return true
 }

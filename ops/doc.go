@@ -13,8 +13,8 @@
 // exponentials go through Exp32 (relative error below 1e-9).
 //
 // The backward pass of an op is its own op type (or the same type with a
-// Backward flag), built by SymDiff. Fused ops (KernelOp, HeadOp,
-// ExpectationOp, SparseCrossEntropyOp) keep intermediate values of the
+// Backward flag), built by SymDiff. Fused ops (KernelOp, KernelApplyOp,
+// HeadOp, ExpectationOp, SparseCrossEntropyOp) keep intermediate values of the
 // forward run for the backward run of the same run, checking that they
 // belong to the values they are given and recomputing them otherwise.
 //
@@ -25,11 +25,19 @@
 //	Reshape, Slice                 copies that never alias their input (ReshapeOp, SliceOp)
 //	SoftMax, LogSoftMax            stable softmax over the last axis (SoftMaxOp, SoftMaxGradOp)
 //	KernelWeights, …OfData         attention weights κ(q, k) of five kernels (KernelOp, KernelGradOp)
+//	KernelApplyOfData              κ(q, k)·r for data q, k, a sequence at a time (KernelApplyOp, …GradOp)
 //	AttentionHead                  a whole dot-product kernel head (HeadOp, HeadGradOp, HeadParamGradOp)
 //	Expectation                    E = softmax(f K) Vᵀ (ExpectationOp, …GradOp, …ParamGradOp)
 //	Gather, GatherCentered         rows of a table, row-sparse gradient (GatherOp, ScatterOp)
 //	TiedLogits                     h wᵀ for a tied output layer (TiedLogitsOp, three modes)
 //	SparseCrossEntropy             mean NLL of integer labels (SparseCrossEntropyOp)
+//
+// Narrow products (a few output columns, a long inner dimension: the GD
+// blocks' d' = 5 residual columns, the heads' outputs) run several rows at
+// a time on AVX2 kernels of this package (narrow_amd64.s) with the same
+// chains of fused multiply-adds as gemm's row kernels, so the same bits;
+// the kernels' row work (maximum, exponentials and their sum, the
+// normalisation) runs in AVX2 too, bit for bit what the scalar loops give.
 //
 // Besides the ops: Gemm and MulAddRow (the matrix kernels the ops run on),
 // HaveRowKernel, Exp32, and MarkData/IsData, which tell the ops that an

@@ -49,19 +49,11 @@ func expRowSum32(row, raw []float32, g, shift float64) float64 {
 	var sum float64
 	i := 0
 	if haveExpAVX2 {
-		// Four exponentials per AVX2 instruction (expChunk32), in chunks
-		// whose unrounded values are summed here in index order.
-		var e [64]float64
-		for i+4 <= len(raw) {
-			n := min(len(e), (len(raw)-i)&^3)
-			k := expChunk32(&row[i], &raw[i], n, g, shift, &e[0])
-			for _, v := range e[:k] {
-				sum += v
-			}
-			i += k
-			if k < n {
-				break // a value outside Exp32's fast range: the rest below
-			}
+		// Four exponentials per AVX2 instruction (expChunk32), their
+		// unrounded values added to sum in index order as they come; it
+		// stops at a value outside Exp32's fast range: the rest below.
+		if n := len(raw) &^ 3; n > 0 {
+			i = expChunk32(&row[0], &raw[0], n, g, shift, &sum)
 		}
 	}
 	for ; i+4 <= len(raw); i += 4 {
@@ -94,25 +86,35 @@ func expRowSumF32(w, s []float32, g, mx float32) float64 {
 	var sum float64
 	i := 0
 	if haveExpAVX2 {
-		// The float32 arguments first, then expChunk32 on them with
-		// scale 1 and shift 0 (exact: 1·x − 0 = x).
-		var x [64]float32
-		var e [64]float64
-		for i+4 <= len(s) {
-			n := min(len(e), (len(s)-i)&^3)
-			for j := range x[:n] {
-				x[j] = g*s[i+j] - mx
-			}
-			k := expChunk32(&w[i], &x[0], n, 1, 0, &e[0])
-			for _, v := range e[:k] {
-				sum += v
-			}
-			i += k
-			if k < n {
-				break
-			}
+		// Four at a time in AVX2 (expChunkF32: the float32 arguments,
+		// then the exponentials), their values added to sum in index
+		// order; it stops at an argument outside Exp32's fast range.
+		if n := len(s) &^ 3; n > 0 {
+			i = expChunkF32(&w[0], &s[0], n, g, mx, &sum)
 		}
 	}
+	return expRowTailF32(w, s, g, mx, i, sum)
+}
+
+// expRowSumF32x2 is expRowSumF32 of two rows of the same length at once
+// (expChunkF32x2: their sums' chains of additions overlap), returning both
+// sums, each the same bits as expRowSumF32 of its row.
+func expRowSumF32x2(w0, s0, w1, s1 []float32, g, mx0, mx1 float32) (float64, float64) {
+	w0, w1, s1 = w0[:len(s0)], w1[:len(s0)], s1[:len(s0)]
+	var sum0, sum1 float64
+	i := 0
+	if haveExpAVX2 {
+		if n := len(s0) &^ 3; n > 0 {
+			i = expChunkF32x2(&w0[0], &s0[0], &w1[0], &s1[0], n, g, mx0, mx1, &sum0, &sum1)
+		}
+	}
+	return expRowTailF32(w0, s0, g, mx0, i, sum0), expRowTailF32(w1, s1, g, mx1, i, sum1)
+}
+
+// expRowTailF32 is expRowSumF32 from index i on, sum holding the sum of
+// the first i exponentials.
+func expRowTailF32(w, s []float32, g, mx float32, i int, sum float64) float64 {
+	w = w[:len(s)]
 	for ; i+4 <= len(s); i += 4 {
 		x0 := float64(g*s[i] - mx)
 		x1 := float64(g*s[i+1] - mx)

@@ -24,11 +24,28 @@ var expConsts = [9]float64{16 / math.Ln2, 6755399441055744.0, math.Ln2 / 16, -70
 //lint:ignore U1000 read by expfused_amd64.s
 var expInts = [2]uint64{15, 1023}
 
-// expChunk32 computes, four at a time, e[i] = exp32Core(scale·float64(raw[i]) −
-// shift) and row[i] = float32(e[i]) for i < n (a multiple of 4), the same
-// operations as exp32Core in AVX2 registers, so the same bits. It stops at
-// the first group of four with an x outside (−700, 700) (or NaN) and
-// returns how many it computed.
+// expChunk32 computes, four at a time, e_i = exp32Core(scale·float64(raw[i]) −
+// shift), sets row[i] = float32(e_i) and adds e_i to *sum, in index order,
+// for i < n (a multiple of 4): the same operations as exp32Core in AVX2
+// registers, so the same bits, and the sum the same chain of additions as a
+// loop adding each e_i in turn. It stops at the first group of four with an
+// x outside (−700, 700) (or NaN), adding none of it, and returns how many it
+// computed.
 //
 //go:noescape
-func expChunk32(row, raw *float32, n int, scale, shift float64, e *float64) int
+func expChunk32(row, raw *float32, n int, scale, shift float64, sum *float64) int
+
+// expChunkF32 is expChunk32 of the attention head's arguments x_i =
+// float32(float32(gs·s[i]) − mx), computed in float32 as the head's loop
+// computes them (two roundings, no fused multiply-add), so the same bits.
+//
+//go:noescape
+func expChunkF32(row, s *float32, n int, gs, mx float32, sum *float64) int
+
+// expChunkF32x2 is expChunkF32 of two rows of the same length at once (row
+// 0: w0, s0, shift mx0, sum0; row 1: w1, s1, mx1, sum1), so that their
+// chains of additions overlap; it stops where either row's group leaves
+// the fast range, both rows computed up to the index it returns.
+//
+//go:noescape
+func expChunkF32x2(w0, s0, w1, s1 *float32, n int, gs, mx0, mx1 float32, sum0, sum1 *float64) int

@@ -2,14 +2,14 @@
 
 #include "textflag.h"
 
-// func expChunk32(row, raw *float32, n int, scale, shift float64, e *float64) int
+// func expChunk32(row, raw *float32, n int, scale, shift float64, sum *float64) int
 TEXT ·expChunk32(SB), NOSPLIT, $0-56
 	MOVQ row+0(FP), DI
 	MOVQ raw+8(FP), SI
 	MOVQ n+16(FP), CX
 	VBROADCASTSD scale+24(FP), Y0
 	VBROADCASTSD shift+32(FP), Y1
-	MOVQ e+40(FP), DX
+	MOVQ sum+40(FP), DX
 	LEAQ ·expConsts(SB), R9
 	VBROADCASTSD 0(R9), Y2  // k = 16/ln2
 	VBROADCASTSD 8(R9), Y3  // magic
@@ -18,7 +18,7 @@ TEXT ·expChunk32(SB), NOSPLIT, $0-56
 	VBROADCASTSD 32(R9), Y6 // 700
 	VBROADCASTSD 40(R9), Y7 // 1
 	VBROADCASTSD 48(R9), Y8 // 1/2
-	VBROADCASTSD 56(R9), Y9 // 1/6
+	VMOVSD    (DX), X9 // the running sum (Y9: 1/6 is loaded where used)
 	LEAQ ·expInts(SB), R10
 	VPBROADCASTQ 0(R10), Y10 // 15
 	LEAQ ·exp2Sixteenths(SB), R8
@@ -44,7 +44,8 @@ loop:
 	VSUBPD    Y14, Y11, Y14 // r = x − (y − magic)·c
 	VBROADCASTSD 64(R9), Y15 // 1/24
 	VMULPD    Y15, Y14, Y15 // r·(1/24)
-	VADDPD    Y9, Y15, Y15  // 1/6 + r·(1/24)
+	VBROADCASTSD 56(R9), Y12 // 1/6 (Y12 is free between y and n & 15)
+	VADDPD    Y12, Y15, Y15 // 1/6 + r·(1/24)
 	VMULPD    Y15, Y14, Y15 // r·(...)
 	VADDPD    Y8, Y15, Y15  // 1/2 + ...
 	VMULPD    Y15, Y14, Y15 // r·(...)
@@ -62,13 +63,251 @@ loop:
 	VPADDQ    Y12, Y13, Y13
 	VPSLLQ    $52, Y13, Y13 // 2^(n>>4)
 	VMULPD    Y13, Y15, Y15 // e
-	VMOVUPD   Y15, (DX)(AX*8)
 	VCVTPD2PSY Y15, X12
 	VMOVUPS   X12, (DI)(AX*4)
+	// sum += e0, e1, e2, e3 in order: the chain of one group overlaps
+	// the next group's exponentials.
+	VADDSD    X15, X9, X9
+	VPERMILPD $1, X15, X13
+	VADDSD    X13, X9, X9
+	VEXTRACTF128 $1, Y15, X13
+	VADDSD    X13, X9, X9
+	VPERMILPD $1, X13, X13
+	VADDSD    X13, X9, X9
 	ADDQ      $4, AX
 	JMP       loop
 
 done:
+	VMOVSD X9, (DX)
 	MOVQ AX, ret+48(FP)
+	VZEROUPPER
+	RET
+
+// func expChunkF32(row, s *float32, n int, gs, mx float32, sum *float64) int
+//
+// expChunk32 of x_i = float32(float32(gs·s[i]) − mx), the attention head's
+// arguments, computed in float32 as the head computes them.
+TEXT ·expChunkF32(SB), NOSPLIT, $0-48
+	MOVQ row+0(FP), DI
+	MOVQ s+8(FP), SI
+	MOVQ n+16(FP), CX
+	VBROADCASTSS gs+24(FP), X0
+	VBROADCASTSS mx+28(FP), X1
+	MOVQ sum+32(FP), DX
+	LEAQ ·expConsts(SB), R9
+	VBROADCASTSD 0(R9), Y2  // k = 16/ln2
+	VBROADCASTSD 8(R9), Y3  // magic
+	VBROADCASTSD 16(R9), Y4 // c = ln2/16
+	VBROADCASTSD 24(R9), Y5 // -700
+	VBROADCASTSD 32(R9), Y6 // 700
+	VBROADCASTSD 40(R9), Y7 // 1
+	VBROADCASTSD 48(R9), Y8 // 1/2
+	VMOVSD    (DX), X9 // the running sum (Y9: 1/6 is loaded where used)
+	LEAQ ·expInts(SB), R10
+	VPBROADCASTQ 0(R10), Y10 // 15
+	LEAQ ·exp2Sixteenths(SB), R8
+	XORQ AX, AX
+
+loopf:
+	CMPQ AX, CX
+	JAE  donef
+	VMOVUPS   (SI)(AX*4), X11
+	VMULPS    X0, X11, X11 // float32(g·s)
+	VSUBPS    X1, X11, X11 // x = float32(g·s − mx)
+	VCVTPS2PD X11, Y11     // exactly
+	VCMPPD    $0x1e, Y5, Y11, Y12 // x > −700 (ordered)
+	VCMPPD    $0x11, Y6, Y11, Y13 // x < 700 (ordered)
+	VANDPD    Y13, Y12, Y12
+	VMOVMSKPD Y12, BX
+	CMPQ      BX, $15
+	JNE       donef
+	VMULPD    Y2, Y11, Y12  // x·k
+	VADDPD    Y3, Y12, Y12  // y = x·k + magic
+	VPSUBQ    Y3, Y12, Y13  // n = bits(y) − bits(magic)
+	VSUBPD    Y3, Y12, Y14  // y − magic
+	VMULPD    Y4, Y14, Y14  // (y − magic)·c
+	VSUBPD    Y14, Y11, Y14 // r = x − (y − magic)·c
+	VBROADCASTSD 64(R9), Y15 // 1/24
+	VMULPD    Y15, Y14, Y15 // r·(1/24)
+	VBROADCASTSD 56(R9), Y12 // 1/6 (Y12 is free between y and n & 15)
+	VADDPD    Y12, Y15, Y15 // 1/6 + r·(1/24)
+	VMULPD    Y15, Y14, Y15 // r·(...)
+	VADDPD    Y8, Y15, Y15  // 1/2 + ...
+	VMULPD    Y15, Y14, Y15 // r·(...)
+	VADDPD    Y7, Y15, Y15  // 1 + ...
+	VMULPD    Y15, Y14, Y15 // r·(...)
+	VADDPD    Y7, Y15, Y15  // p = 1 + ...
+	VPAND     Y10, Y13, Y12 // n & 15
+	VPCMPEQQ  Y11, Y11, Y11 // gather mask: all lanes
+	VXORPD    Y14, Y14, Y14
+	VGATHERQPD Y11, (R8)(Y12*8), Y14 // 2^((n&15)/16)
+	VMULPD    Y14, Y15, Y15 // p·2^((n&15)/16)
+	VPSRLQ    $4, Y13, Y13  // n >> 4 (the low 12 bits are those of the arithmetic shift)
+	LEAQ      ·expInts(SB), R10
+	VPBROADCASTQ 8(R10), Y12 // 1023
+	VPADDQ    Y12, Y13, Y13
+	VPSLLQ    $52, Y13, Y13 // 2^(n>>4)
+	VMULPD    Y13, Y15, Y15 // e
+	VCVTPD2PSY Y15, X12
+	VMOVUPS   X12, (DI)(AX*4)
+	// sum += e0, e1, e2, e3 in order: the chain of one group overlaps
+	// the next group's exponentials.
+	VADDSD    X15, X9, X9
+	VPERMILPD $1, X15, X13
+	VADDSD    X13, X9, X9
+	VEXTRACTF128 $1, Y15, X13
+	VADDSD    X13, X9, X9
+	VPERMILPD $1, X13, X13
+	VADDSD    X13, X9, X9
+	ADDQ      $4, AX
+	JMP       loopf
+
+donef:
+	VMOVSD X9, (DX)
+	MOVQ AX, ret+40(FP)
+	VZEROUPPER
+	RET
+
+// func expChunkF32x2(w0, s0, w1, s1 *float32, n int, gs, mx0, mx1 float32, sum0, sum1 *float64) int
+//
+// expChunkF32 of two rows at once (the same n, mx0 and mx1 their shifts):
+// their two chains of additions to sum0 and sum1 are independent, so they
+// overlap. It stops at the first i where either row's group of four has an
+// argument outside (−700, 700), adding neither, and returns i.
+TEXT ·expChunkF32x2(SB), NOSPLIT, $0-80
+	MOVQ w0+0(FP), DI
+	MOVQ s0+8(FP), SI
+	MOVQ w1+16(FP), R13
+	MOVQ s1+24(FP), R11
+	MOVQ n+32(FP), CX
+	VBROADCASTSS gs+40(FP), X0
+	VBROADCASTSS mx0+44(FP), X1
+	MOVQ sum0+56(FP), DX
+	MOVQ sum1+64(FP), R14
+	LEAQ ·expConsts(SB), R9
+	VBROADCASTSD 0(R9), Y2  // k = 16/ln2
+	VBROADCASTSD 8(R9), Y3  // magic
+	VBROADCASTSD 16(R9), Y4 // c = ln2/16
+	VBROADCASTSD 24(R9), Y5 // -700
+	VBROADCASTSD 32(R9), Y6 // 700
+	VBROADCASTSD 40(R9), Y7 // 1
+	VMOVSD    (DX), X9  // row 0's running sum
+	VMOVSD    (R14), X8 // row 1's
+	LEAQ ·expInts(SB), R10
+	VPBROADCASTQ 0(R10), Y10 // 15
+	LEAQ ·exp2Sixteenths(SB), R8
+	XORQ AX, AX
+
+loop2:
+	CMPQ AX, CX
+	JAE  done2
+	// Both groups in range, or stop before either.
+	VMOVUPS   (R11)(AX*4), X11
+	VMULPS    X0, X11, X11
+	VBROADCASTSS mx1+48(FP), X12
+	VSUBPS    X12, X11, X11
+	VCVTPS2PD X11, Y11
+	VCMPPD    $0x1e, Y5, Y11, Y12
+	VCMPPD    $0x11, Y6, Y11, Y13
+	VANDPD    Y13, Y12, Y12
+	VMOVMSKPD Y12, BX
+	CMPQ      BX, $15
+	JNE       done2
+	VMOVUPS   (SI)(AX*4), X11
+	VMULPS    X0, X11, X11
+	VSUBPS    X1, X11, X11
+	VCVTPS2PD X11, Y11
+	VCMPPD    $0x1e, Y5, Y11, Y12
+	VCMPPD    $0x11, Y6, Y11, Y13
+	VANDPD    Y13, Y12, Y12
+	VMOVMSKPD Y12, BX
+	CMPQ      BX, $15
+	JNE       done2
+	VMULPD    Y2, Y11, Y12  // x·k
+	VADDPD    Y3, Y12, Y12  // y = x·k + magic
+	VPSUBQ    Y3, Y12, Y13  // n = bits(y) − bits(magic)
+	VSUBPD    Y3, Y12, Y14  // y − magic
+	VMULPD    Y4, Y14, Y14  // (y − magic)·c
+	VSUBPD    Y14, Y11, Y14 // r = x − (y − magic)·c
+	VBROADCASTSD 64(R9), Y15 // 1/24
+	VMULPD    Y15, Y14, Y15 // r·(1/24)
+	VBROADCASTSD 56(R9), Y12 // 1/6 (Y12 is free between y and n & 15)
+	VADDPD    Y12, Y15, Y15 // 1/6 + r·(1/24)
+	VMULPD    Y15, Y14, Y15 // r·(...)
+	VBROADCASTSD 48(R9), Y12 // 1/2
+	VADDPD    Y12, Y15, Y15  // 1/2 + ...
+	VMULPD    Y15, Y14, Y15 // r·(...)
+	VADDPD    Y7, Y15, Y15  // 1 + ...
+	VMULPD    Y15, Y14, Y15 // r·(...)
+	VADDPD    Y7, Y15, Y15  // p = 1 + ...
+	VPAND     Y10, Y13, Y12 // n & 15
+	VPCMPEQQ  Y11, Y11, Y11 // gather mask: all lanes
+	VXORPD    Y14, Y14, Y14
+	VGATHERQPD Y11, (R8)(Y12*8), Y14 // 2^((n&15)/16)
+	VMULPD    Y14, Y15, Y15 // p·2^((n&15)/16)
+	VPSRLQ    $4, Y13, Y13  // n >> 4 (the low 12 bits are those of the arithmetic shift)
+	LEAQ      ·expInts(SB), R10
+	VPBROADCASTQ 8(R10), Y12 // 1023
+	VPADDQ    Y12, Y13, Y13
+	VPSLLQ    $52, Y13, Y13 // 2^(n>>4)
+	VMULPD    Y13, Y15, Y15 // e
+	VCVTPD2PSY Y15, X12
+	VMOVUPS   X12, (DI)(AX*4)
+	VADDSD    X15, X9, X9
+	VPERMILPD $1, X15, X13
+	VADDSD    X13, X9, X9
+	VEXTRACTF128 $1, Y15, X13
+	VADDSD    X13, X9, X9
+	VPERMILPD $1, X13, X13
+	VADDSD    X13, X9, X9
+	VMOVUPS   (R11)(AX*4), X11
+	VMULPS    X0, X11, X11
+	VBROADCASTSS mx1+48(FP), X12
+	VSUBPS    X12, X11, X11
+	VCVTPS2PD X11, Y11
+	VMULPD    Y2, Y11, Y12  // x·k
+	VADDPD    Y3, Y12, Y12  // y = x·k + magic
+	VPSUBQ    Y3, Y12, Y13  // n = bits(y) − bits(magic)
+	VSUBPD    Y3, Y12, Y14  // y − magic
+	VMULPD    Y4, Y14, Y14  // (y − magic)·c
+	VSUBPD    Y14, Y11, Y14 // r = x − (y − magic)·c
+	VBROADCASTSD 64(R9), Y15 // 1/24
+	VMULPD    Y15, Y14, Y15 // r·(1/24)
+	VBROADCASTSD 56(R9), Y12 // 1/6 (Y12 is free between y and n & 15)
+	VADDPD    Y12, Y15, Y15 // 1/6 + r·(1/24)
+	VMULPD    Y15, Y14, Y15 // r·(...)
+	VBROADCASTSD 48(R9), Y12 // 1/2
+	VADDPD    Y12, Y15, Y15  // 1/2 + ...
+	VMULPD    Y15, Y14, Y15 // r·(...)
+	VADDPD    Y7, Y15, Y15  // 1 + ...
+	VMULPD    Y15, Y14, Y15 // r·(...)
+	VADDPD    Y7, Y15, Y15  // p = 1 + ...
+	VPAND     Y10, Y13, Y12 // n & 15
+	VPCMPEQQ  Y11, Y11, Y11 // gather mask: all lanes
+	VXORPD    Y14, Y14, Y14
+	VGATHERQPD Y11, (R8)(Y12*8), Y14 // 2^((n&15)/16)
+	VMULPD    Y14, Y15, Y15 // p·2^((n&15)/16)
+	VPSRLQ    $4, Y13, Y13  // n >> 4 (the low 12 bits are those of the arithmetic shift)
+	LEAQ      ·expInts(SB), R10
+	VPBROADCASTQ 8(R10), Y12 // 1023
+	VPADDQ    Y12, Y13, Y13
+	VPSLLQ    $52, Y13, Y13 // 2^(n>>4)
+	VMULPD    Y13, Y15, Y15 // e
+	VCVTPD2PSY Y15, X12
+	VMOVUPS   X12, (R13)(AX*4)
+	VADDSD    X15, X8, X8
+	VPERMILPD $1, X15, X13
+	VADDSD    X13, X8, X8
+	VEXTRACTF128 $1, Y15, X13
+	VADDSD    X13, X8, X8
+	VPERMILPD $1, X13, X13
+	VADDSD    X13, X8, X8
+	ADDQ      $4, AX
+	JMP       loop2
+
+done2:
+	VMOVSD X9, (DX)
+	VMOVSD X8, (R14)
+	MOVQ AX, ret+72(FP)
 	VZEROUPPER
 	RET

@@ -8,11 +8,11 @@ import (
 
 // TestExpRowSum checks the fused row exponentials against the per-element
 // loops they replace, bit for bit: scores of every size from 0 to 13 (the
-// four-wide loops and their tails) and around the AVX2 path's chunk of 64,
+// four-wide loops and their tails) and longer rows,
 // ordinary, huge (outside Exp32's fast range) and NaN values.
 func TestExpRowSum(t *testing.T) {
 	rng := rand.New(rand.NewPCG(1, 1))
-	for _, n := range []int{0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 63, 64, 65, 67, 130} {
+	for _, n := range []int{0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 63, 64, 65, 67, 130, 255, 256, 257, 300} {
 		for _, scale := range []float64{1, 30, 1e4} {
 			raw32 := make([]float32, n)
 			raw64 := make([]float64, n)
@@ -66,6 +66,41 @@ func TestExpRowSum(t *testing.T) {
 				}
 				if math.Float64bits(sum) != math.Float64bits(want) {
 					t.Errorf("head n=%d scale=%v: sum %v, want %v", n, scale, sum, want)
+				}
+			}
+		}
+	}
+}
+
+// TestSoftmaxRowPair checks the two-row softmax (expChunkF32x2) against
+// kernelRow row by row, bit for bit: lengths around the groups of four,
+// and rows where a value leaves Exp32's fast range in one row only.
+func TestSoftmaxRowPair(t *testing.T) {
+	rng := rand.New(rand.NewPCG(2, 3))
+	for _, n := range []int{1, 3, 4, 5, 8, 13, 125, 126} {
+		for trial := 0; trial < 6; trial++ {
+			s0, s1 := make([]float32, n), make([]float32, n)
+			for i := range s0 {
+				s0[i], s1[i] = float32(3*rng.NormFloat64()), float32(3*rng.NormFloat64())
+			}
+			switch trial {
+			case 1:
+				s0[n/2] = -1e6 // exp underflows: the fast range ends in row 0
+			case 2:
+				s1[n-1] = -1e6
+			case 3:
+				s1[0] = float32(math.NaN())
+			}
+			for _, g := range []float32{1, 0.7} {
+				w0, w1 := make([]float32, n), make([]float32, n)
+				softmaxRowPair32(g, s0, w0, s1, w1)
+				r0, r1 := make([]float32, n), make([]float32, n)
+				kernelRow(KindSoftmax, g, s0, r0)
+				kernelRow(KindSoftmax, g, s1, r1)
+				for i := range w0 {
+					if math.Float32bits(w0[i]) != math.Float32bits(r0[i]) || math.Float32bits(w1[i]) != math.Float32bits(r1[i]) {
+						t.Fatalf("n %d trial %d g %v: [%d] = %v, %v; want %v, %v", n, trial, g, i, w0[i], w1[i], r0[i], r1[i])
+					}
 				}
 			}
 		}

@@ -227,12 +227,11 @@ type headState[F float32 | float64] struct {
 	z, out         *F
 	wq, wk, wv, wo []F
 	valid          bool
-	// Scratch: a sequence's keys or values transposed (tb). Backward
-	// scratch and results: dL/dw of one query row, dL/ds of one sequence
+	// Backward scratch and results: dL/dw and dL/ds of one sequence
 	// (T, Tk), [dL/d(zA) | dL/d(zU)] (B·T, DIn+DOut), zᵀ times that
 	// ([dA | dU]), the matrices' gradients and dg, and the dz buffer they
 	// go with.
-	dw, dsb, tb        []F
+	dw, dsb            []F
 	gb, dh             []F
 	dwq, dwk, dwv, dwo []F
 	dg                 float64
@@ -305,20 +304,27 @@ func headForward[F float32 | float64](op *HeadOp, st *headState[F], d headDims, 
 	st.s = grow(st.s, M*Tk)
 	st.w = grow(st.w, M*Tk)
 	g := F(d.g)
-	st.tb = grow(st.tb, max(Din, Dout)*Tk)
-	zt := st.tb[:Din*Tk]
 	for b := 0; b < B; b++ {
 		zb := in.z[b*T*Din : (b+1)*T*Din]
 		hb := st.zh[b*T*nh : (b+1)*T*nh]
-		transposeInto(zt, zb, Tk, Din, Din) // the keys z_i as columns
-		for j := 0; j < T; j++ {
-			pj := hb[j*nh : j*nh+Din]
-			o := (b*T + j) * Tk
-			srow, wrow := st.s[o:o+Tk], st.w[o:o+Tk]
-			MulAddRow(srow, pj, 1, zt, Tk, Din, Tk, false) // s_ji = P_j·z_i
-			kernelRow(op.kind, g, srow, wrow)
-			MulAddRow(out[(b*T+j)*Dout:], wrow, 1, hb[Din:], nh, Tk, Dout, false) // out_j = Σ_i w_ji Vu_i
+		// The sequence's products over all its queries at once (Gemm for
+		// the scores, Tk columns wide; mulAddRows for the narrow output:
+		// the same chains as a row at a time, rows side by side), the
+		// weights row by row in between; s and w of one sequence stay in
+		// cache from one to the next.
+		sb, wb := st.s[b*T*Tk:(b+1)*T*Tk], st.w[b*T*Tk:(b+1)*T*Tk]
+		Gemm(false, true, T, Tk, Din, 1, hb, nh, zb, Din, 0, sb, Tk) // s_ji = P_j·z_i
+		j := 0
+		if s32, ok := any(sb).([]float32); ok && op.kind == KindSoftmax && Tk > 0 {
+			w32 := any(wb).([]float32)
+			for ; j+2 <= T; j += 2 { // two rows at a time: softmaxRowPair32
+				softmaxRowPair32(float32(g), s32[j*Tk:(j+1)*Tk], w32[j*Tk:(j+1)*Tk], s32[(j+1)*Tk:(j+2)*Tk], w32[(j+1)*Tk:(j+2)*Tk])
+			}
 		}
+		for ; j < T; j++ {
+			kernelRow(op.kind, g, sb[j*Tk:(j+1)*Tk], wb[j*Tk:(j+1)*Tk])
+		}
+		mulAddRows(T, Dout, Tk, wb, Tk, 1, hb[Din:], nh, out[b*T*Dout:], Dout, false) // out_j = Σ_i w_ji Vu_i
 	}
 	st.z, st.out = &in.z[0], &out[0]
 	st.wq = append(st.wq[:0], in.wq...)
@@ -342,27 +348,34 @@ func kernelRow[F float32 | float64](kind KernelKind, g F, s, w []F) {
 			w[i] = F(exp(float64(g * v)))
 		}
 	case KindSoftmax:
-		mx := g * s[0]
-		for _, v := range s[1:] {
-			if g*v > mx {
-				mx = g * v
-			}
-		}
 		var sum float64
 		if s32, ok := any(s).([]float32); ok {
-			sum = expRowSumF32(any(w).([]float32), s32, float32(g), float32(mx))
+			g32 := float32(g)
+			sum = expRowSumF32(any(w).([]float32), s32, g32, maxScaledF32(s32, g32))
 		} else {
+			mx := g * s[0]
+			for _, v := range s[1:] {
+				if g*v > mx {
+					mx = g * v
+				}
+			}
 			for i, v := range s {
 				e := math.Exp(float64(g*v - mx))
 				w[i] = F(e)
 				sum += e
 			}
 		}
-		inv := 1 / sum
-		for i := range w {
-			w[i] = F(float64(w[i]) * inv)
-		}
+		scaleRowF(w, 1/sum)
 	}
+}
+
+// softmaxRowPair32 is kernelRow's softmax of two float32 rows of the same
+// non-zero length, the same bits, their exponentials' sums computed side by
+// side (expRowSumF32x2).
+func softmaxRowPair32(g float32, s0, w0, s1, w1 []float32) {
+	sum0, sum1 := expRowSumF32x2(w0, s0, w1, s1, g, maxScaledF32(s0, g), maxScaledF32(s1, g))
+	scaleRowF(w0, 1/sum0)
+	scaleRowF(w1, 1/sum1)
 }
 
 // matches reports whether st holds the forward values of these inputs.
@@ -398,13 +411,15 @@ func headBackward[F float32 | float64](op *HeadOp, st *headState[F], d headDims,
 	st.gb = grow(st.gb, M*nh)
 	gb := st.gb
 	clear(gb)
-	st.dw = grow(st.dw, Tk)
-	dw := st.dw
+	st.dw = grow(st.dw, T*Tk)
+	dwb := st.dw
 	st.dsb = grow(st.dsb, T*Tk)
 	dsb := st.dsb
-	st.tb = grow(st.tb, max(Din, Dout)*Tk)
-	vt := st.tb[:Dout*Tk]
 	var dg float64
+	var rsb []F
+	if op.kind == KindSoftmax {
+		rsb = make([]F, T)
+	}
 	for b := 0; b < B; b++ {
 		zb := in.z[b*T*Din : (b+1)*T*Din]
 		hb := st.zh[b*T*nh : (b+1)*T*nh]
@@ -412,12 +427,14 @@ func headBackward[F float32 | float64](op *HeadOp, st *headState[F], d headDims,
 		dzb := dz[b*T*Din : (b+1)*T*Din]
 		db := dout[b*T*Dout : (b+1)*T*Dout]
 		wb := st.w[b*T*Tk : (b+1)*T*Tk]
-		transposeInto(vt, hb[Din:], Tk, Dout, nh) // the values Vu_i as columns
+		Gemm(false, true, T, Tk, Dout, 1, db, Dout, hb[Din:], nh, 0, dwb, Tk) // dw_ji = d_j·Vu_i
+		if op.kind == KindSoftmax {
+			rowDots(rsb, wb, dwb, T, Tk) // rs_j = Σ_i w_ji dw_ji
+		}
 		for j := 0; j < T; j++ {
 			o := (b*T + j) * Tk
 			srow, wrow := st.s[o:o+Tk], st.w[o:o+Tk]
-			dj := db[j*Dout : (j+1)*Dout]
-			MulAddRow(dw, dj, 1, vt, Tk, Dout, Tk, false) // dw_i = dj·Vu_i
+			dw := dwb[j*Tk : (j+1)*Tk]
 			ds := dsb[j*Tk : (j+1)*Tk]
 			switch op.kind {
 			case KindLinear:
@@ -429,10 +446,7 @@ func headBackward[F float32 | float64](op *HeadOp, st *headState[F], d headDims,
 					dg += float64(e) * float64(srow[i])
 				}
 			case KindSoftmax:
-				var rs F
-				for i, wi := range wrow {
-					rs += wi * dw[i]
-				}
+				rs := rsb[j]
 				for i, wi := range wrow {
 					e := wi * (dw[i] - rs)
 					ds[i] = g * e
@@ -440,15 +454,11 @@ func headBackward[F float32 | float64](op *HeadOp, st *headState[F], d headDims,
 				}
 			}
 		}
-		// The batch's products, a row of the result per call:
+		// The sequence's products (mulAddRows, rows side by side):
 		// dVu = wᵀ dout, dP = ds Zc (into gb), dZc += dsᵀ P.
-		for i := 0; i < Tk; i++ {
-			MulAddRow(gbb[i*nh+Din:], wb[i:], Tk, db, Dout, T, Dout, false)
-			MulAddRow(dzb[i*Din:], dsb[i:], Tk, hb, nh, T, Din, true)
-		}
-		for j := 0; j < T; j++ {
-			MulAddRow(gbb[j*nh:], dsb[j*Tk:], 1, zb, Din, Tk, Din, false)
-		}
+		mulAddRows(Tk, Dout, T, wb, 1, Tk, db, Dout, gbb[Din:], nh, false)
+		mulAddRows(Tk, Din, T, dsb, 1, Tk, hb, nh, dzb, Din, true)
+		mulAddRows(T, Din, Tk, dsb, Tk, 1, zb, Din, gbb, nh, false)
 	}
 	// dz += gb hᵀ; dh = zᵀ gb = [dA | dU].
 	gemm(false, true, M, Din, nh, gb, nh, st.h, nh, 1, dz, Din)
@@ -684,18 +694,6 @@ func dotF[F float32 | float64](a, b []F) F {
 	return (s0 + s1) + (s2 + s3)
 }
 
-// transposeInto writes the rows×cols block of src (row stride stride) into
-// dst as its cols×rows transpose.
-func transposeInto[F float32 | float64](dst, src []F, rows, cols, stride int) {
-	dst = dst[:rows*cols]
-	for r := 0; r < rows; r++ {
-		row := src[r*stride : r*stride+cols]
-		for c, v := range row {
-			dst[c*rows+r] = v
-		}
-	}
-}
-
 // axpyF adds α x to y (len(y) at least len(x)).
 func axpyF[F float32 | float64](alpha F, x, y []F) {
 	y = y[:len(x)]
@@ -707,4 +705,32 @@ func axpyF[F float32 | float64](alpha F, x, y []F) {
 // gemm is C = op(A) op(B) + beta C on row-major slices (Gemm).
 func gemm[F float32 | float64](tA, tB bool, m, n, k int, a []F, lda int, b []F, ldb int, beta F, c []F, ldc int) {
 	Gemm(tA, tB, m, n, k, 1, a, lda, b, ldb, beta, c, ldc)
+}
+
+// rowDots sets out[j] = Σ_i w[j·n + i]·v[j·n + i] for j < m, each sum a
+// chain of F additions in index order (as a loop over one row computes
+// it), four rows at a time so that their chains overlap.
+func rowDots[F float32 | float64](out, w, v []F, m, n int) {
+	j := 0
+	for ; j+4 <= m; j += 4 {
+		w0, w1, w2, w3 := w[j*n:(j+1)*n], w[(j+1)*n:(j+2)*n], w[(j+2)*n:(j+3)*n], w[(j+3)*n:(j+4)*n]
+		v0, v1, v2, v3 := v[j*n:(j+1)*n], v[(j+1)*n:(j+2)*n], v[(j+2)*n:(j+3)*n], v[(j+3)*n:(j+4)*n]
+		w1, w2, w3 = w1[:len(w0)], w2[:len(w0)], w3[:len(w0)]
+		v0, v1, v2, v3 = v0[:len(w0)], v1[:len(w0)], v2[:len(w0)], v3[:len(w0)]
+		var s0, s1, s2, s3 F
+		for i := range w0 {
+			s0 += w0[i] * v0[i]
+			s1 += w1[i] * v1[i]
+			s2 += w2[i] * v2[i]
+			s3 += w3[i] * v3[i]
+		}
+		out[j], out[j+1], out[j+2], out[j+3] = s0, s1, s2, s3
+	}
+	for ; j < m; j++ {
+		var s F
+		for i, x := range w[j*n : (j+1)*n] {
+			s += x * v[j*n+i]
+		}
+		out[j] = s
+	}
 }

@@ -312,7 +312,17 @@ func kernelForward[F float32 | float64](kind KernelKind, a kernelArgs, q, k, kee
 	// product Q Kᵀ (Gemm: (Tq, d)·(Tk, d)ᵀ), then the weights of each row
 	// with the fused exponential (dotWeights).
 	fast := keep == nil && raw != nil && (kind == KindLinear || kind == KindExp || kind == KindSoftmax)
+	// The distance kernels: a sequence's squared distances from its dot
+	// products and norms (sqDists), then the weights pair by pair.
+	var sd *sqDistScratch
+	if kind == KindRBF || kind == KindLaplacian {
+		sd = &sqDistScratch{}
+	}
 	for b := 0; b < a.b; b++ {
+		var dist []float64 // (Tq, Tk): ||q_j − k_i||² of sequence b
+		if sd != nil {
+			dist = sqDists(sd, a.tq, a.tk, d, q[b*a.tq*d:(b+1)*a.tq*d], k[b*a.tk*d:(b+1)*a.tk*d])
+		}
 		if fast {
 			o := b * a.tq * a.tk
 			Gemm(false, true, a.tq, a.tk, d, 1, q[b*a.tq*d:(b+1)*a.tq*d], d, k[b*a.tk*d:(b+1)*a.tk*d], d, 0, raw[o:o+a.tq*a.tk], a.tk)
@@ -352,10 +362,10 @@ func kernelForward[F float32 | float64](kind KernelKind, a kernelArgs, q, k, kee
 					r = dot(qj, ki)
 					v = exp(a.g * r)
 				case KindRBF:
-					r = sqdist(qj, ki)
+					r = dist[j*a.tk+i]
 					v = exp(-a.g * r)
 				case KindLaplacian:
-					r = sqdist(qj, ki)
+					r = dist[j*a.tk+i]
 					v = exp(-a.g * math.Sqrt(r))
 				case KindSoftmax:
 					r = dot(qj, ki)
@@ -387,10 +397,13 @@ func kernelForward[F float32 | float64](kind KernelKind, a kernelArgs, q, k, kee
 }
 
 // kernelDG is kernelBackward's dg alone, without a mask: one pass over W,
-// dW and the raw scores.
-func kernelDG[F float32 | float64](kind KernelKind, a kernelArgs, w, dw, raw []F) float64 {
-	var dg float64
+// dW and the raw scores, the terms added to dg0 row by row.
+func kernelDG[F float32 | float64](kind KernelKind, a kernelArgs, w, dw, raw []F, dg0 float64) float64 {
+	dg := dg0
 	n := a.tk
+	if kind == KindSoftmax && n > 0 {
+		return kernelDGSoftmax(n, w, dw, raw, dg0)
+	}
 	for o := 0; o+n <= len(w); o += n {
 		wr, dr, rr := w[o:o+n], dw[o:o+n], raw[o:o+n]
 		dr, rr = dr[:len(wr)], rr[:len(wr)]
@@ -420,6 +433,50 @@ func kernelDG[F float32 | float64](kind KernelKind, a kernelArgs, w, dw, raw []F
 	return dg
 }
 
+// kernelDGSoftmax is kernelDG for the softmax kernel (rows of n > 0): the
+// same sums in the same order, the row sums Σ_i W dW of four rows at a time
+// (their chains of additions overlap), then each row's terms of dg in turn.
+func kernelDGSoftmax[F float32 | float64](n int, w, dw, raw []F, dg0 float64) float64 {
+	dg := dg0
+	var rs [4]float64
+	rows := len(w) / n
+	for r0 := 0; r0 < rows; r0 += 4 {
+		h := min(4, rows-r0)
+		if h == 4 {
+			o := r0 * n
+			w0, w1, w2, w3 := w[o:o+n], w[o+n:o+2*n], w[o+2*n:o+3*n], w[o+3*n:o+4*n]
+			d0, d1, d2, d3 := dw[o:o+n], dw[o+n:o+2*n], dw[o+2*n:o+3*n], dw[o+3*n:o+4*n]
+			w1, w2, w3 = w1[:len(w0)], w2[:len(w0)], w3[:len(w0)]
+			d0, d1, d2, d3 = d0[:len(w0)], d1[:len(w0)], d2[:len(w0)], d3[:len(w0)]
+			var s0, s1, s2, s3 float64
+			for i := range w0 {
+				s0 += float64(w0[i]) * float64(d0[i])
+				s1 += float64(w1[i]) * float64(d1[i])
+				s2 += float64(w2[i]) * float64(d2[i])
+				s3 += float64(w3[i]) * float64(d3[i])
+			}
+			rs = [4]float64{s0, s1, s2, s3}
+		} else {
+			for r := 0; r < h; r++ {
+				o := (r0 + r) * n
+				var s float64
+				for i, wi := range w[o : o+n] {
+					s += float64(wi) * float64(dw[o+i])
+				}
+				rs[r] = s
+			}
+		}
+		for r := 0; r < h; r++ {
+			o := (r0 + r) * n
+			wr, dr, rr := w[o:o+n], dw[o:o+n], raw[o:o+n]
+			for i, wi := range wr {
+				dg += float64(wi) * (float64(dr[i]) - rs[r]) * float64(rr[i])
+			}
+		}
+	}
+	return dg
+}
+
 // dotWeights sets the weights of one query row from its scores q·k_i for
 // the dot-product kernels (linear, exp, softmax), as kernelForward does,
 // the exponentials fused into one pass over the row (expRowSum: Exp32 for
@@ -435,10 +492,15 @@ func dotWeights[F float32 | float64](kind KernelKind, g float64, raw, row []F) {
 		if g > 0 && len(raw) > 0 {
 			// max_i g·r_i = g·max_i r_i; a NaN score makes its weights
 			// NaN through exp below either way.
-			mr := raw[0]
-			for _, r := range raw[1:] {
-				if r > mr {
-					mr = r
+			var mr F
+			if r32, ok := any(raw).([]float32); ok {
+				mr = F(maxScaledF32(r32, 1)) // 1·r = r exactly
+			} else {
+				mr = raw[0]
+				for _, r := range raw[1:] {
+					if r > mr {
+						mr = r
+					}
 				}
 			}
 			mx = g * float64(mr)
@@ -450,11 +512,7 @@ func dotWeights[F float32 | float64](kind KernelKind, g float64, raw, row []F) {
 				}
 			}
 		}
-		sum := expRowSum(row, raw, g, mx)
-		inv := 1 / sum
-		for i := range row {
-			row[i] = F(float64(row[i]) * inv)
-		}
+		scaleRowF(row, 1/expRowSum(row, raw, g, mx))
 	}
 }
 
@@ -469,7 +527,7 @@ func dotWeights[F float32 | float64](kind KernelKind, g float64, raw, row []F) {
 // gradient does.)
 func kernelBackward[F float32 | float64](kind KernelKind, a kernelArgs, q, k, keep, w, dw, dq, dk, raw []F) float64 {
 	if dq == nil && dk == nil && keep == nil {
-		return kernelDG(kind, a, w, dw, raw)
+		return kernelDG(kind, a, w, dw, raw, 0)
 	}
 	d := a.d
 	var dg float64
@@ -552,6 +610,69 @@ func kernelBackward[F float32 | float64](kind KernelKind, a kernelArgs, q, k, ke
 		}
 	}
 	return dg
+}
+
+// sqDistScratch holds sqDists' buffers, reused from one sequence to the
+// next.
+type sqDistScratch struct {
+	qn, kn, dist, q64, k64 []float64
+}
+
+// sqDistRefine is the fraction of ||q||² + ||k||² below which sqDists
+// recomputes a squared distance directly: the cancellation in ||q||² +
+// ||k||² − 2 q·k loses about log2(1/fraction) bits, so every distance it
+// keeps carries a relative error of at most about (d + 2)·2⁻⁵²·2¹⁰ (2⁻³⁸
+// at d = 10: far below float32 rounding, and a few float64 units).
+const sqDistRefine = 1.0 / 1024
+
+// sqDists returns the squared distances ||q_j − k_i||² (Tq×Tk, float64) of
+// one sequence's queries q (Tq×d) and keys k (Tk×d) as ||q_j||² + ||k_i||² −
+// 2 q_j·k_i: one matrix product of the dot products (Gemm, in float64 for
+// either dtype) plus the rows' norms, instead of a loop over the pairs and
+// their d differences. A pair whose distance is small against the norms
+// (the cancellation would cost precision: a query against itself or a near
+// duplicate) is recomputed directly from its differences, so it is exact
+// where it matters most (0 for a point and itself, which the Laplacian
+// kernel's √r and its gradient are sensitive to).
+func sqDists[F float32 | float64](sd *sqDistScratch, tq, tk, d int, q, k []F) []float64 {
+	sd.qn, sd.kn, sd.dist = grow(sd.qn, tq), grow(sd.kn, tk), grow(sd.dist, tq*tk)
+	var q64, k64 []float64
+	switch qq := any(q).(type) {
+	case []float64:
+		q64, k64 = qq, any(k).([]float64)
+	case []float32:
+		sd.q64, sd.k64 = grow(sd.q64, tq*d), grow(sd.k64, tk*d)
+		q64, k64 = sd.q64, sd.k64
+		for i, v := range qq {
+			q64[i] = float64(v)
+		}
+		for i, v := range any(k).([]float32) {
+			k64[i] = float64(v)
+		}
+	}
+	for j := range sd.qn {
+		sd.qn[j] = dot(q64[j*d:(j+1)*d], q64[j*d:(j+1)*d])
+	}
+	for i := range sd.kn {
+		sd.kn[i] = dot(k64[i*d:(i+1)*d], k64[i*d:(i+1)*d])
+	}
+	dist := sd.dist
+	if tq == 0 || tk == 0 {
+		return dist
+	}
+	Gemm(false, true, tq, tk, d, -2, q64, max(1, d), k64, max(1, d), 0, dist, tk)
+	for j := 0; j < tq; j++ {
+		qn, row := sd.qn[j], dist[j*tk:(j+1)*tk]
+		for i, kn := range sd.kn {
+			n := qn + kn
+			r := n + row[i]
+			if !(r >= sqDistRefine*n) { // also NaN and r < 0
+				r = sqdist(q[j*d:(j+1)*d], k[i*d:(i+1)*d])
+			}
+			row[i] = r
+		}
+	}
+	return dist
 }
 
 func dot[F float32 | float64](a, b []F) float64 {

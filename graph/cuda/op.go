@@ -87,6 +87,10 @@ func lower(x *Exec, v *value) error {
 		dev, err = lowerKernel(x, v, op, -1)
 	case *ops.KernelGradOp:
 		dev, err = lowerKernel(x, v, op.Forward(), op.Wrt())
+	case *ops.KernelApplyOp:
+		dev, err = lowerKernelApply(x, v, op, -1)
+	case *ops.KernelApplyGradOp:
+		dev, err = lowerKernelApply(x, v, op.Forward(), op.Wrt())
 	default:
 		dev, err = lowerGorgonia(x, v, op)
 	}

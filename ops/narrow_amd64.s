@@ -1,0 +1,377 @@
+//go:build amd64 && !purego
+
+#include "textflag.h"
+
+// The kernels of mulAddRows (narrow.go): four or eight rows of a narrow
+// product at once, so that the chains of fused multiply-adds of different
+// rows overlap; every element of C is still one chain over k in order, from
+// zero (as gemm's row kernels), so the same bits as ops.Gemm and
+// ops.MulAddRow.
+
+// nmask: 8 int32 of all ones, then 8 zeros. The 8 int32 at nmask + 4·(8−m)
+// have their first m lanes set (m in 0..8).
+DATA nmask<>+0(SB)/8, $0xffffffffffffffff
+DATA nmask<>+8(SB)/8, $0xffffffffffffffff
+DATA nmask<>+16(SB)/8, $0xffffffffffffffff
+DATA nmask<>+24(SB)/8, $0xffffffffffffffff
+DATA nmask<>+32(SB)/8, $0
+DATA nmask<>+40(SB)/8, $0
+DATA nmask<>+48(SB)/8, $0
+DATA nmask<>+56(SB)/8, $0
+GLOBL nmask<>(SB), RODATA|NOPTR, $64
+
+// NMASK loads into Y the mask of the first clamp(w−off, 0, lanes) lanes
+// of size bytes each (lanes·size = 32); uses BX, CX.
+#define NMASK(w, off, lanes, size, Y) \
+	MOVQ w, BX; \
+	SUBQ $off, BX; \
+	CMPQ BX, $0; \
+	JGE 2(PC); \
+	XORQ BX, BX; \
+	CMPQ BX, $lanes; \
+	JLE 2(PC); \
+	MOVQ $lanes, BX; \
+	MOVQ $lanes, CX; \
+	SUBQ BX, CX; \
+	LEAQ nmask<>(SB), BX; \
+	VMOVDQU (BX)(CX*size), Y
+
+// func narrowWide32(c, a, b *float32, ldc, rsa, inca, ldb, k, n int, acc bool)
+//
+// c[p·ldc + j] (+)= Σ_{l<k} a[p·rsa + l·inca]·b[l·ldb + j] for p < 4 and
+// j < n ≤ 16, k ≥ 1: two vectors of columns per row.
+TEXT ·narrowWide32(SB), NOSPLIT, $0-73
+	MOVQ n+64(FP), AX
+	NMASK(AX, 0, 8, 4, Y14)
+	NMASK(AX, 8, 8, 4, Y15)
+	MOVQ c+0(FP), DI
+	MOVQ a+8(FP), SI
+	MOVQ b+16(FP), DX
+	MOVQ ldc+24(FP), R12
+	SHLQ $2, R12
+	LEAQ (R12)(R12*2), R13
+	MOVQ rsa+32(FP), R8
+	SHLQ $2, R8
+	LEAQ (R8)(R8*2), R9
+	MOVQ inca+40(FP), R10
+	SHLQ $2, R10
+	MOVQ ldb+48(FP), R11
+	SHLQ $2, R11
+	MOVQ k+56(FP), CX
+	MOVBLZX acc+72(FP), AX
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+	VXORPS Y4, Y4, Y4
+	VXORPS Y5, Y5, Y5
+	VXORPS Y6, Y6, Y6
+	VXORPS Y7, Y7, Y7
+
+wloop32:
+	VMASKMOVPS (DX), Y14, Y8
+	VMASKMOVPS 32(DX), Y15, Y9
+	VBROADCASTSS (SI), Y10
+	VFMADD231PS Y8, Y10, Y0
+	VFMADD231PS Y9, Y10, Y1
+	VBROADCASTSS (SI)(R8*1), Y11
+	VFMADD231PS Y8, Y11, Y2
+	VFMADD231PS Y9, Y11, Y3
+	VBROADCASTSS (SI)(R8*2), Y12
+	VFMADD231PS Y8, Y12, Y4
+	VFMADD231PS Y9, Y12, Y5
+	VBROADCASTSS (SI)(R9*1), Y13
+	VFMADD231PS Y8, Y13, Y6
+	VFMADD231PS Y9, Y13, Y7
+	ADDQ R10, SI
+	ADDQ R11, DX
+	DECQ CX
+	JNZ  wloop32
+
+	TESTQ AX, AX
+	JZ    wstore32
+	VMASKMOVPS (DI), Y14, Y8
+	VADDPS Y8, Y0, Y0
+	VMASKMOVPS 32(DI), Y15, Y9
+	VADDPS Y9, Y1, Y1
+	VMASKMOVPS (DI)(R12*1), Y14, Y8
+	VADDPS Y8, Y2, Y2
+	VMASKMOVPS 32(DI)(R12*1), Y15, Y9
+	VADDPS Y9, Y3, Y3
+	VMASKMOVPS (DI)(R12*2), Y14, Y8
+	VADDPS Y8, Y4, Y4
+	VMASKMOVPS 32(DI)(R12*2), Y15, Y9
+	VADDPS Y9, Y5, Y5
+	VMASKMOVPS (DI)(R13*1), Y14, Y8
+	VADDPS Y8, Y6, Y6
+	VMASKMOVPS 32(DI)(R13*1), Y15, Y9
+	VADDPS Y9, Y7, Y7
+
+wstore32:
+	VMASKMOVPS Y0, Y14, (DI)
+	VMASKMOVPS Y1, Y15, 32(DI)
+	VMASKMOVPS Y2, Y14, (DI)(R12*1)
+	VMASKMOVPS Y3, Y15, 32(DI)(R12*1)
+	VMASKMOVPS Y4, Y14, (DI)(R12*2)
+	VMASKMOVPS Y5, Y15, 32(DI)(R12*2)
+	VMASKMOVPS Y6, Y14, (DI)(R13*1)
+	VMASKMOVPS Y7, Y15, 32(DI)(R13*1)
+	VZEROUPPER
+	RET
+
+// func narrowTall32(c, a, b *float32, ldc, rsa, inca, ldb, k, n int, acc bool)
+//
+// narrowWide32 for p < 8 and j < n ≤ 8: one vector of columns per row.
+TEXT ·narrowTall32(SB), NOSPLIT, $0-73
+	MOVQ n+64(FP), AX
+	NMASK(AX, 0, 8, 4, Y15)
+	MOVQ c+0(FP), DI
+	MOVQ a+8(FP), SI
+	MOVQ b+16(FP), DX
+	MOVQ ldc+24(FP), R12
+	SHLQ $2, R12
+	LEAQ (R12)(R12*2), R13
+	MOVQ rsa+32(FP), R8
+	SHLQ $2, R8
+	LEAQ (R8)(R8*2), R9
+	LEAQ (SI)(R8*4), R14
+	MOVQ inca+40(FP), R10
+	SHLQ $2, R10
+	MOVQ ldb+48(FP), R11
+	SHLQ $2, R11
+	MOVQ k+56(FP), CX
+	MOVBLZX acc+72(FP), AX
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+	VXORPS Y4, Y4, Y4
+	VXORPS Y5, Y5, Y5
+	VXORPS Y6, Y6, Y6
+	VXORPS Y7, Y7, Y7
+
+tloop32:
+	VMASKMOVPS (DX), Y15, Y8
+	VBROADCASTSS (SI), Y9
+	VFMADD231PS Y8, Y9, Y0
+	VBROADCASTSS (SI)(R8*1), Y10
+	VFMADD231PS Y8, Y10, Y1
+	VBROADCASTSS (SI)(R8*2), Y11
+	VFMADD231PS Y8, Y11, Y2
+	VBROADCASTSS (SI)(R9*1), Y12
+	VFMADD231PS Y8, Y12, Y3
+	VBROADCASTSS (R14), Y9
+	VFMADD231PS Y8, Y9, Y4
+	VBROADCASTSS (R14)(R8*1), Y10
+	VFMADD231PS Y8, Y10, Y5
+	VBROADCASTSS (R14)(R8*2), Y11
+	VFMADD231PS Y8, Y11, Y6
+	VBROADCASTSS (R14)(R9*1), Y12
+	VFMADD231PS Y8, Y12, Y7
+	ADDQ R10, SI
+	ADDQ R10, R14
+	ADDQ R11, DX
+	DECQ CX
+	JNZ  tloop32
+
+	LEAQ (DI)(R12*4), BX
+	TESTQ AX, AX
+	JZ    tstore32
+	VMASKMOVPS (DI), Y15, Y8
+	VADDPS Y8, Y0, Y0
+	VMASKMOVPS (DI)(R12*1), Y15, Y8
+	VADDPS Y8, Y1, Y1
+	VMASKMOVPS (DI)(R12*2), Y15, Y8
+	VADDPS Y8, Y2, Y2
+	VMASKMOVPS (DI)(R13*1), Y15, Y8
+	VADDPS Y8, Y3, Y3
+	VMASKMOVPS (BX), Y15, Y8
+	VADDPS Y8, Y4, Y4
+	VMASKMOVPS (BX)(R12*1), Y15, Y8
+	VADDPS Y8, Y5, Y5
+	VMASKMOVPS (BX)(R12*2), Y15, Y8
+	VADDPS Y8, Y6, Y6
+	VMASKMOVPS (BX)(R13*1), Y15, Y8
+	VADDPS Y8, Y7, Y7
+
+tstore32:
+	VMASKMOVPS Y0, Y15, (DI)
+	VMASKMOVPS Y1, Y15, (DI)(R12*1)
+	VMASKMOVPS Y2, Y15, (DI)(R12*2)
+	VMASKMOVPS Y3, Y15, (DI)(R13*1)
+	VMASKMOVPS Y4, Y15, (BX)
+	VMASKMOVPS Y5, Y15, (BX)(R12*1)
+	VMASKMOVPS Y6, Y15, (BX)(R12*2)
+	VMASKMOVPS Y7, Y15, (BX)(R13*1)
+	VZEROUPPER
+	RET
+
+// func narrowWide64(c, a, b *float64, ldc, rsa, inca, ldb, k, n int, acc bool)
+//
+// c[p·ldc + j] (+)= Σ_{l<k} a[p·rsa + l·inca]·b[l·ldb + j] for p < 4 and
+// j < n ≤ 8, k ≥ 1: two vectors of columns per row.
+TEXT ·narrowWide64(SB), NOSPLIT, $0-73
+	MOVQ n+64(FP), AX
+	NMASK(AX, 0, 4, 8, Y14)
+	NMASK(AX, 4, 4, 8, Y15)
+	MOVQ c+0(FP), DI
+	MOVQ a+8(FP), SI
+	MOVQ b+16(FP), DX
+	MOVQ ldc+24(FP), R12
+	SHLQ $3, R12
+	LEAQ (R12)(R12*2), R13
+	MOVQ rsa+32(FP), R8
+	SHLQ $3, R8
+	LEAQ (R8)(R8*2), R9
+	MOVQ inca+40(FP), R10
+	SHLQ $3, R10
+	MOVQ ldb+48(FP), R11
+	SHLQ $3, R11
+	MOVQ k+56(FP), CX
+	MOVBLZX acc+72(FP), AX
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+	VXORPS Y4, Y4, Y4
+	VXORPS Y5, Y5, Y5
+	VXORPS Y6, Y6, Y6
+	VXORPS Y7, Y7, Y7
+
+wloop64:
+	VMASKMOVPD (DX), Y14, Y8
+	VMASKMOVPD 32(DX), Y15, Y9
+	VBROADCASTSD (SI), Y10
+	VFMADD231PD Y8, Y10, Y0
+	VFMADD231PD Y9, Y10, Y1
+	VBROADCASTSD (SI)(R8*1), Y11
+	VFMADD231PD Y8, Y11, Y2
+	VFMADD231PD Y9, Y11, Y3
+	VBROADCASTSD (SI)(R8*2), Y12
+	VFMADD231PD Y8, Y12, Y4
+	VFMADD231PD Y9, Y12, Y5
+	VBROADCASTSD (SI)(R9*1), Y13
+	VFMADD231PD Y8, Y13, Y6
+	VFMADD231PD Y9, Y13, Y7
+	ADDQ R10, SI
+	ADDQ R11, DX
+	DECQ CX
+	JNZ  wloop64
+
+	TESTQ AX, AX
+	JZ    wstore64
+	VMASKMOVPD (DI), Y14, Y8
+	VADDPD Y8, Y0, Y0
+	VMASKMOVPD 32(DI), Y15, Y9
+	VADDPD Y9, Y1, Y1
+	VMASKMOVPD (DI)(R12*1), Y14, Y8
+	VADDPD Y8, Y2, Y2
+	VMASKMOVPD 32(DI)(R12*1), Y15, Y9
+	VADDPD Y9, Y3, Y3
+	VMASKMOVPD (DI)(R12*2), Y14, Y8
+	VADDPD Y8, Y4, Y4
+	VMASKMOVPD 32(DI)(R12*2), Y15, Y9
+	VADDPD Y9, Y5, Y5
+	VMASKMOVPD (DI)(R13*1), Y14, Y8
+	VADDPD Y8, Y6, Y6
+	VMASKMOVPD 32(DI)(R13*1), Y15, Y9
+	VADDPD Y9, Y7, Y7
+
+wstore64:
+	VMASKMOVPD Y0, Y14, (DI)
+	VMASKMOVPD Y1, Y15, 32(DI)
+	VMASKMOVPD Y2, Y14, (DI)(R12*1)
+	VMASKMOVPD Y3, Y15, 32(DI)(R12*1)
+	VMASKMOVPD Y4, Y14, (DI)(R12*2)
+	VMASKMOVPD Y5, Y15, 32(DI)(R12*2)
+	VMASKMOVPD Y6, Y14, (DI)(R13*1)
+	VMASKMOVPD Y7, Y15, 32(DI)(R13*1)
+	VZEROUPPER
+	RET
+
+// func narrowTall64(c, a, b *float64, ldc, rsa, inca, ldb, k, n int, acc bool)
+//
+// narrowWide64 for p < 8 and j < n ≤ 4: one vector of columns per row.
+TEXT ·narrowTall64(SB), NOSPLIT, $0-73
+	MOVQ n+64(FP), AX
+	NMASK(AX, 0, 4, 8, Y15)
+	MOVQ c+0(FP), DI
+	MOVQ a+8(FP), SI
+	MOVQ b+16(FP), DX
+	MOVQ ldc+24(FP), R12
+	SHLQ $3, R12
+	LEAQ (R12)(R12*2), R13
+	MOVQ rsa+32(FP), R8
+	SHLQ $3, R8
+	LEAQ (R8)(R8*2), R9
+	LEAQ (SI)(R8*4), R14
+	MOVQ inca+40(FP), R10
+	SHLQ $3, R10
+	MOVQ ldb+48(FP), R11
+	SHLQ $3, R11
+	MOVQ k+56(FP), CX
+	MOVBLZX acc+72(FP), AX
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+	VXORPS Y4, Y4, Y4
+	VXORPS Y5, Y5, Y5
+	VXORPS Y6, Y6, Y6
+	VXORPS Y7, Y7, Y7
+
+tloop64:
+	VMASKMOVPD (DX), Y15, Y8
+	VBROADCASTSD (SI), Y9
+	VFMADD231PD Y8, Y9, Y0
+	VBROADCASTSD (SI)(R8*1), Y10
+	VFMADD231PD Y8, Y10, Y1
+	VBROADCASTSD (SI)(R8*2), Y11
+	VFMADD231PD Y8, Y11, Y2
+	VBROADCASTSD (SI)(R9*1), Y12
+	VFMADD231PD Y8, Y12, Y3
+	VBROADCASTSD (R14), Y9
+	VFMADD231PD Y8, Y9, Y4
+	VBROADCASTSD (R14)(R8*1), Y10
+	VFMADD231PD Y8, Y10, Y5
+	VBROADCASTSD (R14)(R8*2), Y11
+	VFMADD231PD Y8, Y11, Y6
+	VBROADCASTSD (R14)(R9*1), Y12
+	VFMADD231PD Y8, Y12, Y7
+	ADDQ R10, SI
+	ADDQ R10, R14
+	ADDQ R11, DX
+	DECQ CX
+	JNZ  tloop64
+
+	LEAQ (DI)(R12*4), BX
+	TESTQ AX, AX
+	JZ    tstore64
+	VMASKMOVPD (DI), Y15, Y8
+	VADDPD Y8, Y0, Y0
+	VMASKMOVPD (DI)(R12*1), Y15, Y8
+	VADDPD Y8, Y1, Y1
+	VMASKMOVPD (DI)(R12*2), Y15, Y8
+	VADDPD Y8, Y2, Y2
+	VMASKMOVPD (DI)(R13*1), Y15, Y8
+	VADDPD Y8, Y3, Y3
+	VMASKMOVPD (BX), Y15, Y8
+	VADDPD Y8, Y4, Y4
+	VMASKMOVPD (BX)(R12*1), Y15, Y8
+	VADDPD Y8, Y5, Y5
+	VMASKMOVPD (BX)(R12*2), Y15, Y8
+	VADDPD Y8, Y6, Y6
+	VMASKMOVPD (BX)(R13*1), Y15, Y8
+	VADDPD Y8, Y7, Y7
+
+tstore64:
+	VMASKMOVPD Y0, Y15, (DI)
+	VMASKMOVPD Y1, Y15, (DI)(R12*1)
+	VMASKMOVPD Y2, Y15, (DI)(R12*2)
+	VMASKMOVPD Y3, Y15, (DI)(R13*1)
+	VMASKMOVPD Y4, Y15, (BX)
+	VMASKMOVPD Y5, Y15, (BX)(R12*1)
+	VMASKMOVPD Y6, Y15, (BX)(R12*2)
+	VMASKMOVPD Y7, Y15, (BX)(R13*1)
+	VZEROUPPER
+	RET

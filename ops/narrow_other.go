@@ -1,0 +1,12 @@
+//go:build !amd64 || purego
+
+package ops
+
+const haveNarrowAVX2 = false
+
+// The kernels are never called where haveNarrowAVX2 is false.
+
+func narrowWide32(c, a, b *float32, ldc, rsa, inca, ldb, k, n int, acc bool) {}
+func narrowTall32(c, a, b *float32, ldc, rsa, inca, ldb, k, n int, acc bool) {}
+func narrowWide64(c, a, b *float64, ldc, rsa, inca, ldb, k, n int, acc bool) {}
+func narrowTall64(c, a, b *float64, ldc, rsa, inca, ldb, k, n int, acc bool) {}
