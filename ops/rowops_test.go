@@ -125,34 +125,3 @@ func TestSqDists(t *testing.T) {
 		}
 	}
 }
-
-// BenchmarkSqDists times one sequence's squared distances at the authors'
-// context size (N = 125 keys, 126 queries, d = 10), float32: sqDists (Gemm
-// plus norms) against the loop over the pairs it replaced.
-func BenchmarkSqDists(b *testing.B) {
-	const tq, tk, d = 126, 125, 10
-	rng := rand.New(rand.NewPCG(1, 2))
-	q, k := make([]float32, tq*d), make([]float32, tk*d)
-	for i := range q {
-		q[i] = float32(rng.NormFloat64())
-	}
-	for i := range k {
-		k[i] = float32(rng.NormFloat64())
-	}
-	b.Run("gemm", func(b *testing.B) {
-		sd := &sqDistScratch{}
-		for i := 0; i < b.N; i++ {
-			sqDists(sd, tq, tk, d, q, k)
-		}
-	})
-	b.Run("pairs", func(b *testing.B) {
-		dist := make([]float64, tq*tk)
-		for i := 0; i < b.N; i++ {
-			for j := 0; j < tq; j++ {
-				for l := 0; l < tk; l++ {
-					dist[j*tk+l] = sqdist(q[j*d:(j+1)*d], k[l*d:(l+1)*d])
-				}
-			}
-		}
-	})
-}
