@@ -42,7 +42,16 @@ type MachineOptions struct {
 	// Outputs, the parameters' gradients (and, with Trace, every node)
 	// readable on the host as the TapeMachine does. graph/cuda provides one
 	// that runs the program on a GPU (cuda.NewExecutor).
+	//
+	// Without Executor (and without Trace) the program runs on the host
+	// executor (see [NewHostExecutor]): the same ops in the same order as
+	// Gorgonia's TapeMachine, the same values bit for bit, but each
+	// intermediate node keeps its buffer from one Run to the next instead
+	// of allocating it again, and reshapes are views.
 	Executor ExecutorFactory
+	// TapeMachine runs the program on Gorgonia's TapeMachine instead of
+	// the host executor (Trace always does).
+	TapeMachine bool
 }
 
 // Program is the compiled program a [Machine] hands to an [ExecutorFactory].
@@ -97,7 +106,8 @@ type ExecutorFactory func(p *Program) (Executor, error)
 type Machine struct {
 	s      *Scope
 	vm     G.VM
-	exec   Executor // non-nil when MachineOptions.Executor ran the program
+	exec   Executor  // non-nil when MachineOptions.Executor ran the program
+	host   *hostExec // the default host executor
 	loss   *G.Node
 	params G.Nodes
 	grads  G.Nodes // gradient nodes, aligned with params; nil if forward only
@@ -164,6 +174,16 @@ func NewMachine(s *Scope, loss *G.Node, opts MachineOptions) (*Machine, error) {
 		}
 		return m, nil
 	}
+	if !opts.Trace && !opts.TapeMachine {
+		p, err := m.program(prog, opts)
+		if err != nil {
+			return nil, err
+		}
+		if m.host, err = newHostExec(p); err != nil {
+			return nil, fmt.Errorf("graph: machine: %w", err)
+		}
+		return m, nil
+	}
 	var vmOpts []G.VMOpt
 	if opts.Trace {
 		vmOpts = append(vmOpts, G.TraceExec())
@@ -179,6 +199,23 @@ func NewMachine(s *Scope, loss *G.Node, opts MachineOptions) (*Machine, error) {
 
 // newExecutor sorts prog and hands it to opts.Executor.
 func (m *Machine) newExecutor(prog *G.ExprGraph, opts MachineOptions) error {
+	p, err := m.program(prog, opts)
+	if err != nil {
+		return err
+	}
+	ex, err := opts.Executor(p)
+	if err != nil {
+		return fmt.Errorf("graph: machine: executor: %w", err)
+	}
+	if ex == nil {
+		return errors.New("graph: machine: executor factory returned nil")
+	}
+	m.exec = ex
+	return nil
+}
+
+// program sorts prog into the [Program] an executor runs.
+func (m *Machine) program(prog *G.ExprGraph, opts MachineOptions) (*Program, error) {
 	var sorted G.Nodes
 	if err := gorgoniaCall("sort", func() {
 		var err error
@@ -186,7 +223,7 @@ func (m *Machine) newExecutor(prog *G.ExprGraph, opts MachineOptions) error {
 			panic(err)
 		}
 	}); err != nil {
-		return fmt.Errorf("graph: machine: %w", err)
+		return nil, fmt.Errorf("graph: machine: %w", err)
 	}
 	// G.Sort lists every node before the nodes it reads.
 	order := make(G.Nodes, len(sorted))
@@ -199,15 +236,7 @@ func (m *Machine) newExecutor(prog *G.ExprGraph, opts MachineOptions) error {
 		p.Params = append(G.Nodes(nil), m.params...)
 		p.Grads = append(G.Nodes(nil), m.grads...)
 	}
-	ex, err := opts.Executor(p)
-	if err != nil {
-		return fmt.Errorf("graph: machine: executor: %w", err)
-	}
-	if ex == nil {
-		return errors.New("graph: machine: executor factory returned nil")
-	}
-	m.exec = ex
-	return nil
+	return p, nil
 }
 
 // Executor returns the machine's executor, nil when it runs Gorgonia's
@@ -316,6 +345,17 @@ func (m *Machine) Run() error {
 		m.ran = true
 		return nil
 	}
+	if m.host != nil {
+		var runErr error
+		if err := gorgoniaCall("run", func() { runErr = m.host.Run() }); err != nil {
+			return fmt.Errorf("graph: %w", err)
+		}
+		m.ran = true
+		if runErr != nil {
+			return fmt.Errorf("graph: run: %w", runErr)
+		}
+		return nil
+	}
 	if m.ran {
 		m.vm.Reset()
 	}
@@ -382,6 +422,9 @@ func (m *Machine) Close() error {
 	m.closed = true
 	if m.exec != nil {
 		return m.exec.Close()
+	}
+	if m.host != nil {
+		return m.host.Close()
 	}
 	return m.vm.Close()
 }

@@ -139,7 +139,12 @@ func (op *MatMulOp) WriteHash(h hash.Hash) {
 func (op *MatMulOp) Hashcode() uint32 { return hashOf(op) }
 func (op *MatMulOp) String() string   { return fmt.Sprintf("MatMul{%v,%v}", op.transA, op.transB) }
 
-func (op *MatMulOp) Do(vals ...G.Value) (G.Value, error) {
+func (op *MatMulOp) Do(vals ...G.Value) (G.Value, error) { return op.do(nil, vals) }
+
+// DoInto is Do writing into p (see outBuf).
+func (op *MatMulOp) DoInto(p G.Value, vals ...G.Value) (G.Value, error) { return op.do(p, vals) }
+
+func (op *MatMulOp) do(p G.Value, vals []G.Value) (G.Value, error) {
 	if len(vals) != 2 {
 		return nil, fmt.Errorf("ops: matmul: %d inputs, want 2", len(vals))
 	}
@@ -156,17 +161,17 @@ func (op *MatMulOp) Do(vals ...G.Value) (G.Value, error) {
 		if !ok {
 			return nil, fmt.Errorf("ops: matmul: mixed dtypes")
 		}
-		c := make([]float64, m*n)
+		c := outBuf[float64](p, m*n, k == 0)
 		Gemm(op.transA, op.transB, m, n, k, 1, a, lda, b, ldb, 0, c, max(1, n))
-		return tensor.New(tensor.WithShape(out...), tensor.WithBacking(c)), nil
+		return wrapOut(p, out, c), nil
 	case []float32:
 		b, ok := vals[1].Data().([]float32)
 		if !ok {
 			return nil, fmt.Errorf("ops: matmul: mixed dtypes")
 		}
-		c := make([]float32, m*n)
+		c := outBuf[float32](p, m*n, k == 0)
 		Gemm(op.transA, op.transB, m, n, k, 1, a, lda, b, ldb, 0, c, max(1, n))
-		return tensor.New(tensor.WithShape(out...), tensor.WithBacking(c)), nil
+		return wrapOut(p, out, c), nil
 	}
 	return nil, fmt.Errorf("ops: matmul: unsupported data %T", vals[0].Data())
 }
