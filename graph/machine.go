@@ -88,18 +88,25 @@ type Executor interface {
 // MachineOptions.Executor.
 type ExecutorFactory func(p *Program) (Executor, error)
 
-// Machine is a compiled Gorgonia TapeMachine for one graph, reused across
-// minibatches: feed inputs with [SetValue], call Run, read node values (with
-// [Values], [Scalar], [GradValues]) until the next Run. It is the only way
-// gdattn runs graphs (Gorgonia's LispMachine and solvers are not used).
-// With MachineOptions.Executor the same program runs on another executor
-// instead of the TapeMachine (graph/cuda's runs it on a GPU); the values
-// callers read after Run are the same.
+// Machine is a compiled program for one graph, reused across minibatches:
+// feed inputs with [SetValue], call Run, read node values (with [Values],
+// [Scalar], [GradValues]) until the next Run. It is the only way gdattn runs
+// graphs (Gorgonia's LispMachine and solvers are not used). By default the
+// program runs on the host executor ([NewHostExecutor]): Gorgonia's ops in
+// the order Gorgonia's TapeMachine runs them, with the same values bit for
+// bit, but with every intermediate node's buffer kept from one Run to the
+// next. With MachineOptions.TapeMachine or Trace it runs on Gorgonia's
+// TapeMachine; with MachineOptions.Executor on another executor (graph/cuda's
+// runs it on a GPU). The values callers read after Run are the same.
 //
 // A gradient machine adds the gradient nodes of loss with respect to its
-// parameters to the graph once, when it is created, and binds dual values so
-// n.Grad() of each parameter holds d loss / d param after Run. Gradients do
-// not accumulate across runs: Run zeroes them first.
+// parameters to the graph once, when it is created; n.Grad() of each
+// parameter holds d loss / d param after Run (on the TapeMachine through
+// bound dual values). Gradients do not accumulate across runs.
+//
+// The loss, MachineOptions.Outputs and the gradients get new values each
+// Run, so a value kept from an earlier Run stays as it was; the values of
+// other intermediate nodes are overwritten by the next Run.
 //
 // A Machine is not safe for concurrent use, and two machines on the same
 // graph must not run at the same time (they share node values).
@@ -115,7 +122,7 @@ type Machine struct {
 	closed bool
 }
 
-// NewMachine compiles the scope's graph into a TapeMachine. If loss is
+// NewMachine compiles the scope's graph into a program. If loss is
 // non-nil, opts.NoGrad is false and there are parameters, it first adds the
 // gradient nodes of loss with respect to the parameters (G.Grad, called once
 // per graph: a second gradient machine for the same loss reuses them). loss
@@ -239,8 +246,8 @@ func (m *Machine) program(prog *G.ExprGraph, opts MachineOptions) (*Program, err
 	return p, nil
 }
 
-// Executor returns the machine's executor, nil when it runs Gorgonia's
-// TapeMachine.
+// Executor returns the executor of MachineOptions.Executor, nil when the
+// machine runs on the host executor or Gorgonia's TapeMachine.
 func (m *Machine) Executor() Executor { return m.exec }
 
 // gradients returns the gradient nodes of loss with respect to params,

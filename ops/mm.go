@@ -66,6 +66,7 @@ type MatMulOp struct {
 	transA, transB bool
 	ra, rb         int  // the ranks of a and b
 	dataA, dataB   bool // IsData of the inputs: no gradient for them
+	oneHotState         // the one-hot shortcut (fused_onehot.go)
 }
 
 // TransA and TransB report whether a and b are transposed.
@@ -162,7 +163,9 @@ func (op *MatMulOp) do(p G.Value, vals []G.Value) (G.Value, error) {
 			return nil, fmt.Errorf("ops: matmul: mixed dtypes")
 		}
 		c := outBuf[float64](p, m*n, k == 0)
-		Gemm(op.transA, op.transB, m, n, k, 1, a, lda, b, ldb, 0, c, max(1, n))
+		if k == 0 || !oneHotDo(op, m, n, k, a, b, c) {
+			Gemm(op.transA, op.transB, m, n, k, 1, a, lda, b, ldb, 0, c, max(1, n))
+		}
 		return wrapOut(p, out, c), nil
 	case []float32:
 		b, ok := vals[1].Data().([]float32)
@@ -170,7 +173,9 @@ func (op *MatMulOp) do(p G.Value, vals []G.Value) (G.Value, error) {
 			return nil, fmt.Errorf("ops: matmul: mixed dtypes")
 		}
 		c := outBuf[float32](p, m*n, k == 0)
-		Gemm(op.transA, op.transB, m, n, k, 1, a, lda, b, ldb, 0, c, max(1, n))
+		if k == 0 || !oneHotDo(op, m, n, k, a, b, c) {
+			Gemm(op.transA, op.transB, m, n, k, 1, a, lda, b, ldb, 0, c, max(1, n))
+		}
 		return wrapOut(p, out, c), nil
 	}
 	return nil, fmt.Errorf("ops: matmul: unsupported data %T", vals[0].Data())
@@ -199,6 +204,7 @@ func (op *MatMulOp) SymDiff(in G.Nodes, output, dc *G.Node) (G.Nodes, error) {
 	case !op.transA && op.transB: // C = A Bᵀ
 		da = grad(!op.dataA, dc, b, false, false)
 		db = grad(!op.dataB, dc, a, true, false)
+		op.shareHot(db) // dB = dCᵀ·A reads the rows of A this op scanned
 	case op.transA && !op.transB: // C = Aᵀ B
 		da = grad(!op.dataA, b, dc, false, true)
 		db = grad(!op.dataB, a, dc, false, false)
