@@ -182,12 +182,11 @@ func softmaxRowInPlace[F float32 | float64](x []F) {
 		}
 	}
 	var sum float64
-	if is32[F]() {
-		for i, v := range x {
-			e := Exp32(float64(v - mx))
-			x[i] = F(e)
-			sum += e
-		}
+	if x32, ok := any(x).([]float32); ok {
+		// e_i = Exp32(float64(x_i − mx)), summed in index order: the
+		// fused exponential (four at a time on AVX2) gives the same bits
+		// (g = 1: 1·x_i − mx rounds as x_i − mx).
+		sum = expRowSumF32(x32, x32, 1, float32(any(mx).(float32)))
 	} else {
 		for i, v := range x {
 			e := math.Exp(float64(v - mx))

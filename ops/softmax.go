@@ -173,15 +173,18 @@ func softmaxRows[F float32 | float64](x, out []F, n int, log bool) {
 			}
 		}
 		var sum float64
-		exp := math.Exp
-		if is32[F]() {
-			exp = Exp32 // float32 results
-		}
-		for i, v := range row {
-			e := exp(float64(v - mx))
-			sum += e
-			if !log {
-				o[i] = F(e)
+		if r32, ok := any(row).([]float32); ok {
+			// float32 results: e_i = Exp32(float64(x_i − mx)) summed in
+			// index order, on the fused exponential (the same bits; with
+			// log, o only holds the exponentials until overwritten below).
+			sum = expRowSumF32(any(o).([]float32), r32, 1, any(mx).(float32))
+		} else {
+			for i, v := range row {
+				e := math.Exp(float64(v - mx))
+				sum += e
+				if !log {
+					o[i] = F(e)
+				}
 			}
 		}
 		if log {
@@ -205,6 +208,10 @@ func softmaxGradRows[F float32 | float64](y, dy, out []F, n int, log bool) {
 		if log {
 			for _, g := range dr {
 				s += float64(g)
+			}
+			if y32, ok := any(yr).([]float32); ok {
+				logSoftmaxGrad32(any(o).([]float32), y32, any(dr).([]float32), s)
+				continue
 			}
 			exp := math.Exp
 			if is32[F]() {
