@@ -3,6 +3,8 @@ package graph
 import (
 	"errors"
 	"fmt"
+	"reflect"
+	"sync"
 	"unsafe"
 
 	G "gorgonia.org/gorgonia"
@@ -31,6 +33,33 @@ type ViewOp interface {
 type IntoDoer interface {
 	DoInto(p G.Value, inputs ...G.Value) (G.Value, error)
 }
+
+// overwritingOps are the dynamic types of the Gorgonia ops whose
+// UsePreallocDo overwrites the given value with the op's result: the
+// elementwise binary ops, repeat (broadcasts) and the matrix products
+// (tensor.WithReuse). Other Gorgonia ops implement UsePreallocDo with other
+// meanings — col2im, the max-pool gradient and sliceIncr add into the
+// given value — so the host executor runs them with Do. The types are
+// unexported in gorgonia.org/gorgonia (pinned by go.mod): they are taken
+// from the ops that G.Add, G.Mul and G.Broadcast build.
+var overwritingOps = sync.OnceValue(func() map[reflect.Type]bool {
+	g := G.NewGraph()
+	a := G.NewMatrix(g, tensor.Float64, G.WithShape(2, 2), G.WithName("a"))
+	b := G.NewMatrix(g, tensor.Float64, G.WithShape(2, 2), G.WithName("b"))
+	col := G.NewMatrix(g, tensor.Float64, G.WithShape(2, 1), G.WithName("col"))
+	types := map[reflect.Type]bool{}
+	add := func(n *G.Node, err error) {
+		if err == nil && n != nil && n.Op() != nil {
+			types[reflect.TypeOf(n.Op())] = true
+		}
+	}
+	add(G.Add(a, b))
+	add(G.Mul(a, b))
+	if _, rep, err := G.Broadcast(a, col, G.NewBroadcastPattern(nil, []byte{1})); err == nil {
+		add(rep, nil)
+	}
+	return types
+})
 
 // hostExec runs a [Program] on the CPU without Gorgonia's TapeMachine:
 // every node keeps its own output buffer from one Run to the next, and an
@@ -126,7 +155,7 @@ func newHostExec(p *Program) (*hostExec, error) {
 		if !st.fresh && !st.konst {
 			if pd, ok := n.Op().(IntoDoer); ok {
 				st.pre = pd.DoInto
-			} else if pd, ok := n.Op().(G.UsePreallocDoer); ok {
+			} else if pd, ok := n.Op().(G.UsePreallocDoer); ok && overwritingOps()[reflect.TypeOf(n.Op())] {
 				st.pre = pd.UsePreallocDo
 			}
 		}

@@ -228,3 +228,48 @@ func equalBits(a, b []float64) bool {
 	}
 	return true
 }
+
+// TestHostExecutorGorgoniaOps runs Gorgonia ops with UsePreallocDo methods
+// of their own — a convolution (im2col, col2im), max-pooling and its
+// gradient, and G.Slice, whose gradient (sliceIncr) adds into the value it
+// is given — on the host executor for several runs: the loss and the
+// gradients stay those of the TapeMachine, bit for bit.
+func TestHostExecutorGorgoniaOps(t *testing.T) {
+	build := func(tape bool) (*graph.Machine, *graph.Scope, *G.Node) {
+		s, err := graph.NewScope(tensor.Float64, 11)
+		if err != nil {
+			t.Fatal(err)
+		}
+		x, _ := s.Param("x", tensor.Shape{1, 1, 4, 4}, graph.Normal(1))
+		k, _ := s.Param("k", tensor.Shape{2, 1, 3, 3}, graph.Normal(1))
+		// Through tanh, so that the gradients of the convolution's and the
+		// slice's inputs are intermediate nodes (a parameter's gradient is
+		// a fresh value every run).
+		c := G.Must(G.Conv2d(G.Must(G.Tanh(x)), k, tensor.Shape{3, 3}, []int{1, 1}, []int{1, 1}, []int{1, 1}))
+		p := G.Must(G.MaxPool2D(c, tensor.Shape{2, 2}, []int{0, 0}, []int{2, 2}))
+		v, _ := s.Param("v", tensor.Shape{4, 3}, graph.Normal(1))
+		sl := G.Must(G.Slice(G.Must(G.Tanh(v)), G.S(1, 3))) // its gradient is a sliceIncr
+		loss := G.Must(G.Add(G.Must(G.Sum(G.Must(G.Square(p)))), G.Must(G.Sum(G.Must(G.Square(sl))))))
+		m, err := graph.NewMachine(s, loss, graph.MachineOptions{TapeMachine: tape})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return m, s, loss
+	}
+	mh, sh, lh := build(false)
+	defer mh.Close()
+	mt, st, lt := build(true)
+	defer mt.Close()
+	for run := 0; run < 3; run++ {
+		if err := mh.Run(); err != nil {
+			t.Fatal(err)
+		}
+		if err := mt.Run(); err != nil {
+			t.Fatal(err)
+		}
+		same(t, run, "loss", lh, lt, graph.Values)
+		for i, p := range sh.Params() {
+			same(t, run, "gradient of "+p.Name(), p, st.Params()[i], graph.GradValues)
+		}
+	}
+}
