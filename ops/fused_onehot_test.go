@@ -55,8 +55,21 @@ func TestMatMulOneHot(t *testing.T) {
 				if err := graph.SetValue(x, xv); err != nil {
 					t.Fatal(err)
 				}
-				bt, _ := s.Param("bt", tensor.Shape{D, C}, graph.Normal(1)) // used as Bᵀ
-				b, _ := s.Param("b", tensor.Shape{C, D}, graph.Normal(1))
+				// -0 entries in the other factor: the product's chain from +0
+				// gives +0 there, and so must the shortcut.
+				negZero := func(n int) graph.Initializer {
+					return func(rng *rand.Rand, _ tensor.Shape, v []float64) error {
+						for i := range v {
+							v[i] = rng.NormFloat64()
+							if i%n == 0 {
+								v[i] = math.Copysign(0, -1)
+							}
+						}
+						return nil
+					}
+				}
+				bt, _ := s.Param("bt", tensor.Shape{D, C}, negZero(3)) // used as Bᵀ
+				b, _ := s.Param("b", tensor.Shape{C, D}, negZero(4))
 				dc, _ := s.Param("dc", tensor.Shape{R, D}, graph.Normal(1))
 				y1 := G.Must(ops.MatMul(x, bt, false, true)) // (R, D)
 				y2 := G.Must(ops.MatMul(x, b, false, false)) // (R, D)
