@@ -93,7 +93,6 @@ type hostStep struct {
 	fresh   bool // read by callers after Run: never reused
 	shared  bool // aliases another node's memory, or is aliased by a fresh node: never reused
 	checked bool // the first result was checked for aliasing
-	bound   G.Value
 }
 
 type hostGrad struct {
@@ -194,11 +193,12 @@ func (x *hostExec) Run() error {
 		if st.konst {
 			st.done = true
 		}
-		if v != st.bound {
+		// Bind the value to the node when it is not bound already (another
+		// machine on the same graph may have bound its own since).
+		if st.n.Value() != v {
 			if err := G.UnsafeLet(st.n, v); err != nil {
 				return fmt.Errorf("op %v (node %q): binding its value: %w", st.n.Op(), st.n.Name(), err)
 			}
-			st.bound = v
 		}
 	}
 	return x.bindGrads()

@@ -273,3 +273,49 @@ func TestHostExecutorGorgoniaOps(t *testing.T) {
 		}
 	}
 }
+
+// TestHostExecutorTwoMachines alternates a gradient machine and a
+// forward-only machine on one graph: after each Run the nodes read that
+// machine's values, intermediate nodes included.
+func TestHostExecutorTwoMachines(t *testing.T) {
+	m := newHostModel(t, tensor.Float64)
+	train, err := graph.NewMachine(m.s, m.loss, graph.MachineOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer train.Close()
+	eval, err := graph.NewMachine(m.s, nil, graph.MachineOptions{NoGrad: true, Outputs: G.Nodes{m.loss}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer eval.Close()
+	rng := rand.New(rand.NewPCG(5, 6))
+	xs := [2][]float64{make([]float64, 60), make([]float64, 60)}
+	for _, x := range xs {
+		for i := range x {
+			x[i] = rng.NormFloat64()
+		}
+	}
+	var want [2][]float64 // m.out (an intermediate node of both) for each input
+	for round := 0; round < 2; round++ {
+		for k, mach := range []*graph.Machine{train, eval} {
+			if err := graph.SetValue(m.x, xs[k]); err != nil {
+				t.Fatal(err)
+			}
+			if err := mach.Run(); err != nil {
+				t.Fatal(err)
+			}
+			got := must(graph.Values(m.out))
+			if round == 0 {
+				want[k] = got
+				continue
+			}
+			if !equalBits(got, want[k]) {
+				t.Fatalf("round %d, machine %d: the intermediate node does not hold this run's values", round, k)
+			}
+		}
+	}
+	if equalBits(want[0], want[1]) {
+		t.Fatal("the two inputs gave the same values")
+	}
+}
