@@ -2,7 +2,8 @@
 // graphs: the parameter [Scope] (unique hierarchical names such as
 // "block0/attn/wq", seeded initialisers, float32 or float64), helpers to read
 // and write node values, the [Recover] error boundary for graph-building code,
-// the compiled Go-VM machine that is reused across minibatches, and the
+// the compiled machine that is reused across minibatches (a host executor
+// that keeps its buffers across runs, or Gorgonia's TapeMachine), and the
 // Executor and DeviceUpdater interfaces a device backend (graph/cuda)
 // implements. Training (package train) and checkpoints (package checkpoint)
 // build on it.

@@ -42,7 +42,16 @@ type MachineOptions struct {
 	// Outputs, the parameters' gradients (and, with Trace, every node)
 	// readable on the host as the TapeMachine does. graph/cuda provides one
 	// that runs the program on a GPU (cuda.NewExecutor).
+	//
+	// Without Executor (and without Trace) the program runs on the host
+	// executor (see [NewHostExecutor]): the same ops in the same order as
+	// Gorgonia's TapeMachine, the same values bit for bit, but each
+	// intermediate node keeps its buffer from one Run to the next instead
+	// of allocating it again, and reshapes are views.
 	Executor ExecutorFactory
+	// TapeMachine runs the program on Gorgonia's TapeMachine instead of
+	// the host executor (Trace always does).
+	TapeMachine bool
 }
 
 // Program is the compiled program a [Machine] hands to an [ExecutorFactory].
@@ -79,25 +88,33 @@ type Executor interface {
 // MachineOptions.Executor.
 type ExecutorFactory func(p *Program) (Executor, error)
 
-// Machine is a compiled Gorgonia TapeMachine for one graph, reused across
-// minibatches: feed inputs with [SetValue], call Run, read node values (with
-// [Values], [Scalar], [GradValues]) until the next Run. It is the only way
-// gdattn runs graphs (Gorgonia's LispMachine and solvers are not used).
-// With MachineOptions.Executor the same program runs on another executor
-// instead of the TapeMachine (graph/cuda's runs it on a GPU); the values
-// callers read after Run are the same.
+// Machine is a compiled program for one graph, reused across minibatches:
+// feed inputs with [SetValue], call Run, read node values (with [Values],
+// [Scalar], [GradValues]) until the next Run. It is the only way gdattn runs
+// graphs (Gorgonia's LispMachine and solvers are not used). By default the
+// program runs on the host executor ([NewHostExecutor]): Gorgonia's ops in
+// the order Gorgonia's TapeMachine runs them, with the same values bit for
+// bit, but with every intermediate node's buffer kept from one Run to the
+// next. With MachineOptions.TapeMachine or Trace it runs on Gorgonia's
+// TapeMachine; with MachineOptions.Executor on another executor (graph/cuda's
+// runs it on a GPU). The values callers read after Run are the same.
 //
 // A gradient machine adds the gradient nodes of loss with respect to its
-// parameters to the graph once, when it is created, and binds dual values so
-// n.Grad() of each parameter holds d loss / d param after Run. Gradients do
-// not accumulate across runs: Run zeroes them first.
+// parameters to the graph once, when it is created; n.Grad() of each
+// parameter holds d loss / d param after Run (on the TapeMachine through
+// bound dual values). Gradients do not accumulate across runs.
+//
+// The loss, MachineOptions.Outputs and the gradients get new values each
+// Run, so a value kept from an earlier Run stays as it was; the values of
+// other intermediate nodes are overwritten by the next Run.
 //
 // A Machine is not safe for concurrent use, and two machines on the same
 // graph must not run at the same time (they share node values).
 type Machine struct {
 	s      *Scope
 	vm     G.VM
-	exec   Executor // non-nil when MachineOptions.Executor ran the program
+	exec   Executor  // non-nil when MachineOptions.Executor ran the program
+	host   *hostExec // the default host executor
 	loss   *G.Node
 	params G.Nodes
 	grads  G.Nodes // gradient nodes, aligned with params; nil if forward only
@@ -105,7 +122,7 @@ type Machine struct {
 	closed bool
 }
 
-// NewMachine compiles the scope's graph into a TapeMachine. If loss is
+// NewMachine compiles the scope's graph into a program. If loss is
 // non-nil, opts.NoGrad is false and there are parameters, it first adds the
 // gradient nodes of loss with respect to the parameters (G.Grad, called once
 // per graph: a second gradient machine for the same loss reuses them). loss
@@ -164,6 +181,16 @@ func NewMachine(s *Scope, loss *G.Node, opts MachineOptions) (*Machine, error) {
 		}
 		return m, nil
 	}
+	if !opts.Trace && !opts.TapeMachine {
+		p, err := m.program(prog, opts)
+		if err != nil {
+			return nil, err
+		}
+		if m.host, err = newHostExec(p); err != nil {
+			return nil, fmt.Errorf("graph: machine: %w", err)
+		}
+		return m, nil
+	}
 	var vmOpts []G.VMOpt
 	if opts.Trace {
 		vmOpts = append(vmOpts, G.TraceExec())
@@ -179,25 +206,9 @@ func NewMachine(s *Scope, loss *G.Node, opts MachineOptions) (*Machine, error) {
 
 // newExecutor sorts prog and hands it to opts.Executor.
 func (m *Machine) newExecutor(prog *G.ExprGraph, opts MachineOptions) error {
-	var sorted G.Nodes
-	if err := gorgoniaCall("sort", func() {
-		var err error
-		if sorted, err = G.Sort(prog); err != nil {
-			panic(err)
-		}
-	}); err != nil {
-		return fmt.Errorf("graph: machine: %w", err)
-	}
-	// G.Sort lists every node before the nodes it reads.
-	order := make(G.Nodes, len(sorted))
-	for i, n := range sorted {
-		order[len(sorted)-1-i] = n
-	}
-	p := &Program{Graph: prog, Nodes: order, Loss: m.loss, Trace: opts.Trace,
-		Outputs: append(G.Nodes(nil), opts.Outputs...)}
-	if m.grads != nil {
-		p.Params = append(G.Nodes(nil), m.params...)
-		p.Grads = append(G.Nodes(nil), m.grads...)
+	p, err := m.program(prog, opts)
+	if err != nil {
+		return err
 	}
 	ex, err := opts.Executor(p)
 	if err != nil {
@@ -210,8 +221,33 @@ func (m *Machine) newExecutor(prog *G.ExprGraph, opts MachineOptions) error {
 	return nil
 }
 
-// Executor returns the machine's executor, nil when it runs Gorgonia's
-// TapeMachine.
+// program sorts prog into the [Program] an executor runs.
+func (m *Machine) program(prog *G.ExprGraph, opts MachineOptions) (*Program, error) {
+	var sorted G.Nodes
+	if err := gorgoniaCall("sort", func() {
+		var err error
+		if sorted, err = G.Sort(prog); err != nil {
+			panic(err)
+		}
+	}); err != nil {
+		return nil, fmt.Errorf("graph: machine: %w", err)
+	}
+	// G.Sort lists every node before the nodes it reads.
+	order := make(G.Nodes, len(sorted))
+	for i, n := range sorted {
+		order[len(sorted)-1-i] = n
+	}
+	p := &Program{Graph: prog, Nodes: order, Loss: m.loss, Trace: opts.Trace,
+		Outputs: append(G.Nodes(nil), opts.Outputs...)}
+	if m.grads != nil {
+		p.Params = append(G.Nodes(nil), m.params...)
+		p.Grads = append(G.Nodes(nil), m.grads...)
+	}
+	return p, nil
+}
+
+// Executor returns the executor of MachineOptions.Executor, nil when the
+// machine runs on the host executor or Gorgonia's TapeMachine.
 func (m *Machine) Executor() Executor { return m.exec }
 
 // gradients returns the gradient nodes of loss with respect to params,
@@ -316,6 +352,17 @@ func (m *Machine) Run() error {
 		m.ran = true
 		return nil
 	}
+	if m.host != nil {
+		var runErr error
+		if err := gorgoniaCall("run", func() { runErr = m.host.Run() }); err != nil {
+			return fmt.Errorf("graph: %w", err)
+		}
+		m.ran = true
+		if runErr != nil {
+			return fmt.Errorf("graph: run: %w", runErr)
+		}
+		return nil
+	}
 	if m.ran {
 		m.vm.Reset()
 	}
@@ -382,6 +429,9 @@ func (m *Machine) Close() error {
 	m.closed = true
 	if m.exec != nil {
 		return m.exec.Close()
+	}
+	if m.host != nil {
+		return m.host.Close()
 	}
 	return m.vm.Close()
 }

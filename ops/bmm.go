@@ -87,7 +87,14 @@ func (op *BatchedMatMulOp) WriteHash(h hash.Hash) {
 func (op *BatchedMatMulOp) Hashcode() uint32 { return hashOf(op) }
 func (op *BatchedMatMulOp) String() string   { return fmt.Sprintf("BMM{%v,%v}", op.transA, op.transB) }
 
-func (op *BatchedMatMulOp) Do(vals ...G.Value) (G.Value, error) {
+func (op *BatchedMatMulOp) Do(vals ...G.Value) (G.Value, error) { return op.do(nil, vals) }
+
+// DoInto is Do writing into p (see outBuf).
+func (op *BatchedMatMulOp) DoInto(p G.Value, vals ...G.Value) (G.Value, error) {
+	return op.do(p, vals)
+}
+
+func (op *BatchedMatMulOp) do(p G.Value, vals []G.Value) (G.Value, error) {
 	if len(vals) != 2 {
 		return nil, fmt.Errorf("ops: bmm: %d inputs, want 2", len(vals))
 	}
@@ -102,27 +109,27 @@ func (op *BatchedMatMulOp) Do(vals ...G.Value) (G.Value, error) {
 		if !ok {
 			return nil, fmt.Errorf("ops: bmm: mixed dtypes")
 		}
-		c := make([]float64, B*m*n)
+		c := outBuf[float64](p, B*m*n, k == 0)
 		if narrowBatched(B, op.transA, op.transB, m, n, k, a, lda, sa, b, ldb, sb, c) {
-			return tensor.New(tensor.WithShape(B, m, n), tensor.WithBacking(c)), nil
+			return wrapOut(p, tensor.Shape{B, m, n}, c), nil
 		}
 		if err := gemmpkg.GemmBatched(B, op.transA, op.transB, m, n, k, 1, a, lda, sa, b, ldb, sb, 0, c, max(1, n), m*n); err != nil {
 			return nil, fmt.Errorf("ops: bmm: %w", err)
 		}
-		return tensor.New(tensor.WithShape(B, m, n), tensor.WithBacking(c)), nil
+		return wrapOut(p, tensor.Shape{B, m, n}, c), nil
 	case []float32:
 		b, ok := vals[1].Data().([]float32)
 		if !ok {
 			return nil, fmt.Errorf("ops: bmm: mixed dtypes")
 		}
-		c := make([]float32, B*m*n)
+		c := outBuf[float32](p, B*m*n, k == 0)
 		if narrowBatched(B, op.transA, op.transB, m, n, k, a, lda, sa, b, ldb, sb, c) {
-			return tensor.New(tensor.WithShape(B, m, n), tensor.WithBacking(c)), nil
+			return wrapOut(p, tensor.Shape{B, m, n}, c), nil
 		}
 		if err := gemmpkg.GemmBatched(B, op.transA, op.transB, m, n, k, 1, a, lda, sa, b, ldb, sb, 0, c, max(1, n), m*n); err != nil {
 			return nil, fmt.Errorf("ops: bmm: %w", err)
 		}
-		return tensor.New(tensor.WithShape(B, m, n), tensor.WithBacking(c)), nil
+		return wrapOut(p, tensor.Shape{B, m, n}, c), nil
 	}
 	return nil, fmt.Errorf("ops: bmm: unsupported data %T", vals[0].Data())
 }

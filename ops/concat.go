@@ -101,34 +101,41 @@ func (op *ConcatLastOp) WriteHash(h hash.Hash) {
 func (op *ConcatLastOp) Hashcode() uint32 { return hashOf(op) }
 func (op *ConcatLastOp) String() string   { return fmt.Sprintf("ConcatLast%v", op.widths) }
 
-func (op *ConcatLastOp) Do(vals ...G.Value) (G.Value, error) {
+func (op *ConcatLastOp) Do(vals ...G.Value) (G.Value, error) { return op.do(nil, vals) }
+
+// DoInto is Do writing into p (see outBuf).
+func (op *ConcatLastOp) DoInto(p G.Value, vals ...G.Value) (G.Value, error) {
+	return op.do(p, vals)
+}
+
+func (op *ConcatLastOp) do(p G.Value, vals []G.Value) (G.Value, error) {
 	if len(vals) != len(op.widths) {
 		return nil, fmt.Errorf("ops: concat: %d inputs, want %d", len(vals), len(op.widths))
 	}
 	shape := append(op.lead.Clone(), op.total())
 	switch vals[0].Data().(type) {
 	case []float64:
-		out, err := concatRows[float64](vals, op.rows(), op.widths)
+		out, err := concatRows[float64](p, vals, op.rows(), op.widths)
 		if err != nil {
 			return nil, err
 		}
-		return tensor.New(tensor.WithShape(shape...), tensor.WithBacking(out)), nil
+		return wrapOut(p, shape, out), nil
 	case []float32:
-		out, err := concatRows[float32](vals, op.rows(), op.widths)
+		out, err := concatRows[float32](p, vals, op.rows(), op.widths)
 		if err != nil {
 			return nil, err
 		}
-		return tensor.New(tensor.WithShape(shape...), tensor.WithBacking(out)), nil
+		return wrapOut(p, shape, out), nil
 	}
 	return nil, fmt.Errorf("ops: concat: unsupported data %T", vals[0].Data())
 }
 
-func concatRows[F float32 | float64](vals []G.Value, rows int, widths []int) ([]F, error) {
+func concatRows[F float32 | float64](p G.Value, vals []G.Value, rows int, widths []int) ([]F, error) {
 	total := 0
 	for _, w := range widths {
 		total += w
 	}
-	out := make([]F, rows*total)
+	out := outBuf[F](p, rows*total, false)
 	off := 0
 	for i, v := range vals {
 		x, ok := v.Data().([]F)

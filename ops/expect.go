@@ -125,7 +125,12 @@ func expectInputs[F float32 | float64](vals []G.Value) (f, k, v []F, err error) 
 	return f, k, v, nil
 }
 
-func (op *ExpectationOp) Do(vals ...G.Value) (G.Value, error) {
+func (op *ExpectationOp) Do(vals ...G.Value) (G.Value, error) { return op.do(nil, vals) }
+
+// DoInto is Do writing into p (see outBuf).
+func (op *ExpectationOp) DoInto(p G.Value, vals ...G.Value) (G.Value, error) { return op.do(p, vals) }
+
+func (op *ExpectationOp) do(p G.Value, vals []G.Value) (G.Value, error) {
 	if len(vals) != 3 {
 		return nil, fmt.Errorf("ops: expectation op: %d inputs, want 3", len(vals))
 	}
@@ -135,21 +140,21 @@ func (op *ExpectationOp) Do(vals ...G.Value) (G.Value, error) {
 	}
 	switch vals[0].Data().(type) {
 	case []float64:
-		return expectDo[float64](op, vals, m, dp, c)
+		return expectDo[float64](op, p, vals, m, dp, c)
 	case []float32:
-		return expectDo[float32](op, vals, m, dp, c)
+		return expectDo[float32](op, p, vals, m, dp, c)
 	}
 	return nil, fmt.Errorf("ops: expectation op: unsupported data %T", vals[0].Data())
 }
 
-func expectDo[F float32 | float64](op *ExpectationOp, vals []G.Value, m, dp, c int) (G.Value, error) {
+func expectDo[F float32 | float64](op *ExpectationOp, p G.Value, vals []G.Value, m, dp, c int) (G.Value, error) {
 	f, k, v, err := expectInputs[F](vals)
 	if err != nil {
 		return nil, err
 	}
-	out := make([]F, m*dp)
+	out := outBuf[F](p, m*dp, true)
 	expectForward(expectStateOf[F](&op.st), m, dp, c, f, k, v, out)
-	return tensor.New(tensor.WithShape(vals[0].Shape().Clone()...), tensor.WithBacking(out)), nil
+	return wrapOut(p, vals[0].Shape(), out), nil
 }
 
 func expectForward[F float32 | float64](st *expectState[F], m, dp, c int, f, k, v, out []F) {
@@ -177,12 +182,11 @@ func softmaxRowInPlace[F float32 | float64](x []F) {
 		}
 	}
 	var sum float64
-	if is32[F]() {
-		for i, v := range x {
-			e := Exp32(float64(v - mx))
-			x[i] = F(e)
-			sum += e
-		}
+	if x32, ok := any(x).([]float32); ok {
+		// e_i = Exp32(float64(x_i − mx)), summed in index order: the
+		// fused exponential (four at a time on AVX2) gives the same bits
+		// (g = 1: 1·x_i − mx rounds as x_i − mx).
+		sum = expRowSumF32(x32, x32, 1, float32(any(mx).(float32)))
 	} else {
 		for i, v := range x {
 			e := math.Exp(float64(v - mx))
@@ -259,7 +263,14 @@ func (op *ExpectationGradOp) DiffWRT(n int) []bool { return make([]bool, n) }
 func (op *ExpectationGradOp) SymDiff(G.Nodes, *G.Node, *G.Node) (G.Nodes, error) {
 	return nil, fmt.Errorf("ops: expectation gradients are not differentiable")
 }
-func (op *ExpectationGradOp) Do(vals ...G.Value) (G.Value, error) {
+func (op *ExpectationGradOp) Do(vals ...G.Value) (G.Value, error) { return op.do(nil, vals) }
+
+// DoInto is Do writing into p (see outBuf).
+func (op *ExpectationGradOp) DoInto(p G.Value, vals ...G.Value) (G.Value, error) {
+	return op.do(p, vals)
+}
+
+func (op *ExpectationGradOp) do(p G.Value, vals []G.Value) (G.Value, error) {
 	if len(vals) != 5 {
 		return nil, fmt.Errorf("ops: expectation gradient: %d inputs, want 5", len(vals))
 	}
@@ -269,14 +280,14 @@ func (op *ExpectationGradOp) Do(vals ...G.Value) (G.Value, error) {
 	}
 	switch vals[0].Data().(type) {
 	case []float64:
-		return expectGradDo[float64](op.e, vals, m, dp, c)
+		return expectGradDo[float64](op.e, p, vals, m, dp, c)
 	case []float32:
-		return expectGradDo[float32](op.e, vals, m, dp, c)
+		return expectGradDo[float32](op.e, p, vals, m, dp, c)
 	}
 	return nil, fmt.Errorf("ops: expectation gradient: unsupported data %T", vals[0].Data())
 }
 
-func expectGradDo[F float32 | float64](e *ExpectationOp, vals []G.Value, m, dp, c int) (G.Value, error) {
+func expectGradDo[F float32 | float64](e *ExpectationOp, p G.Value, vals []G.Value, m, dp, c int) (G.Value, error) {
 	f, k, v, err := expectInputs[F](vals)
 	if err != nil {
 		return nil, err
@@ -286,9 +297,9 @@ func expectGradDo[F float32 | float64](e *ExpectationOp, vals []G.Value, m, dp, 
 	if !ok1 || !ok2 || len(out) != m*dp || len(dout) != m*dp {
 		return nil, fmt.Errorf("ops: expectation gradient: output or its gradient has the wrong type or size")
 	}
-	df := make([]F, m*dp)
+	df := outBuf[F](p, m*dp, true)
 	expectBackward(expectStateOf[F](&e.st), m, dp, c, f, k, v, out, dout, df)
-	return tensor.New(tensor.WithShape(vals[0].Shape().Clone()...), tensor.WithBacking(df)), nil
+	return wrapOut(p, vals[0].Shape(), df), nil
 }
 
 // ExpectationParamGradOp returns dK (wrt 1) or dV (wrt 2). Inputs: f, K, V, E,

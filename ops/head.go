@@ -248,7 +248,12 @@ func stateOf[F float32 | float64](p *any) *headState[F] {
 	return st
 }
 
-func (op *HeadOp) Do(vals ...G.Value) (G.Value, error) {
+func (op *HeadOp) Do(vals ...G.Value) (G.Value, error) { return op.do(nil, vals) }
+
+// DoInto is Do writing into p (see outBuf).
+func (op *HeadOp) DoInto(p G.Value, vals ...G.Value) (G.Value, error) { return op.do(p, vals) }
+
+func (op *HeadOp) do(p G.Value, vals []G.Value) (G.Value, error) {
 	d, err := op.dimsOf(vals)
 	if err != nil {
 		return nil, err
@@ -260,17 +265,17 @@ func (op *HeadOp) Do(vals ...G.Value) (G.Value, error) {
 		if err != nil {
 			return nil, err
 		}
-		out := make([]float64, d.b*d.t*d.dout)
+		out := outBuf[float64](p, d.b*d.t*d.dout, true)
 		headForward(op, stateOf[float64](&op.st), d, in, out)
-		return tensor.New(tensor.WithShape(shape...), tensor.WithBacking(out)), nil
+		return wrapOut(p, shape, out), nil
 	case []float32:
 		in, err := inputsOf[float32](vals)
 		if err != nil {
 			return nil, err
 		}
-		out := make([]float32, d.b*d.t*d.dout)
+		out := outBuf[float32](p, d.b*d.t*d.dout, true)
 		headForward(op, stateOf[float32](&op.st), d, in, out)
-		return tensor.New(tensor.WithShape(shape...), tensor.WithBacking(out)), nil
+		return wrapOut(p, shape, out), nil
 	}
 	return nil, fmt.Errorf("ops: attention head op: unsupported data %T", vals[0].Data())
 }
@@ -533,21 +538,26 @@ func (op *HeadGradOp) SymDiff(G.Nodes, *G.Node, *G.Node) (G.Nodes, error) {
 	return nil, fmt.Errorf("ops: attention head gradients are not differentiable")
 }
 
-func (op *HeadGradOp) Do(vals ...G.Value) (G.Value, error) {
+func (op *HeadGradOp) Do(vals ...G.Value) (G.Value, error) { return op.do(nil, vals) }
+
+// DoInto is Do writing into p (see outBuf).
+func (op *HeadGradOp) DoInto(p G.Value, vals ...G.Value) (G.Value, error) { return op.do(p, vals) }
+
+func (op *HeadGradOp) do(p G.Value, vals []G.Value) (G.Value, error) {
 	nf := op.head.Arity()
 	if len(vals) != nf+2 {
 		return nil, fmt.Errorf("ops: attention head gradient: %d inputs, want %d", len(vals), nf+2)
 	}
 	switch vals[0].Data().(type) {
 	case []float64:
-		return headGradDo[float64](op.head, vals, nf)
+		return headGradDo[float64](op.head, p, vals, nf)
 	case []float32:
-		return headGradDo[float32](op.head, vals, nf)
+		return headGradDo[float32](op.head, p, vals, nf)
 	}
 	return nil, fmt.Errorf("ops: attention head gradient: unsupported data %T", vals[0].Data())
 }
 
-func headGradDo[F float32 | float64](h *HeadOp, vals []G.Value, nf int) (G.Value, error) {
+func headGradDo[F float32 | float64](h *HeadOp, p G.Value, vals []G.Value, nf int) (G.Value, error) {
 	d, err := h.dimsOf(vals[:nf])
 	if err != nil {
 		return nil, err
@@ -561,9 +571,9 @@ func headGradDo[F float32 | float64](h *HeadOp, vals []G.Value, nf int) (G.Value
 	if !ok1 || !ok2 || len(out) != d.b*d.t*d.dout || len(dout) != len(out) {
 		return nil, fmt.Errorf("ops: attention head gradient: output or its gradient has the wrong type or size")
 	}
-	dz := make([]F, len(in.z))
+	dz := outBuf[F](p, len(in.z), true)
 	headBackward(h, stateOf[F](&h.st), d, in, out, dout, dz)
-	return tensor.New(tensor.WithShape(vals[0].Shape().Clone()...), tensor.WithBacking(dz)), nil
+	return wrapOut(p, vals[0].Shape(), dz), nil
 }
 
 // HeadParamGradOp returns dL/d(input wrt) of a HeadOp for wrt = 1..5 (W_Q,

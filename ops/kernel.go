@@ -192,7 +192,12 @@ func (op *KernelOp) WriteHash(h hash.Hash) {
 func (op *KernelOp) Hashcode() uint32 { return hashOf(op) }
 func (op *KernelOp) String() string   { return "Kernel{" + op.kind.String() + "}" }
 
-func (op *KernelOp) Do(vals ...G.Value) (G.Value, error) {
+func (op *KernelOp) Do(vals ...G.Value) (G.Value, error) { return op.do(nil, vals) }
+
+// DoInto is Do writing into p (see outBuf).
+func (op *KernelOp) DoInto(p G.Value, vals ...G.Value) (G.Value, error) { return op.do(p, vals) }
+
+func (op *KernelOp) do(p G.Value, vals []G.Value) (G.Value, error) {
 	a, err := op.unpack(vals)
 	if err != nil {
 		return nil, err
@@ -200,21 +205,21 @@ func (op *KernelOp) Do(vals ...G.Value) (G.Value, error) {
 	shape := tensor.Shape{a.b, a.tq, a.tk}
 	switch q := vals[0].Data().(type) {
 	case []float64:
-		w := make([]float64, a.b*a.tq*a.tk)
+		w := outBuf[float64](p, a.b*a.tq*a.tk, true)
 		k, ok := vals[1].Data().([]float64)
 		if !ok {
 			return nil, fmt.Errorf("ops: kernel op: mixed dtypes")
 		}
 		kernelForwardCached(op, a, q, k, maskOf[float64](op, vals), w)
-		return tensor.New(tensor.WithShape(shape...), tensor.WithBacking(w)), nil
+		return wrapOut(p, shape, w), nil
 	case []float32:
-		w := make([]float32, a.b*a.tq*a.tk)
+		w := outBuf[float32](p, a.b*a.tq*a.tk, true)
 		k, ok := vals[1].Data().([]float32)
 		if !ok {
 			return nil, fmt.Errorf("ops: kernel op: mixed dtypes")
 		}
 		kernelForwardCached(op, a, q, k, maskOf[float32](op, vals), w)
-		return tensor.New(tensor.WithShape(shape...), tensor.WithBacking(w)), nil
+		return wrapOut(p, shape, w), nil
 	}
 	return nil, fmt.Errorf("ops: kernel op: unsupported data %T", vals[0].Data())
 }

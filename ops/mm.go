@@ -66,6 +66,7 @@ type MatMulOp struct {
 	transA, transB bool
 	ra, rb         int  // the ranks of a and b
 	dataA, dataB   bool // IsData of the inputs: no gradient for them
+	oneHotState         // the one-hot shortcut (fused_onehot.go)
 }
 
 // TransA and TransB report whether a and b are transposed.
@@ -139,7 +140,12 @@ func (op *MatMulOp) WriteHash(h hash.Hash) {
 func (op *MatMulOp) Hashcode() uint32 { return hashOf(op) }
 func (op *MatMulOp) String() string   { return fmt.Sprintf("MatMul{%v,%v}", op.transA, op.transB) }
 
-func (op *MatMulOp) Do(vals ...G.Value) (G.Value, error) {
+func (op *MatMulOp) Do(vals ...G.Value) (G.Value, error) { return op.do(nil, vals) }
+
+// DoInto is Do writing into p (see outBuf).
+func (op *MatMulOp) DoInto(p G.Value, vals ...G.Value) (G.Value, error) { return op.do(p, vals) }
+
+func (op *MatMulOp) do(p G.Value, vals []G.Value) (G.Value, error) {
 	if len(vals) != 2 {
 		return nil, fmt.Errorf("ops: matmul: %d inputs, want 2", len(vals))
 	}
@@ -156,17 +162,21 @@ func (op *MatMulOp) Do(vals ...G.Value) (G.Value, error) {
 		if !ok {
 			return nil, fmt.Errorf("ops: matmul: mixed dtypes")
 		}
-		c := make([]float64, m*n)
-		Gemm(op.transA, op.transB, m, n, k, 1, a, lda, b, ldb, 0, c, max(1, n))
-		return tensor.New(tensor.WithShape(out...), tensor.WithBacking(c)), nil
+		c := outBuf[float64](p, m*n, k == 0)
+		if k == 0 || !oneHotDo(op, m, n, k, a, b, c) {
+			Gemm(op.transA, op.transB, m, n, k, 1, a, lda, b, ldb, 0, c, max(1, n))
+		}
+		return wrapOut(p, out, c), nil
 	case []float32:
 		b, ok := vals[1].Data().([]float32)
 		if !ok {
 			return nil, fmt.Errorf("ops: matmul: mixed dtypes")
 		}
-		c := make([]float32, m*n)
-		Gemm(op.transA, op.transB, m, n, k, 1, a, lda, b, ldb, 0, c, max(1, n))
-		return tensor.New(tensor.WithShape(out...), tensor.WithBacking(c)), nil
+		c := outBuf[float32](p, m*n, k == 0)
+		if k == 0 || !oneHotDo(op, m, n, k, a, b, c) {
+			Gemm(op.transA, op.transB, m, n, k, 1, a, lda, b, ldb, 0, c, max(1, n))
+		}
+		return wrapOut(p, out, c), nil
 	}
 	return nil, fmt.Errorf("ops: matmul: unsupported data %T", vals[0].Data())
 }
@@ -194,6 +204,7 @@ func (op *MatMulOp) SymDiff(in G.Nodes, output, dc *G.Node) (G.Nodes, error) {
 	case !op.transA && op.transB: // C = A Bᵀ
 		da = grad(!op.dataA, dc, b, false, false)
 		db = grad(!op.dataB, dc, a, true, false)
+		op.shareHot(db) // dB = dCᵀ·A reads the rows of A this op scanned
 	case op.transA && !op.transB: // C = Aᵀ B
 		da = grad(!op.dataA, b, dc, false, true)
 		db = grad(!op.dataB, a, dc, false, false)

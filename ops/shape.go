@@ -160,7 +160,12 @@ func (op *SliceOp) SymDiff(inputs G.Nodes, output, grad *G.Node) (G.Nodes, error
 	return G.Nodes{g}, err
 }
 
-func (op *SliceOp) Do(vals ...G.Value) (G.Value, error) {
+func (op *SliceOp) Do(vals ...G.Value) (G.Value, error) { return op.do(nil, vals) }
+
+// DoInto is Do writing into p (see outBuf).
+func (op *SliceOp) DoInto(p G.Value, vals ...G.Value) (G.Value, error) { return op.do(p, vals) }
+
+func (op *SliceOp) do(p G.Value, vals []G.Value) (G.Value, error) {
 	if len(vals) != 1 {
 		return nil, fmt.Errorf("ops: slice: %d inputs, want 1", len(vals))
 	}
@@ -183,13 +188,13 @@ func (op *SliceOp) Do(vals ...G.Value) (G.Value, error) {
 	out := op.outShape()
 	switch x := t.Data().(type) {
 	case []float64:
-		y := make([]float64, out.TotalSize())
+		y := outBuf[float64](p, out.TotalSize(), op.backward)
 		sliceCopy(x, y, outer, inner, full, part, op.lo, op.backward)
-		return tensor.New(tensor.WithShape(out...), tensor.WithBacking(y)), nil
+		return wrapOut(p, out, y), nil
 	case []float32:
-		y := make([]float32, out.TotalSize())
+		y := outBuf[float32](p, out.TotalSize(), op.backward)
 		sliceCopy(x, y, outer, inner, full, part, op.lo, op.backward)
-		return tensor.New(tensor.WithShape(out...), tensor.WithBacking(y)), nil
+		return wrapOut(p, out, y), nil
 	}
 	return nil, fmt.Errorf("ops: slice: unsupported data %T", t.Data())
 }

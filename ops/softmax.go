@@ -69,7 +69,12 @@ func (op *SoftMaxOp) String() string {
 	return "SoftMaxLast"
 }
 
-func (op *SoftMaxOp) Do(vals ...G.Value) (G.Value, error) {
+func (op *SoftMaxOp) Do(vals ...G.Value) (G.Value, error) { return op.do(nil, vals) }
+
+// DoInto is Do writing into p (see outBuf).
+func (op *SoftMaxOp) DoInto(p G.Value, vals ...G.Value) (G.Value, error) { return op.do(p, vals) }
+
+func (op *SoftMaxOp) do(p G.Value, vals []G.Value) (G.Value, error) {
 	if len(vals) != 1 {
 		return nil, fmt.Errorf("ops: softmax: %d inputs, want 1", len(vals))
 	}
@@ -77,13 +82,13 @@ func (op *SoftMaxOp) Do(vals ...G.Value) (G.Value, error) {
 	n := shape[len(shape)-1]
 	switch x := vals[0].Data().(type) {
 	case []float64:
-		out := make([]float64, len(x))
+		out := outBuf[float64](p, len(x), false)
 		softmaxRows(x, out, n, op.log)
-		return tensor.New(tensor.WithShape(shape.Clone()...), tensor.WithBacking(out)), nil
+		return wrapOut(p, shape, out), nil
 	case []float32:
-		out := make([]float32, len(x))
+		out := outBuf[float32](p, len(x), false)
 		softmaxRows(x, out, n, op.log)
-		return tensor.New(tensor.WithShape(shape.Clone()...), tensor.WithBacking(out)), nil
+		return wrapOut(p, shape, out), nil
 	}
 	return nil, fmt.Errorf("ops: softmax: unsupported data %T", vals[0].Data())
 }
@@ -124,7 +129,14 @@ func (op *SoftMaxGradOp) WriteHash(h hash.Hash) { fmt.Fprintf(h, "gdattn.softmax
 func (op *SoftMaxGradOp) Hashcode() uint32      { return hashOf(op) }
 func (op *SoftMaxGradOp) String() string        { return "SoftMaxLastGrad" }
 
-func (op *SoftMaxGradOp) Do(vals ...G.Value) (G.Value, error) {
+func (op *SoftMaxGradOp) Do(vals ...G.Value) (G.Value, error) { return op.do(nil, vals) }
+
+// DoInto is Do writing into p (see outBuf).
+func (op *SoftMaxGradOp) DoInto(p G.Value, vals ...G.Value) (G.Value, error) {
+	return op.do(p, vals)
+}
+
+func (op *SoftMaxGradOp) do(p G.Value, vals []G.Value) (G.Value, error) {
 	if len(vals) != 2 {
 		return nil, fmt.Errorf("ops: softmax gradient: %d inputs, want 2", len(vals))
 	}
@@ -136,17 +148,17 @@ func (op *SoftMaxGradOp) Do(vals ...G.Value) (G.Value, error) {
 		if !ok || len(dy) != len(y) {
 			return nil, fmt.Errorf("ops: softmax gradient: mismatched gradient %T", vals[1].Data())
 		}
-		out := make([]float64, len(y))
+		out := outBuf[float64](p, len(y), false)
 		softmaxGradRows(y, dy, out, n, op.log)
-		return tensor.New(tensor.WithShape(shape.Clone()...), tensor.WithBacking(out)), nil
+		return wrapOut(p, shape, out), nil
 	case []float32:
 		dy, ok := vals[1].Data().([]float32)
 		if !ok || len(dy) != len(y) {
 			return nil, fmt.Errorf("ops: softmax gradient: mismatched gradient %T", vals[1].Data())
 		}
-		out := make([]float32, len(y))
+		out := outBuf[float32](p, len(y), false)
 		softmaxGradRows(y, dy, out, n, op.log)
-		return tensor.New(tensor.WithShape(shape.Clone()...), tensor.WithBacking(out)), nil
+		return wrapOut(p, shape, out), nil
 	}
 	return nil, fmt.Errorf("ops: softmax gradient: unsupported data %T", vals[0].Data())
 }
@@ -161,15 +173,18 @@ func softmaxRows[F float32 | float64](x, out []F, n int, log bool) {
 			}
 		}
 		var sum float64
-		exp := math.Exp
-		if is32[F]() {
-			exp = Exp32 // float32 results
-		}
-		for i, v := range row {
-			e := exp(float64(v - mx))
-			sum += e
-			if !log {
-				o[i] = F(e)
+		if r32, ok := any(row).([]float32); ok {
+			// float32 results: e_i = Exp32(float64(x_i − mx)) summed in
+			// index order, on the fused exponential (the same bits; with
+			// log, o only holds the exponentials until overwritten below).
+			sum = expRowSumF32(any(o).([]float32), r32, 1, any(mx).(float32))
+		} else {
+			for i, v := range row {
+				e := math.Exp(float64(v - mx))
+				sum += e
+				if !log {
+					o[i] = F(e)
+				}
 			}
 		}
 		if log {
@@ -193,6 +208,10 @@ func softmaxGradRows[F float32 | float64](y, dy, out []F, n int, log bool) {
 		if log {
 			for _, g := range dr {
 				s += float64(g)
+			}
+			if y32, ok := any(yr).([]float32); ok {
+				logSoftmaxGrad32(any(o).([]float32), y32, any(dr).([]float32), s)
+				continue
 			}
 			exp := math.Exp
 			if is32[F]() {

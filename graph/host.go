@@ -1,0 +1,391 @@
+package graph
+
+import (
+	"errors"
+	"fmt"
+	"reflect"
+	"sync"
+	"unsafe"
+
+	G "gorgonia.org/gorgonia"
+	"gorgonia.org/tensor"
+)
+
+// ViewOp is implemented by ops whose output is their single input's data
+// under another shape (a reshape of a contiguous tensor). The host executor
+// binds such a node to a view of its input instead of running the op,
+// which copies: in the host executor no op writes into memory it did not
+// allocate for its own node, so the view cannot be clobbered (the aliasing
+// that makes Gorgonia's own views unsafe on its TapeMachine, see
+// docs/gorgonia-bugs.md, does not arise). ViewShape returns the output's
+// shape; the caller does not modify it.
+type ViewOp interface {
+	G.Op
+	ViewShape() tensor.Shape
+}
+
+// IntoDoer is implemented by ops that can compute their output into a
+// given value: DoInto(p, inputs...) returns what Do returns, written into
+// p's memory when p fits (else into a new value). The host executor passes
+// each such node its own value of the previous Run. gdattn's hot ops
+// implement it (package ops); Gorgonia's G.UsePreallocDoer is used the same
+// way for Gorgonia's own ops.
+type IntoDoer interface {
+	DoInto(p G.Value, inputs ...G.Value) (G.Value, error)
+}
+
+// overwritingOps are the dynamic types of the Gorgonia ops whose
+// UsePreallocDo overwrites the given value with the op's result: the
+// elementwise binary ops, repeat (broadcasts) and the matrix products
+// (tensor.WithReuse). Other Gorgonia ops implement UsePreallocDo with other
+// meanings — col2im, the max-pool gradient and sliceIncr add into the
+// given value — so the host executor runs them with Do. The types are
+// unexported in gorgonia.org/gorgonia (pinned by go.mod): they are taken
+// from the ops that G.Add, G.Mul and G.Broadcast build.
+var overwritingOps = sync.OnceValue(func() map[reflect.Type]bool {
+	g := G.NewGraph()
+	a := G.NewMatrix(g, tensor.Float64, G.WithShape(2, 2), G.WithName("a"))
+	b := G.NewMatrix(g, tensor.Float64, G.WithShape(2, 2), G.WithName("b"))
+	col := G.NewMatrix(g, tensor.Float64, G.WithShape(2, 1), G.WithName("col"))
+	types := map[reflect.Type]bool{}
+	add := func(n *G.Node, err error) {
+		if err == nil && n != nil && n.Op() != nil {
+			types[reflect.TypeOf(n.Op())] = true
+		}
+	}
+	add(G.Add(a, b))
+	add(G.Mul(a, b))
+	if _, rep, err := G.Broadcast(a, col, G.NewBroadcastPattern(nil, []byte{1})); err == nil {
+		add(rep, nil)
+	}
+	return types
+})
+
+// hostExec runs a [Program] on the CPU without Gorgonia's TapeMachine:
+// every node keeps its own output buffer from one Run to the next, and an
+// op that can write into a given buffer (G.UsePreallocDoer) writes into its
+// node's buffer of the previous Run instead of allocating a new one. The
+// values are those of the TapeMachine bit for bit: the same ops run in the
+// same order on the same inputs; only where their results live differs.
+//
+// Nodes whose values callers read after Run (the loss, Outputs, the
+// gradients) get a fresh value every Run, as on the TapeMachine, so a value
+// a caller kept from an earlier Run is never overwritten.
+type hostExec struct {
+	prog  *Program
+	steps []hostStep
+	vals  []G.Value // current value of every node, by position in prog.Nodes
+	args  []G.Value // scratch for the arguments of one op
+	grads []hostGrad
+}
+
+type hostStep struct {
+	n     *G.Node
+	pos   int   // position in prog.Nodes
+	ins   []int // positions of its inputs
+	input bool  // a parameter or input: read from the node every Run
+	konst bool  // an op without inputs: computed once
+	done  bool  // konst and computed
+	view  tensor.Shape
+	// reuse: the op writes into this node's previous value (set after a
+	// first Run shows the op's result aliases none of its inputs).
+	pre     func(p G.Value, inputs ...G.Value) (G.Value, error)
+	fresh   bool // read by callers after Run: never reused
+	shared  bool // aliases another node's memory, or is aliased by a fresh node: never reused
+	checked bool // the first result was checked for aliasing
+}
+
+type hostGrad struct {
+	p    *G.Node
+	pos  int // the gradient node's position
+	node *G.Node
+}
+
+// NewHostExecutor returns the [ExecutorFactory] of the host executor that
+// [NewMachine] uses by default (without MachineOptions.Executor and
+// without Trace): the program runs on the calling goroutine, op by op, and
+// each intermediate node reuses its buffer across Runs where its op can
+// write into a given buffer; reshapes are views. It computes the same
+// values as Gorgonia's TapeMachine, bit for bit.
+func NewHostExecutor() ExecutorFactory {
+	return func(p *Program) (Executor, error) { return newHostExec(p) }
+}
+
+func newHostExec(p *Program) (*hostExec, error) {
+	if p == nil || len(p.Nodes) == 0 {
+		return nil, errors.New("graph: host executor: empty program")
+	}
+	x := &hostExec{prog: p, vals: make([]G.Value, len(p.Nodes))}
+	pos := make(map[*G.Node]int, len(p.Nodes))
+	fresh := map[*G.Node]bool{}
+	if p.Loss != nil {
+		fresh[p.Loss] = true
+	}
+	for _, n := range p.Outputs {
+		fresh[n] = true
+	}
+	for _, n := range p.Grads {
+		fresh[n] = true
+	}
+	for i, n := range p.Nodes {
+		st := hostStep{n: n, pos: i, fresh: fresh[n] || p.Trace}
+		pos[n] = i
+		if n.Op() == nil {
+			st.input = true
+			x.steps = append(x.steps, st)
+			continue
+		}
+		it := n.Graph().From(n.ID())
+		for it.Next() {
+			c, ok := it.Node().(*G.Node)
+			if !ok {
+				return nil, fmt.Errorf("graph: host executor: node %q has a child of type %T", n.Name(), it.Node())
+			}
+			ci, ok := pos[c]
+			if !ok {
+				return nil, fmt.Errorf("graph: host executor: node %q reads %q, which comes later in the program", n.Name(), c.Name())
+			}
+			st.ins = append(st.ins, ci)
+		}
+		st.konst = len(st.ins) == 0
+		if v, ok := n.Op().(ViewOp); ok && len(st.ins) == 1 && !st.fresh {
+			st.view = v.ViewShape()
+		}
+		if !st.fresh && !st.konst {
+			if pd, ok := n.Op().(IntoDoer); ok {
+				st.pre = pd.DoInto
+			} else if pd, ok := n.Op().(G.UsePreallocDoer); ok && overwritingOps()[reflect.TypeOf(n.Op())] {
+				st.pre = pd.UsePreallocDo
+			}
+		}
+		x.steps = append(x.steps, st)
+	}
+	for i, g := range p.Grads {
+		gi, ok := pos[g]
+		if !ok {
+			return nil, fmt.Errorf("graph: host executor: gradient node %q is not in the program", g.Name())
+		}
+		x.grads = append(x.grads, hostGrad{p: p.Params[i], pos: gi, node: g})
+	}
+	return x, nil
+}
+
+// Run executes the program once.
+func (x *hostExec) Run() error {
+	for i := range x.steps {
+		st := &x.steps[i]
+		if st.input {
+			v := st.n.Value()
+			if v == nil {
+				return fmt.Errorf("input %q has no value (feed it with graph.SetValue)", st.n.Name())
+			}
+			x.vals[st.pos] = v
+			continue
+		}
+		if st.done {
+			continue
+		}
+		v, err := x.exec(st)
+		if err != nil {
+			return fmt.Errorf("op %v (node %q): %w", st.n.Op(), st.n.Name(), err)
+		}
+		x.vals[st.pos] = v
+		if st.konst {
+			st.done = true
+		}
+		// Bind the value to the node when it is not bound already (another
+		// machine on the same graph may have bound its own since).
+		if st.n.Value() != v {
+			if err := G.UnsafeLet(st.n, v); err != nil {
+				return fmt.Errorf("op %v (node %q): binding its value: %w", st.n.Op(), st.n.Name(), err)
+			}
+		}
+	}
+	return x.bindGrads()
+}
+
+// exec computes one op node's value.
+func (x *hostExec) exec(st *hostStep) (G.Value, error) {
+	args := x.args[:0]
+	for _, j := range st.ins {
+		args = append(args, x.vals[j])
+	}
+	x.args = args[:0]
+	if st.view != nil {
+		if v, ok := x.viewOf(st, args[0]); ok {
+			return x.checkAlias(st, v, args), nil
+		}
+	}
+	prev := x.vals[st.pos]
+	if st.pre != nil && !st.shared && st.checked && prev != nil {
+		if v, err := st.pre(prev, args...); err == nil {
+			return x.checkAlias(st, v, args), nil
+		}
+		// As the TapeMachine does: an op that cannot write into the given
+		// value computes a fresh one.
+	}
+	v, err := doOp(st.n.Op(), args)
+	if err != nil {
+		return nil, err
+	}
+	return x.checkAlias(st, v, args), nil
+}
+
+// checkAlias finds results that share memory with an input (a view of
+// it): such a node never writes into its previous value (that would write
+// into the input), and the node owning the memory no longer reuses its
+// buffer either when the view is read by callers after Run (a fresh
+// node), so a value a caller kept is never overwritten.
+func (x *hostExec) checkAlias(st *hostStep, v G.Value, args []G.Value) G.Value {
+	if st.checked {
+		return v
+	}
+	st.checked = true
+	lo, hi, ok := span(v)
+	if !ok {
+		st.shared = true
+		return v
+	}
+	for j, a := range args {
+		alo, ahi, ok := span(a)
+		if ok && !(alo < hi && lo < ahi) {
+			continue
+		}
+		st.shared = true
+		if st.fresh {
+			x.markOwners(st.ins[j], lo, hi)
+		}
+	}
+	return v
+}
+
+// markOwners stops the node at pos, and the inputs it views, from reusing
+// their buffers when they overlap [lo, hi).
+func (x *hostExec) markOwners(pos int, lo, hi uintptr) {
+	st := &x.steps[pos]
+	if alo, ahi, ok := span(x.vals[pos]); ok && !(alo < hi && lo < ahi) {
+		return
+	}
+	st.shared = true
+	for _, j := range st.ins {
+		x.markOwners(j, lo, hi)
+	}
+}
+
+// viewOf returns a's data under st's view shape, reusing the view of the
+// previous Run when a's data has not moved.
+func (x *hostExec) viewOf(st *hostStep, a G.Value) (G.Value, bool) {
+	d, ok := a.(*tensor.Dense)
+	if !ok || d.IsView() || !d.IsNativelyAccessible() || d.Shape().TotalSize() != st.view.TotalSize() {
+		return nil, false
+	}
+	if prev, ok := x.vals[st.pos].(*tensor.Dense); ok && prev.Dtype() == d.Dtype() && prev.Uintptr() == d.Uintptr() && prev.DataSize() == d.DataSize() {
+		return prev, true
+	}
+	return tensor.New(tensor.WithShape(st.view.Clone()...), tensor.WithBacking(d.Data())), true
+}
+
+// span is the address range of a value's elements.
+func span(v G.Value) (lo, hi uintptr, ok bool) {
+	switch t := v.(type) {
+	case *G.F64:
+		p := uintptr(unsafe.Pointer(t))
+		return p, p + 8, true
+	case *G.F32:
+		p := uintptr(unsafe.Pointer(t))
+		return p, p + 4, true
+	case *tensor.Dense:
+		p := t.Uintptr()
+		return p, p + uintptr(t.MemSize()), true
+	}
+	return 0, 0, false
+}
+
+// doOp runs op.Do, turning a panic that is not a runtime error into an
+// error (Gorgonia's ops report some failures by panicking).
+func doOp(op G.Op, args []G.Value) (v G.Value, err error) {
+	err = gorgoniaCall("do", func() {
+		var e error
+		if v, e = op.Do(args...); e != nil {
+			panic(e)
+		}
+	})
+	return v, err
+}
+
+// bindGrads makes each parameter's gradient readable with p.Grad(): when a
+// TapeMachine on the same graph bound the parameter a dual value, the
+// gradient is written into it (0 + g, what the TapeMachine's accumulation
+// into freshly zeroed gradients gives); otherwise p.Grad() reads the
+// gradient node, bound by Run.
+func (x *hostExec) bindGrads() error {
+	for _, g := range x.grads {
+		gv, err := g.p.Grad()
+		if err != nil || gv == nil {
+			continue
+		}
+		src := x.vals[g.pos]
+		if d := g.p.Deriv(); d != nil && gv == d.Value() {
+			continue
+		}
+		if err := addInto(gv, src); err != nil {
+			return fmt.Errorf("gradient of %q: %w", g.p.Name(), err)
+		}
+	}
+	return nil
+}
+
+// addInto sets dst to 0 + src element by element.
+func addInto(dst, src G.Value) error {
+	switch d := dst.(type) {
+	case *G.F64:
+		s, ok := src.(*G.F64)
+		if !ok {
+			return fmt.Errorf("gradient %T into %T", src, dst)
+		}
+		*d = 0 + *s
+		return nil
+	case *G.F32:
+		s, ok := src.(*G.F32)
+		if !ok {
+			return fmt.Errorf("gradient %T into %T", src, dst)
+		}
+		*d = 0 + *s
+		return nil
+	case tensor.Tensor:
+		s, ok := src.(tensor.Tensor)
+		if !ok || s.Shape().TotalSize() != d.Shape().TotalSize() {
+			return fmt.Errorf("gradient %v into %v", src.Shape(), dst.Shape())
+		}
+		if sd, ok := s.(*tensor.Dense); ok && sd.IsView() {
+			s = sd.Materialize()
+		}
+		switch dd := d.Data().(type) {
+		case []float64:
+			sd, ok := s.Data().([]float64)
+			if !ok {
+				return fmt.Errorf("gradient of dtype %v into %v", s.Dtype(), d.Dtype())
+			}
+			for i, v := range sd[:len(dd)] {
+				dd[i] = 0 + v
+			}
+			return nil
+		case []float32:
+			sd, ok := s.Data().([]float32)
+			if !ok {
+				return fmt.Errorf("gradient of dtype %v into %v", s.Dtype(), d.Dtype())
+			}
+			for i, v := range sd[:len(dd)] {
+				dd[i] = 0 + v
+			}
+			return nil
+		}
+	}
+	return fmt.Errorf("unsupported gradient value %T", dst)
+}
+
+// Close releases the buffers.
+func (x *hostExec) Close() error {
+	x.vals = nil
+	return nil
+}
