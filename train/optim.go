@@ -219,8 +219,11 @@ func adamUpdate[T float32 | float64](w []T, g, m, v []float64, h adamHyper) (mma
 // adamUpdateScaled is adamUpdate with the gradient scale·g (g of either
 // dtype, converted to float64 and multiplied by scale element by element,
 // as ClipGlobalNorm would have scaled a float64 copy; scale 1 changes
-// nothing).
-func adamUpdateScaled[T, G float32 | float64](w []T, g []G, scale float64, m, v []float64, h adamHyper) (mmax, vmax float64) {
+// nothing), and moments stored in M: float64, or float32 (each new moment
+// is computed in float64 from the stored one and rounded when stored; the
+// parameter's update uses the unrounded moments). The maxima returned are
+// those of the stored moments.
+func adamUpdateScaled[T, G, M float32 | float64](w []T, g []G, scale float64, m, v []M, h adamHyper) (mmax, vmax float64) {
 	b1, b2 := h.beta1, h.beta2
 	c1, c2 := 1-b1, 1-b2
 	step := h.lr / h.bc1
@@ -238,15 +241,16 @@ func adamUpdateScaled[T, G float32 | float64](w []T, g []G, scale float64, m, v 
 	for i := range w {
 		p := float64(w[i])
 		gi := float64(float64(g[i])*scale) + l2*p // the conversion rounds the product (no fused multiply-add), as a stored scaled gradient was
-		mi := b1*m[i] + c1*gi
-		vi := b2*v[i] + c2*gi*gi
-		m[i], v[i] = mi, vi
+		mi := b1*float64(m[i]) + c1*gi
+		vi := b2*float64(v[i]) + c2*gi*gi
+		ms, vs := M(mi), M(vi)
+		m[i], v[i] = ms, vs
 		w[i] = T(p*keep - step*mi/(math.Sqrt(vi)*rbc2+eps))
-		if a := math.Abs(mi); a > mmax {
+		if a := math.Abs(float64(ms)); a > mmax {
 			mmax = a
 		}
-		if vi > vmax {
-			vmax = vi
+		if float64(vs) > vmax {
+			vmax = float64(vs)
 		}
 	}
 	return mmax, vmax
@@ -258,8 +262,9 @@ func adamUpdateScaled[T, G float32 | float64](w []T, g []G, scale float64, m, v 
 // P|keep| + (lr/bc1)|m'|/eps with |m'| <= beta1 M + (1-beta1)(G + l2 P), and
 // each new v at most beta2 V + (1-beta2)(G + l2 P)^2; the bounds must stay
 // below half of limit (the largest finite value of the parameter's type)
-// and of MaxFloat64. A NaN or infinite bound gives false.
-func updateBounded(P, G, M, V float64, h adamHyper, limit float64) bool {
+// and of mlimit (that of the moments' type). A NaN or infinite bound gives
+// false.
+func updateBounded(P, G, M, V float64, h adamHyper, limit, mlimit float64) bool {
 	l2, keep := 0.0, 1.0
 	if h.wd != 0 {
 		if h.decoupled {
@@ -273,7 +278,7 @@ func updateBounded(P, G, M, V float64, h adamHyper, limit float64) bool {
 	vmax := h.beta2*V + (1-h.beta2)*gmax*gmax
 	wmax := P*math.Abs(keep) + h.lr/h.bc1*mmax/h.eps
 	const half = 0.5
-	return wmax <= half*limit && mmax <= half*math.MaxFloat64 && vmax <= half*math.MaxFloat64
+	return wmax <= half*limit && mmax <= half*mlimit && vmax <= half*mlimit
 }
 
 // maxAbs32 returns the largest |x| of xs, NaN if one is NaN: the largest
@@ -306,8 +311,9 @@ func adamCheck[T float32 | float64](w []T, g, m, v []float64, h adamHyper) (int,
 	return adamCheckScaled(w, g, 1, m, v, h)
 }
 
-// adamCheckScaled is adamCheck for the gradient scale·g, as adamUpdateScaled.
-func adamCheckScaled[T, G float32 | float64](w []T, g []G, scale float64, m, v []float64, h adamHyper) (int, string) {
+// adamCheckScaled is adamCheck for the gradient scale·g and moments stored
+// in M, as adamUpdateScaled (a moment is checked as stored, rounded to M).
+func adamCheckScaled[T, G, M float32 | float64](w []T, g []G, scale float64, m, v []M, h adamHyper) (int, string) {
 	b1, b2 := h.beta1, h.beta2
 	c1, c2 := 1-b1, 1-b2
 	step := h.lr / h.bc1
@@ -325,15 +331,16 @@ func adamCheckScaled[T, G float32 | float64](w []T, g []G, scale float64, m, v [
 	for i := range w {
 		p := float64(w[i])
 		gi := float64(float64(g[i])*scale) + l2*p // the conversion rounds the product (no fused multiply-add), as a stored scaled gradient was
-		mi := b1*m[i] + c1*gi
-		vi := b2*v[i] + c2*gi*gi
+		mi := b1*float64(m[i]) + c1*gi
+		vi := b2*float64(v[i]) + c2*gi*gi
 		nw := float64(T(p*keep - step*mi/(math.Sqrt(vi)*rbc2+eps)))
+		ms, vs := float64(M(mi)), float64(M(vi))
 		// x-x is 0 for a finite x and NaN for ±Inf and NaN.
-		if nw-nw != 0 || mi-mi != 0 || vi-vi != 0 {
+		if nw-nw != 0 || ms-ms != 0 || vs-vs != 0 {
 			switch {
-			case mi-mi != 0:
+			case ms-ms != 0:
 				return i, "first moment"
-			case vi-vi != 0:
+			case vs-vs != 0:
 				return i, "second moment"
 			}
 			return i, "value"
