@@ -260,9 +260,11 @@ type Runner struct {
 // LMTrainConfig is the optimiser of the language workloads: the training
 // settings of examples/language (AdamW, learning rate 1e-3, betas 0.9 and
 // 0.999, eps 1e-8, weight decay 0.01 on the parameters of rank >= 2 as
-// nanoGPT, gradients clipped to global norm 1, moments in the parameters'
-// dtype as train.LMTrainer and torch.optim keep them), with the learning
-// rate held constant (the warmup-cosine schedule costs nothing per step).
+// nanoGPT, gradients clipped to global norm 1), with the moments in the
+// parameters' dtype as torch.optim keeps them (train.Config's
+// ParamDtypeMoments; examples/language keeps float64 moments unless told)
+// and the learning rate held constant (the warmup-cosine schedule costs
+// nothing per step).
 func LMTrainConfig() train.Config {
 	return train.Config{Optimizer: "adamw", LR: 1e-3, Beta1: 0.9, Beta2: 0.999, Eps: 1e-8, WeightDecay: 1e-2,
 		Decay: func(_ string, shape tensor.Shape) bool { return shape.Dims() >= 2 }, ClipNorm: 1, ParamDtypeMoments: true}

@@ -105,12 +105,13 @@ type LMConfig struct {
 	TrainExecutor, EvalExecutor graph.ExecutorFactory
 	// HostOptimizer keeps the update on the host with a device executor.
 	HostOptimizer bool
-	// Float64Moments keeps AdamW's moments in float64 for every parameter.
-	// By default they are kept in the parameters' dtype, as torch.optim
-	// and nanoGPT do ([Config].ParamDtypeMoments): for a float32 model half
-	// the optimiser memory. A checkpoint with either kind resumes with
-	// either (float64 moments are rounded into float32 storage).
-	Float64Moments bool
+	// ParamDtypeMoments keeps AdamW's moments in the parameters' dtype, as
+	// torch.optim and nanoGPT do ([Config].ParamDtypeMoments): for a
+	// float32 model half the optimiser memory (206 MB less for the `paper`
+	// preset). False keeps them in float64, as the examples' tables were
+	// trained. A checkpoint with either kind resumes with either (float64
+	// moments are rounded into float32 storage).
+	ParamDtypeMoments bool
 	// EvalOnly compiles only the evaluation machine: the Score and Loss
 	// methods work, Fit and Resume return an error, and the training
 	// settings (Steps, LR, ...) are ignored.
@@ -204,7 +205,7 @@ func NewLMTrainer(m LM, cfg LMConfig) (_ *LMTrainer, err error) {
 		Optimizer: "adamw", Schedule: WarmupCosine(cfg.LR, cfg.Warmup, cfg.Steps, cfg.MinLR),
 		WeightDecay: cfg.WeightDecay, Decay: cfg.Decay, ClipNorm: cfg.ClipNorm,
 		Progress: cfg.Progress, ProgressEvery: cfg.ProgressEvery, Total: cfg.Steps, Label: cfg.Label,
-		HostOptimizer: cfg.HostOptimizer, ParamDtypeMoments: !cfg.Float64Moments,
+		HostOptimizer: cfg.HostOptimizer, ParamDtypeMoments: cfg.ParamDtypeMoments,
 	})
 	if err != nil {
 		return nil, err
