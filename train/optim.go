@@ -238,7 +238,29 @@ func adamUpdateScaled[T, G, M float32 | float64](w []T, g []G, scale float64, m,
 		}
 	}
 	g, m, v = g[:len(w)], m[:len(w)], v[:len(w)]
-	for i := range w {
+	start := 0
+	if w32, ok := any(w).([]float32); ok && haveAdamAVX2 && len(w) >= 4 {
+		// Float32 parameters and gradients: four elements at a time in
+		// AVX2 registers (adam_amd64.s), the same operations in the same
+		// order as the loop below, so the same bits; the loop does the
+		// last len(w) mod 4.
+		if g32, ok := any(g).([]float32); ok {
+			c := adamVec{{scale}, {l2}, {b1}, {c1}, {b2}, {c2}, {keep}, {step}, {rbc2}, {eps}, {math.Float64frombits(1<<63 - 1)}}
+			for k := range c {
+				c[k] = [4]float64{c[k][0], c[k][0], c[k][0], c[k][0]}
+			}
+			n := len(w) &^ 3
+			switch mm := any(m).(type) {
+			case []float32:
+				mmax, vmax = adamAVX2M32(&w32[0], &g32[0], &mm[0], &any(v).([]float32)[0], n, &c)
+				start = n
+			case []float64:
+				mmax, vmax = adamAVX2M64(&w32[0], &g32[0], &mm[0], &any(v).([]float64)[0], n, &c)
+				start = n
+			}
+		}
+	}
+	for i := start; i < len(w); i++ {
 		p := float64(w[i])
 		gi := float64(float64(g[i])*scale) + l2*p // the conversion rounds the product (no fused multiply-add), as a stored scaled gradient was
 		mi := b1*float64(m[i]) + c1*gi
@@ -255,6 +277,11 @@ func adamUpdateScaled[T, G, M float32 | float64](w []T, g []G, scale float64, m,
 	}
 	return mmax, vmax
 }
+
+// adamVec holds an update's constants, each in four lanes, for the AVX2
+// kernels: scale, l2, beta1, 1-beta1, beta2, 1-beta2, keep, lr/bc1,
+// 1/sqrt(bc2), eps and the absolute-value mask.
+type adamVec [11][4]float64
 
 // updateBounded reports whether an update with hyperparameters h provably
 // writes only finite values, from bounds alone: P >= every |w|, G >= every
