@@ -77,3 +77,26 @@ func testAdamUpdateBits[M float32 | float64](t *testing.T) {
 		}
 	}
 }
+
+// TestFirstNonFinite: the first NaN or ±Inf, in both dtypes, -1 if none
+// (the largest finite values and subnormals are finite).
+func TestFirstNonFinite(t *testing.T) {
+	f32 := []float32{0, -1, math.MaxFloat32, -math.MaxFloat32, math.SmallestNonzeroFloat32}
+	f64 := []float64{0, -1, math.MaxFloat64, -math.MaxFloat64, math.SmallestNonzeroFloat64}
+	if j := firstNonFinite(f32); j != -1 {
+		t.Errorf("float32 finite: %d", j)
+	}
+	if j := firstNonFinite(f64); j != -1 {
+		t.Errorf("float64 finite: %d", j)
+	}
+	for _, bad := range []float64{math.NaN(), math.Inf(1), math.Inf(-1)} {
+		a := append(append([]float32(nil), f32...), float32(bad), 0)
+		b := append(append([]float64(nil), f64...), bad, 0)
+		if j := firstNonFinite(a); j != len(f32) {
+			t.Errorf("float32 %v: %d, want %d", bad, j, len(f32))
+		}
+		if j := firstNonFinite(b); j != len(f64) {
+			t.Errorf("float64 %v: %d, want %d", bad, j, len(f64))
+		}
+	}
+}

@@ -425,11 +425,22 @@ func readInto(dst []float64, v G.Value) error {
 	return nil
 }
 
-// firstNonFinite returns the index of the first NaN or ±Inf in vs, or -1.
+// firstNonFinite returns the index of the first NaN or ±Inf in vs, or -1:
+// the first element whose exponent bits are all ones (no conversion or
+// branch per element beyond the compare).
 func firstNonFinite[T float32 | float64](vs []T) int {
-	for i, x := range vs {
-		if v := float64(x); math.IsNaN(v) || math.IsInf(v, 0) {
-			return i
+	switch x := any(vs).(type) {
+	case []float32:
+		for i, v := range x {
+			if math.Float32bits(v)&0x7f800000 == 0x7f800000 {
+				return i
+			}
+		}
+	case []float64:
+		for i, v := range x {
+			if math.Float64bits(v)&0x7ff0000000000000 == 0x7ff0000000000000 {
+				return i
+			}
 		}
 	}
 	return -1
