@@ -45,7 +45,6 @@ type GatherOp struct {
 	v, d   int
 	ids    tensor.Shape
 	center bool
-	tied   *tiedGrad // set by a TiedLogitsOp on the same table (TiedLogitsOp.couple)
 }
 
 // Vocab and Dim are the table's shape (V, D).
@@ -77,19 +76,6 @@ func (op *GatherOp) DiffWRT(int) []bool {
 	return []bool{true, false}
 }
 func (op *GatherOp) SymDiff(inputs G.Nodes, output, grad *G.Node) (G.Nodes, error) {
-	if t := op.tied; t != nil {
-		// The table's whole gradient: the tied product's dYᵀ h, with this
-		// lookup's rows added onto it.
-		gw, err := G.ApplyOp(&TiedLogitsOp{n: t.n, v: t.v, d: t.d, mode: TiedGradW}, t.grad, t.h)
-		if err != nil {
-			return nil, err
-		}
-		g, err := G.ApplyOp(&ScatterOp{v: op.v, d: op.d, ids: op.ids.Clone(), center: op.center, onto: true}, inputs[1], grad, gw)
-		if err != nil {
-			return nil, err
-		}
-		return G.Nodes{g, nil}, nil
-	}
 	g, err := G.ApplyOp(&ScatterOp{v: op.v, d: op.d, ids: op.ids.Clone(), center: op.center}, inputs[1], grad)
 	if err != nil {
 		return nil, err
@@ -155,23 +141,12 @@ func colMean[F float32 | float64](w []F, d int) []float64 {
 // [GatherOp] w.r.t. the table, accumulated into a buffer the op reuses;
 // when Centered, −(1/V) Σ_i grad_i is added to every row (the gradient
 // through the mean).
-//
-// With Onto, the op takes a third input, the (V, D) gradient of a tied
-// output layer (TiedLogitsOp's dYᵀ h), and adds its result onto that
-// buffer, returning it: element for element base + scatter, the sum
-// Gorgonia would have formed, without a buffer of its own.
 type ScatterOp struct {
 	v, d   int
 	ids    tensor.Shape
 	center bool
-	onto   bool
 	buf    *tensor.Dense
-	slot   []int32 // onto: each row's slot in acc, −1 if no id names it
-	acc    any     // onto: []float32 or []float64, the rows' sums (reused)
 }
-
-// Onto reports whether the op adds onto a third input (see ScatterOp).
-func (op *ScatterOp) Onto() bool { return op.onto }
 
 // Vocab and Dim are the table's shape (V, D), the op's output shape.
 func (op *ScatterOp) Vocab() int { return op.v }
@@ -183,17 +158,9 @@ func (op *ScatterOp) Dim() int { return op.d }
 // of zero.
 func (op *ScatterOp) Centered() bool { return op.center }
 
-func (op *ScatterOp) Arity() int {
-	if op.onto {
-		return 3
-	}
-	return 2
-}
+func (op *ScatterOp) Arity() int { return 2 }
 func (op *ScatterOp) Type() hm.Type {
 	a := hm.TypeVariable('a')
-	if op.onto {
-		return hm.NewFnType(&G.TensorType{Dims: op.ids.Dims(), Of: tensor.Int}, &G.TensorType{Dims: op.ids.Dims() + 1, Of: a}, &G.TensorType{Dims: 2, Of: a}, &G.TensorType{Dims: 2, Of: a})
-	}
 	return hm.NewFnType(&G.TensorType{Dims: op.ids.Dims(), Of: tensor.Int}, &G.TensorType{Dims: op.ids.Dims() + 1, Of: a}, &G.TensorType{Dims: 2, Of: a})
 }
 func (op *ScatterOp) InferShape(...G.DimSizer) (tensor.Shape, error) {
@@ -203,43 +170,24 @@ func (op *ScatterOp) ReturnsPtr() bool     { return false }
 func (op *ScatterOp) CallsExtern() bool    { return false }
 func (op *ScatterOp) OverwritesInput() int { return -1 }
 func (op *ScatterOp) WriteHash(h hash.Hash) {
-	fmt.Fprintf(h, "gdattn.scatter (%d,%d) ids %v center %v onto %v", op.v, op.d, op.ids, op.center, op.onto)
+	fmt.Fprintf(h, "gdattn.scatter (%d,%d) ids %v center %v", op.v, op.d, op.ids, op.center)
 }
 func (op *ScatterOp) Hashcode() uint32   { return hashOf(op) }
 func (op *ScatterOp) String() string     { return fmt.Sprintf("ScatterAdd(%d,%d)", op.v, op.d) }
-func (op *ScatterOp) DiffWRT(int) []bool { return make([]bool, op.Arity()) }
+func (op *ScatterOp) DiffWRT(int) []bool { return []bool{false, false} }
 func (op *ScatterOp) SymDiff(G.Nodes, *G.Node, *G.Node) (G.Nodes, error) {
 	return nil, fmt.Errorf("ops: a gather's gradient has no gradient of its own (second derivatives are unsupported)")
 }
 
 func (op *ScatterOp) Do(vals ...G.Value) (G.Value, error) {
-	if len(vals) != op.Arity() {
-		return nil, fmt.Errorf("ops: scatter: %d inputs, want %d", len(vals), op.Arity())
+	if len(vals) != 2 {
+		return nil, fmt.Errorf("ops: scatter: %d inputs, want 2", len(vals))
 	}
 	ids, err := intData(vals[0], op.v)
 	if err != nil {
 		return nil, fmt.Errorf("ops: scatter: %w", err)
 	}
 	g := denseData(vals[1])
-	if op.onto {
-		switch b := denseData(vals[2]).(type) {
-		case []float64:
-			gg, ok := g.([]float64)
-			if !ok || len(gg) != len(ids)*op.d || len(b) != op.v*op.d {
-				return nil, fmt.Errorf("ops: scatter: gradient %T of %d values for %d ids, base of %d", g, len(gg), len(ids), len(b))
-			}
-			scatterOnto(op, b, gg, ids)
-			return tensor.New(tensor.WithShape(op.v, op.d), tensor.WithBacking(b)), nil
-		case []float32:
-			gg, ok := g.([]float32)
-			if !ok || len(gg) != len(ids)*op.d || len(b) != op.v*op.d {
-				return nil, fmt.Errorf("ops: scatter: gradient %T of %d values for %d ids, base of %d", g, len(gg), len(ids), len(b))
-			}
-			scatterOnto(op, b, gg, ids)
-			return tensor.New(tensor.WithShape(op.v, op.d), tensor.WithBacking(b)), nil
-		}
-		return nil, fmt.Errorf("ops: scatter: unsupported base %T", vals[2].Data())
-	}
 	if op.buf == nil || op.buf.Dtype() != vals[1].Dtype() {
 		op.buf = tensor.New(tensor.Of(vals[1].Dtype()), tensor.WithShape(op.v, op.d))
 	}
@@ -283,63 +231,6 @@ func scatterRows[F float32 | float64](buf, g []F, ids []int, d int, center bool)
 			row[j] += gr[j]
 		}
 	}
-}
-
-// scatterOnto adds to base, element for element, the buffer scatterRows
-// would have made: each row named by ids accumulates its gradients in a
-// scratch row (from the centred fill or zero, in the order of ids, as
-// scatterRows adds them), then base_row += that row; every other row gets
-// base_row += fill (nothing without centring: base + 0 is base, up to the
-// sign of a zero, which no later sum or product sees).
-func scatterOnto[F float32 | float64](op *ScatterOp, base, g []F, ids []int) {
-	d := op.d
-	row0 := make([]F, d)
-	if op.center {
-		fill := colMean(g, d)
-		scale := float64(len(ids)) / float64(op.v)
-		for j, m := range fill {
-			row0[j] = F(-m * scale)
-		}
-	}
-	if len(op.slot) != op.v {
-		op.slot = make([]int32, op.v)
-		for i := range op.slot {
-			op.slot[i] = -1
-		}
-	}
-	acc, _ := op.acc.([]F)
-	if cap(acc) < len(ids)*d {
-		acc = make([]F, 0, len(ids)*d)
-	}
-	acc = acc[:0]
-	for i, id := range ids {
-		k := op.slot[id]
-		if k < 0 {
-			k = int32(len(acc) / d)
-			op.slot[id] = k
-			acc = append(acc, row0...)
-		}
-		a, gr := acc[int(k)*d:int(k+1)*d], g[i*d:(i+1)*d]
-		for j := range a {
-			a[j] += gr[j]
-		}
-	}
-	for r := 0; r < op.v; r++ {
-		row := base[r*d : (r+1)*d]
-		if k := op.slot[r]; k >= 0 {
-			for j, x := range acc[int(k)*d : int(k+1)*d] {
-				row[j] += x
-			}
-		} else if op.center {
-			for j, x := range row0 {
-				row[j] += x
-			}
-		}
-	}
-	for _, id := range ids {
-		op.slot[id] = -1
-	}
-	op.acc = acc
 }
 
 // intData returns the ids of an int tensor value, checking each is in [0, v).

@@ -41,95 +41,6 @@ type TiedLogitsOp struct {
 	n, v, d int
 	mode    TiedMode
 	buf     any // []float32 or []float64: the output, reused
-	// viaGather (forward op): the table's gradient through this product is
-	// added by the table's lookup's gradient instead (see couple).
-	viaGather bool
-}
-
-// coupleTiedGather enables couple (a variable for the tests).
-var coupleTiedGather = true
-
-// couple hands the table's gradient through the tied product (dYᵀ h) to the
-// table's lookup when the table w = inputs[1] has exactly two readers
-// besides gradient products dY w, this node (out) and a GatherOp node that
-// h = inputs[0] depends on, as in a language model with tied embeddings. Gorgonia would otherwise sum the two
-// (V, D) gradients in a third (V, D) tensor; the lookup's gradient
-// ([ScatterOp]) instead adds its rows onto the product's buffer, in the
-// order and with the roundings of that sum (bit for bit the same gradient),
-// and the table's gradient needs one (V, D) buffer fewer. It reports
-// whether it did.
-func (op *TiedLogitsOp) couple(inputs G.Nodes, out, grad *G.Node) bool {
-	h, w := inputs[0], inputs[1]
-	g := w.Graph()
-	if !coupleTiedGather || g == nil {
-		return false
-	}
-	var gat *G.Node
-	users := g.To(w.ID())
-	for users.Next() {
-		u, ok := users.Node().(*G.Node)
-		switch {
-		case !ok:
-			return false
-		case u == out:
-		case isTiedGradH(u):
-			// the product's own dY W (made just before), or another's
-		case gat == nil:
-			gat = u
-		default:
-			return false // a third reader
-		}
-	}
-	if gat == nil {
-		return false
-	}
-	gop, ok := gat.Op().(*GatherOp)
-	if !ok {
-		return false
-	}
-	// The lookup must lie below h, or its gradient (which now carries this
-	// one) would never be computed.
-	seen := map[int64]bool{}
-	stack := []*G.Node{h}
-	found := false
-	for len(stack) > 0 && !found {
-		n := stack[len(stack)-1]
-		stack = stack[:len(stack)-1]
-		if seen[n.ID()] {
-			continue
-		}
-		seen[n.ID()] = true
-		if n == gat {
-			found = true
-			break
-		}
-		kids := g.From(n.ID())
-		for kids.Next() {
-			if k, ok := kids.Node().(*G.Node); ok {
-				stack = append(stack, k)
-			}
-		}
-	}
-	if !found {
-		return false
-	}
-	// Set anew by each differentiation of the graph (its own dY), which
-	// reaches this node before the lookup's.
-	gop.tied = &tiedGrad{n: op.n, v: op.v, d: op.d, grad: grad, h: h}
-	op.viaGather = true
-	return true
-}
-
-func isTiedGradH(n *G.Node) bool {
-	t, ok := n.Op().(*TiedLogitsOp)
-	return ok && t.mode == TiedGradH
-}
-
-// tiedGrad is what a GatherOp needs to build the tied product's gradient
-// w.r.t. the table: dY (grad) and h.
-type tiedGrad struct {
-	n, v, d int
-	grad, h *G.Node
 }
 
 // TiedMode says which product a [TiedLogitsOp] computes.
@@ -179,7 +90,7 @@ func (op *TiedLogitsOp) DiffWRT(int) []bool {
 	if op.mode != TiedForward {
 		return []bool{false, false}
 	}
-	return []bool{true, !op.viaGather}
+	return []bool{true, true}
 }
 func (op *TiedLogitsOp) SymDiff(inputs G.Nodes, output, grad *G.Node) (G.Nodes, error) {
 	if op.mode != TiedForward {
@@ -188,9 +99,6 @@ func (op *TiedLogitsOp) SymDiff(inputs G.Nodes, output, grad *G.Node) (G.Nodes, 
 	dh, err := G.ApplyOp(&TiedLogitsOp{n: op.n, v: op.v, d: op.d, mode: TiedGradH}, grad, inputs[1])
 	if err != nil {
 		return nil, err
-	}
-	if op.couple(inputs, output, grad) {
-		return G.Nodes{dh, nil}, nil
 	}
 	dw, err := G.ApplyOp(&TiedLogitsOp{n: op.n, v: op.v, d: op.d, mode: TiedGradW}, grad, inputs[0])
 	if err != nil {
@@ -250,15 +158,4 @@ func tiedDo[F float32 | float64](op *TiedLogitsOp, a, b []F) (G.Value, error) {
 		Gemm(true, false, v, d, n, 1, a, v, b, d, 0, c, d)
 	}
 	return tensor.New(tensor.WithShape(shape...), tensor.WithBacking(c)), nil
-}
-
-// SetCoupleTiedGather turns the coupling of a tied output layer's and its
-// table lookup's gradients (TiedLogitsOp, GatherOp) on or off for graphs
-// differentiated afterwards, and returns a function that restores the
-// previous setting. For tests that compare the two; not safe for
-// concurrent use.
-func SetCoupleTiedGather(on bool) (restore func()) {
-	old := coupleTiedGather
-	coupleTiedGather = on
-	return func() { coupleTiedGather = old }
 }
