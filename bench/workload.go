@@ -241,7 +241,10 @@ type Runner struct {
 	Mode  Mode
 	Scope *graph.Scope
 	// Loss is the scalar training loss (mean cross-entropy); Logits the
-	// model's logits. An Infer runner computes only Logits.
+	// model's logits. An Infer runner computes only Logits. A Train runner
+	// of a language workload builds its loss with
+	// losses.SparseSoftmaxCrossEntropyOverwrite, so there Logits does not
+	// hold the logits after a step.
 	Loss, Logits *G.Node
 
 	machine *graph.Machine
@@ -387,7 +390,7 @@ func (r *Runner) build(seed uint64) error {
 				return err
 			}
 			r.Logits = m.Logits
-			if r.Loss, err = losses.SparseSoftmaxCrossEntropy(m.Logits, m.Targets); err != nil {
+			if r.Loss, err = losses.SparseSoftmaxCrossEntropyOverwrite(m.Logits, m.Targets); err != nil {
 				return err
 			}
 			r.feed = func() error { return m.Feed(ids, targets) }
@@ -397,7 +400,7 @@ func (r *Runner) build(seed uint64) error {
 				return err
 			}
 			r.Logits = m.Logits
-			if r.Loss, err = losses.SparseSoftmaxCrossEntropy(m.Logits, m.Targets); err != nil {
+			if r.Loss, err = losses.SparseSoftmaxCrossEntropyOverwrite(m.Logits, m.Targets); err != nil {
 				return err
 			}
 			r.feed = func() error { return m.Feed(ids, targets) }

@@ -16,9 +16,10 @@ import (
 // (N, d) and w (V, d): with mul, through G.Mul (the loss keeps a softmax
 // buffer of its own); with extra, the logits are also summed into the loss
 // (0 times), a second reader that forbids overwriting them; otherwise
-// through ops.TiedLogits, whose logits the loss overwrites with the softmax
-// and then its gradient.
-func tiedXent(labels []int, v, d int, mul, extra bool) graphtest.BuildFunc {
+// through ops.TiedLogits, whose logits SparseSoftmaxCrossEntropyOverwrite
+// overwrites with the softmax and then its gradient (SparseSoftmaxCrossEntropy
+// with keep).
+func tiedXent(labels []int, v, d int, mul, extra bool, keep ...bool) graphtest.BuildFunc {
 	return func(s *graph.Scope) (*G.Node, error) {
 		h, err := s.Param("h", tensor.Shape{len(labels), d}, graph.Normal(1))
 		if err != nil {
@@ -44,7 +45,12 @@ func tiedXent(labels []int, v, d int, mul, extra bool) graphtest.BuildFunc {
 		if err := SetLabels(l, labels, v); err != nil {
 			return nil, err
 		}
-		loss, err := SparseSoftmaxCrossEntropy(logits, l)
+		var loss *G.Node
+		if mul || len(keep) > 0 && keep[0] {
+			loss, err = SparseSoftmaxCrossEntropy(logits, l)
+		} else {
+			loss, err = SparseSoftmaxCrossEntropyOverwrite(logits, l)
+		}
 		if err != nil || !extra {
 			return loss, err
 		}
@@ -83,9 +89,10 @@ func TestSparseXentTiedInPlace(t *testing.T) {
 
 	// A machine run twice: the logits hold the loss's gradient after the run
 	// (overwritten), and the second run's loss is the first's.
-	for _, extra := range []bool{false, true} {
+	for _, c := range []struct{ extra, keep bool }{{false, false}, {true, false}, {false, true}} {
+		extra := c.extra || c.keep // the logits must stay intact
 		s, _ := graph.NewScope(graph.Float32, 5)
-		loss, err := tiedXent(labels, V, d, false, extra)(s)
+		loss, err := tiedXent(labels, V, d, false, c.extra, c.keep)(s)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -102,7 +109,7 @@ func TestSparseXentTiedInPlace(t *testing.T) {
 			if run == 0 {
 				first = lv[0]
 			} else if lv[0] != first {
-				t.Errorf("extra %v: second run's loss %v, first %v", extra, lv[0], first)
+				t.Errorf("%+v: second run's loss %v, first %v", c, lv[0], first)
 			}
 		}
 		var logits *G.Node

@@ -24,6 +24,22 @@ import (
 // row's maximum is subtracted). losses.SparseSoftmaxCrossEntropy is the
 // loss built on it.
 func SparseCrossEntropy(logits, labels *G.Node) (*G.Node, error) {
+	return sparseCrossEntropy(logits, labels, false)
+}
+
+// SparseCrossEntropyOverwrite is [SparseCrossEntropy] for a caller that
+// never reads the logits' value after a run (a training loop): when the
+// logits are a [TiedLogits] output that no other node reads, the op writes
+// its softmax and then its gradient over them instead of into a buffer of
+// its own, so a language model's step keeps one (N, C) buffer instead of
+// two. The logits' value then holds the loss's gradient after a run with
+// gradients (the softmax after one without). Loss and gradients are bit
+// for bit SparseCrossEntropy's.
+func SparseCrossEntropyOverwrite(logits, labels *G.Node) (*G.Node, error) {
+	return sparseCrossEntropy(logits, labels, true)
+}
+
+func sparseCrossEntropy(logits, labels *G.Node, overwrite bool) (*G.Node, error) {
 	if logits == nil || labels == nil {
 		return nil, fmt.Errorf("ops: sparse cross-entropy: nil input")
 	}
@@ -36,7 +52,11 @@ func SparseCrossEntropy(logits, labels *G.Node) (*G.Node, error) {
 	if labels.Graph() != logits.Graph() {
 		return nil, fmt.Errorf("ops: sparse cross-entropy: logits and labels belong to different graphs")
 	}
-	return G.ApplyOp(&SparseCrossEntropyOp{n: logits.Shape()[0], c: logits.Shape()[1], logits: logits}, logits, labels)
+	op := &SparseCrossEntropyOp{n: logits.Shape()[0], c: logits.Shape()[1]}
+	if overwrite {
+		op.logits = logits
+	}
+	return G.ApplyOp(op, logits, labels)
 }
 
 // SparseCrossEntropyOp is (logits (N, C), labels (N)) -> mean NLL (scalar)
@@ -54,18 +74,18 @@ func SparseCrossEntropy(logits, labels *G.Node) (*G.Node, error) {
 // buffer does not hold this run's logits (a backward op run on its own), the
 // backward op recomputes the softmax.
 //
-// When the logits are the output of a [TiedLogitsOp] (a buffer that op owns
-// and rewrites on every run) and this op's forward and backward nodes are
-// their only consumers in the graph, the forward op writes the exponentials
-// over the logits themselves instead of into a buffer of its own: a training
-// step of a language model then keeps one (N, C) buffer (logits, then
-// softmax, then gradient) instead of two. The logits' value then holds the
-// loss's gradient after a run; read logits from a machine without the loss.
+// Made by [SparseCrossEntropyOverwrite], when the logits are the output of
+// a [TiedLogitsOp] (a buffer that op owns and rewrites on every run) and
+// this op's forward and backward nodes are their only consumers in the
+// graph, the forward op writes the exponentials over the logits themselves
+// instead of into a buffer of its own: a training step of a language model
+// then keeps one (N, C) buffer (logits, then softmax, then gradient)
+// instead of two.
 type SparseCrossEntropyOp struct {
 	n, c   int
 	back   bool
 	fwd    *SparseCrossEntropyOp // the forward op, for a backward op
-	logits *G.Node               // the logits node, for a forward op made by SparseCrossEntropy
+	logits *G.Node               // the logits node, for a forward op made by SparseCrossEntropyOverwrite
 
 	// Forward op state, from its last Do.
 	prob  any       // []float32 or []float64 (N·C): exp(x − row max)

@@ -127,7 +127,9 @@ func DecayMatrices(_ string, shape tensor.Shape) bool { return shape.Dims() >= 2
 
 // LMTrainer trains an [LM] training graph: the loss is the mean
 // cross-entropy of its logits against its targets
-// (losses.SparseSoftmaxCrossEntropy), a training machine runs it under a
+// (losses.SparseSoftmaxCrossEntropyOverwrite: on a tied output layer the
+// softmax and its gradient reuse the logits' buffer, so the logits node's
+// value is not the logits after a step), a training machine runs it under a
 // [Trainer] (AdamW, schedule, clipping, NaN/Inf guard), and a forward-only
 // machine on the same parameters scores held-out windows. It is not safe
 // for concurrent use.
@@ -186,7 +188,7 @@ func NewLMTrainer(m LM, cfg LMConfig) (_ *LMTrainer, err error) {
 			t.Close()
 		}
 	}()
-	if t.loss, err = losses.SparseSoftmaxCrossEntropy(logits, targets); err != nil {
+	if t.loss, err = losses.SparseSoftmaxCrossEntropyOverwrite(logits, targets); err != nil {
 		return nil, fmt.Errorf("train: lm: %w", err)
 	}
 	s := m.Scope()
