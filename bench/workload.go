@@ -241,7 +241,10 @@ type Runner struct {
 	Mode  Mode
 	Scope *graph.Scope
 	// Loss is the scalar training loss (mean cross-entropy); Logits the
-	// model's logits. An Infer runner computes only Logits.
+	// model's logits. An Infer runner computes only Logits. A Train runner
+	// of a language workload builds its loss with
+	// losses.SparseSoftmaxCrossEntropyOverwrite, so there Logits does not
+	// hold the logits after a step.
 	Loss, Logits *G.Node
 
 	machine *graph.Machine
@@ -260,11 +263,14 @@ type Runner struct {
 // LMTrainConfig is the optimiser of the language workloads: the training
 // settings of examples/language (AdamW, learning rate 1e-3, betas 0.9 and
 // 0.999, eps 1e-8, weight decay 0.01 on the parameters of rank >= 2 as
-// nanoGPT, gradients clipped to global norm 1), with the learning rate held
-// constant (the warmup-cosine schedule costs nothing per step).
+// nanoGPT, gradients clipped to global norm 1), with the moments in the
+// parameters' dtype as torch.optim keeps them (train.Config's
+// ParamDtypeMoments; examples/language keeps float64 moments unless told)
+// and the learning rate held constant (the warmup-cosine schedule costs
+// nothing per step).
 func LMTrainConfig() train.Config {
 	return train.Config{Optimizer: "adamw", LR: 1e-3, Beta1: 0.9, Beta2: 0.999, Eps: 1e-8, WeightDecay: 1e-2,
-		Decay: func(_ string, shape tensor.Shape) bool { return shape.Dims() >= 2 }, ClipNorm: 1}
+		Decay: func(_ string, shape tensor.Shape) bool { return shape.Dims() >= 2 }, ClipNorm: 1, ParamDtypeMoments: true}
 }
 
 // NewRunner builds w's model in a fresh scope of dtype dt (parameters
@@ -384,7 +390,7 @@ func (r *Runner) build(seed uint64) error {
 				return err
 			}
 			r.Logits = m.Logits
-			if r.Loss, err = losses.SparseSoftmaxCrossEntropy(m.Logits, m.Targets); err != nil {
+			if r.Loss, err = losses.SparseSoftmaxCrossEntropyOverwrite(m.Logits, m.Targets); err != nil {
 				return err
 			}
 			r.feed = func() error { return m.Feed(ids, targets) }
@@ -394,7 +400,7 @@ func (r *Runner) build(seed uint64) error {
 				return err
 			}
 			r.Logits = m.Logits
-			if r.Loss, err = losses.SparseSoftmaxCrossEntropy(m.Logits, m.Targets); err != nil {
+			if r.Loss, err = losses.SparseSoftmaxCrossEntropyOverwrite(m.Logits, m.Targets); err != nil {
 				return err
 			}
 			r.feed = func() error { return m.Feed(ids, targets) }

@@ -31,6 +31,20 @@ func SparseSoftmaxCrossEntropy(logits, labels *G.Node) (*G.Node, error) {
 	return loss, nil
 }
 
+// SparseSoftmaxCrossEntropyOverwrite is [SparseSoftmaxCrossEntropy] for a
+// training loop that never reads the logits' value after a run: on a tied
+// output layer (ops.TiedLogits) with no other reader it computes the softmax
+// and its gradient in the logits' own buffer (ops.SparseCrossEntropyOverwrite),
+// one vocabulary-sized buffer fewer, with the same loss and gradients bit for
+// bit. The logits' value is then not the logits after a run.
+func SparseSoftmaxCrossEntropyOverwrite(logits, labels *G.Node) (*G.Node, error) {
+	loss, err := ops.SparseCrossEntropyOverwrite(logits, labels)
+	if err != nil {
+		return nil, fmt.Errorf("losses: SparseSoftmaxCrossEntropyOverwrite: %w", err)
+	}
+	return loss, nil
+}
+
 // SetLabels writes labels (each in [−1, c), −1 meaning "not scored") into
 // the int node read by [SparseSoftmaxCrossEntropy], in place, so a compiled
 // machine reads them on its next run. It returns an error, and writes

@@ -24,6 +24,22 @@ import (
 // row's maximum is subtracted). losses.SparseSoftmaxCrossEntropy is the
 // loss built on it.
 func SparseCrossEntropy(logits, labels *G.Node) (*G.Node, error) {
+	return sparseCrossEntropy(logits, labels, false)
+}
+
+// SparseCrossEntropyOverwrite is [SparseCrossEntropy] for a caller that
+// never reads the logits' value after a run (a training loop): when the
+// logits are a [TiedLogits] output that no other node reads, the op writes
+// its softmax and then its gradient over them instead of into a buffer of
+// its own, so a language model's step keeps one (N, C) buffer instead of
+// two. The logits' value then holds the loss's gradient after a run with
+// gradients (the softmax after one without). Loss and gradients are bit
+// for bit SparseCrossEntropy's.
+func SparseCrossEntropyOverwrite(logits, labels *G.Node) (*G.Node, error) {
+	return sparseCrossEntropy(logits, labels, true)
+}
+
+func sparseCrossEntropy(logits, labels *G.Node, overwrite bool) (*G.Node, error) {
 	if logits == nil || labels == nil {
 		return nil, fmt.Errorf("ops: sparse cross-entropy: nil input")
 	}
@@ -36,7 +52,11 @@ func SparseCrossEntropy(logits, labels *G.Node) (*G.Node, error) {
 	if labels.Graph() != logits.Graph() {
 		return nil, fmt.Errorf("ops: sparse cross-entropy: logits and labels belong to different graphs")
 	}
-	return G.ApplyOp(&SparseCrossEntropyOp{n: logits.Shape()[0], c: logits.Shape()[1]}, logits, labels)
+	op := &SparseCrossEntropyOp{n: logits.Shape()[0], c: logits.Shape()[1]}
+	if overwrite {
+		op.logits = logits
+	}
+	return G.ApplyOp(op, logits, labels)
 }
 
 // SparseCrossEntropyOp is (logits (N, C), labels (N)) -> mean NLL (scalar)
@@ -53,16 +73,53 @@ func SparseCrossEntropy(logits, labels *G.Node) (*G.Node, error) {
 // gradient is consumed within the run that makes it). When the forward
 // buffer does not hold this run's logits (a backward op run on its own), the
 // backward op recomputes the softmax.
+//
+// Made by [SparseCrossEntropyOverwrite], when the logits are the output of
+// a [TiedLogitsOp] (a buffer that op owns and rewrites on every run) and
+// this op's forward and backward nodes are their only consumers in the
+// graph, the forward op writes the exponentials over the logits themselves
+// instead of into a buffer of its own: a training step of a language model
+// then keeps one (N, C) buffer (logits, then softmax, then gradient)
+// instead of two.
 type SparseCrossEntropyOp struct {
-	n, c int
-	back bool
-	fwd  *SparseCrossEntropyOp // the forward op, for a backward op
+	n, c   int
+	back   bool
+	fwd    *SparseCrossEntropyOp // the forward op, for a backward op
+	logits *G.Node               // the logits node, for a forward op made by SparseCrossEntropyOverwrite
 
 	// Forward op state, from its last Do.
 	prob  any       // []float32 or []float64 (N·C): exp(x − row max)
 	inv   []float64 // 1/Σ_j exp(x_j − row max) of each row
 	ready bool      // prob holds the softmax of the last forward run, not yet consumed
 	src   any       // the logits slice prob was computed from
+	// dirty is the logits slice the last forward run overwrote (in place,
+	// see above), whose softmax therefore cannot be recomputed; nil if none.
+	dirty any
+}
+
+// overwritesLogits reports whether the forward op may write the softmax
+// over its logits: they come from a TiedLogitsOp (forward) and no node
+// other than this op's forward and backward nodes reads them.
+func (op *SparseCrossEntropyOp) overwritesLogits() bool {
+	x := op.logits
+	if x == nil || x.Graph() == nil {
+		return false
+	}
+	if t, ok := x.Op().(*TiedLogitsOp); !ok || t.mode != TiedForward {
+		return false
+	}
+	users := x.Graph().To(x.ID())
+	for users.Next() {
+		u, ok := users.Node().(*G.Node)
+		if !ok {
+			return false
+		}
+		xo, ok := u.Op().(*SparseCrossEntropyOp)
+		if !ok || (xo != op && xo.fwd != op) {
+			return false
+		}
+	}
+	return true
 }
 
 // Dims are the logits' shape (N, C).
@@ -151,12 +208,20 @@ func (op *SparseCrossEntropyOp) Do(vals ...G.Value) (G.Value, error) {
 		if !op.back {
 			return G.NewF64(xentLoss(op, x, labels, scored)), nil
 		}
-		return tensor.New(tensor.WithShape(op.n, op.c), tensor.WithBacking(xentGrad(op, x, labels, scored, g))), nil
+		gr, err := xentGrad(op, x, labels, scored, g)
+		if err != nil {
+			return nil, err
+		}
+		return tensor.New(tensor.WithShape(op.n, op.c), tensor.WithBacking(gr)), nil
 	case []float32:
 		if !op.back {
 			return G.NewF32(float32(xentLoss(op, x, labels, scored))), nil
 		}
-		return tensor.New(tensor.WithShape(op.n, op.c), tensor.WithBacking(xentGrad(op, x, labels, scored, g))), nil
+		gr, err := xentGrad(op, x, labels, scored, g)
+		if err != nil {
+			return nil, err
+		}
+		return tensor.New(tensor.WithShape(op.n, op.c), tensor.WithBacking(gr)), nil
 	}
 	return nil, fmt.Errorf("ops: sparse cross-entropy: unsupported logits %T", vals[0].Data())
 }
@@ -213,6 +278,25 @@ func rowExp[F float32 | float64](row, e []F) (float64, float64) {
 		m64 := float64(m)
 		var s0, s1 float64 // two sums: independent additions
 		j := 0
+		if haveExpAVX2 {
+			// Four exponentials per AVX2 instruction (expChunk32: Exp32's
+			// operations, the same bits), in place when e is r, summed here
+			// as the loop below sums them: even indices into s0, odd into
+			// s1 (chunks start at multiples of 4).
+			var buf [256]float64
+			for j+4 <= len(r) {
+				n := min(len(buf), (len(r)-j)&^3)
+				k := expChunk32(&e32[j], &r[j], n, 1, m64, &buf[0])
+				for q := 0; q < k; q += 2 {
+					s0 += buf[q]
+					s1 += buf[q+1]
+				}
+				j += k
+				if k < n {
+					break // a value outside Exp32's fast range: the rest below
+				}
+			}
+		}
 		for ; j+1 < len(r); j += 2 {
 			a, b := Exp32(float64(r[j])-m64), Exp32(float64(r[j+1])-m64)
 			e32[j], e32[j+1] = float32(a), float32(b)
@@ -237,34 +321,48 @@ func rowExp[F float32 | float64](row, e []F) (float64, float64) {
 	return float64(m), s
 }
 
-// xentLoss computes every row's softmax into op.prob and op.inv and
-// returns the mean NLL of the scored rows.
+// xentLoss computes every row's softmax into op.prob (the logits
+// themselves when overwritesLogits) and op.inv and returns the mean NLL of
+// the scored rows.
 func xentLoss[F float32 | float64](op *SparseCrossEntropyOp, x []F, labels []int, scored int) float64 {
 	c := op.c
-	prob, ok := op.prob.([]F)
-	if !ok || len(prob) != len(x) {
-		prob = make([]F, len(x))
-		op.prob = prob
+	inPlace := op.overwritesLogits()
+	var prob []F
+	if inPlace {
+		prob = x // the op's own buffer, if any, is kept for a backward run on other logits
+	} else {
+		var ok bool
+		if prob, ok = op.prob.([]F); !ok || len(prob) != len(x) {
+			prob = make([]F, len(x))
+			op.prob = prob
+		}
 	}
 	if len(op.inv) != op.n {
 		op.inv = make([]float64, op.n)
 	}
-	lse := make([]float64, op.n)
+	nll := make([]float64, op.n) // log Σ exp − x_label of each scored row
 	parallelRows(op.n, c, func(lo, hi int) {
 		for i := lo; i < hi; i++ {
+			var xl F // read before the row is overwritten
+			if l := labels[i]; l >= 0 {
+				xl = x[i*c+l]
+			}
 			m, s := rowExp(x[i*c:(i+1)*c], prob[i*c:(i+1)*c])
 			op.inv[i] = 1 / s
-			lse[i] = m + math.Log(s)
+			nll[i] = m + math.Log(s) - float64(xl)
 		}
 	})
-	op.ready, op.src = true, x
+	op.ready, op.src, op.dirty = true, x, nil
+	if inPlace {
+		op.dirty = x
+	}
 	if scored == 0 {
 		return 0
 	}
 	total := 0.0
 	for i, l := range labels {
 		if l >= 0 {
-			total += lse[i] - float64(x[i*c+l])
+			total += nll[i]
 		}
 	}
 	return total / float64(scored)
@@ -273,29 +371,39 @@ func xentLoss[F float32 | float64](op *SparseCrossEntropyOp, x []F, labels []int
 // xentGrad is (softmax(x) − onehot(labels))·g/scored for the scored rows
 // (0 for the others), written in place into the forward op's softmax
 // buffer when that holds the softmax of x (see SparseCrossEntropyOp).
-func xentGrad[F float32 | float64](op *SparseCrossEntropyOp, x []F, labels []int, scored int, g float64) []F {
+func xentGrad[F float32 | float64](op *SparseCrossEntropyOp, x []F, labels []int, scored int, g float64) ([]F, error) {
 	c, f := op.c, op.fwd
-	prob, ok := f.prob.([]F)
-	if !ok || !f.ready || len(prob) != len(x) || len(f.inv) != op.n || !sameSlice(f.src, x) {
-		// No softmax of these logits at hand: compute it.
-		if !ok || len(prob) != len(x) {
-			prob = make([]F, len(x))
-			f.prob = prob
-		}
-		if len(f.inv) != op.n {
-			f.inv = make([]float64, op.n)
-		}
-		parallelRows(op.n, c, func(lo, hi int) {
-			for i := lo; i < hi; i++ {
-				_, s := rowExp(x[i*c:(i+1)*c], prob[i*c:(i+1)*c])
-				f.inv[i] = 1 / s
+	var prob []F
+	switch {
+	case f.ready && sameSlice(f.dirty, x) && sameSlice(f.src, x) && len(f.inv) == op.n:
+		prob = x // the forward op wrote this run's softmax over the logits
+	case sameSlice(f.dirty, x):
+		return nil, fmt.Errorf("ops: sparse cross-entropy: the logits were overwritten by the forward op's softmax and then by its gradient (run the forward op again)")
+	default:
+		var ok bool
+		prob, ok = f.prob.([]F)
+		if f.dirty != nil || !ok || !f.ready || len(prob) != len(x) || len(f.inv) != op.n || !sameSlice(f.src, x) {
+			// No softmax of these logits at hand: compute it, into the
+			// forward op's own buffer.
+			if !ok || len(prob) != len(x) {
+				prob = make([]F, len(x))
+				f.prob = prob
 			}
-		})
+			if len(f.inv) != op.n {
+				f.inv = make([]float64, op.n)
+			}
+			parallelRows(op.n, c, func(lo, hi int) {
+				for i := lo; i < hi; i++ {
+					_, s := rowExp(x[i*c:(i+1)*c], prob[i*c:(i+1)*c])
+					f.inv[i] = 1 / s
+				}
+			})
+		}
 	}
 	f.ready, f.src = false, nil // the buffer now becomes the gradient
 	if scored == 0 {
 		clear(prob)
-		return prob
+		return prob, nil
 	}
 	scale := g / float64(scored)
 	parallelRows(op.n, c, func(lo, hi int) {
@@ -313,7 +421,7 @@ func xentGrad[F float32 | float64](op *SparseCrossEntropyOp, x []F, labels []int
 			o[l] -= F(scale)
 		}
 	})
-	return prob
+	return prob, nil
 }
 
 // sameSlice reports whether a (a []float32 or []float64) starts at the same

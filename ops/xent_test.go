@@ -86,3 +86,63 @@ func TestSparseXentNaN(t *testing.T) {
 		t.Errorf("float64: loss %v, %v; want NaN", l64, err)
 	}
 }
+
+// rowExpRef is rowExp's float32 row without the AVX2 chunks: Exp32 per
+// element, even indices summed into s0 and odd into s1.
+func rowExpRef(r, e []float32) (float64, float64) {
+	m := r[0]
+	for _, v := range r[1:] {
+		if v > m {
+			m = v
+		}
+	}
+	m64 := float64(m)
+	var s0, s1 float64
+	j := 0
+	for ; j+1 < len(r); j += 2 {
+		a, b := Exp32(float64(r[j])-m64), Exp32(float64(r[j+1])-m64)
+		e[j], e[j+1] = float32(a), float32(b)
+		s0 += a
+		s1 += b
+	}
+	if j < len(r) {
+		a := Exp32(float64(r[j]) - m64)
+		e[j] = float32(a)
+		s0 += a
+	}
+	return m64, s0 + s1
+}
+
+// TestRowExpBits: rowExp (AVX2 chunks where the CPU has them) gives the
+// bits of the per-element loop, into a separate buffer and in place, for
+// rows of every length mod 4 and past a chunk, with values beyond Exp32's
+// fast range (x − max ≤ −700).
+func TestRowExpBits(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 8))
+	for _, n := range []int{1, 2, 3, 4, 5, 7, 8, 255, 256, 257, 515, 1030} {
+		for _, far := range []bool{false, true} {
+			r := make([]float32, n)
+			for i := range r {
+				r[i] = float32(8 * rng.NormFloat64())
+			}
+			if far && n > 6 {
+				r[n/2] = -1000
+				r[n-1] = 800
+			}
+			want := make([]float32, n)
+			wm, ws := rowExpRef(r, want)
+			got := make([]float32, n)
+			gm, gs := rowExp(r, got)
+			in := append([]float32(nil), r...)
+			im, is := rowExp(in, in)
+			if gm != wm || gs != ws || im != wm || is != ws {
+				t.Errorf("n %d far %v: max, sum %v %v and in place %v %v, want %v %v", n, far, gm, gs, im, is, wm, ws)
+			}
+			for i := range want {
+				if math.Float32bits(got[i]) != math.Float32bits(want[i]) || math.Float32bits(in[i]) != math.Float32bits(want[i]) {
+					t.Fatalf("n %d far %v: element %d: %v and in place %v, want %v", n, far, i, got[i], in[i], want[i])
+				}
+			}
+		}
+	}
+}

@@ -97,7 +97,7 @@ func testUpdateGuard[T float](t *testing.T) {
 // made exactly as the reference computes it.
 func TestUpdateGuardNoFalseAlarm(t *testing.T) {
 	const eps = math.SmallestNonzeroFloat64
-	if updateBounded(10, 10, 0, 0, adamHyper{lr: 0.05, beta1: 0.9, beta2: 0.999, eps: eps, bc1: 0.1, bc2: 0.001}, math.MaxFloat64) {
+	if updateBounded(10, 10, 0, 0, adamHyper{lr: 0.05, beta1: 0.9, beta2: 0.999, eps: eps, bc1: 0.1, bc2: 0.001}, math.MaxFloat64, math.MaxFloat64) {
 		t.Fatal("the bound clears the first update: the test would not reach the exact check")
 	}
 	q := newQuad(t, graph.Float64, []float64{4, -3, 0.25, 10})
@@ -201,7 +201,7 @@ func TestUpdateBoundedSound(t *testing.T) {
 		}
 		h := adamHyper{lr: mag(), beta1: 0.9, beta2: 0.999, eps: mag() + 1e-300, bc1: 1 - math.Pow(0.9, float64(1+rng.IntN(5))),
 			bc2: 1 - math.Pow(0.999, float64(1+rng.IntN(5))), wd: []float64{0, mag()}[rng.IntN(2)], decoupled: rng.IntN(2) == 0}
-		if updateBounded(P, G, M, V, h, math.MaxFloat64) {
+		if updateBounded(P, G, M, V, h, math.MaxFloat64, math.MaxFloat64) {
 			cleared++
 			if j, what := adamCheck(w, g, m, v, h); j >= 0 {
 				t.Fatalf("trial %d: bound cleared a float64 update whose %s overflows at %d: w %v g %v m %v v %v h %+v", trial, what, j, w, g, m, v, h)
@@ -210,7 +210,7 @@ func TestUpdateBoundedSound(t *testing.T) {
 			overflows++
 		}
 		P32 := maxAbs32(w32)
-		if updateBounded(P32, G, M, V, h, math.MaxFloat32) {
+		if updateBounded(P32, G, M, V, h, math.MaxFloat32, math.MaxFloat64) {
 			if j, what := adamCheck(w32, g, m, v, h); j >= 0 {
 				t.Fatalf("trial %d: bound cleared a float32 update whose %s overflows at %d: w %v g %v m %v v %v h %+v P %v G %v M %v V %v", trial, what, j, w32, g, m, v, h, P32, G, M, V)
 			}

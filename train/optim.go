@@ -219,8 +219,11 @@ func adamUpdate[T float32 | float64](w []T, g, m, v []float64, h adamHyper) (mma
 // adamUpdateScaled is adamUpdate with the gradient scale·g (g of either
 // dtype, converted to float64 and multiplied by scale element by element,
 // as ClipGlobalNorm would have scaled a float64 copy; scale 1 changes
-// nothing).
-func adamUpdateScaled[T, G float32 | float64](w []T, g []G, scale float64, m, v []float64, h adamHyper) (mmax, vmax float64) {
+// nothing), and moments stored in M: float64, or float32 (each new moment
+// is computed in float64 from the stored one and rounded when stored; the
+// parameter's update uses the unrounded moments). The maxima returned are
+// those of the stored moments.
+func adamUpdateScaled[T, G, M float32 | float64](w []T, g []G, scale float64, m, v []M, h adamHyper) (mmax, vmax float64) {
 	b1, b2 := h.beta1, h.beta2
 	c1, c2 := 1-b1, 1-b2
 	step := h.lr / h.bc1
@@ -235,22 +238,50 @@ func adamUpdateScaled[T, G float32 | float64](w []T, g []G, scale float64, m, v 
 		}
 	}
 	g, m, v = g[:len(w)], m[:len(w)], v[:len(w)]
-	for i := range w {
+	start := 0
+	if w32, ok := any(w).([]float32); ok && haveAdamAVX2 && len(w) >= 4 {
+		// Float32 parameters and gradients: four elements at a time in
+		// AVX2 registers (adam_amd64.s), the same operations in the same
+		// order as the loop below, so the same bits; the loop does the
+		// last len(w) mod 4.
+		if g32, ok := any(g).([]float32); ok {
+			c := adamVec{{scale}, {l2}, {b1}, {c1}, {b2}, {c2}, {keep}, {step}, {rbc2}, {eps}, {math.Float64frombits(1<<63 - 1)}}
+			for k := range c {
+				c[k] = [4]float64{c[k][0], c[k][0], c[k][0], c[k][0]}
+			}
+			n := len(w) &^ 3
+			switch mm := any(m).(type) {
+			case []float32:
+				mmax, vmax = adamAVX2M32(&w32[0], &g32[0], &mm[0], &any(v).([]float32)[0], n, &c)
+				start = n
+			case []float64:
+				mmax, vmax = adamAVX2M64(&w32[0], &g32[0], &mm[0], &any(v).([]float64)[0], n, &c)
+				start = n
+			}
+		}
+	}
+	for i := start; i < len(w); i++ {
 		p := float64(w[i])
 		gi := float64(float64(g[i])*scale) + l2*p // the conversion rounds the product (no fused multiply-add), as a stored scaled gradient was
-		mi := b1*m[i] + c1*gi
-		vi := b2*v[i] + c2*gi*gi
-		m[i], v[i] = mi, vi
+		mi := b1*float64(m[i]) + c1*gi
+		vi := b2*float64(v[i]) + c2*gi*gi
+		ms, vs := M(mi), M(vi)
+		m[i], v[i] = ms, vs
 		w[i] = T(p*keep - step*mi/(math.Sqrt(vi)*rbc2+eps))
-		if a := math.Abs(mi); a > mmax {
+		if a := math.Abs(float64(ms)); a > mmax {
 			mmax = a
 		}
-		if vi > vmax {
-			vmax = vi
+		if float64(vs) > vmax {
+			vmax = float64(vs)
 		}
 	}
 	return mmax, vmax
 }
+
+// adamVec holds an update's constants, each in four lanes, for the AVX2
+// kernels: scale, l2, beta1, 1-beta1, beta2, 1-beta2, keep, lr/bc1,
+// 1/sqrt(bc2), eps and the absolute-value mask.
+type adamVec [11][4]float64
 
 // updateBounded reports whether an update with hyperparameters h provably
 // writes only finite values, from bounds alone: P >= every |w|, G >= every
@@ -258,8 +289,9 @@ func adamUpdateScaled[T, G float32 | float64](w []T, g []G, scale float64, m, v 
 // P|keep| + (lr/bc1)|m'|/eps with |m'| <= beta1 M + (1-beta1)(G + l2 P), and
 // each new v at most beta2 V + (1-beta2)(G + l2 P)^2; the bounds must stay
 // below half of limit (the largest finite value of the parameter's type)
-// and of MaxFloat64. A NaN or infinite bound gives false.
-func updateBounded(P, G, M, V float64, h adamHyper, limit float64) bool {
+// and of mlimit (that of the moments' type). A NaN or infinite bound gives
+// false.
+func updateBounded(P, G, M, V float64, h adamHyper, limit, mlimit float64) bool {
 	l2, keep := 0.0, 1.0
 	if h.wd != 0 {
 		if h.decoupled {
@@ -273,7 +305,7 @@ func updateBounded(P, G, M, V float64, h adamHyper, limit float64) bool {
 	vmax := h.beta2*V + (1-h.beta2)*gmax*gmax
 	wmax := P*math.Abs(keep) + h.lr/h.bc1*mmax/h.eps
 	const half = 0.5
-	return wmax <= half*limit && mmax <= half*math.MaxFloat64 && vmax <= half*math.MaxFloat64
+	return wmax <= half*limit && mmax <= half*mlimit && vmax <= half*mlimit
 }
 
 // maxAbs32 returns the largest |x| of xs, NaN if one is NaN: the largest
@@ -306,8 +338,9 @@ func adamCheck[T float32 | float64](w []T, g, m, v []float64, h adamHyper) (int,
 	return adamCheckScaled(w, g, 1, m, v, h)
 }
 
-// adamCheckScaled is adamCheck for the gradient scale·g, as adamUpdateScaled.
-func adamCheckScaled[T, G float32 | float64](w []T, g []G, scale float64, m, v []float64, h adamHyper) (int, string) {
+// adamCheckScaled is adamCheck for the gradient scale·g and moments stored
+// in M, as adamUpdateScaled (a moment is checked as stored, rounded to M).
+func adamCheckScaled[T, G, M float32 | float64](w []T, g []G, scale float64, m, v []M, h adamHyper) (int, string) {
 	b1, b2 := h.beta1, h.beta2
 	c1, c2 := 1-b1, 1-b2
 	step := h.lr / h.bc1
@@ -325,15 +358,16 @@ func adamCheckScaled[T, G float32 | float64](w []T, g []G, scale float64, m, v [
 	for i := range w {
 		p := float64(w[i])
 		gi := float64(float64(g[i])*scale) + l2*p // the conversion rounds the product (no fused multiply-add), as a stored scaled gradient was
-		mi := b1*m[i] + c1*gi
-		vi := b2*v[i] + c2*gi*gi
+		mi := b1*float64(m[i]) + c1*gi
+		vi := b2*float64(v[i]) + c2*gi*gi
 		nw := float64(T(p*keep - step*mi/(math.Sqrt(vi)*rbc2+eps)))
+		ms, vs := float64(M(mi)), float64(M(vi))
 		// x-x is 0 for a finite x and NaN for ±Inf and NaN.
-		if nw-nw != 0 || mi-mi != 0 || vi-vi != 0 {
+		if nw-nw != 0 || ms-ms != 0 || vs-vs != 0 {
 			switch {
-			case mi-mi != 0:
+			case ms-ms != 0:
 				return i, "first moment"
-			case vi-vi != 0:
+			case vs-vs != 0:
 				return i, "second moment"
 			}
 			return i, "value"
@@ -391,11 +425,22 @@ func readInto(dst []float64, v G.Value) error {
 	return nil
 }
 
-// firstNonFinite returns the index of the first NaN or ±Inf in vs, or -1.
+// firstNonFinite returns the index of the first NaN or ±Inf in vs, or -1:
+// the first element whose exponent bits are all ones (no conversion or
+// branch per element beyond the compare).
 func firstNonFinite[T float32 | float64](vs []T) int {
-	for i, x := range vs {
-		if v := float64(x); math.IsNaN(v) || math.IsInf(v, 0) {
-			return i
+	switch x := any(vs).(type) {
+	case []float32:
+		for i, v := range x {
+			if math.Float32bits(v)&0x7f800000 == 0x7f800000 {
+				return i
+			}
+		}
+	case []float64:
+		for i, v := range x {
+			if math.Float64bits(v)&0x7ff0000000000000 == 0x7ff0000000000000 {
+				return i
+			}
 		}
 	}
 	return -1

@@ -19,13 +19,17 @@ import (
 // and checks that a fresh model resumed from the checkpoint continues with
 // exactly the same numbers as the original run.
 func TestCheckpointResume(t *testing.T) {
-	t.Run("float32", testCheckpointResume[float32])
-	t.Run("float64", testCheckpointResume[float64])
+	t.Run("float32", func(t *testing.T) { testCheckpointResume[float32](t, false) })
+	t.Run("float64", func(t *testing.T) { testCheckpointResume[float64](t, false) })
+	// Moments in the parameters' dtype: float32 moments, saved as float64
+	// (exactly) and restored.
+	t.Run("float32/ParamDtypeMoments", func(t *testing.T) { testCheckpointResume[float32](t, true) })
+	t.Run("float64/ParamDtypeMoments", func(t *testing.T) { testCheckpointResume[float64](t, true) })
 }
 
-func testCheckpointResume[T float](t *testing.T) {
+func testCheckpointResume[T float](t *testing.T, paramMoments bool) {
 	dir := filepath.Join(t.TempDir(), "ckpt")
-	cfg := Config{Optimizer: "adamw", Schedule: WarmupCosine(0.05, 2, 20, 0.005), WeightDecay: 0.1, ClipNorm: 1}
+	cfg := Config{Optimizer: "adamw", Schedule: WarmupCosine(0.05, 2, 20, 0.005), WeightDecay: 0.1, ClipNorm: 1, ParamDtypeMoments: paramMoments}
 	w0 := []float64{4, -3, 0.25, 10}
 	a := newQuad(t, dtypeOf[T](), w0)
 	ta := must(NewTrainer(a.mach, cfg))
