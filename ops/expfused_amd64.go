@@ -49,3 +49,11 @@ func expChunkF32(row, s *float32, n int, gs, mx float32, sum *float64) int
 //
 //go:noescape
 func expChunkF32x2(w0, s0, w1, s1 *float32, n int, gs, mx0, mx1 float32, sum0, sum1 *float64) int
+
+// expChunk32E is expChunk32 writing each e_i to e[i] (float64) instead of
+// adding it to a sum: for callers that combine the exponentials themselves
+// (the log-softmax gradient, the sparse cross-entropy's two sums). The same
+// operations, so the same bits.
+//
+//go:noescape
+func expChunk32E(row, raw *float32, n int, scale, shift float64, e *float64) int

@@ -11,7 +11,7 @@ func logSoftmaxGrad32(o, y, d []float32, s float64) {
 		var scratch [64]float32
 		for i+4 <= len(y) {
 			n := min(len(e), (len(y)-i)&^3)
-			k := expChunk32(&scratch[0], &y[i], n, 1, 0, &e[0])
+			k := expChunk32E(&scratch[0], &y[i], n, 1, 0, &e[0])
 			for j, v := range e[:k] {
 				o[i+j] = float32(float64(d[i+j]) - v*s)
 			}

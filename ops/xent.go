@@ -286,7 +286,7 @@ func rowExp[F float32 | float64](row, e []F) (float64, float64) {
 			var buf [256]float64
 			for j+4 <= len(r) {
 				n := min(len(buf), (len(r)-j)&^3)
-				k := expChunk32(&e32[j], &r[j], n, 1, m64, &buf[0])
+				k := expChunk32E(&e32[j], &r[j], n, 1, m64, &buf[0])
 				for q := 0; q < k; q += 2 {
 					s0 += buf[q]
 					s1 += buf[q+1]
