@@ -139,7 +139,12 @@ func (op *KernelApplyOp) unpack(vals []G.Value) (applyArgs, error) {
 	return applyArgs{kernelArgs: a, p: rs[2]}, nil
 }
 
-func (op *KernelApplyOp) Do(vals ...G.Value) (G.Value, error) {
+func (op *KernelApplyOp) Do(vals ...G.Value) (G.Value, error) { return op.do(nil, vals) }
+
+// DoInto is Do writing into p (see outBuf).
+func (op *KernelApplyOp) DoInto(p G.Value, vals ...G.Value) (G.Value, error) { return op.do(p, vals) }
+
+func (op *KernelApplyOp) do(p G.Value, vals []G.Value) (G.Value, error) {
 	a, err := op.unpack(vals)
 	if err != nil {
 		return nil, err
@@ -147,20 +152,20 @@ func (op *KernelApplyOp) Do(vals ...G.Value) (G.Value, error) {
 	r := vals[op.kern.Arity()].Data()
 	switch q := vals[0].Data().(type) {
 	case []float64:
-		return applyDo(op, a, q, vals[1].Data(), r)
+		return applyDo(op, p, a, q, vals[1].Data(), r)
 	case []float32:
-		return applyDo(op, a, q, vals[1].Data(), r)
+		return applyDo(op, p, a, q, vals[1].Data(), r)
 	}
 	return nil, fmt.Errorf("ops: kernel apply op: unsupported data %T", vals[0].Data())
 }
 
-func applyDo[F float32 | float64](op *KernelApplyOp, a applyArgs, q []F, kv, rv any) (G.Value, error) {
+func applyDo[F float32 | float64](op *KernelApplyOp, p G.Value, a applyArgs, q []F, kv, rv any) (G.Value, error) {
 	k, ok1 := kv.([]F)
 	r, ok2 := rv.([]F)
 	if !ok1 || !ok2 {
 		return nil, fmt.Errorf("ops: kernel apply op: mixed dtypes")
 	}
-	out := make([]F, a.b*a.tq*a.p)
+	out := outBuf[F](p, a.b*a.tq*a.p, false) // applyForward overwrites every element
 	c := op.c
 	c.wValid, c.gradValid = false, false
 	w, _ := c.w.([]F)
@@ -171,7 +176,7 @@ func applyDo[F float32 | float64](op *KernelApplyOp, a applyArgs, q []F, kv, rv 
 		c.q, c.k, c.out, c.g = &q[0], &k[0], &out[0], a.g
 		c.wValid = true
 	}
-	return tensor.New(tensor.WithShape(a.b, a.tq, a.p), tensor.WithBacking(out)), nil
+	return wrapOut(p, tensor.Shape{a.b, a.tq, a.p}, out), nil
 }
 
 // scratch returns *buf grown to n elements of F.
@@ -299,7 +304,14 @@ func (op *KernelApplyGradOp) SymDiff(G.Nodes, *G.Node, *G.Node) (G.Nodes, error)
 	return nil, fmt.Errorf("ops: kernel apply gradients are not differentiable")
 }
 
-func (op *KernelApplyGradOp) Do(vals ...G.Value) (G.Value, error) {
+func (op *KernelApplyGradOp) Do(vals ...G.Value) (G.Value, error) { return op.do(nil, vals) }
+
+// DoInto is Do writing into p (see outBuf).
+func (op *KernelApplyGradOp) DoInto(p G.Value, vals ...G.Value) (G.Value, error) {
+	return op.do(p, vals)
+}
+
+func (op *KernelApplyGradOp) do(p G.Value, vals []G.Value) (G.Value, error) {
 	nf := op.fwd.Arity()
 	if len(vals) != nf+2 {
 		return nil, fmt.Errorf("ops: kernel apply gradient: %d inputs, want %d", len(vals), nf+2)
@@ -310,14 +322,14 @@ func (op *KernelApplyGradOp) Do(vals ...G.Value) (G.Value, error) {
 	}
 	switch q := vals[0].Data().(type) {
 	case []float64:
-		return applyGradDo(op, a, vals, q, nf)
+		return applyGradDo(op, p, a, vals, q, nf)
 	case []float32:
-		return applyGradDo(op, a, vals, q, nf)
+		return applyGradDo(op, p, a, vals, q, nf)
 	}
 	return nil, fmt.Errorf("ops: kernel apply gradient: unsupported data %T", vals[0].Data())
 }
 
-func applyGradDo[F float32 | float64](op *KernelApplyGradOp, a applyArgs, vals []G.Value, q []F, nf int) (G.Value, error) {
+func applyGradDo[F float32 | float64](op *KernelApplyGradOp, p G.Value, a applyArgs, vals []G.Value, q []F, nf int) (G.Value, error) {
 	k, ok1 := vals[1].Data().([]F)
 	r, ok2 := vals[nf-1].Data().([]F)
 	out, ok3 := vals[nf].Data().([]F)
@@ -347,7 +359,9 @@ func applyGradDo[F float32 | float64](op *KernelApplyGradOp, a applyArgs, vals [
 	}
 	if !op.isG() {
 		dr, _ := c.dr.([]F)
-		return tensor.New(tensor.WithShape(vals[nf-1].Shape().Clone()...), tensor.WithBacking(append([]F(nil), dr...))), nil
+		o := outBuf[F](p, len(dr), false)
+		copy(o, dr)
+		return wrapOut(p, vals[nf-1].Shape(), o), nil
 	}
 	if is32[F]() {
 		return G.NewF32(float32(c.dg)), nil
