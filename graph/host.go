@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
+	"strings"
 	"sync"
 	"unsafe"
 
@@ -90,6 +91,7 @@ type hostStep struct {
 	// reuse: the op writes into this node's previous value (set after a
 	// first Run shows the op's result aliases none of its inputs).
 	pre     func(p G.Value, inputs ...G.Value) (G.Value, error)
+	add     bool // a Gorgonia elementwise tensor addition: see addDense
 	fresh   bool // read by callers after Run: never reused
 	shared  bool // aliases another node's memory, or is aliased by a fresh node: never reused
 	checked bool // the first result was checked for aliasing
@@ -148,6 +150,7 @@ func newHostExec(p *Program) (*hostExec, error) {
 			st.ins = append(st.ins, ci)
 		}
 		st.konst = len(st.ins) == 0
+		st.add = len(st.ins) == 2 && isAddOp(n.Op())
 		if v, ok := n.Op().(ViewOp); ok && len(st.ins) == 1 && !st.fresh {
 			st.view = v.ViewShape()
 		}
@@ -217,6 +220,15 @@ func (x *hostExec) exec(st *hostStep) (G.Value, error) {
 		}
 	}
 	prev := x.vals[st.pos]
+	if st.add {
+		into := prev
+		if st.pre == nil || st.shared || !st.checked {
+			into = nil
+		}
+		if v, ok := addDense(into, args[0], args[1]); ok {
+			return x.checkAlias(st, v, args), nil
+		}
+	}
 	if st.pre != nil && !st.shared && st.checked && prev != nil {
 		if v, err := st.pre(prev, args...); err == nil {
 			return x.checkAlias(st, v, args), nil
@@ -299,6 +311,77 @@ func span(v G.Value) (lo, hi uintptr, ok bool) {
 		return p, p + uintptr(t.MemSize()), true
 	}
 	return 0, 0, false
+}
+
+// addOpType is the dynamic type of the op G.Add builds on two tensors
+// (Gorgonia's elemBinOp, unexported).
+var addOpType = sync.OnceValue(func() reflect.Type {
+	g := G.NewGraph()
+	a := G.NewMatrix(g, tensor.Float64, G.WithShape(2, 2), G.WithName("a"))
+	b := G.NewMatrix(g, tensor.Float64, G.WithShape(2, 2), G.WithName("b"))
+	n, err := G.Add(a, b)
+	if err != nil || n.Op() == nil {
+		return nil
+	}
+	return reflect.TypeOf(n.Op())
+})
+
+// isAddOp reports whether op is Gorgonia's elementwise addition (its
+// String is "+ <retSame>").
+func isAddOp(op G.Op) bool {
+	t := addOpType()
+	return t != nil && reflect.TypeOf(op) == t && strings.HasPrefix(op.String(), "+ ")
+}
+
+// addDense computes a + b for two plain dense tensors of the same float
+// dtype and shape in one pass: into into's memory when into is such a
+// tensor of that shape, else into a new tensor. It gives the bits of
+// Gorgonia's addition, which clones a (or copies it into the reused
+// value) and then adds b element by element (a[i] + b[i], the same
+// operands in the same order), without the copy. ok is false where the
+// arguments are anything else (scalars, views, masks, mixed dtypes); the
+// caller then runs the op.
+func addDense(into, a, b G.Value) (G.Value, bool) {
+	da, ok1 := a.(*tensor.Dense)
+	db, ok2 := b.(*tensor.Dense)
+	if !ok1 || !ok2 || !plainDense(da) || !plainDense(db) || da.Dtype() != db.Dtype() || !da.Shape().Eq(db.Shape()) {
+		return nil, false
+	}
+	var dst *tensor.Dense
+	if di, ok := into.(*tensor.Dense); ok && plainDense(di) && di.Dtype() == da.Dtype() && di.Shape().Eq(da.Shape()) {
+		dst = di
+	}
+	switch av := da.Data().(type) {
+	case []float32:
+		return addSlices(dst, da, av, db.Data().([]float32))
+	case []float64:
+		return addSlices(dst, da, av, db.Data().([]float64))
+	}
+	return nil, false
+}
+
+func addSlices[F float32 | float64](dst, da *tensor.Dense, a, b []F) (G.Value, bool) {
+	if len(a) != len(b) {
+		return nil, false
+	}
+	var out []F
+	if dst != nil {
+		out = dst.Data().([]F)
+	} else {
+		out = make([]F, len(a))
+		dst = tensor.New(tensor.WithShape(da.Shape().Clone()...), tensor.WithBacking(out))
+	}
+	out = out[:len(a)]
+	for i, v := range a {
+		out[i] = v + b[i]
+	}
+	return dst, true
+}
+
+// plainDense reports whether t is a contiguous row-major tensor without a
+// mask whose data covers its shape exactly.
+func plainDense(t *tensor.Dense) bool {
+	return t != nil && !t.IsView() && !t.IsMaterializable() && !t.IsMasked() && t.DataOrder().IsRowMajor() && t.Shape().TotalSize() == t.DataSize()
 }
 
 // doOp runs op.Do, turning a panic that is not a runtime error into an
