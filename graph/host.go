@@ -126,8 +126,10 @@ func newHostExec(p *Program) (*hostExec, error) {
 	for _, n := range p.Outputs {
 		fresh[n] = true
 	}
-	for _, n := range p.Grads {
-		fresh[n] = true
+	if !p.ReuseGrads {
+		for _, n := range p.Grads {
+			fresh[n] = true
+		}
 	}
 	for i, n := range p.Nodes {
 		st := hostStep{n: n, pos: i, fresh: fresh[n] || p.Trace}
