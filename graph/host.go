@@ -92,6 +92,7 @@ type hostStep struct {
 	// first Run shows the op's result aliases none of its inputs).
 	pre     func(p G.Value, inputs ...G.Value) (G.Value, error)
 	add     bool // a Gorgonia elementwise tensor addition: see addDense
+	unary   bool // a Gorgonia elementwise unary op on a tensor: see unaryInto
 	fresh   bool // read by callers after Run: never reused
 	shared  bool // aliases another node's memory, or is aliased by a fresh node: never reused
 	checked bool // the first result was checked for aliasing
@@ -157,6 +158,7 @@ func newHostExec(p *Program) (*hostExec, error) {
 			st.view = v.ViewShape()
 		}
 		if !st.fresh && !st.konst {
+			st.unary = len(st.ins) == 1 && isUnaryOp(n.Op())
 			if pd, ok := n.Op().(IntoDoer); ok {
 				st.pre = pd.DoInto
 			} else if pd, ok := n.Op().(G.UsePreallocDoer); ok && overwritingOps()[reflect.TypeOf(n.Op())] {
@@ -228,6 +230,11 @@ func (x *hostExec) exec(st *hostStep) (G.Value, error) {
 			into = nil
 		}
 		if v, ok := addDense(into, args[0], args[1]); ok {
+			return x.checkAlias(st, v, args), nil
+		}
+	}
+	if st.unary && !st.shared && st.checked && prev != nil {
+		if v, ok := unaryInto(st.n.Op(), prev, args[0]); ok {
 			return x.checkAlias(st, v, args), nil
 		}
 	}
@@ -333,6 +340,60 @@ var addOpType = sync.OnceValue(func() reflect.Type {
 func isAddOp(op G.Op) bool {
 	t := addOpType()
 	return t != nil && reflect.TypeOf(op) == t && strings.HasPrefix(op.String(), "+ ")
+}
+
+// unaryOpType is the dynamic type of Gorgonia's elementwise unary ops
+// (elemUnaryOp, unexported), taken from the op G.Tanh builds.
+var unaryOpType = sync.OnceValue(func() reflect.Type {
+	g := G.NewGraph()
+	a := G.NewMatrix(g, tensor.Float64, G.WithShape(2, 2), G.WithName("a"))
+	n, err := G.Tanh(a)
+	if err != nil || n.Op() == nil {
+		return nil
+	}
+	return reflect.TypeOf(n.Op())
+})
+
+// isUnaryOp reports whether op is one of Gorgonia's elementwise unary ops
+// that can run in place (G.UnsafeDoer).
+func isUnaryOp(op G.Op) bool {
+	t := unaryOpType()
+	_, ok := op.(G.UnsafeDoer)
+	return t != nil && ok && reflect.TypeOf(op) == t
+}
+
+// unaryInto computes a Gorgonia elementwise unary op into the node's
+// previous value: a's data copied into prev, then the op in place on prev
+// (UnsafeDo). Gorgonia's Do clones a and applies the same kernel in place
+// on the clone, so the bits are the same; only where the result lives
+// differs. ok is false where prev or a is not a plain dense tensor of a's
+// dtype and shape, or the op did not write into prev; the caller then runs
+// the op.
+func unaryInto(op G.Op, prev, a G.Value) (G.Value, bool) {
+	da, ok1 := a.(*tensor.Dense)
+	dp, ok2 := prev.(*tensor.Dense)
+	if !ok1 || !ok2 || da == dp || !plainDense(da) || !plainDense(dp) || da.Dtype() != dp.Dtype() || !da.Shape().Eq(dp.Shape()) {
+		return nil, false
+	}
+	switch ad := da.Data().(type) {
+	case []float32:
+		copy(dp.Data().([]float32), ad)
+	case []float64:
+		copy(dp.Data().([]float64), ad)
+	default:
+		return nil, false
+	}
+	var v G.Value
+	err := gorgoniaCall("do", func() {
+		var e error
+		if v, e = op.(G.UnsafeDoer).UnsafeDo(dp); e != nil {
+			panic(e)
+		}
+	})
+	if err != nil || v != G.Value(dp) {
+		return nil, false
+	}
+	return v, true
 }
 
 // addDense computes a + b for two plain dense tensors of the same float

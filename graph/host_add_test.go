@@ -112,3 +112,58 @@ func sameBits(t *testing.T, dt tensor.Dtype, what string, got, want G.Value) {
 		}
 	}
 }
+
+// TestUnaryIntoBits checks the host executor's in-place run of Gorgonia's
+// elementwise unary ops (copy into the previous value, then UnsafeDo)
+// against Do, bit for bit, in float64 and float32; the input stays intact
+// and the result lives in the given value.
+func TestUnaryIntoBits(t *testing.T) {
+	for _, dt := range []tensor.Dtype{tensor.Float64, tensor.Float32} {
+		g := G.NewGraph()
+		x := G.NewMatrix(g, dt, G.WithShape(3, 5), G.WithName("x"))
+		builds := map[string]func(*G.Node) (*G.Node, error){
+			"tanh": G.Tanh, "sigmoid": G.Sigmoid, "square": G.Square, "neg": G.Neg,
+			"cube": G.Cube, "exp": G.Exp, "sqrt": func(n *G.Node) (*G.Node, error) { return G.Sqrt(G.Must(G.Square(n))) },
+		}
+		for name, build := range builds {
+			n := G.Must(build(x))
+			if !isUnaryOp(n.Op()) {
+				t.Fatalf("%v %s: op %v not recognised", dt, name, n.Op())
+			}
+			if isAddOp(n.Op()) {
+				t.Fatalf("%v %s: taken for an addition", dt, name)
+			}
+			rng := rand.New(rand.NewPCG(11, 12))
+			mk := func() *tensor.Dense {
+				v := make([]float64, 15)
+				for i := range v {
+					v[i] = rng.NormFloat64() * 3
+				}
+				if dt == tensor.Float32 {
+					w := make([]float32, 15)
+					for i := range v {
+						w[i] = float32(v[i])
+					}
+					return tensor.New(tensor.WithShape(3, 5), tensor.WithBacking(w))
+				}
+				return tensor.New(tensor.WithShape(3, 5), tensor.WithBacking(v))
+			}
+			a := mk()
+			keep := a.Clone().(*tensor.Dense)
+			want, err := n.Op().Do(a)
+			if err != nil {
+				t.Fatal(err)
+			}
+			prev := mk()
+			got, ok := unaryInto(n.Op(), prev, a)
+			if !ok || got != G.Value(prev) {
+				t.Fatalf("%v %s: not computed into the given value", dt, name)
+			}
+			sameBits(t, dt, name, got, want)
+			sameBits(t, dt, name+" input", a, keep)
+		}
+		if isUnaryOp(G.Must(G.Add(x, x)).Op()) {
+			t.Fatalf("%v: an addition taken for a unary op", dt)
+		}
+	}
+}
