@@ -78,6 +78,8 @@ type hostExec struct {
 	vals  []G.Value // current value of every node, by position in prog.Nodes
 	args  []G.Value // scratch for the arguments of one op
 	grads []hostGrad
+	// readers counts the op nodes reading each node (by position).
+	readers []int
 }
 
 type hostStep struct {
@@ -93,6 +95,7 @@ type hostStep struct {
 	pre     func(p G.Value, inputs ...G.Value) (G.Value, error)
 	add     bool // a Gorgonia elementwise tensor addition: see addDense
 	unary   bool // a Gorgonia elementwise unary op on a tensor: see unaryInto
+	grad    bool // a gradient node: read by callers after Run
 	fresh   bool // read by callers after Run: never reused
 	shared  bool // aliases another node's memory, or is aliased by a fresh node: never reused
 	checked bool // the first result was checked for aliasing
@@ -118,7 +121,7 @@ func newHostExec(p *Program) (*hostExec, error) {
 	if p == nil || len(p.Nodes) == 0 {
 		return nil, errors.New("graph: host executor: empty program")
 	}
-	x := &hostExec{prog: p, vals: make([]G.Value, len(p.Nodes))}
+	x := &hostExec{prog: p, vals: make([]G.Value, len(p.Nodes)), readers: make([]int, len(p.Nodes))}
 	pos := make(map[*G.Node]int, len(p.Nodes))
 	fresh := map[*G.Node]bool{}
 	if p.Loss != nil {
@@ -153,6 +156,9 @@ func newHostExec(p *Program) (*hostExec, error) {
 			st.ins = append(st.ins, ci)
 		}
 		st.konst = len(st.ins) == 0
+		for _, j := range st.ins {
+			x.readers[j]++
+		}
 		st.add = len(st.ins) == 2 && isAddOp(n.Op())
 		if v, ok := n.Op().(ViewOp); ok && len(st.ins) == 1 && !st.fresh {
 			st.view = v.ViewShape()
@@ -172,6 +178,7 @@ func newHostExec(p *Program) (*hostExec, error) {
 		if !ok {
 			return nil, fmt.Errorf("graph: host executor: gradient node %q is not in the program", g.Name())
 		}
+		x.steps[gi].grad = true
 		x.grads = append(x.grads, hostGrad{p: p.Params[i], pos: gi, node: g})
 	}
 	return x, nil
@@ -211,6 +218,27 @@ func (x *hostExec) Run() error {
 	return x.bindGrads()
 }
 
+// consumable returns the input j of the addition st whose buffer the sum
+// may overwrite: an intermediate node that st alone reads, that owns its
+// memory (no view, no alias) and whose value nobody reads after Run, while
+// st's own value is not one a caller keeps across Runs (not fresh). Its
+// op then writes its next value into the memory st's value lives in, which
+// is what reusing st's buffer would do. This saves the sum's buffer: a
+// (V, d') table's gradient, the tied layer's dYᵀh plus the lookup's
+// scatter, lives in one buffer instead of two.
+func (x *hostExec) consumable(st *hostStep) (int, bool) {
+	if st.fresh || st.shared || x.prog.Trace || len(st.ins) != 2 || st.ins[0] == st.ins[1] {
+		return 0, false
+	}
+	for j, pos := range st.ins {
+		a := &x.steps[pos]
+		if x.readers[pos] == 1 && !a.input && !a.konst && !a.grad && a.view == nil && !a.shared && !a.fresh && a.checked {
+			return j, true
+		}
+	}
+	return 0, false
+}
+
 // exec computes one op node's value.
 func (x *hostExec) exec(st *hostStep) (G.Value, error) {
 	args := x.args[:0]
@@ -228,6 +256,14 @@ func (x *hostExec) exec(st *hostStep) (G.Value, error) {
 		into := prev
 		if st.pre == nil || st.shared || !st.checked {
 			into = nil
+		}
+		if j, ok := x.consumable(st); ok {
+			// The sum aliases input j on purpose: no alias check (it would
+			// mark the node shared).
+			if v, ok := addDense(args[j], args[0], args[1]); ok && v == args[j] {
+				st.checked = true
+				return v, nil
+			}
 		}
 		if v, ok := addDense(into, args[0], args[1]); ok {
 			return x.checkAlias(st, v, args), nil
