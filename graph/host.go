@@ -70,8 +70,15 @@ var overwritingOps = sync.OnceValue(func() map[reflect.Type]bool {
 // same order on the same inputs; only where their results live differs.
 //
 // Nodes whose values callers read after Run (the loss, Outputs, the
-// gradients) get a fresh value every Run, as on the TapeMachine, so a value
-// a caller kept from an earlier Run is never overwritten.
+// gradients unless MachineOptions.ReuseGrads) get a fresh value every Run,
+// as on the TapeMachine, so a value a caller kept from an earlier Run is
+// never overwritten.
+//
+// Some Gorgonia ops run differently, for the same bits: an elementwise
+// addition of two plain tensors in one pass (addDense), written into the
+// buffer of an input that only it reads where it can (consumable); the
+// elementwise unary ops in place on a copy in the node's previous value
+// (unaryInto).
 type hostExec struct {
 	prog  *Program
 	steps []hostStep
