@@ -294,7 +294,7 @@ func NewRunner(w Workload, dt tensor.Dtype, mode Mode, seed uint64) (r *Runner, 
 		}
 	}()
 	if mode == Train {
-		if r.machine, err = graph.NewMachine(s, r.Loss, graph.MachineOptions{}); err != nil {
+		if r.machine, err = graph.NewMachine(s, r.Loss, graph.MachineOptions{ReuseGrads: true}); err != nil {
 			return nil, fmt.Errorf("bench: %s: %w", w.Name, err)
 		}
 		cfg := train.Config{LR: 1e-3}

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
+	"strings"
 	"sync"
 	"unsafe"
 
@@ -69,14 +70,23 @@ var overwritingOps = sync.OnceValue(func() map[reflect.Type]bool {
 // same order on the same inputs; only where their results live differs.
 //
 // Nodes whose values callers read after Run (the loss, Outputs, the
-// gradients) get a fresh value every Run, as on the TapeMachine, so a value
-// a caller kept from an earlier Run is never overwritten.
+// gradients unless MachineOptions.ReuseGrads) get a fresh value every Run,
+// as on the TapeMachine, so a value a caller kept from an earlier Run is
+// never overwritten.
+//
+// Some Gorgonia ops run differently, for the same bits: an elementwise
+// addition of two plain tensors in one pass (addDense), written into the
+// buffer of an input that only it reads where it can (consumable); the
+// elementwise unary ops in place on a copy in the node's previous value
+// (unaryInto).
 type hostExec struct {
 	prog  *Program
 	steps []hostStep
 	vals  []G.Value // current value of every node, by position in prog.Nodes
 	args  []G.Value // scratch for the arguments of one op
 	grads []hostGrad
+	// readers counts the op nodes reading each node (by position).
+	readers []int
 }
 
 type hostStep struct {
@@ -90,6 +100,9 @@ type hostStep struct {
 	// reuse: the op writes into this node's previous value (set after a
 	// first Run shows the op's result aliases none of its inputs).
 	pre     func(p G.Value, inputs ...G.Value) (G.Value, error)
+	add     bool // a Gorgonia elementwise tensor addition: see addDense
+	unary   bool // a Gorgonia elementwise unary op on a tensor: see unaryInto
+	grad    bool // a gradient node: read by callers after Run
 	fresh   bool // read by callers after Run: never reused
 	shared  bool // aliases another node's memory, or is aliased by a fresh node: never reused
 	checked bool // the first result was checked for aliasing
@@ -115,7 +128,7 @@ func newHostExec(p *Program) (*hostExec, error) {
 	if p == nil || len(p.Nodes) == 0 {
 		return nil, errors.New("graph: host executor: empty program")
 	}
-	x := &hostExec{prog: p, vals: make([]G.Value, len(p.Nodes))}
+	x := &hostExec{prog: p, vals: make([]G.Value, len(p.Nodes)), readers: make([]int, len(p.Nodes))}
 	pos := make(map[*G.Node]int, len(p.Nodes))
 	fresh := map[*G.Node]bool{}
 	if p.Loss != nil {
@@ -124,8 +137,10 @@ func newHostExec(p *Program) (*hostExec, error) {
 	for _, n := range p.Outputs {
 		fresh[n] = true
 	}
-	for _, n := range p.Grads {
-		fresh[n] = true
+	if !p.ReuseGrads {
+		for _, n := range p.Grads {
+			fresh[n] = true
+		}
 	}
 	for i, n := range p.Nodes {
 		st := hostStep{n: n, pos: i, fresh: fresh[n] || p.Trace}
@@ -148,10 +163,15 @@ func newHostExec(p *Program) (*hostExec, error) {
 			st.ins = append(st.ins, ci)
 		}
 		st.konst = len(st.ins) == 0
+		for _, j := range st.ins {
+			x.readers[j]++
+		}
+		st.add = len(st.ins) == 2 && isAddOp(n.Op())
 		if v, ok := n.Op().(ViewOp); ok && len(st.ins) == 1 && !st.fresh {
 			st.view = v.ViewShape()
 		}
 		if !st.fresh && !st.konst {
+			st.unary = len(st.ins) == 1 && isUnaryOp(n.Op())
 			if pd, ok := n.Op().(IntoDoer); ok {
 				st.pre = pd.DoInto
 			} else if pd, ok := n.Op().(G.UsePreallocDoer); ok && overwritingOps()[reflect.TypeOf(n.Op())] {
@@ -165,6 +185,7 @@ func newHostExec(p *Program) (*hostExec, error) {
 		if !ok {
 			return nil, fmt.Errorf("graph: host executor: gradient node %q is not in the program", g.Name())
 		}
+		x.steps[gi].grad = true
 		x.grads = append(x.grads, hostGrad{p: p.Params[i], pos: gi, node: g})
 	}
 	return x, nil
@@ -204,6 +225,27 @@ func (x *hostExec) Run() error {
 	return x.bindGrads()
 }
 
+// consumable returns the input j of the addition st whose buffer the sum
+// may overwrite: an intermediate node that st alone reads, that owns its
+// memory (no view, no alias) and whose value nobody reads after Run, while
+// st's own value is not one a caller keeps across Runs (not fresh). Its
+// op then writes its next value into the memory st's value lives in, which
+// is what reusing st's buffer would do. This saves the sum's buffer: a
+// (V, d') table's gradient, the tied layer's dYᵀh plus the lookup's
+// scatter, lives in one buffer instead of two.
+func (x *hostExec) consumable(st *hostStep) (int, bool) {
+	if st.fresh || st.shared || x.prog.Trace || len(st.ins) != 2 || st.ins[0] == st.ins[1] {
+		return 0, false
+	}
+	for j, pos := range st.ins {
+		a := &x.steps[pos]
+		if x.readers[pos] == 1 && !a.input && !a.konst && !a.grad && a.view == nil && !a.shared && !a.fresh && a.checked {
+			return j, true
+		}
+	}
+	return 0, false
+}
+
 // exec computes one op node's value.
 func (x *hostExec) exec(st *hostStep) (G.Value, error) {
 	args := x.args[:0]
@@ -217,6 +259,28 @@ func (x *hostExec) exec(st *hostStep) (G.Value, error) {
 		}
 	}
 	prev := x.vals[st.pos]
+	if st.add {
+		into := prev
+		if st.pre == nil || st.shared || !st.checked {
+			into = nil
+		}
+		if j, ok := x.consumable(st); ok {
+			// The sum aliases input j on purpose: no alias check (it would
+			// mark the node shared).
+			if v, ok := addDense(args[j], args[0], args[1]); ok && v == args[j] {
+				st.checked = true
+				return v, nil
+			}
+		}
+		if v, ok := addDense(into, args[0], args[1]); ok {
+			return x.checkAlias(st, v, args), nil
+		}
+	}
+	if st.unary && !st.shared && st.checked && prev != nil {
+		if v, ok := unaryInto(st.n.Op(), prev, args[0]); ok {
+			return x.checkAlias(st, v, args), nil
+		}
+	}
 	if st.pre != nil && !st.shared && st.checked && prev != nil {
 		if v, err := st.pre(prev, args...); err == nil {
 			return x.checkAlias(st, v, args), nil
@@ -299,6 +363,131 @@ func span(v G.Value) (lo, hi uintptr, ok bool) {
 		return p, p + uintptr(t.MemSize()), true
 	}
 	return 0, 0, false
+}
+
+// addOpType is the dynamic type of the op G.Add builds on two tensors
+// (Gorgonia's elemBinOp, unexported).
+var addOpType = sync.OnceValue(func() reflect.Type {
+	g := G.NewGraph()
+	a := G.NewMatrix(g, tensor.Float64, G.WithShape(2, 2), G.WithName("a"))
+	b := G.NewMatrix(g, tensor.Float64, G.WithShape(2, 2), G.WithName("b"))
+	n, err := G.Add(a, b)
+	if err != nil || n.Op() == nil {
+		return nil
+	}
+	return reflect.TypeOf(n.Op())
+})
+
+// isAddOp reports whether op is Gorgonia's elementwise addition (its
+// String is "+ <retSame>").
+func isAddOp(op G.Op) bool {
+	t := addOpType()
+	return t != nil && reflect.TypeOf(op) == t && strings.HasPrefix(op.String(), "+ ")
+}
+
+// unaryOpType is the dynamic type of Gorgonia's elementwise unary ops
+// (elemUnaryOp, unexported), taken from the op G.Tanh builds.
+var unaryOpType = sync.OnceValue(func() reflect.Type {
+	g := G.NewGraph()
+	a := G.NewMatrix(g, tensor.Float64, G.WithShape(2, 2), G.WithName("a"))
+	n, err := G.Tanh(a)
+	if err != nil || n.Op() == nil {
+		return nil
+	}
+	return reflect.TypeOf(n.Op())
+})
+
+// isUnaryOp reports whether op is one of Gorgonia's elementwise unary ops
+// that can run in place (G.UnsafeDoer).
+func isUnaryOp(op G.Op) bool {
+	t := unaryOpType()
+	_, ok := op.(G.UnsafeDoer)
+	return t != nil && ok && reflect.TypeOf(op) == t
+}
+
+// unaryInto computes a Gorgonia elementwise unary op into the node's
+// previous value: a's data copied into prev, then the op in place on prev
+// (UnsafeDo). Gorgonia's Do clones a and applies the same kernel in place
+// on the clone, so the bits are the same; only where the result lives
+// differs. ok is false where prev or a is not a plain dense tensor of a's
+// dtype and shape, or the op did not write into prev; the caller then runs
+// the op.
+func unaryInto(op G.Op, prev, a G.Value) (G.Value, bool) {
+	da, ok1 := a.(*tensor.Dense)
+	dp, ok2 := prev.(*tensor.Dense)
+	if !ok1 || !ok2 || da == dp || !plainDense(da) || !plainDense(dp) || da.Dtype() != dp.Dtype() || !da.Shape().Eq(dp.Shape()) {
+		return nil, false
+	}
+	switch ad := da.Data().(type) {
+	case []float32:
+		copy(dp.Data().([]float32), ad)
+	case []float64:
+		copy(dp.Data().([]float64), ad)
+	default:
+		return nil, false
+	}
+	var v G.Value
+	err := gorgoniaCall("do", func() {
+		var e error
+		if v, e = op.(G.UnsafeDoer).UnsafeDo(dp); e != nil {
+			panic(e)
+		}
+	})
+	if err != nil || v != G.Value(dp) {
+		return nil, false
+	}
+	return v, true
+}
+
+// addDense computes a + b for two plain dense tensors of the same float
+// dtype and shape in one pass: into into's memory when into is such a
+// tensor of that shape, else into a new tensor. It gives the bits of
+// Gorgonia's addition, which clones a (or copies it into the reused
+// value) and then adds b element by element (a[i] + b[i], the same
+// operands in the same order), without the copy. ok is false where the
+// arguments are anything else (scalars, views, masks, mixed dtypes); the
+// caller then runs the op.
+func addDense(into, a, b G.Value) (G.Value, bool) {
+	da, ok1 := a.(*tensor.Dense)
+	db, ok2 := b.(*tensor.Dense)
+	if !ok1 || !ok2 || !plainDense(da) || !plainDense(db) || da.Dtype() != db.Dtype() || !da.Shape().Eq(db.Shape()) {
+		return nil, false
+	}
+	var dst *tensor.Dense
+	if di, ok := into.(*tensor.Dense); ok && plainDense(di) && di.Dtype() == da.Dtype() && di.Shape().Eq(da.Shape()) {
+		dst = di
+	}
+	switch av := da.Data().(type) {
+	case []float32:
+		return addSlices(dst, da, av, db.Data().([]float32))
+	case []float64:
+		return addSlices(dst, da, av, db.Data().([]float64))
+	}
+	return nil, false
+}
+
+func addSlices[F float32 | float64](dst, da *tensor.Dense, a, b []F) (G.Value, bool) {
+	if len(a) != len(b) {
+		return nil, false
+	}
+	var out []F
+	if dst != nil {
+		out = dst.Data().([]F)
+	} else {
+		out = make([]F, len(a))
+		dst = tensor.New(tensor.WithShape(da.Shape().Clone()...), tensor.WithBacking(out))
+	}
+	out = out[:len(a)]
+	for i, v := range a {
+		out[i] = v + b[i]
+	}
+	return dst, true
+}
+
+// plainDense reports whether t is a contiguous row-major tensor without a
+// mask whose data covers its shape exactly.
+func plainDense(t *tensor.Dense) bool {
+	return t != nil && !t.IsView() && !t.IsMaterializable() && !t.IsMasked() && t.DataOrder().IsRowMajor() && t.Shape().TotalSize() == t.DataSize()
 }
 
 // doOp runs op.Do, turning a panic that is not a runtime error into an

@@ -191,6 +191,64 @@ func TestHostExecutorReusesBuffers(t *testing.T) {
 	}
 }
 
+// TestHostExecutorReuseGrads runs the host model with ReuseGrads beside
+// one on the TapeMachine: the gradients agree bit for bit over several runs
+// with changing inputs and parameters, and from the second run on each
+// gradient is written into the value of the run before.
+func TestHostExecutorReuseGrads(t *testing.T) {
+	for _, dt := range []tensor.Dtype{tensor.Float64, tensor.Float32} {
+		t.Run(dt.String(), func(t *testing.T) {
+			host, tape := newHostModel(t, dt), newHostModel(t, dt)
+			mh, err := graph.NewMachine(host.s, host.loss, graph.MachineOptions{Outputs: G.Nodes{host.out}, ReuseGrads: true})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer mh.Close()
+			mt, err := graph.NewMachine(tape.s, tape.loss, graph.MachineOptions{Outputs: G.Nodes{tape.out}, TapeMachine: true})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer mt.Close()
+			rh, rt := rand.New(rand.NewPCG(5, 6)), rand.New(rand.NewPCG(5, 6))
+			prev := map[string]G.Value{}
+			reused := 0
+			for run := 0; run < 4; run++ {
+				host.feed(t, rh)
+				tape.feed(t, rt)
+				if err := mh.Run(); err != nil {
+					t.Fatal(err)
+				}
+				if err := mt.Run(); err != nil {
+					t.Fatal(err)
+				}
+				same(t, run, "loss", host.loss, tape.loss, graph.Values)
+				for i, p := range host.s.Params() {
+					q := tape.s.Params()[i]
+					same(t, run, "gradient of "+p.Name(), p, q, graph.GradValues)
+					g := must(p.Grad())
+					if run >= 2 && g == prev[p.Name()] {
+						reused++
+					}
+					prev[p.Name()] = g
+					for _, n := range []*G.Node{p, q} {
+						vals := must(graph.Values(n))
+						g := must(graph.GradValues(n))
+						for j := range vals {
+							vals[j] -= 0.5 * g[j]
+						}
+						if err := graph.SetValue(n, vals); err != nil {
+							t.Fatal(err)
+						}
+					}
+				}
+			}
+			if reused == 0 {
+				t.Error("no gradient was written into its previous value")
+			}
+		})
+	}
+}
+
 // runBytes is the heap bytes one Run of m allocates (the median of 5).
 func runBytes(t *testing.T, m *graph.Machine) uint64 {
 	t.Helper()

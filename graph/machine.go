@@ -52,6 +52,15 @@ type MachineOptions struct {
 	// TapeMachine runs the program on Gorgonia's TapeMachine instead of
 	// the host executor (Trace always does).
 	TapeMachine bool
+	// ReuseGrads lets the host executor write each Run's gradients into the
+	// buffers of the previous Run's, as it does for intermediate nodes,
+	// instead of allocating them afresh: a gradient value read after one
+	// Run is overwritten by the next. For a caller that reads the gradients
+	// before the next Run and keeps no copy across Runs (train.Trainer
+	// does): it saves an allocation the size of every gradient per Run (a
+	// (V, d') table's gradient for a language model). The values are the
+	// same bit for bit; the TapeMachine and other executors ignore it.
+	ReuseGrads bool
 }
 
 // Program is the compiled program a [Machine] hands to an [ExecutorFactory].
@@ -75,6 +84,9 @@ type Program struct {
 	Outputs G.Nodes
 	// Trace asks for every node's value to be readable after Run.
 	Trace bool
+	// ReuseGrads is MachineOptions.ReuseGrads: an executor may overwrite
+	// the gradients of one Run in the next.
+	ReuseGrads bool
 }
 
 // Executor runs a [Program]. Run executes it once with the current values of
@@ -237,7 +249,7 @@ func (m *Machine) program(prog *G.ExprGraph, opts MachineOptions) (*Program, err
 	for i, n := range sorted {
 		order[len(sorted)-1-i] = n
 	}
-	p := &Program{Graph: prog, Nodes: order, Loss: m.loss, Trace: opts.Trace,
+	p := &Program{Graph: prog, Nodes: order, Loss: m.loss, Trace: opts.Trace, ReuseGrads: opts.ReuseGrads,
 		Outputs: append(G.Nodes(nil), opts.Outputs...)}
 	if m.grads != nil {
 		p.Params = append(G.Nodes(nil), m.params...)

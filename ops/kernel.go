@@ -317,6 +317,13 @@ func kernelForward[F float32 | float64](kind KernelKind, a kernelArgs, q, k, kee
 	// product Q Kᵀ (Gemm: (Tq, d)·(Tk, d)ᵀ), then the weights of each row
 	// with the fused exponential (dotWeights).
 	fast := keep == nil && raw != nil && (kind == KindLinear || kind == KindExp || kind == KindSoftmax)
+	// The other dot-product evaluations: each row's q·k_i four keys at a
+	// time (keyDots), the same sums as dot.
+	dotKind := !fast && kind.DotProduct()
+	var dots []float64
+	if dotKind {
+		dots = make([]float64, a.tk)
+	}
 	for b := 0; b < a.b; b++ {
 		if fast {
 			o := b * a.tq * a.tk
@@ -333,6 +340,9 @@ func kernelForward[F float32 | float64](kind KernelKind, a kernelArgs, q, k, kee
 			var keepRow []F
 			if keep != nil {
 				keepRow = keep[(b*a.tq+j)*a.tk : (b*a.tq+j+1)*a.tk]
+			}
+			if dotKind {
+				keyDots(qj, k[b*a.tk*d:(b+1)*a.tk*d], d, keepRow, dots)
 			}
 			var rawRow []F
 			if raw != nil {
@@ -351,10 +361,10 @@ func kernelForward[F float32 | float64](kind KernelKind, a kernelArgs, q, k, kee
 				var v, r float64
 				switch kind {
 				case KindLinear:
-					r = dot(qj, ki)
+					r = dots[i]
 					v = r
 				case KindExp:
-					r = dot(qj, ki)
+					r = dots[i]
 					v = exp(a.g * r)
 				case KindRBF:
 					r = sqdist(qj, ki)
@@ -363,7 +373,7 @@ func kernelForward[F float32 | float64](kind KernelKind, a kernelArgs, q, k, kee
 					r = sqdist(qj, ki)
 					v = exp(-a.g * math.Sqrt(r))
 				case KindSoftmax:
-					r = dot(qj, ki)
+					r = dots[i]
 					v = a.g * r
 					mx = math.Max(mx, v)
 				}
@@ -572,16 +582,10 @@ func kernelBackward[F float32 | float64](kind KernelKind, a kernelArgs, q, k, ke
 				}
 				if cq != 0 {
 					if dq != nil {
-						dqj := dq[(b*a.tq+j)*d : (b*a.tq+j+1)*d]
-						for c := range dqj {
-							dqj[c] += F(cq * float64(ki[c]))
-						}
+						axpyRound(dq[(b*a.tq+j)*d:(b*a.tq+j+1)*d], ki, cq)
 					}
 					if dk != nil {
-						dki := dk[(b*a.tk+i)*d : (b*a.tk+i+1)*d]
-						for c := range dki {
-							dki[c] += F(cq * float64(qj[c]))
-						}
+						axpyRound(dk[(b*a.tk+i)*d:(b*a.tk+i+1)*d], qj, cq)
 					}
 				}
 				if cd != 0 {

@@ -193,7 +193,8 @@ func NewLMTrainer(m LM, cfg LMConfig) (_ *LMTrainer, err error) {
 	}
 	s := m.Scope()
 	if !cfg.EvalOnly {
-		if t.train, err = graph.NewMachine(s, t.loss, graph.MachineOptions{Executor: cfg.TrainExecutor}); err != nil {
+		// ReuseGrads: the trainer reads the gradients within its Step.
+		if t.train, err = graph.NewMachine(s, t.loss, graph.MachineOptions{Executor: cfg.TrainExecutor, ReuseGrads: true}); err != nil {
 			return nil, fmt.Errorf("train: lm: %w", err)
 		}
 	}

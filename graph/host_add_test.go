@@ -1,0 +1,169 @@
+package graph
+
+import (
+	"math"
+	"math/rand/v2"
+	"testing"
+
+	G "gorgonia.org/gorgonia"
+	"gorgonia.org/tensor"
+)
+
+// TestAddDenseBits checks the host executor's one-pass addition against
+// Gorgonia's elementwise addition (the op G.Add builds, run with Do and
+// with UsePreallocDo), bit for bit, fresh and into a reused value, in
+// float64 and float32, with NaN, infinities and signed zeros among the
+// operands; and that it declines views, scalars and mismatched shapes.
+func TestAddDenseBits(t *testing.T) {
+	for _, dt := range []tensor.Dtype{tensor.Float64, tensor.Float32} {
+		g := G.NewGraph()
+		an := G.NewMatrix(g, dt, G.WithShape(3, 5), G.WithName("a"))
+		bn := G.NewMatrix(g, dt, G.WithShape(3, 5), G.WithName("b"))
+		sum := G.Must(G.Add(an, bn))
+		if !isAddOp(sum.Op()) {
+			t.Fatalf("%v: G.Add's op %v not recognised", dt, sum.Op())
+		}
+		if isAddOp(G.Must(G.Sub(an, bn)).Op()) || isAddOp(G.Must(G.HadamardProd(an, bn)).Op()) {
+			t.Fatalf("%v: a subtraction or product taken for an addition", dt)
+		}
+		rng := rand.New(rand.NewPCG(9, 10))
+		special := []float64{math.NaN(), math.Inf(1), math.Inf(-1), 0, math.Copysign(0, -1), 1e-310}
+		vals := func() *tensor.Dense {
+			x := make([]float64, 15)
+			for i := range x {
+				x[i] = rng.NormFloat64()
+				if rng.IntN(3) == 0 {
+					x[i] = special[rng.IntN(len(special))]
+				}
+			}
+			if dt == tensor.Float32 {
+				y := make([]float32, len(x))
+				for i, v := range x {
+					y[i] = float32(v)
+				}
+				return tensor.New(tensor.WithShape(3, 5), tensor.WithBacking(y))
+			}
+			return tensor.New(tensor.WithShape(3, 5), tensor.WithBacking(x))
+		}
+		for trial := 0; trial < 20; trial++ {
+			a, b := vals(), vals()
+			want, err := sum.Op().Do(a, b)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, ok := addDense(nil, a, b)
+			if !ok {
+				t.Fatalf("%v: addDense declined two plain tensors", dt)
+			}
+			sameBits(t, dt, "fresh", got, want)
+			into := vals()
+			got2, ok := addDense(into, a, b)
+			if !ok || got2 != G.Value(into) {
+				t.Fatalf("%v: addDense did not write into the given value", dt)
+			}
+			sameBits(t, dt, "into", got2, want)
+			pre := vals()
+			want2, err := sum.Op().(G.UsePreallocDoer).UsePreallocDo(pre, a, b)
+			if err != nil {
+				t.Fatal(err)
+			}
+			sameBits(t, dt, "prealloc", got2, want2)
+		}
+		a := vals()
+		v, err := a.Slice(nil, tensor.S(0, 2))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, ok := addDense(nil, v, v); ok {
+			t.Errorf("%v: addDense accepted a view", dt)
+		}
+		if _, ok := addDense(nil, a, vals().ShallowClone()); !ok {
+			t.Errorf("%v: addDense declined a shallow clone", dt)
+		}
+		c := tensor.New(tensor.WithShape(5, 3), tensor.WithBacking(a.Clone().(*tensor.Dense).Data()))
+		if _, ok := addDense(nil, a, c); ok {
+			t.Errorf("%v: addDense accepted shapes (3, 5) and (5, 3)", dt)
+		}
+		if _, ok := addDense(nil, a, G.NewF64(1)); ok {
+			t.Errorf("%v: addDense accepted a scalar", dt)
+		}
+	}
+}
+
+func sameBits(t *testing.T, dt tensor.Dtype, what string, got, want G.Value) {
+	t.Helper()
+	if !got.Shape().Eq(want.Shape()) {
+		t.Fatalf("%v %s: shape %v, want %v", dt, what, got.Shape(), want.Shape())
+	}
+	switch w := want.Data().(type) {
+	case []float64:
+		g := got.Data().([]float64)
+		for i := range w {
+			if math.Float64bits(g[i]) != math.Float64bits(w[i]) {
+				t.Fatalf("%v %s: [%d] = %v, want %v", dt, what, i, g[i], w[i])
+			}
+		}
+	case []float32:
+		g := got.Data().([]float32)
+		for i := range w {
+			if math.Float32bits(g[i]) != math.Float32bits(w[i]) {
+				t.Fatalf("%v %s: [%d] = %v, want %v", dt, what, i, g[i], w[i])
+			}
+		}
+	}
+}
+
+// TestUnaryIntoBits checks the host executor's in-place run of Gorgonia's
+// elementwise unary ops (copy into the previous value, then UnsafeDo)
+// against Do, bit for bit, in float64 and float32; the input stays intact
+// and the result lives in the given value.
+func TestUnaryIntoBits(t *testing.T) {
+	for _, dt := range []tensor.Dtype{tensor.Float64, tensor.Float32} {
+		g := G.NewGraph()
+		x := G.NewMatrix(g, dt, G.WithShape(3, 5), G.WithName("x"))
+		builds := map[string]func(*G.Node) (*G.Node, error){
+			"tanh": G.Tanh, "sigmoid": G.Sigmoid, "square": G.Square, "neg": G.Neg,
+			"cube": G.Cube, "exp": G.Exp, "sqrt": func(n *G.Node) (*G.Node, error) { return G.Sqrt(G.Must(G.Square(n))) },
+		}
+		for name, build := range builds {
+			n := G.Must(build(x))
+			if !isUnaryOp(n.Op()) {
+				t.Fatalf("%v %s: op %v not recognised", dt, name, n.Op())
+			}
+			if isAddOp(n.Op()) {
+				t.Fatalf("%v %s: taken for an addition", dt, name)
+			}
+			rng := rand.New(rand.NewPCG(11, 12))
+			mk := func() *tensor.Dense {
+				v := make([]float64, 15)
+				for i := range v {
+					v[i] = rng.NormFloat64() * 3
+				}
+				if dt == tensor.Float32 {
+					w := make([]float32, 15)
+					for i := range v {
+						w[i] = float32(v[i])
+					}
+					return tensor.New(tensor.WithShape(3, 5), tensor.WithBacking(w))
+				}
+				return tensor.New(tensor.WithShape(3, 5), tensor.WithBacking(v))
+			}
+			a := mk()
+			keep := a.Clone().(*tensor.Dense)
+			want, err := n.Op().Do(a)
+			if err != nil {
+				t.Fatal(err)
+			}
+			prev := mk()
+			got, ok := unaryInto(n.Op(), prev, a)
+			if !ok || got != G.Value(prev) {
+				t.Fatalf("%v %s: not computed into the given value", dt, name)
+			}
+			sameBits(t, dt, name, got, want)
+			sameBits(t, dt, name+" input", a, keep)
+		}
+		if isUnaryOp(G.Must(G.Add(x, x)).Op()) {
+			t.Fatalf("%v: an addition taken for a unary op", dt)
+		}
+	}
+}
