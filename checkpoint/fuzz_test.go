@@ -16,10 +16,11 @@ import (
 // config.json and up to three array files, a.npy, optim/m/a.npy and
 // optim/v/a.npy (a moment file only when its bytes are not empty; the
 // seeds' manifests list a.npy as parameter "a", some with its moments). With fix, the checksums of config.json are recomputed first, so
-// the fuzzer also reaches the checks behind them. Read must return (never
+// the fuzzer also reaches the checks behind them. Read and ReadHeader must return (never
 // panic or hang), and a checkpoint it accepts must be consistent: every
 // array has its manifest shape and dtype, the optimiser state is valid, and
-// DecodeConfig and Apply return without panicking. The seed corpus is in
+// DecodeConfig and Apply return without panicking, and ReadHeader accepts it
+// too, with the same config and step. The seed corpus is in
 // testdata/fuzz/FuzzReadCheckpoint.
 func FuzzReadCheckpoint(f *testing.F) {
 	f.Fuzz(func(t *testing.T, config, a, m, v []byte, fix bool) {
@@ -51,9 +52,18 @@ func FuzzReadCheckpoint(f *testing.F) {
 				t.Fatal(err)
 			}
 		}
+		// ReadHeader reads config.json alone: it must not fail where Read
+		// succeeds, and must see the same config and step.
+		h, herr := ReadHeader(dir)
 		c, err := Read(dir)
 		if err != nil {
 			return
+		}
+		if herr != nil {
+			t.Fatalf("Read accepted a checkpoint ReadHeader refused: %v", herr)
+		}
+		if h.Step() != c.Header().Step() || !slices.Equal(h.Config, c.Config) {
+			t.Fatalf("ReadHeader: step %d, config %s; Read: step %d, config %s", h.Step(), h.Config, c.Header().Step(), c.Config)
 		}
 		for _, e := range c.Manifest.Params {
 			arr := c.Params[e.Name]
