@@ -2,7 +2,6 @@ package layers
 
 import (
 	"fmt"
-	"math"
 
 	"github.com/gdattn/gdattn/graph"
 	"github.com/gdattn/gdattn/internal/bounds"
@@ -50,13 +49,12 @@ func DefaultFeedForwardConfig(dIn int) FeedForwardConfig {
 //
 //	gelu(x) = x/2 (1 + tanh(√(2/π) (x + 0.044715 x³))) = x σ(2√(2/π) (x + 0.044715 x³)),
 //
-// computed in the sigmoid form; it differs from the exact erf GELU by less
-// than 1e-3.
+// computed in the sigmoid form by one fused op (ops.GELU); it differs from
+// the exact erf GELU by less than 1e-3.
 type FeedForward struct {
 	cfg            FeedForwardConfig
 	s              *graph.Scope
 	w1, b1, w2, b2 *G.Node
-	geluC, geluK   *G.Node // scalar constants 0.044715 and 2√(2/π) (gelu only)
 }
 
 var _ Layer = (*FeedForward)(nil)
@@ -116,14 +114,6 @@ func NewFeedForward(s *graph.Scope, cfg FeedForwardConfig) (*FeedForward, error)
 	if f.b2, err = s.Param("b2", tensor.Shape{cfg.DOut}, cfg.BInit); err != nil {
 		return fail("%v", err)
 	}
-	if cfg.Activation == ActivationGELU {
-		if f.geluC, err = s.Const("gelu_c", tensor.Shape{}, []float64{0.044715}); err != nil {
-			return fail("%v", err)
-		}
-		if f.geluK, err = s.Const("gelu_k", tensor.Shape{}, []float64{2 * math.Sqrt(2/math.Pi)}); err != nil {
-			return fail("%v", err)
-		}
-	}
 	return f, nil
 }
 
@@ -171,9 +161,9 @@ func (f *FeedForward) activate(h *G.Node) *G.Node {
 	case ActivationReLU:
 		return G.Must(G.Rectify(h))
 	case ActivationGELU:
-		// x σ(k (x + c x³)), k = 2√(2/π), c = 0.044715.
-		inner := G.Must(G.Add(h, G.Must(G.Mul(G.Must(G.Cube(h)), f.geluC))))
-		return G.Must(G.HadamardProd(h, G.Must(G.Sigmoid(G.Must(G.Mul(inner, f.geluK))))))
+		// x σ(k (x + c x³)), k = 2√(2/π), c = 0.044715: one fused op,
+		// the values of Gorgonia's chain of ops bit for bit.
+		return G.Must(ops.GELU(h))
 	}
 	return h // identity
 }

@@ -83,6 +83,10 @@ func lower(x *Exec, v *value) error {
 		dev = lowerTied(v, op)
 	case *ops.SparseCrossEntropyOp:
 		dev, err = lowerXent(x, v, op)
+	case *ops.GELUOp:
+		dev = lowerGELU(v, false)
+	case *ops.GELUGradOp:
+		dev = lowerGELU(v, true)
 	case *ops.KernelOp:
 		dev, err = lowerKernel(x, v, op, -1)
 	case *ops.KernelGradOp:

@@ -27,6 +27,25 @@ func lowerUnary(v *value, name string) devOp {
 	})
 }
 
+// lowerGELU maps ops.GELU (x) and, with grad, its gradient (x, dy) to the
+// kernels gelu and gelu_grad of kernels/elem.cu.
+func lowerGELU(v *value, grad bool) devOp {
+	if !grad {
+		if len(v.ins) != 1 || v.ins[0].size != v.size {
+			return nil
+		}
+		return devFunc(func(x *Exec, v *value) error {
+			return x.launch(v, "gelu", int64(v.size), v.ins[0].ptr, v.ptr)
+		})
+	}
+	if len(v.ins) != 2 || v.ins[0].size != v.size || v.ins[1].size != v.size {
+		return nil
+	}
+	return devFunc(func(x *Exec, v *value) error {
+		return x.launch(v, "gelu_grad", int64(v.size), v.ins[0].ptr, v.ins[1].ptr, v.ptr)
+	})
+}
+
 // lowerBinary handles same-size operands and a scalar (size-1) operand
 // broadcast against a tensor; Gorgonia's broadcasts of other shapes reach
 // elemBinOp through repeatOp. s is the op's String.

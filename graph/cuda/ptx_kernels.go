@@ -4,7 +4,7 @@ package cuda
 
 // kernelSourceHash is the SHA-256 of kernels/*.cu and kernels/*.h; it must
 // match the one scripts/build-ptx.sh wrote into kernels/gdattn.ptx.
-const kernelSourceHash = "cc85d5d5ece1cdb9cda0fb4c3b4f6327fef8f48658b3b90507e72f2873594621"
+const kernelSourceHash = "14fd98488eb88bb5ee65527bfec240ffc7c3645f0e937dc15f4419cbfec4aa75"
 
 // kernelTable lists every kernel of kernels/*.cu in emulator dispatch order.
 var kernelTable = []kernelSig{
@@ -28,6 +28,10 @@ var kernelTable = []kernelSig{
 	{name: "ew_unary_f64", file: "elem.cu", params: []kernelParam{{"n", argInt64, "long long"}, {"op", argInt32, "int"}, {"x", argPtr, "const double*"}, {"y", argPtr, "double*"}}},
 	{name: "ew_binary_f32", file: "elem.cu", params: []kernelParam{{"n", argInt64, "long long"}, {"op", argInt32, "int"}, {"a", argPtr, "const float*"}, {"sa", argInt64, "long long"}, {"b", argPtr, "const float*"}, {"sb", argInt64, "long long"}, {"y", argPtr, "float*"}}},
 	{name: "ew_binary_f64", file: "elem.cu", params: []kernelParam{{"n", argInt64, "long long"}, {"op", argInt32, "int"}, {"a", argPtr, "const double*"}, {"sa", argInt64, "long long"}, {"b", argPtr, "const double*"}, {"sb", argInt64, "long long"}, {"y", argPtr, "double*"}}},
+	{name: "gelu_f32", file: "elem.cu", params: []kernelParam{{"n", argInt64, "long long"}, {"x", argPtr, "const float*"}, {"y", argPtr, "float*"}}},
+	{name: "gelu_grad_f32", file: "elem.cu", params: []kernelParam{{"n", argInt64, "long long"}, {"x", argPtr, "const float*"}, {"dy", argPtr, "const float*"}, {"y", argPtr, "float*"}}},
+	{name: "gelu_f64", file: "elem.cu", params: []kernelParam{{"n", argInt64, "long long"}, {"x", argPtr, "const double*"}, {"y", argPtr, "double*"}}},
+	{name: "gelu_grad_f64", file: "elem.cu", params: []kernelParam{{"n", argInt64, "long long"}, {"x", argPtr, "const double*"}, {"dy", argPtr, "const double*"}, {"y", argPtr, "double*"}}},
 	{name: "grad_part_f32", file: "gradstats.cu", params: []kernelParam{{"n", argInt64, "long long"}, {"size", argInt64, "long long"}, {"g", argPtr, "const float*"}, {"part", argPtr, "double*"}}},
 	{name: "grad_part_f64", file: "gradstats.cu", params: []kernelParam{{"n", argInt64, "long long"}, {"size", argInt64, "long long"}, {"g", argPtr, "const double*"}, {"part", argPtr, "double*"}}},
 	{name: "grad_join", file: "gradstats.cu", params: []kernelParam{{"n", argInt64, "long long"}, {"chunks", argInt32, "int"}, {"part", argPtr, "const double*"}, {"out", argPtr, "double*"}}},

@@ -63,3 +63,37 @@ GDATTN_FLOATS(GDATTN_UNARY)
         }                                                                     \
     }
 GDATTN_FLOATS(GDATTN_BINARY)
+
+/*
+ * gelu_<T> and gelu_grad_<T>: ops.GELU, x σ(k (x + c x³)) with c = 0.044715 and
+ * k = 2√(2/π), and its gradient dx from (x, dy) in the terms of the host op
+ * (ops/gelu.go): a = s·dy, b = ((s·σ(−z))·(x·dy))·k, (a + b) + ((x·x)·3)·(b·c),
+ * z = k (x + x³c), s = σ(z); the sigmoid as ew_unary's (op code 7).
+ */
+#define GDATTN_GELU(T, S)                                                     \
+    GDATTN_DEVICE T GDATTN_NAME(gelu_sigmoid, S)(T v) {                       \
+        if (v >= 0) return (T)1 / ((T)1 + GDATTN_FN(exp, S)(-v));             \
+        return GDATTN_FN(exp, S)(v) / ((T)1 + GDATTN_FN(exp, S)(v));          \
+    }                                                                         \
+    GDATTN_DEVICE T GDATTN_NAME(gelu_arg, S)(T v) {                           \
+        return (v + v * v * v * (T)0.044715) * (T)1.5957691216057308;         \
+    }                                                                         \
+    GDATTN_KERNEL GDATTN_NAME(gelu, S)(long long n, const T *x, T *y) {       \
+        GDATTN_GRID_STRIDE(i, n) {                                            \
+            T v = x[i];                                                       \
+            y[i] = v * GDATTN_NAME(gelu_sigmoid, S)(GDATTN_NAME(gelu_arg, S)(v)); \
+        }                                                                     \
+    }                                                                         \
+    GDATTN_KERNEL GDATTN_NAME(gelu_grad, S)(long long n, const T *x,          \
+                                            const T *dy, T *y) {              \
+        GDATTN_GRID_STRIDE(i, n) {                                            \
+            T v = x[i], g = dy[i];                                            \
+            T z = GDATTN_NAME(gelu_arg, S)(v);                                \
+            T s = GDATTN_NAME(gelu_sigmoid, S)(z);                            \
+            T sm = GDATTN_NAME(gelu_sigmoid, S)(-z);                          \
+            T a = s * g;                                                      \
+            T b = ((s * sm) * (v * g)) * (T)1.5957691216057308;               \
+            y[i] = (a + b) + ((v * v) * (T)3) * (b * (T)0.044715);            \
+        }                                                                     \
+    }
+GDATTN_FLOATS(GDATTN_GELU)
