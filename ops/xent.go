@@ -264,10 +264,15 @@ func parallelRows(n, c int, f func(lo, hi int)) {
 // Σ_j e[j]. float32 rows use Exp32 (exact to 1e-9, for results
 // stored as float32), float64 rows math.Exp.
 func rowExp[F float32 | float64](row, e []F) (float64, float64) {
-	m := row[0]
-	for _, v := range row[1:] {
-		if v > m {
-			m = v
+	var m F
+	if r, ok := any(row).([]float32); ok {
+		m = F(maxScaledF32(r, 1)) // the loop below's maximum, eight at a time
+	} else {
+		m = row[0]
+		for _, v := range row[1:] {
+			if v > m {
+				m = v
+			}
 		}
 	}
 	e = e[:len(row)]

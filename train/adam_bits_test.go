@@ -3,6 +3,7 @@ package train
 import (
 	"math"
 	"math/rand/v2"
+	"runtime"
 	"testing"
 )
 
@@ -39,6 +40,12 @@ func adamRef[M float32 | float64](w, g []float32, scale float64, m, v []M, h ada
 func TestAdamUpdateBits(t *testing.T) {
 	t.Run("float32 moments", testAdamUpdateBits[float32])
 	t.Run("float64 moments", testAdamUpdateBits[float64])
+	// Again with every update of 8 or more elements split over two
+	// goroutines.
+	defer func(n, procs int) { minParallelAdam = n; runtime.GOMAXPROCS(procs) }(minParallelAdam, runtime.GOMAXPROCS(2))
+	minParallelAdam = 8
+	t.Run("two goroutines/float32 moments", testAdamUpdateBits[float32])
+	t.Run("two goroutines/float64 moments", testAdamUpdateBits[float64])
 }
 
 func testAdamUpdateBits[M float32 | float64](t *testing.T) {
@@ -97,6 +104,36 @@ func TestFirstNonFinite(t *testing.T) {
 		}
 		if j := firstNonFinite(b); j != len(f64) {
 			t.Errorf("float64 %v: %d, want %d", bad, j, len(f64))
+		}
+	}
+}
+
+// TestFirstNonFiniteLong places one NaN, ±Inf or several at every position
+// of float32 slices long enough for the AVX2 blocks (and their tails), on
+// slices starting at every alignment, and checks the index found.
+func TestFirstNonFiniteLong(t *testing.T) {
+	base := make([]float32, 200)
+	for i := range base {
+		base[i] = float32(i%7) - 3 + math.MaxFloat32*float32(i%2)
+	}
+	for _, n := range []int{31, 32, 33, 64, 95, 130} {
+		for off := 0; off < 3; off++ {
+			x := append([]float32(nil), base[off:off+n]...)
+			if j := firstNonFinite(x); j != -1 {
+				t.Fatalf("n %d off %d finite: %d", n, off, j)
+			}
+			for pos := 0; pos < n; pos++ {
+				for _, bad := range []float32{float32(math.NaN()), float32(math.Inf(1)), float32(math.Inf(-1))} {
+					y := append([]float32(nil), x...)
+					y[pos] = bad
+					if pos+5 < n {
+						y[pos+5] = bad
+					}
+					if j := firstNonFinite(y); j != pos {
+						t.Fatalf("n %d off %d: %v at %d: found %d", n, off, bad, pos, j)
+					}
+				}
+			}
 		}
 	}
 }

@@ -3,6 +3,8 @@ package train
 import (
 	"fmt"
 	"math"
+	"runtime"
+	"sync"
 	"unsafe"
 
 	G "gorgonia.org/gorgonia"
@@ -250,14 +252,36 @@ func adamUpdateScaled[T, G, M float32 | float64](w []T, g []G, scale float64, m,
 				c[k] = [4]float64{c[k][0], c[k][0], c[k][0], c[k][0]}
 			}
 			n := len(w) &^ 3
-			switch mm := any(m).(type) {
-			case []float32:
-				mmax, vmax = adamAVX2M32(&w32[0], &g32[0], &mm[0], &any(v).([]float32)[0], n, &c)
-				start = n
-			case []float64:
-				mmax, vmax = adamAVX2M64(&w32[0], &g32[0], &mm[0], &any(v).([]float64)[0], n, &c)
-				start = n
+			run := func(lo, hi int) (mmax, vmax float64) {
+				switch mm := any(m).(type) {
+				case []float32:
+					return adamAVX2M32(&w32[lo], &g32[lo], &mm[lo], &any(v).([]float32)[lo], hi-lo, &c)
+				case []float64:
+					return adamAVX2M64(&w32[lo], &g32[lo], &mm[lo], &any(v).([]float64)[lo], hi-lo, &c)
+				}
+				return 0, 0
 			}
+			if n >= minParallelAdam && runtime.GOMAXPROCS(0) > 1 {
+				// Two halves on two goroutines: every element is updated
+				// alone, so the same bits; the maxima are combined as the
+				// loop below combines them.
+				mid := n / 2 &^ 3
+				var m2, v2 float64
+				var wg sync.WaitGroup
+				wg.Add(1)
+				go func() { defer wg.Done(); m2, v2 = run(mid, n) }()
+				mmax, vmax = run(0, mid)
+				wg.Wait()
+				if m2 > mmax {
+					mmax = m2
+				}
+				if v2 > vmax {
+					vmax = v2
+				}
+			} else {
+				mmax, vmax = run(0, n)
+			}
+			start = n
 		}
 	}
 	for i := start; i < len(w); i++ {
@@ -277,6 +301,11 @@ func adamUpdateScaled[T, G, M float32 | float64](w []T, g []G, scale float64, m,
 	}
 	return mmax, vmax
 }
+
+// minParallelAdam is the smallest number of elements whose float32 update
+// is split over two goroutines when GOMAXPROCS > 1 (a variable for the
+// tests).
+var minParallelAdam = 1 << 16
 
 // adamVec holds an update's constants, each in four lanes, for the AVX2
 // kernels: scale, l2, beta1, 1-beta1, beta2, 1-beta2, keep, lr/bc1,
@@ -431,8 +460,12 @@ func readInto(dst []float64, v G.Value) error {
 func firstNonFinite[T float32 | float64](vs []T) int {
 	switch x := any(vs).(type) {
 	case []float32:
-		for i, v := range x {
-			if math.Float32bits(v)&0x7f800000 == 0x7f800000 {
+		start := 0
+		if haveAdamAVX2 && len(x) >= 32 {
+			start = finiteRun32(&x[0], len(x)) // 32 at a time up to the first block with one
+		}
+		for i := start; i < len(x); i++ {
+			if v := x[i]; math.Float32bits(v)&0x7f800000 == 0x7f800000 {
 				return i
 			}
 		}

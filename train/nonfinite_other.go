@@ -1,0 +1,5 @@
+//go:build !amd64 || purego
+
+package train
+
+func finiteRun32(x *float32, n int) int { return 0 }
