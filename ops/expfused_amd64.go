@@ -4,6 +4,7 @@ package ops
 
 import (
 	"math"
+	"unsafe"
 
 	"golang.org/x/sys/cpu"
 )
@@ -53,7 +54,30 @@ func expChunkF32x2(w0, s0, w1, s1 *float32, n int, gs, mx0, mx1 float32, sum0, s
 // expChunk32E is expChunk32 writing each e_i to e[i] (float64) instead of
 // adding it to a sum: for callers that combine the exponentials themselves
 // (the log-softmax gradient, the sparse cross-entropy's two sums). The same
-// operations, so the same bits.
+// operations, so the same bits: eight at a time with AVX-512, then four at
+// a time with AVX2.
+func expChunk32E(row, raw *float32, n int, scale, shift float64, e *float64) int {
+	k := 0
+	if haveExpAVX512 && n >= 8 {
+		k = expChunk32E512(row, raw, n&^7, scale, shift, e)
+	}
+	if k < n {
+		k += expChunk32EAVX2((*float32)(unsafe.Add(unsafe.Pointer(row), 4*k)), (*float32)(unsafe.Add(unsafe.Pointer(raw), 4*k)), n-k, scale, shift, (*float64)(unsafe.Add(unsafe.Pointer(e), 8*k)))
+	}
+	return k
+}
+
+// haveExpAVX512 reports whether expChunk32E512 may run (AVX-512 F).
+var haveExpAVX512 = cpu.X86.HasAVX512F && cpu.X86.HasAVX2
+
+// expChunk32EAVX2 is expChunk32E four at a time in AVX2 registers (n a
+// multiple of 4).
 //
 //go:noescape
-func expChunk32E(row, raw *float32, n int, scale, shift float64, e *float64) int
+func expChunk32EAVX2(row, raw *float32, n int, scale, shift float64, e *float64) int
+
+// expChunk32E512 is expChunk32E eight at a time in AVX-512 registers (n a
+// multiple of 8), the table read by a permute instead of a gather.
+//
+//go:noescape
+func expChunk32E512(row, raw *float32, n int, scale, shift float64, e *float64) int

@@ -2,8 +2,8 @@
 
 #include "textflag.h"
 
-// func expChunk32E(row, raw *float32, n int, scale, shift float64, e *float64) int
-TEXT ·expChunk32E(SB), NOSPLIT, $0-56
+// func expChunk32EAVX2(row, raw *float32, n int, scale, shift float64, e *float64) int
+TEXT ·expChunk32EAVX2(SB), NOSPLIT, $0-56
 	MOVQ row+0(FP), DI
 	MOVQ raw+8(FP), SI
 	MOVQ n+16(FP), CX
