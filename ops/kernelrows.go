@@ -41,6 +41,18 @@ func dot4[F float32 | float64](q, k0, k1, k2, k3 []F) (s0, s1, s2, s3 float64) {
 func keyDots[F float32 | float64](q, k []F, d int, keep []F, dots []float64) {
 	n := len(dots)
 	i := 0
+	if q32, ok := any(q).([]float32); ok && haveAxpyAVX2 && d > 0 && d%4 == 0 && len(q) >= d {
+		// Sixteen keys at a time in AVX2 (the same sums, so the same bits),
+		// groups with no kept key skipped.
+		k32 := any(k).([]float32)
+		for ; i+16 <= n; i += 16 {
+			if keep != nil && !anyKept(keep[i:i+16]) {
+				continue
+			}
+			_ = k32[(i+16)*d-1]
+			keyDots16(&q32[0], &k32[i*d], d, &dots[i])
+		}
+	}
 	for ; i+4 <= n; i += 4 {
 		if keep != nil && keep[i] == 0 && keep[i+1] == 0 && keep[i+2] == 0 && keep[i+3] == 0 {
 			continue
@@ -53,4 +65,14 @@ func keyDots[F float32 | float64](q, k []F, d int, keep []F, dots []float64) {
 			dots[i] = dot(q, k[i*d:(i+1)*d])
 		}
 	}
+}
+
+// anyKept reports whether some element of keep is not zero.
+func anyKept[F float32 | float64](keep []F) bool {
+	for _, v := range keep {
+		if v != 0 {
+			return true
+		}
+	}
+	return false
 }

@@ -55,8 +55,8 @@ func TestKeyDotsBits(t *testing.T) {
 
 func testKeyDots[F float32 | float64](t *testing.T) {
 	rng := rand.New(rand.NewPCG(5, 6))
-	for _, d := range []int{1, 3, 8, 33} {
-		for _, n := range []int{1, 4, 7, 13} {
+	for _, d := range []int{1, 3, 4, 8, 33, 64} {
+		for _, n := range []int{1, 4, 7, 13, 16, 17, 35, 48} {
 			q := make([]F, d)
 			k := make([]F, n*d)
 			for i := range q {
@@ -84,5 +84,24 @@ func testKeyDots[F float32 | float64](t *testing.T) {
 				}
 			}
 		}
+	}
+}
+
+// BenchmarkKeyDots times the scores of one query against 256 keys of 64
+// (a head of the language `paper` preset), all kept.
+func BenchmarkKeyDots(b *testing.B) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	const d, n = 64, 256
+	q := make([]float32, d)
+	k := make([]float32, n*d)
+	for i := range q {
+		q[i] = float32(rng.NormFloat64())
+	}
+	for i := range k {
+		k[i] = float32(rng.NormFloat64())
+	}
+	dots := make([]float64, n)
+	for range b.N {
+		keyDots(q, k, d, nil, dots)
 	}
 }
