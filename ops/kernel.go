@@ -320,11 +320,21 @@ func kernelForward[F float32 | float64](kind KernelKind, a kernelArgs, q, k, kee
 	// The other dot-product evaluations: each row's q·k_i four keys at a
 	// time (keyDots), the same sums as dot.
 	dotKind := !fast && kind.DotProduct()
+	// The sequences are independent: two halves of them on two goroutines
+	// when GOMAXPROCS > 1 and the work is large (the same values).
+	parallelRows(a.b, a.tq*a.tk*max(d, 1), func(lo, hi int) {
+		kernelForwardSeqs(kind, a, q, k, keep, w, raw, exp, fast, dotKind, lo, hi)
+	})
+}
+
+// kernelForwardSeqs is kernelForward's work on the sequences lo..hi-1.
+func kernelForwardSeqs[F float32 | float64](kind KernelKind, a kernelArgs, q, k, keep, w, raw []F, exp func(float64) float64, fast, dotKind bool, lo, hi int) {
+	d := a.d
 	var dots []float64
 	if dotKind {
 		dots = make([]float64, a.tk)
 	}
-	for b := 0; b < a.b; b++ {
+	for b := lo; b < hi; b++ {
 		if fast {
 			o := b * a.tq * a.tk
 			Gemm(false, true, a.tq, a.tk, d, 1, q[b*a.tq*d:(b+1)*a.tq*d], d, k[b*a.tk*d:(b+1)*a.tk*d], d, 0, raw[o:o+a.tq*a.tk], a.tk)
