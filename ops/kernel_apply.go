@@ -195,7 +195,22 @@ func applyForward[F float32 | float64](kind KernelKind, a applyArgs, q, k, r, w,
 	tq, tk, d, p := a.tq, a.tk, a.d, a.p
 	one := a.kernelArgs
 	one.b = 1
-	for b := 0; b < a.b; b++ {
+	// The sequences are independent: two halves on two goroutines when
+	// GOMAXPROCS > 1 and the work is large (the second with its own
+	// scratch), the same values.
+	parallelRows(a.b, tq*tk*max(d, 1), func(lo, hi int) {
+		rs := raw
+		if lo > 0 {
+			rs = make([]F, len(raw))
+		}
+		applyForwardSeqs(kind, one, tq, tk, d, p, q, k, r, w, rs, out, lo, hi)
+	})
+}
+
+// applyForwardSeqs is applyForward's work on the sequences lo..hi-1, raw a
+// Tq×Tk scratch of its own.
+func applyForwardSeqs[F float32 | float64](kind KernelKind, one kernelArgs, tq, tk, d, p int, q, k, r, w, raw, out []F, lo, hi int) {
+	for b := lo; b < hi; b++ {
 		wb := w[b*tq*tk : (b+1)*tq*tk]
 		kernelForward(kind, one, q[b*tq*d:(b+1)*tq*d], k[b*tk*d:(b+1)*tk*d], nil, wb, raw)
 		if p > 0 && tk > 0 {
@@ -377,6 +392,16 @@ func applyBackward[F float32 | float64](kind KernelKind, learnG bool, a applyArg
 	tq, tk, d, p := a.tq, a.tk, a.d, a.p
 	one := a.kernelArgs
 	one.b = 1
+	if !learnG || kind == KindLinear {
+		// No dg chain across the sequences: dr's blocks are independent,
+		// two halves on two goroutines as in applyForward.
+		parallelRows(a.b, tq*tk*max(p, 1), func(lo, hi int) {
+			for b := lo; b < hi; b++ {
+				applyDR(tq, tk, p, w, dout, dr, b)
+			}
+		})
+		return 0
+	}
 	var dg float64
 	for b := 0; b < a.b; b++ {
 		wb := w[b*tq*tk : (b+1)*tq*tk]
@@ -387,11 +412,16 @@ func applyBackward[F float32 | float64](kind KernelKind, learnG bool, a applyArg
 			Gemm(false, true, tq, tk, p, 1, db, p, rb, p, 0, dw, tk)
 			dg = kernelDG(kind, one, wb, dw, raw, dg)
 		}
-		if p > 0 && tq > 0 {
-			mulAddRows(tk, p, tq, wb, 1, tk, db, p, dr[b*tk*p:(b+1)*tk*p], p, false)
-		} else {
-			clear(dr[b*tk*p : (b+1)*tk*p])
-		}
+		applyDR(tq, tk, p, w, dout, dr, b)
 	}
 	return dg
+}
+
+// applyDR sets sequence b's block of dr to wᵀ·dout.
+func applyDR[F float32 | float64](tq, tk, p int, w, dout, dr []F, b int) {
+	if p > 0 && tq > 0 {
+		mulAddRows(tk, p, tq, w[b*tq*tk:(b+1)*tq*tk], 1, tk, dout[b*tq*p:(b+1)*tq*p], p, dr[b*tk*p:(b+1)*tk*p], p, false)
+	} else {
+		clear(dr[b*tk*p : (b+1)*tk*p])
+	}
 }
