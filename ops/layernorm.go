@@ -166,18 +166,65 @@ func lnStats[F float32 | float64](row []F, d, eps F) (negMean, sd, rstd F) {
 		c := negMean + v
 		q += F(c * c)
 	}
+	sd, rstd = lnFinish(q, d, eps)
+	return negMean, sd, rstd
+}
+
+// lnFinish returns sqrt(q/D + eps) and its inverse.
+func lnFinish[F float32 | float64](q, d, eps F) (sd, rstd F) {
 	v := F(q/d) + eps
 	sd = F(math.Sqrt(float64(v))) // correctly rounded in float32 too
-	return negMean, sd, 1 / sd
+	return sd, 1 / sd
+}
+
+// lnRowStats returns lnStats of every row of x. Four rows run at a time:
+// each row's sums still add its elements one after the other in index
+// order (the same bits), but four independent sums keep the adder busy.
+func lnRowStats[F float32 | float64](x []F, d int, eps F) (negMean, sd, rstd []F) {
+	n := len(x) / d
+	buf := make([]F, 3*n)
+	negMean, sd, rstd = buf[:n], buf[n:2*n], buf[2*n:]
+	df := F(d)
+	r := 0
+	for ; r+4 <= n; r += 4 {
+		a := x[r*d : (r+1)*d]
+		b := x[(r+1)*d : (r+2)*d][:len(a)]
+		c := x[(r+2)*d : (r+3)*d][:len(a)]
+		e := x[(r+3)*d : (r+4)*d][:len(a)]
+		var s0, s1, s2, s3 F
+		for j, v := range a {
+			s0 += v
+			s1 += b[j]
+			s2 += c[j]
+			s3 += e[j]
+		}
+		m0, m1, m2, m3 := -(s0 / df), -(s1 / df), -(s2 / df), -(s3 / df)
+		var q0, q1, q2, q3 F
+		for j, v := range a {
+			c0, c1, c2, c3 := m0+v, m1+b[j], m2+c[j], m3+e[j]
+			q0 += F(c0 * c0)
+			q1 += F(c1 * c1)
+			q2 += F(c2 * c2)
+			q3 += F(c3 * c3)
+		}
+		negMean[r], negMean[r+1], negMean[r+2], negMean[r+3] = m0, m1, m2, m3
+		sd[r], rstd[r] = lnFinish(q0, df, eps)
+		sd[r+1], rstd[r+1] = lnFinish(q1, df, eps)
+		sd[r+2], rstd[r+2] = lnFinish(q2, df, eps)
+		sd[r+3], rstd[r+3] = lnFinish(q3, df, eps)
+	}
+	for ; r < n; r++ {
+		negMean[r], sd[r], rstd[r] = lnStats(x[r*d:(r+1)*d], df, eps)
+	}
+	return negMean, sd, rstd
 }
 
 // lnForwardRows writes y = ((x − mean)·rstd)·scale + bias row by row,
 // each product rounded as the composed graph's broadcast products.
 func lnForwardRows[F float32 | float64](x, scale, bias, out []F, d int, eps F) {
-	df := F(d)
-	for r := 0; r+d <= len(x); r += d {
-		row, o := x[r:r+d], out[r:r+d]
-		negMean, _, rstd := lnStats(row, df, eps)
+	negMeans, _, rstds := lnRowStats(x, d, eps)
+	for i, negMean := range negMeans {
+		row, o, rstd := x[i*d:(i+1)*d], out[i*d:(i+1)*d], rstds[i]
 		if bias == nil {
 			for j, v := range row {
 				o[j] = F(F((negMean+v)*rstd) * scale[j])
@@ -306,15 +353,41 @@ func lnGrad[F float32 | float64](p G.Value, eps float64, shape tensor.Shape, d i
 // r·ĝ + (c·2)·t.
 func lnGradRows[F float32 | float64](x, scale, dy, out []F, d int, eps F) {
 	df := F(d)
-	for r := 0; r+d <= len(x); r += d {
-		row, g, o := x[r:r+d], dy[r:r+d], out[r:r+d]
-		negMean, sd, rstd := lnStats(row, df, eps)
-		var dr F
-		for j, v := range row {
-			dr += F((negMean + v) * F(scale[j]*g[j]))
+	negMeans, sds, rstds := lnRowStats(x, d, eps)
+	n := len(negMeans)
+	// dr[i] = Σ_j c·(scale·dy) of row i, four rows at a time (each sum in
+	// index order)
+	dr := make([]F, n)
+	i := 0
+	for ; i+4 <= n; i += 4 {
+		x0 := x[i*d : (i+1)*d]
+		x1, x2, x3 := x[(i+1)*d : (i+2)*d][:len(x0)], x[(i+2)*d : (i+3)*d][:len(x0)], x[(i+3)*d : (i+4)*d][:len(x0)]
+		g0 := dy[i*d : (i+1)*d][:len(x0)]
+		g1, g2, g3 := dy[(i+1)*d : (i+2)*d][:len(x0)], dy[(i+2)*d : (i+3)*d][:len(x0)], dy[(i+3)*d : (i+4)*d][:len(x0)]
+		sc := scale[:len(x0)]
+		m0, m1, m2, m3 := negMeans[i], negMeans[i+1], negMeans[i+2], negMeans[i+3]
+		var d0, d1, d2, d3 F
+		for j, v := range x0 {
+			d0 += F((m0 + v) * F(sc[j]*g0[j]))
+			d1 += F((m1 + x1[j]) * F(sc[j]*g1[j]))
+			d2 += F((m2 + x2[j]) * F(sc[j]*g2[j]))
+			d3 += F((m3 + x3[j]) * F(sc[j]*g3[j]))
 		}
-		b := F(-F(rstd*rstd) * dr)
-		den := F(2 * sd)
+		dr[i], dr[i+1], dr[i+2], dr[i+3] = d0, d1, d2, d3
+	}
+	for ; i < n; i++ {
+		row, g, negMean := x[i*d:(i+1)*d], dy[i*d:(i+1)*d], negMeans[i]
+		var s F
+		for j, v := range row {
+			s += F((negMean + v) * F(scale[j]*g[j]))
+		}
+		dr[i] = s
+	}
+	for i, negMean := range negMeans {
+		row, g, o := x[i*d:(i+1)*d], dy[i*d:(i+1)*d], out[i*d:(i+1)*d]
+		rstd := rstds[i]
+		b := F(-F(rstd*rstd) * dr[i])
+		den := F(2 * sds[i])
 		var dv F
 		if den == 0 {
 			dv = F(math.Inf(1))
@@ -395,16 +468,36 @@ func (op *LayerNormMeanGradOp) do(p G.Value, vals []G.Value) (G.Value, error) {
 
 func lnMeanGradRows[F float32 | float64](dc, out []F, d int) {
 	df := F(d)
-	for r := 0; r+d <= len(dc); r += d {
-		var s F
-		for _, v := range dc[r : r+d] {
-			s += v
-		}
+	n := len(dc) / d
+	fill := func(r int, s F) {
 		u := -s / df
-		o := out[r : r+d]
+		o := out[r*d : (r+1)*d]
 		for j := range o {
 			o[j] = u
 		}
+	}
+	r := 0
+	for ; r+4 <= n; r += 4 {
+		a := dc[r*d : (r+1)*d]
+		b, c, e := dc[(r+1)*d : (r+2)*d][:len(a)], dc[(r+2)*d : (r+3)*d][:len(a)], dc[(r+3)*d : (r+4)*d][:len(a)]
+		var s0, s1, s2, s3 F
+		for j, v := range a {
+			s0 += v
+			s1 += b[j]
+			s2 += c[j]
+			s3 += e[j]
+		}
+		fill(r, s0)
+		fill(r+1, s1)
+		fill(r+2, s2)
+		fill(r+3, s3)
+	}
+	for ; r < n; r++ {
+		var s F
+		for _, v := range dc[r*d : (r+1)*d] {
+			s += v
+		}
+		fill(r, s)
 	}
 }
 
@@ -505,14 +598,15 @@ func lnParamGrad[F float32 | float64](p G.Value, op *LayerNormParamGradOp, shape
 	if !ok || len(x) != len(dy) {
 		return nil, fmt.Errorf("ops: layernorm parameter gradient: x %T does not match the output gradient", vals[0].Data())
 	}
-	eps, df := F(op.fwd.eps), F(d)
+	negMeans, _, rstds := lnRowStats(x, d, F(op.fwd.eps))
 	term := make([]F, d)
 	lnSumRows(out, lead, d, func(r int) []F {
 		// x̂ ⊙ dy for row r, x̂ = (x − mean)·rstd
-		row, g := x[r*d:(r+1)*d], dy[r*d:(r+1)*d]
-		negMean, _, rstd := lnStats(row, df, eps)
+		row, g := x[r*d:(r+1)*d], dy[r*d : (r+1)*d][:d]
+		negMean, rstd := negMeans[r], rstds[r]
+		t := term[:len(row)]
 		for j, v := range row {
-			term[j] = F(F((negMean+v)*rstd) * g[j])
+			t[j] = F(F((negMean+v)*rstd) * g[j])
 		}
 		return term
 	})

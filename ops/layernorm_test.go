@@ -121,6 +121,34 @@ func lnBitData(c lnBitCase, seed uint64) (x, scale, bias, r, w []float64) {
 // and every parameter's gradient by name.
 func lnRun(t *testing.T, c lnBitCase, dt tensor.Dtype, fused bool, seed uint64) (loss float64, y []float64, grads map[string][]float64) {
 	t.Helper()
+	s, m, ln, yn := lnMachine(t, c, dt, fused, seed)
+	defer m.Close()
+	for range 2 {
+		if err := m.Run(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var err error
+	if loss, err = graph.Scalar(ln); err != nil {
+		t.Fatal(err)
+	}
+	if y, err = graph.Values(yn); err != nil {
+		t.Fatal(err)
+	}
+	grads = map[string][]float64{}
+	for _, p := range s.Params() {
+		if grads[p.Name()], err = graph.GradValues(p); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return loss, y, grads
+}
+
+// lnMachine builds the case (see lnRun) and its gradient machine on the
+// host executor; it returns the scope, the machine, the loss and the
+// layer's output node.
+func lnMachine(t testing.TB, c lnBitCase, dt tensor.Dtype, fused bool, seed uint64) (*graph.Scope, *graph.Machine, *G.Node, *G.Node) {
+	t.Helper()
 	xv, sv, bv, rv, wv := lnBitData(c, seed)
 	s, err := graph.NewScope(dt, 1)
 	if err != nil {
@@ -165,25 +193,39 @@ func lnRun(t *testing.T, c lnBitCase, dt tensor.Dtype, fused bool, seed uint64) 
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer m.Close()
-	for range 2 {
-		if err := m.Run(); err != nil {
-			t.Fatal(err)
+	return s, m, ln, yn
+}
+
+// BenchmarkLayerNorm: one training run (forward and every gradient) of a
+// layer norm over the language paper preset's activations, (4, 256, 512)
+// with a residual reader of x, as the composed Gorgonia graph ("chain") and
+// as the fused op, on the host executor. cpu-ms/op is the process CPU time
+// per run (it includes the first run's setup, amortised over b.N).
+//
+//	GOMAXPROCS=1 go test ./ops -run '^$' -bench LayerNorm -benchtime 50x -count 5
+func BenchmarkLayerNorm(b *testing.B) {
+	c := lnBitCase{shape: tensor.Shape{4, 256, 512}, eps: 1e-5, residual: true}
+	for _, dt := range []tensor.Dtype{tensor.Float32, tensor.Float64} {
+		for _, fused := range []bool{false, true} {
+			name := "chain"
+			if fused {
+				name = "fused"
+			}
+			b.Run(fmt.Sprintf("%v/%s", dt, name), func(b *testing.B) {
+				_, m, _, _ := lnMachine(b, c, dt, fused, 1)
+				defer m.Close()
+				cpu0 := ops.CPUTime()
+				for b.Loop() {
+					if err := m.Run(); err != nil {
+						b.Fatal(err)
+					}
+				}
+				if cpu := ops.CPUTime() - cpu0; cpu > 0 {
+					b.ReportMetric(cpu.Seconds()*1e3/float64(b.N), "cpu-ms/op")
+				}
+			})
 		}
 	}
-	if loss, err = graph.Scalar(ln); err != nil {
-		t.Fatal(err)
-	}
-	if y, err = graph.Values(yn); err != nil {
-		t.Fatal(err)
-	}
-	grads = map[string][]float64{}
-	for _, p := range s.Params() {
-		if grads[p.Name()], err = graph.GradValues(p); err != nil {
-			t.Fatal(err)
-		}
-	}
-	return loss, y, grads
 }
 
 // lnSameBits compares two value lists bit for bit (float32 values converted to
