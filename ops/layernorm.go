@@ -23,9 +23,9 @@ import (
 // composed before (Sum, divide by D, Neg, broadcast Add, Square, Sum,
 // divide, Add eps, Sqrt, Inverse, broadcast products and sums, and the
 // gradient graph G.Grad built from them), so its values are those of that
-// graph bit for bit; with the scale and bias gradients of ranks 2 and 3
-// (Gorgonia's axis reduction behind rank >= 4 broadcasts is wrong, see
-// docs/gorgonia-bugs.md; the op sums every row).
+// graph bit for bit. One exception: for x of rank >= 4 that graph's scale
+// and bias gradients were wrong (Gorgonia's sum along a middle axis, see
+// docs/gorgonia-bugs.md); the op's are the sums over every row.
 //
 // x enters the node twice (inputs 0 and 1): the centring x − mean and the
 // mean each pass a gradient to x, and Gorgonia sums the gradients a node
