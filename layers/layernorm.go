@@ -91,7 +91,7 @@ func (l *LayerNorm) Params() G.Nodes {
 // Forward normalises x of shape (..., Dim) — typically (B, T, Dim) or
 // (B*T, Dim); rank >= 2 — over its last axis and returns a node of the same
 // shape. x is normalised in its own rank, without a reshape, and is never
-// overwritten in place (see the note in the body).
+// overwritten: the op writes only into its own output.
 func (l *LayerNorm) Forward(x *G.Node) (y *G.Node, err error) {
 	defer func() {
 		if err != nil {
@@ -106,8 +106,7 @@ func (l *LayerNorm) Forward(x *G.Node) (y *G.Node, err error) {
 	// order, as the Gorgonia graph this layer composed before (Mean, a
 	// broadcast Add of −mean, Square, Mean, Add eps, Sqrt, Inverse,
 	// broadcast products, and G.Grad's gradient graph of them), so the
-	// values are those of that graph bit for bit; it writes only into its
-	// own output, never into x.
+	// values are those of that graph bit for bit.
 	if y, err = ops.LayerNorm(x, l.scale, l.bias, l.cfg.Eps); err != nil {
 		return nil, err
 	}
