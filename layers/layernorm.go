@@ -32,14 +32,14 @@ func DefaultLayerNormConfig(dim int) LayerNormConfig {
 //	y = (x - mean(x)) / sqrt(var(x) + eps) * scale + bias,
 //
 // with the biased variance (divisor Dim), as torch.nn.LayerNorm. Parameters
-// are "scale" (Dim, ones) and, unless NoBias, "bias" (Dim, zeros). Gorgonia
-// has no layer-norm op, so the layer is composed from Mean, Square,
-// InverseSqrt and broadcast ops, and differentiated by G.Grad.
+// are "scale" (Dim, ones) and, unless NoBias, "bias" (Dim, zeros). The
+// layer is one fused op ([ops.LayerNorm]) with its gradient ops; its values
+// are bit for bit those of the Gorgonia graph of Mean, Square, Sqrt,
+// Inverse and broadcast ops that the layer composed before.
 type LayerNorm struct {
 	cfg         LayerNormConfig
 	s           *graph.Scope
 	scale, bias *G.Node
-	eps         *G.Node // scalar constant s.Path()/eps
 }
 
 var _ Layer = (*LayerNorm)(nil)
@@ -74,9 +74,6 @@ func NewLayerNorm(s *graph.Scope, cfg LayerNormConfig) (*LayerNorm, error) {
 			return fail("%v", err)
 		}
 	}
-	if l.eps, err = s.Const("eps", tensor.Shape{}, []float64{cfg.Eps}); err != nil {
-		return fail("%v", err)
-	}
 	return l, nil
 }
 
@@ -94,7 +91,7 @@ func (l *LayerNorm) Params() G.Nodes {
 // Forward normalises x of shape (..., Dim) — typically (B, T, Dim) or
 // (B*T, Dim); rank >= 2 — over its last axis and returns a node of the same
 // shape. x is normalised in its own rank, without a reshape, and is never
-// overwritten in place (see the note in the body).
+// overwritten: the op writes only into its own output.
 func (l *LayerNorm) Forward(x *G.Node) (y *G.Node, err error) {
 	defer func() {
 		if err != nil {
@@ -105,38 +102,13 @@ func (l *LayerNorm) Forward(x *G.Node) (y *G.Node, err error) {
 	if err := checkLastDim(x, l.cfg.Dim, l.s.Dtype()); err != nil {
 		return nil, err
 	}
-	shape := x.Shape().Clone()
-	last := len(shape) - 1
-	statShape := shape.Clone()
-	statShape[last] = 1                          // (..., 1)
-	rowPat := []byte{byte(last)}                 // broadcast a per-row statistic along the last axis
-	paramShape := make(tensor.Shape, len(shape)) // (1, ..., 1, D)
-	paramPat := make([]byte, last)               // broadcast scale and bias over every row
-	for i := range paramShape {
-		paramShape[i] = 1
-	}
-	paramShape[last] = l.cfg.Dim
-	for i := range paramPat {
-		paramPat[i] = byte(i)
-	}
-
-	// Gorgonia's elementwise ops overwrite their first operand when its
-	// register is free, and G.Reshape shares memory with its input, so an
-	// in-place op on x could clobber a value the caller still reads through an
-	// alias. Hence x is not reshaped and enters only reductions and the second
-	// operand of the centring add: the layer never writes into x's memory.
-	negMean := G.Must(ops.Reshape(G.Must(G.Neg(G.Must(G.Mean(x, last)))), statShape))      // (..., 1)
-	xc := G.Must(G.BroadcastAdd(negMean, x, rowPat, nil))                                  // (..., D) x - mean
-	variance := G.Must(ops.Reshape(G.Must(G.Mean(G.Must(G.Square(xc)), last)), statShape)) // (..., 1) biased
-	// 1/sqrt(var+eps) as Inverse(Sqrt(.)): G.InverseSqrt's gradient is wrong in
-	// Gorgonia v0.9.18 (it computes -g/(2y³) instead of -g·y³/2).
-	rstd := G.Must(G.Inverse(G.Must(G.Sqrt(G.Must(G.Add(variance, l.eps)))))) // (..., 1)
-	y = G.Must(G.BroadcastHadamardProd(xc, rstd, nil, rowPat))                // (..., D)
-	scale := G.Must(ops.Reshape(l.scale, paramShape))                         // (1, ..., 1, D)
-	y = G.Must(G.BroadcastHadamardProd(y, scale, nil, paramPat))              // (..., D)
-	if l.bias != nil {
-		bias := G.Must(ops.Reshape(l.bias, paramShape))    // (1, ..., 1, D)
-		y = G.Must(G.BroadcastAdd(y, bias, nil, paramPat)) // (..., D)
+	// The fused op computes the same floating-point operations, in the same
+	// order, as the Gorgonia graph this layer composed before (Mean, a
+	// broadcast Add of −mean, Square, Mean, Add eps, Sqrt, Inverse,
+	// broadcast products, and G.Grad's gradient graph of them), so the
+	// values are those of that graph bit for bit.
+	if y, err = ops.LayerNorm(x, l.scale, l.bias, l.cfg.Eps); err != nil {
+		return nil, err
 	}
 	return y, nil
 }

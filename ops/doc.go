@@ -31,6 +31,7 @@
 //	Gather, GatherCentered         rows of a table, row-sparse gradient (GatherOp, ScatterOp)
 //	TiedLogits                     h wᵀ for a tied output layer (TiedLogitsOp, three modes)
 //	SparseCrossEntropy             mean NLL of integer labels (SparseCrossEntropyOp)
+//	LayerNorm                      layer norm over the last axis, bit for bit the Gorgonia graph it replaces (LayerNormOp, …GradOp, …MeanGradOp, …ParamGradOp)
 //
 // Narrow products (a few output columns, a long inner dimension: the GD
 // blocks' d' = 5 residual columns, the heads' outputs) run several rows at
