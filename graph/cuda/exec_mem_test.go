@@ -3,7 +3,6 @@
 package cuda
 
 import (
-	"strings"
 	"testing"
 	"unsafe"
 
@@ -26,22 +25,9 @@ func (c *countMem) Alloc(b int64) (Ptr, error) {
 func (c *countMem) Free(Ptr) error                            { return nil }
 func (c *countMem) CopyHtoD(Ptr, unsafe.Pointer, int64) error { return nil }
 
-// hostOnlyOp reports whether a FallbackOps entry is an op the device
-// lowering knows it does not have yet: the fused layer norm of package ops
-// (ops.LayerNorm, used by layers.LayerNorm), which runs on the host.
-func hostOnlyOp(entry string) bool {
-	for _, p := range []string{"ops.LayerNormOp ", "ops.LayerNormGradOp ", "ops.LayerNormMeanGradOp ", "ops.LayerNormParamGradOp "} {
-		if strings.HasPrefix(entry, p) {
-			return true
-		}
-	}
-	return false
-}
-
 // TestExecutorDeviceMemory builds the executors of the benchmark workloads
 // (float32 training machines) and logs the device memory each would hold
-// (before the Adam moments) and its fallback ops, which must be none but
-// the known host-only ones (hostOnlyOp).
+// (before the Adam moments) and its fallback ops, which must be none.
 //
 //	go test ./graph/cuda -run TestExecutorDeviceMemory -v
 func TestExecutorDeviceMemory(t *testing.T) {
@@ -65,13 +51,7 @@ func TestExecutorDeviceMemory(t *testing.T) {
 		}
 		t.Logf("%-22s %4d nodes, %7.1f MiB device memory (+%.1f MiB Adam moments), host ops: %v",
 			w.Name, len(x.vals), float64(x.DeviceBytes())/(1<<20), float64(params*16)/(1<<20), x.FallbackOps())
-		var fb []string
-		for _, op := range x.FallbackOps() {
-			if !hostOnlyOp(op) {
-				fb = append(fb, op)
-			}
-		}
-		if len(fb) > 0 {
+		if fb := x.FallbackOps(); len(fb) > 0 {
 			t.Errorf("%s: ops on the host: %v", w.Name, fb)
 		}
 		m.Close()

@@ -120,7 +120,7 @@ func tapeRun(t *testing.T, name string, dt tensor.Dtype) snapshot {
 var expensiveOps = []string{"gorgonia.linAlgBinOp", "ops.MatMulOp", "ops.BatchedMatMulOp", "ops.KernelOp", "ops.KernelGradOp",
 	"ops.SoftMaxOp", "ops.SoftMaxGradOp", "ops.HeadOp", "ops.HeadGradOp", "ops.HeadParamGradOp",
 	"ops.ExpectationOp", "ops.ExpectationGradOp", "ops.ExpectationParamGradOp", "ops.SparseCrossEntropyOp",
-	"ops.TiedLogitsOp", "ops.GatherOp", "ops.ScatterOp", "ops.GELUOp", "ops.GELUGradOp"}
+	"ops.TiedLogitsOp", "ops.GatherOp", "ops.ScatterOp", "ops.GELUOp", "ops.GELUGradOp", "ops.LayerNormOp", "ops.LayerNormGradOp", "ops.LayerNormMeanGradOp", "ops.LayerNormParamGradOp"}
 
 // TestExecutorMatchesTapeMachine runs every test model (forward, loss and all
 // parameter gradients) through the executor and compares with Gorgonia's

@@ -83,6 +83,14 @@ func lower(x *Exec, v *value) error {
 		dev = lowerTied(v, op)
 	case *ops.SparseCrossEntropyOp:
 		dev, err = lowerXent(x, v, op)
+	case *ops.LayerNormOp:
+		dev = lowerLayerNorm(v, op)
+	case *ops.LayerNormGradOp:
+		dev = lowerLayerNormGrad(v, op)
+	case *ops.LayerNormMeanGradOp:
+		dev = lowerLayerNormMeanGrad(v)
+	case *ops.LayerNormParamGradOp:
+		dev, err = lowerLayerNormParamGrad(x, v, op)
 	case *ops.GELUOp:
 		dev = lowerGELU(v, false)
 	case *ops.GELUGradOp:

@@ -4,7 +4,7 @@ package cuda
 
 // kernelSourceHash is the SHA-256 of kernels/*.cu and kernels/*.h; it must
 // match the one scripts/build-ptx.sh wrote into kernels/gdattn.ptx.
-const kernelSourceHash = "14fd98488eb88bb5ee65527bfec240ffc7c3645f0e937dc15f4419cbfec4aa75"
+const kernelSourceHash = "3f432e9e697ffac06fe9aa8c423cac2cacc2d724e6470f8c628c48a236d06e8e"
 
 // kernelTable lists every kernel of kernels/*.cu in emulator dispatch order.
 var kernelTable = []kernelSig{
@@ -39,6 +39,16 @@ var kernelTable = []kernelSig{
 	{name: "head_weights_f64", file: "head.cu", params: []kernelParam{{"n", argInt64, "long long"}, {"kind", argInt32, "int"}, {"gp", argPtr, "const double*"}, {"tk", argInt32, "int"}, {"s", argPtr, "const double*"}, {"w", argPtr, "double*"}}},
 	{name: "head_dscores_f32", file: "head.cu", params: []kernelParam{{"n", argInt64, "long long"}, {"kind", argInt32, "int"}, {"gp", argPtr, "const float*"}, {"tk", argInt32, "int"}, {"s", argPtr, "const float*"}, {"w", argPtr, "const float*"}, {"dw", argPtr, "float*"}, {"acc", argPtr, "double*"}}},
 	{name: "head_dscores_f64", file: "head.cu", params: []kernelParam{{"n", argInt64, "long long"}, {"kind", argInt32, "int"}, {"gp", argPtr, "const double*"}, {"tk", argInt32, "int"}, {"s", argPtr, "const double*"}, {"w", argPtr, "const double*"}, {"dw", argPtr, "double*"}, {"acc", argPtr, "double*"}}},
+	{name: "ln_stats_f32", file: "layernorm.cu", params: []kernelParam{{"n", argInt64, "long long"}, {"d", argInt32, "int"}, {"eps", argFloat64, "double"}, {"x", argPtr, "const float*"}, {"st", argPtr, "float*"}}},
+	{name: "ln_stats_f64", file: "layernorm.cu", params: []kernelParam{{"n", argInt64, "long long"}, {"d", argInt32, "int"}, {"eps", argFloat64, "double"}, {"x", argPtr, "const double*"}, {"st", argPtr, "double*"}}},
+	{name: "ln_fwd_f32", file: "layernorm.cu", params: []kernelParam{{"n", argInt64, "long long"}, {"d", argInt32, "int"}, {"eps", argFloat64, "double"}, {"has_bias", argInt32, "int"}, {"x", argPtr, "const float*"}, {"scale", argPtr, "const float*"}, {"bias", argPtr, "const float*"}, {"y", argPtr, "float*"}}},
+	{name: "ln_fwd_f64", file: "layernorm.cu", params: []kernelParam{{"n", argInt64, "long long"}, {"d", argInt32, "int"}, {"eps", argFloat64, "double"}, {"has_bias", argInt32, "int"}, {"x", argPtr, "const double*"}, {"scale", argPtr, "const double*"}, {"bias", argPtr, "const double*"}, {"y", argPtr, "double*"}}},
+	{name: "ln_grad_f32", file: "layernorm.cu", params: []kernelParam{{"n", argInt64, "long long"}, {"d", argInt32, "int"}, {"eps", argFloat64, "double"}, {"x", argPtr, "const float*"}, {"scale", argPtr, "const float*"}, {"dy", argPtr, "const float*"}, {"out", argPtr, "float*"}}},
+	{name: "ln_grad_f64", file: "layernorm.cu", params: []kernelParam{{"n", argInt64, "long long"}, {"d", argInt32, "int"}, {"eps", argFloat64, "double"}, {"x", argPtr, "const double*"}, {"scale", argPtr, "const double*"}, {"dy", argPtr, "const double*"}, {"out", argPtr, "double*"}}},
+	{name: "ln_mean_grad_f32", file: "layernorm.cu", params: []kernelParam{{"n", argInt64, "long long"}, {"d", argInt32, "int"}, {"dc", argPtr, "const float*"}, {"out", argPtr, "float*"}}},
+	{name: "ln_mean_grad_f64", file: "layernorm.cu", params: []kernelParam{{"n", argInt64, "long long"}, {"d", argInt32, "int"}, {"dc", argPtr, "const double*"}, {"out", argPtr, "double*"}}},
+	{name: "ln_param_grad_f32", file: "layernorm.cu", params: []kernelParam{{"n", argInt64, "long long"}, {"rows", argInt64, "long long"}, {"bias", argInt32, "int"}, {"x", argPtr, "const float*"}, {"st", argPtr, "const float*"}, {"dy", argPtr, "const float*"}, {"out", argPtr, "float*"}}},
+	{name: "ln_param_grad_f64", file: "layernorm.cu", params: []kernelParam{{"n", argInt64, "long long"}, {"rows", argInt64, "long long"}, {"bias", argInt32, "int"}, {"x", argPtr, "const double*"}, {"st", argPtr, "const double*"}, {"dy", argPtr, "const double*"}, {"out", argPtr, "double*"}}},
 	{name: "fill_f32", file: "selftest.cu", params: []kernelParam{{"n", argInt64, "long long"}, {"v", argFloat32, "float"}, {"x", argPtr, "float*"}}},
 	{name: "fill_f64", file: "selftest.cu", params: []kernelParam{{"n", argInt64, "long long"}, {"v", argFloat64, "double"}, {"x", argPtr, "double*"}}},
 	{name: "axpy_f32", file: "selftest.cu", params: []kernelParam{{"n", argInt64, "long long"}, {"a", argFloat32, "float"}, {"x", argPtr, "const float*"}, {"y", argPtr, "float*"}}},
