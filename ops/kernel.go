@@ -540,14 +540,29 @@ func dotWeights[F float32 | float64](kind KernelKind, g float64, raw, row []F) {
 // Laplacian kernel come from them. (float32 raw scores are rounded to
 // float32: dg then carries float32 rounding, as the rest of a float32
 // gradient does.)
-func kernelBackward[F float32 | float64](kind KernelKind, a kernelArgs, q, k, keep, w, dw, dq, dk, raw []F) float64 {
+func kernelBackward[F float32 | float64](kind KernelKind, a kernelArgs, q, k, keep, w, dw, dq, dk, raw []F, needDG bool) float64 {
 	if dq == nil && dk == nil && keep == nil {
 		return kernelDG(kind, a, w, dw, raw, 0)
 	}
+	if !needDG {
+		// Without dg's chain over the whole batch the sequences are
+		// independent: two halves on two goroutines when GOMAXPROCS > 1
+		// and the work is large (the same dq and dk).
+		parallelRows(a.b, a.tq*a.tk*max(a.d, 1), func(lo, hi int) {
+			kernelBackwardSeqs(kind, a, q, k, keep, w, dw, dq, dk, raw, lo, hi)
+		})
+		return 0
+	}
+	return kernelBackwardSeqs(kind, a, q, k, keep, w, dw, dq, dk, raw, 0, a.b)
+}
+
+// kernelBackwardSeqs is kernelBackward on the sequences lo..hi-1; it
+// returns their dg, the terms added in order.
+func kernelBackwardSeqs[F float32 | float64](kind KernelKind, a kernelArgs, q, k, keep, w, dw, dq, dk, raw []F, lo, hi int) float64 {
 	d := a.d
 	var dg float64
 	diff := make([]float64, d)
-	for b := 0; b < a.b; b++ {
+	for b := lo; b < hi; b++ {
 		for j := 0; j < a.tq; j++ {
 			qj := q[(b*a.tq+j)*d : (b*a.tq+j+1)*d]
 			o := (b*a.tq + j) * a.tk
@@ -748,7 +763,7 @@ func kernelGradDo[F float32 | float64](op *KernelGradOp, a kernelArgs, vals []G.
 			clear(dk)
 			c.dq, c.dk = dq, dk
 		}
-		c.dg = kernelBackward(op.fwd.kind, a, q, k, keep, w, dw, dq, dk, raw)
+		c.dg = kernelBackward(op.fwd.kind, a, q, k, keep, w, dw, dq, dk, raw, op.fwd.learnG)
 		c.gq, c.gk, c.gw, c.gdw = &q[0], &k[0], &w[0], &dw[0]
 		c.gradValid = true
 	}
