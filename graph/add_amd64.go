@@ -18,3 +18,10 @@ func addF32(dst, a, b *float32, n int)
 //
 //go:noescape
 func addF64(dst, a, b *float64, n int)
+
+// narrowF64 sets dst[i] = float32(src[i]) for i < n − n%16, with AVX (each
+// element rounded as Go's conversion rounds it). The caller guarantees that
+// the elements exist.
+//
+//go:noescape
+func narrowF64(dst *float32, src *float64, n int)

@@ -71,3 +71,33 @@ loop64:
 
 done64:
 	RET
+
+// func narrowF64(dst *float32, src *float64, n int)
+//
+// dst[i] = float32(src[i]) for i < n − n%16, 16 at a time with AVX:
+// VCVTPD2PS rounds each lane as CVTSD2SS (Go's conversion) does, under the
+// same MXCSR rounding mode.
+TEXT ·narrowF64(SB), NOSPLIT, $0-24
+	MOVQ dst+0(FP), DI
+	MOVQ src+8(FP), SI
+	MOVQ n+16(FP), CX
+	SHRQ $4, CX
+	JZ   doneN
+
+loopN:
+	VCVTPD2PSY (SI), X0
+	VCVTPD2PSY 32(SI), X1
+	VCVTPD2PSY 64(SI), X2
+	VCVTPD2PSY 96(SI), X3
+	VMOVUPS    X0, (DI)
+	VMOVUPS    X1, 16(DI)
+	VMOVUPS    X2, 32(DI)
+	VMOVUPS    X3, 48(DI)
+	ADDQ       $128, SI
+	ADDQ       $64, DI
+	DECQ       CX
+	JNZ        loopN
+	VZEROUPPER
+
+doneN:
+	RET

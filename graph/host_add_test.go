@@ -177,3 +177,39 @@ func TestUnaryIntoBits(t *testing.T) {
 		}
 	}
 }
+
+// TestToFloat32Bits checks ToFloat32 against Go's conversion bit for bit,
+// lengths that exercise the AVX kernel and its tail, with values that round
+// (ties, subnormals, overflow to ±Inf, NaN, signed zeros).
+func TestToFloat32Bits(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 6))
+	special := []float64{math.NaN(), math.Inf(1), math.Inf(-1), 0, math.Copysign(0, -1), 1e-310, 1e-40, 3.4e38, 3.5e38, -1e300,
+		1 + 0x1p-24, 1 + 0x3p-24, math.Nextafter(1+0x1p-24, 2), 0x1p-149, 0x1p-150, 0x3p-150}
+	for _, n := range []int{0, 1, 15, 16, 17, 47, 160, 1000} {
+		src := make([]float64, n)
+		for i := range src {
+			src[i] = rng.NormFloat64() * math.Pow(10, float64(rng.IntN(20)-10))
+			if rng.IntN(3) == 0 {
+				src[i] = special[rng.IntN(len(special))]
+			}
+		}
+		dst := make([]float32, n+3)
+		ToFloat32(dst, src)
+		for i, v := range src {
+			if want := float32(v); math.Float32bits(dst[i]) != math.Float32bits(want) {
+				t.Fatalf("n %d: float32(%v) = %v (%#x), want %v (%#x)", n, v, dst[i], math.Float32bits(dst[i]), want, math.Float32bits(want))
+			}
+		}
+		for _, v := range dst[n:] {
+			if v != 0 {
+				t.Fatalf("n %d: ToFloat32 wrote past len(src)", n)
+			}
+		}
+	}
+	defer func() {
+		if recover() == nil {
+			t.Error("no panic for a short dst")
+		}
+	}()
+	ToFloat32(make([]float32, 3), make([]float64, 4))
+}

@@ -315,10 +315,7 @@ func (e *Encoder) feed(what string, x []float64, y []int, rows []int) error {
 		c := row(k)
 		src := x[c*T*d : (c+1)*T*d]
 		if xv.f32 != nil {
-			dst := xv.f32[k*T*d : (k+1)*T*d]
-			for i, v := range src {
-				dst[i] = float32(v)
-			}
+			graph.ToFloat32(xv.f32[k*T*d:(k+1)*T*d], src)
 		} else {
 			copy(xv.f64[k*T*d:(k+1)*T*d], src)
 		}
@@ -341,20 +338,26 @@ func (e *Encoder) feed(what string, x []float64, y []int, rows []int) error {
 
 // finiteContexts reports whether the values of the contexts row(k), k < B,
 // of x (size values each) are all finite, with one subtraction per value
-// (v−v is 0 for a finite v, NaN otherwise). It reads four contexts side by
+// (v−v is 0 for a finite v, NaN otherwise). It reads eight contexts side by
 // side: in a shuffled minibatch each context is a separate stretch of a
-// large set, mostly not in cache, and four streams overlap their misses
-// where one context at a time waits on each.
+// large set, mostly not in cache, and eight streams overlap their misses
+// where one context at a time waits on each (a shuffled minibatch of 512
+// synthetic contexts from a 3.6 MB set: about 160 µs one at a time, 80 µs
+// four side by side, 57 µs eight).
 func finiteContexts(x []float64, size, B int, row func(int) int) bool {
 	k := 0
-	for ; k+4 <= B; k += 4 {
+	for ; k+8 <= B; k += 8 {
 		x0 := x[row(k)*size : (row(k)+1)*size]
-		x1 := x[row(k+1)*size : (row(k+1)+1)*size]
-		x2 := x[row(k+2)*size : (row(k+2)+1)*size]
-		x3 := x[row(k+3)*size : (row(k+3)+1)*size]
-		x1, x2, x3 = x1[:len(x0)], x2[:len(x0)], x3[:len(x0)]
+		x1 := x[row(k+1)*size:][:len(x0)]
+		x2 := x[row(k+2)*size:][:len(x0)]
+		x3 := x[row(k+3)*size:][:len(x0)]
+		x4 := x[row(k+4)*size:][:len(x0)]
+		x5 := x[row(k+5)*size:][:len(x0)]
+		x6 := x[row(k+6)*size:][:len(x0)]
+		x7 := x[row(k+7)*size:][:len(x0)]
 		for i, v := range x0 {
-			if v-v != 0 || x1[i]-x1[i] != 0 || x2[i]-x2[i] != 0 || x3[i]-x3[i] != 0 {
+			if v-v != 0 || x1[i]-x1[i] != 0 || x2[i]-x2[i] != 0 || x3[i]-x3[i] != 0 ||
+				x4[i]-x4[i] != 0 || x5[i]-x5[i] != 0 || x6[i]-x6[i] != 0 || x7[i]-x7[i] != 0 {
 				return false
 			}
 		}

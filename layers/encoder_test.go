@@ -245,3 +245,37 @@ func values(t *testing.T, n *G.Node) []float64 {
 	}
 	return v
 }
+
+// TestFiniteContexts checks the side-by-side finite check against a plain
+// loop: every position of every context of minibatches of 1..19 contexts
+// (the 8-wide groups and the rest), NaN and ±Inf.
+func TestFiniteContexts(t *testing.T) {
+	const n, size = 23, 7
+	x := make([]float64, n*size)
+	for i := range x {
+		x[i] = float64(i) - 50
+	}
+	for B := 1; B <= 19; B++ {
+		rows := make([]int, B)
+		for k := range rows {
+			rows[k] = (k*5 + 3) % n
+		}
+		row := func(k int) int { return rows[k] }
+		if !finiteContexts(x, size, B, row) {
+			t.Fatalf("B %d: finite values refused", B)
+		}
+		for k := 0; k < B; k++ {
+			for i := 0; i < size; i++ {
+				for _, v := range []float64{math.NaN(), math.Inf(1), math.Inf(-1)} {
+					j := rows[k]*size + i
+					old := x[j]
+					x[j] = v
+					if finiteContexts(x, size, B, row) {
+						t.Fatalf("B %d: %v in context %d (row %d), position %d not found", B, v, k, rows[k], i)
+					}
+					x[j] = old
+				}
+			}
+		}
+	}
+}
