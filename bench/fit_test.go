@@ -3,8 +3,10 @@ package bench
 import (
 	"fmt"
 	"math/rand/v2"
+	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/gdattn/gdattn/gd"
 	"github.com/gdattn/gdattn/graph"
@@ -88,4 +90,83 @@ func benchFit(b *testing.B, w Workload, dt tensor.Dtype, fit bool) {
 	steps := float64(b.N * fitSteps)
 	b.ReportMetric(float64(b.Elapsed())/1e6/steps, "ms/step")
 	b.ReportMetric(float64(CPUTime()-cpu0)/1e6/steps, "cpu-ms/step")
+}
+
+// BenchmarkFitOverheadPaired times Fit's epochs and bare epochs of the same
+// workloads as BenchmarkFitOverhead, interleaved so that a change in the
+// machine's load hits both alike: one Runner.Fit call of b.N epochs, and
+// after every epoch (in AfterEpoch, outside Fit's own work) fitSteps bare
+// trainer steps on the minibatch Fit fed last. It reports the median
+// process CPU time per step of the Fit epochs and of the bare epochs
+// (fit-cpu-ms/step, bare-cpu-ms/step) and their ratio (fit/bare): the
+// overhead of Fit over the bare step, the target at most 1.05. Run it with
+// GOMAXPROCS=1 and b.N of at least 20:
+//
+//	GOMAXPROCS=1 go test ./bench -run '^$' -bench FitOverheadPaired -benchtime 40x
+func BenchmarkFitOverheadPaired(b *testing.B) {
+	for _, w := range []Workload{SyntheticGD(1), SyntheticTF(1)} {
+		for _, dt := range dtypes {
+			b.Run(fmt.Sprintf("%s/%v", strings.TrimPrefix(w.Name, "synthetic/"), dt), func(b *testing.B) { benchFitPaired(b, w, dt) })
+		}
+	}
+}
+
+func benchFitPaired(b *testing.B, w Workload, dt tensor.Dtype) {
+	s, err := graph.NewScope(dt, 1)
+	if err != nil {
+		b.Fatal(err)
+	}
+	var m train.Model
+	if w.Model == ModelGD {
+		m, err = gd.NewModel(s, gd.Config{D: w.D, DPrime: w.DPrime, C: w.C, N: w.N, Blocks: w.depth(), Kernel: layers.Softmax(1)}, w.Batch)
+	} else {
+		m, err = tf.NewModel(s, tf.Config{D: w.D, DPrime: w.DPrime, C: w.C, N: w.N, Layers: w.depth(), Cross: w.Cross, Kernel: layers.Softmax(1)}, w.Batch)
+	}
+	if err != nil {
+		b.Fatal(err)
+	}
+	r, err := train.NewRunner(m, train.RunnerConfig{Optim: train.Config{LR: 1e-3}})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer r.Close()
+	big := w
+	big.Batch *= fitSteps
+	batch, err := iclBatch(big, rand.New(rand.NewPCG(1, 2)), 1)
+	if err != nil {
+		b.Fatal(err)
+	}
+	if err := r.Fit(batch, train.FitConfig{Epochs: 1, Seed: 1}); err != nil { // allocates the node values
+		b.Fatal(err)
+	}
+	fitCPU := make([]time.Duration, 0, b.N)
+	bareCPU := make([]time.Duration, 0, b.N)
+	b.ResetTimer()
+	last := CPUTime()
+	err = r.Fit(batch, train.FitConfig{Epochs: b.N, Seed: 2, AfterEpoch: func(int, float64) error {
+		t := CPUTime()
+		fitCPU = append(fitCPU, t-last)
+		for range fitSteps {
+			if _, err := r.Trainer().Step(); err != nil {
+				return err
+			}
+		}
+		last = CPUTime()
+		bareCPU = append(bareCPU, last-t)
+		return nil
+	}})
+	b.StopTimer()
+	if err != nil {
+		b.Fatal(err)
+	}
+	med := func(d []time.Duration) float64 {
+		slices.Sort(d)
+		return float64(d[len(d)/2]) / 1e6 / fitSteps
+	}
+	f, bare := med(fitCPU), med(bareCPU)
+	b.ReportMetric(f, "fit-cpu-ms/step")
+	b.ReportMetric(bare, "bare-cpu-ms/step")
+	if bare > 0 {
+		b.ReportMetric(f/bare, "fit/bare")
+	}
 }

@@ -16,6 +16,18 @@ func (m *Model) Feed(x []float64, y []int) error {
 	return m.enc.Feed(x, y)
 }
 
+// FeedContexts loads the minibatch of contexts rows[k] of a larger set (x
+// (n, T, d), y (n, T)) without copying them out first; see
+// [layers.Encoder.FeedContexts]. train.Runner.Fit feeds its shuffled
+// minibatches with it. Like Feed, it returns an error for a model with a
+// real-valued likelihood.
+func (m *Model) FeedContexts(x []float64, y []int, rows []int) error {
+	if m.enc == nil {
+		return fmt.Errorf("gd: FeedContexts: the model's likelihood is %s (real-valued y); use FeedReal", m.Cfg.LikelihoodName())
+	}
+	return m.enc.FeedContexts(x, y, rows)
+}
+
 // Encoder is the token encoder of the model (nil with a real-valued
 // likelihood, whose inputs X, Y and Target the model creates itself).
 func (m *Model) Encoder() *layers.Encoder { return m.enc }

@@ -141,9 +141,7 @@ func SetValue(n *G.Node, vals []float64) error {
 		if len(x) != len(vals) {
 			return fmt.Errorf("graph: node %q has %d elements, got %d values", n.Name(), len(x), len(vals))
 		}
-		for i, f := range vals {
-			x[i] = float32(f)
-		}
+		ToFloat32(x, vals)
 	default:
 		// Scalar nodes hold *G.F64 / *G.F32 values: write through the pointer.
 		if len(vals) != 1 {
@@ -159,6 +157,22 @@ func SetValue(n *G.Node, vals []float64) error {
 		}
 	}
 	return nil
+}
+
+// ToFloat32 sets dst[i] = float32(src[i]) for every i < len(src): Go's
+// conversion (round to nearest even), the bulk of it with AVX where the
+// machine has it (the same bits). It panics, as a slice expression, when
+// dst is shorter than src.
+func ToFloat32(dst []float32, src []float64) {
+	dst = dst[:len(src)]
+	i := 0
+	if haveAddAVX2 && len(src) >= 16 {
+		narrowF64(&dst[0], &src[0], len(src))
+		i = len(src) &^ 15
+	}
+	for ; i < len(src); i++ {
+		dst[i] = float32(src[i])
+	}
 }
 
 // AllFinite reports whether every value is finite.

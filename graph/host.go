@@ -478,10 +478,30 @@ func addSlices[F float32 | float64](dst, da *tensor.Dense, a, b []F) (G.Value, b
 		dst = tensor.New(tensor.WithShape(da.Shape().Clone()...), tensor.WithBacking(out))
 	}
 	out = out[:len(a)]
-	for i, v := range a {
-		out[i] = v + b[i]
-	}
+	addVec(out, a, b)
 	return dst, true
+}
+
+// addVec sets out[i] = a[i] + b[i] (equal lengths; out may be a or b),
+// the bulk with AVX2 where the machine has it: the same bits as the scalar
+// loop, each element one IEEE addition with a the first operand.
+func addVec[F float32 | float64](out, a, b []F) {
+	i := 0
+	if haveAddAVX2 && len(a) >= 32 {
+		switch o := any(out).(type) {
+		case []float32:
+			addF32(&o[0], &any(a).([]float32)[0], &any(b).([]float32)[0], len(a))
+			i = len(a) &^ 31
+		case []float64:
+			addF64(&o[0], &any(a).([]float64)[0], &any(b).([]float64)[0], len(a))
+			i = len(a) &^ 15
+		}
+	}
+	b = b[:len(a)]
+	out = out[:len(a)]
+	for ; i < len(a); i++ {
+		out[i] = a[i] + b[i]
+	}
 }
 
 // plainDense reports whether t is a contiguous row-major tensor without a

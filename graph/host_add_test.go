@@ -13,12 +13,22 @@ import (
 // Gorgonia's elementwise addition (the op G.Add builds, run with Do and
 // with UsePreallocDo), bit for bit, fresh and into a reused value, in
 // float64 and float32, with NaN, infinities and signed zeros among the
-// operands; and that it declines views, scalars and mismatched shapes.
+// operands, in a (3, 5) matrix (the scalar loop) and a (7, 37) one (the
+// AVX2 kernels and their tail); and that it declines views, scalars and
+// mismatched shapes.
 func TestAddDenseBits(t *testing.T) {
-	for _, dt := range []tensor.Dtype{tensor.Float64, tensor.Float32} {
+	for _, sh := range [][2]int{{3, 5}, {7, 37}} {
+		for _, dt := range []tensor.Dtype{tensor.Float64, tensor.Float32} {
+			testAddDenseBits(t, dt, sh[0], sh[1])
+		}
+	}
+}
+
+func testAddDenseBits(t *testing.T, dt tensor.Dtype, r, c int) {
+	{
 		g := G.NewGraph()
-		an := G.NewMatrix(g, dt, G.WithShape(3, 5), G.WithName("a"))
-		bn := G.NewMatrix(g, dt, G.WithShape(3, 5), G.WithName("b"))
+		an := G.NewMatrix(g, dt, G.WithShape(r, c), G.WithName("a"))
+		bn := G.NewMatrix(g, dt, G.WithShape(r, c), G.WithName("b"))
 		sum := G.Must(G.Add(an, bn))
 		if !isAddOp(sum.Op()) {
 			t.Fatalf("%v: G.Add's op %v not recognised", dt, sum.Op())
@@ -29,7 +39,7 @@ func TestAddDenseBits(t *testing.T) {
 		rng := rand.New(rand.NewPCG(9, 10))
 		special := []float64{math.NaN(), math.Inf(1), math.Inf(-1), 0, math.Copysign(0, -1), 1e-310}
 		vals := func() *tensor.Dense {
-			x := make([]float64, 15)
+			x := make([]float64, r*c)
 			for i := range x {
 				x[i] = rng.NormFloat64()
 				if rng.IntN(3) == 0 {
@@ -41,9 +51,9 @@ func TestAddDenseBits(t *testing.T) {
 				for i, v := range x {
 					y[i] = float32(v)
 				}
-				return tensor.New(tensor.WithShape(3, 5), tensor.WithBacking(y))
+				return tensor.New(tensor.WithShape(r, c), tensor.WithBacking(y))
 			}
-			return tensor.New(tensor.WithShape(3, 5), tensor.WithBacking(x))
+			return tensor.New(tensor.WithShape(r, c), tensor.WithBacking(x))
 		}
 		for trial := 0; trial < 20; trial++ {
 			a, b := vals(), vals()
@@ -80,9 +90,9 @@ func TestAddDenseBits(t *testing.T) {
 		if _, ok := addDense(nil, a, vals().ShallowClone()); !ok {
 			t.Errorf("%v: addDense declined a shallow clone", dt)
 		}
-		c := tensor.New(tensor.WithShape(5, 3), tensor.WithBacking(a.Clone().(*tensor.Dense).Data()))
-		if _, ok := addDense(nil, a, c); ok {
-			t.Errorf("%v: addDense accepted shapes (3, 5) and (5, 3)", dt)
+		tr := tensor.New(tensor.WithShape(c, r), tensor.WithBacking(a.Clone().(*tensor.Dense).Data()))
+		if _, ok := addDense(nil, a, tr); ok {
+			t.Errorf("%v: addDense accepted shapes (%d, %d) and (%d, %d)", dt, r, c, c, r)
 		}
 		if _, ok := addDense(nil, a, G.NewF64(1)); ok {
 			t.Errorf("%v: addDense accepted a scalar", dt)
@@ -166,4 +176,40 @@ func TestUnaryIntoBits(t *testing.T) {
 			t.Fatalf("%v: an addition taken for a unary op", dt)
 		}
 	}
+}
+
+// TestToFloat32Bits checks ToFloat32 against Go's conversion bit for bit,
+// lengths that exercise the AVX kernel and its tail, with values that round
+// (ties, subnormals, overflow to ±Inf, NaN, signed zeros).
+func TestToFloat32Bits(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 6))
+	special := []float64{math.NaN(), math.Inf(1), math.Inf(-1), 0, math.Copysign(0, -1), 1e-310, 1e-40, 3.4e38, 3.5e38, -1e300,
+		1 + 0x1p-24, 1 + 0x3p-24, math.Nextafter(1+0x1p-24, 2), 0x1p-149, 0x1p-150, 0x3p-150}
+	for _, n := range []int{0, 1, 15, 16, 17, 47, 160, 1000} {
+		src := make([]float64, n)
+		for i := range src {
+			src[i] = rng.NormFloat64() * math.Pow(10, float64(rng.IntN(20)-10))
+			if rng.IntN(3) == 0 {
+				src[i] = special[rng.IntN(len(special))]
+			}
+		}
+		dst := make([]float32, n+3)
+		ToFloat32(dst, src)
+		for i, v := range src {
+			if want := float32(v); math.Float32bits(dst[i]) != math.Float32bits(want) {
+				t.Fatalf("n %d: float32(%v) = %v (%#x), want %v (%#x)", n, v, dst[i], math.Float32bits(dst[i]), want, math.Float32bits(want))
+			}
+		}
+		for _, v := range dst[n:] {
+			if v != 0 {
+				t.Fatalf("n %d: ToFloat32 wrote past len(src)", n)
+			}
+		}
+	}
+	defer func() {
+		if recover() == nil {
+			t.Error("no panic for a short dst")
+		}
+	}()
+	ToFloat32(make([]float32, 3), make([]float64, 4))
 }

@@ -219,32 +219,88 @@ func (e *Encoder) TokenDim() int { return e.Form.TokenDim(e.D, e.DPrime) }
 // Feed returns an error naming the argument on a length mismatch, a NaN or
 // ±Inf in x, or a label out of range; the inputs are left unchanged then.
 func (e *Encoder) Feed(x []float64, y []int) error {
-	B, T, d, C := e.Batch, e.N+1, e.D, e.C
+	B, T, d := e.Batch, e.N+1, e.D
 	if len(x) != B*T*d {
 		return fmt.Errorf("layers: encoder: Feed: x has %d values, want B*T*d = %d*%d*%d = %d", len(x), B, T, d, B*T*d)
 	}
 	if len(y) != B*T {
 		return fmt.Errorf("layers: encoder: Feed: y has %d labels, want B*T = %d*%d = %d", len(y), B, T, B*T)
 	}
-	for i, v := range x {
-		if v-v != 0 { // NaN or ±Inf (one subtraction: Feed runs once per training step)
-			return fmt.Errorf("layers: encoder: Feed: x[%d] (context %d, position %d) is %v", i, i/(T*d), (i/d)%T, v)
+	return e.feed("Feed", x, y, nil)
+}
+
+// FeedContexts loads the minibatch of the contexts rows[k], k < B, of a set
+// of n contexts, x (n, T, d) and y (n, T) row-major as in Feed: the same as
+// Feed of those contexts copied out one after another (the same values in
+// the inputs, the same checks), without the copy. It is what a training
+// loop over shuffled minibatches of a larger set (train.Runner.Fit) feeds
+// each step.
+//
+// FeedContexts returns an error on a length mismatch, a row outside
+// 0..n-1, a NaN or ±Inf in a chosen context, or a label of a chosen
+// context out of range; the inputs are left unchanged then.
+func (e *Encoder) FeedContexts(x []float64, y []int, rows []int) error {
+	B, T, d := e.Batch, e.N+1, e.D
+	if len(rows) != B {
+		return fmt.Errorf("layers: encoder: FeedContexts: %d rows, want B = %d", len(rows), B)
+	}
+	if len(y)%T != 0 || len(x) != len(y)/T*T*d {
+		return fmt.Errorf("layers: encoder: FeedContexts: x has %d values and y %d labels, want n*T*d and n*T for T = %d, d = %d", len(x), len(y), T, d)
+	}
+	for k, c := range rows {
+		if c < 0 || c >= len(y)/T {
+			return fmt.Errorf("layers: encoder: FeedContexts: rows[%d] = %d, want 0..%d", k, c, len(y)/T-1)
 		}
 	}
-	for b := 0; b < B; b++ {
-		for t := 0; t < T; t++ {
-			c := y[b*T+t]
+	return e.feed("FeedContexts", x, y, rows)
+}
+
+// feed checks and loads the minibatch of contexts rows[k] of x and y (the
+// first B contexts when rows is nil), whose lengths the caller checked.
+// Every check runs before anything is written, in Feed's order (the values,
+// then the labels).
+func (e *Encoder) feed(what string, x []float64, y []int, rows []int) error {
+	B, T, d, C := e.Batch, e.N+1, e.D, e.C
+	row := func(k int) int {
+		if rows == nil {
+			return k
+		}
+		return rows[k]
+	}
+	if !finiteContexts(x, T*d, B, row) {
+		for k := 0; k < B; k++ { // the first value that is not finite
+			c := row(k)
+			for i, v := range x[c*T*d : (c+1)*T*d] {
+				if v-v == 0 {
+					continue
+				}
+				if rows == nil {
+					i += k * T * d
+					return fmt.Errorf("layers: encoder: Feed: x[%d] (context %d, position %d) is %v", i, i/(T*d), (i/d)%T, v)
+				}
+				return fmt.Errorf("layers: encoder: %s: context %d (rows[%d]), position %d: x has %v", what, c, k, i/d, v)
+			}
+		}
+	}
+	for k := 0; k < B; k++ {
+		c := row(k)
+		for t, l := range y[c*T : (c+1)*T] {
 			query := t == T-1
-			if (c < 0 || c >= C) && !(query && c == -1) {
-				return fmt.Errorf("layers: encoder: Feed: y[%d] (context %d, position %d) = %d, want 0..%d%s",
-					b*T+t, b, t, c, C-1, map[bool]string{true: " or -1 at the query"}[query])
+			if (l < 0 || l >= C) && !(query && l == -1) {
+				at := fmt.Sprintf("y[%d] (context %d, position %d)", k*T+t, k, t)
+				if rows != nil {
+					at = fmt.Sprintf("context %d (rows[%d]), position %d: y", c, k, t)
+				}
+				return fmt.Errorf("layers: encoder: %s: %s = %d, want 0..%d%s",
+					what, at, l, C-1, map[bool]string{true: " or -1 at the query"}[query])
 			}
 		}
 	}
 	// The inputs are valid: write them straight into the node values (no
 	// float64 one-hot buffers of B·T·C entries per minibatch, which cost
 	// Runner.Fit as much as 8% of a step at N = 10).
-	if err := graph.SetValue(e.X, x); err != nil {
+	xv, err := oneHotData(e.X, B*T*d)
+	if err != nil {
 		return err
 	}
 	labels, err := oneHotData(e.Labels, B*T*C)
@@ -255,21 +311,65 @@ func (e *Encoder) Feed(x []float64, y []int) error {
 	if err != nil {
 		return err
 	}
+	for k := 0; k < B; k++ {
+		c := row(k)
+		src := x[c*T*d : (c+1)*T*d]
+		if xv.f32 != nil {
+			graph.ToFloat32(xv.f32[k*T*d:(k+1)*T*d], src)
+		} else {
+			copy(xv.f64[k*T*d:(k+1)*T*d], src)
+		}
+	}
 	labels.clear()
 	target.clear()
-	for b := 0; b < B; b++ {
-		for t := 0; t < T; t++ {
-			c := y[b*T+t]
+	for k := 0; k < B; k++ {
+		for t, l := range y[row(k)*T : (row(k)+1)*T] {
 			switch {
-			case c < 0: // an unknown query label
+			case l < 0: // an unknown query label
 			case t == T-1:
-				target.set(b*C + c)
+				target.set(k*C + l)
 			default:
-				labels.set((b*T+t)*C + c)
+				labels.set((k*T+t)*C + l)
 			}
 		}
 	}
 	return nil
+}
+
+// finiteContexts reports whether the values of the contexts row(k), k < B,
+// of x (size values each) are all finite, with one subtraction per value
+// (v−v is 0 for a finite v, NaN otherwise). It reads eight contexts side by
+// side: in a shuffled minibatch each context is a separate stretch of a
+// large set, mostly not in cache, and eight streams overlap their misses
+// where one context at a time waits on each (a shuffled minibatch of 512
+// synthetic contexts from a 3.6 MB set: about 160 µs one at a time, 80 µs
+// four side by side, 57 µs eight).
+func finiteContexts(x []float64, size, B int, row func(int) int) bool {
+	k := 0
+	for ; k+8 <= B; k += 8 {
+		x0 := x[row(k)*size : (row(k)+1)*size]
+		x1 := x[row(k+1)*size:][:len(x0)]
+		x2 := x[row(k+2)*size:][:len(x0)]
+		x3 := x[row(k+3)*size:][:len(x0)]
+		x4 := x[row(k+4)*size:][:len(x0)]
+		x5 := x[row(k+5)*size:][:len(x0)]
+		x6 := x[row(k+6)*size:][:len(x0)]
+		x7 := x[row(k+7)*size:][:len(x0)]
+		for i, v := range x0 {
+			if v-v != 0 || x1[i]-x1[i] != 0 || x2[i]-x2[i] != 0 || x3[i]-x3[i] != 0 ||
+				x4[i]-x4[i] != 0 || x5[i]-x5[i] != 0 || x6[i]-x6[i] != 0 || x7[i]-x7[i] != 0 {
+				return false
+			}
+		}
+	}
+	for ; k < B; k++ {
+		for _, v := range x[row(k)*size : (row(k)+1)*size] {
+			if v-v != 0 {
+				return false
+			}
+		}
+	}
+	return true
 }
 
 // oneHot is the backing array of a float32 or float64 node value that Feed
@@ -290,7 +390,7 @@ func (o oneHot) set(i int) {
 }
 
 // oneHotData returns n's value's backing array, which must hold size
-// elements.
+// elements (the one-hot inputs, and the input X).
 func oneHotData(n *G.Node, size int) (oneHot, error) {
 	v := n.Value()
 	if v == nil {

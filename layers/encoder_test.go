@@ -164,6 +164,78 @@ func TestEncoderFeedOneHot(t *testing.T) {
 	}
 }
 
+// TestEncoderFeedContexts checks FeedContexts against Feed of the same
+// contexts copied out (rows repeated, out of order), in both dtypes: the
+// same input values; and that a bad row, length, value or label in a
+// chosen context is refused with the inputs unchanged, while a NaN or bad
+// label in a context not chosen does not matter.
+func TestEncoderFeedContexts(t *testing.T) {
+	for _, dt := range []tensor.Dtype{tensor.Float32, tensor.Float64} {
+		t.Run(dt.String(), func(t *testing.T) {
+			const B, N, D, C, n = 3, 3, 2, 4, 5
+			T := N + 1
+			s := newTestScope(t, dt)
+			e, err := NewEncoder(s, EncoderConfig{D: D, DPrime: 3, C: C, N: N}, B)
+			if err != nil {
+				t.Fatal(err)
+			}
+			x := make([]float64, n*T*D)
+			for i := range x {
+				x[i] = math.Sin(float64(i)) * 3 // not exact in float32: the conversion must match
+			}
+			y := make([]int, n*T)
+			for i := range y {
+				y[i] = (i * 7) % C
+			}
+			y[2*T+T-1] = -1 // context 2's query label unknown
+			x[4*T*D+1] = math.NaN()
+			y[3*T+1] = C // contexts 3 and 4 are bad, and never chosen below
+			snapshot := func() string {
+				return fmt.Sprint(values(t, e.X), values(t, e.Labels), values(t, e.Target))
+			}
+			for _, rows := range [][]int{{0, 1, 2}, {2, 0, 2}, {1, 1, 1}} {
+				xc, yc := make([]float64, 0, B*T*D), make([]int, 0, B*T)
+				for _, c := range rows {
+					xc = append(xc, x[c*T*D:(c+1)*T*D]...)
+					yc = append(yc, y[c*T:(c+1)*T]...)
+				}
+				if err := e.Feed(xc, yc); err != nil {
+					t.Fatal(err)
+				}
+				want := snapshot()
+				if err := e.Feed(make([]float64, B*T*D), make([]int, B*T)); err != nil {
+					t.Fatal(err)
+				}
+				if err := e.FeedContexts(x, y, rows); err != nil {
+					t.Fatalf("rows %v: %v", rows, err)
+				}
+				if got := snapshot(); got != want {
+					t.Errorf("rows %v: FeedContexts gave %s, Feed of the copies %s", rows, got, want)
+				}
+			}
+			before := snapshot()
+			for _, tc := range []struct {
+				rows []int
+				x    []float64
+				y    []int
+				want string
+			}{
+				{[]int{0, 1}, x, y, "2 rows"},
+				{[]int{0, 1, 5}, x, y, "rows[2] = 5"},
+				{[]int{0, -1, 1}, x, y, "rows[1] = -1"},
+				{[]int{0, 1, 2}, x[:len(x)-1], y, "x has"},
+				{[]int{0, 4, 1}, x, y, "context 4 (rows[1]), position 0: x has NaN"},
+				{[]int{3, 0, 1}, x, y, "context 3 (rows[0]), position 1: y = 4"},
+			} {
+				errContains(t, e.FeedContexts(tc.x, tc.y, tc.rows), tc.want)
+				if got := snapshot(); got != before {
+					t.Errorf("rows %v: a refused FeedContexts changed the inputs", tc.rows)
+				}
+			}
+		})
+	}
+}
+
 // values reads a node's value as float64s.
 func values(t *testing.T, n *G.Node) []float64 {
 	t.Helper()
@@ -172,4 +244,38 @@ func values(t *testing.T, n *G.Node) []float64 {
 		t.Fatal(err)
 	}
 	return v
+}
+
+// TestFiniteContexts checks the side-by-side finite check against a plain
+// loop: every position of every context of minibatches of 1..19 contexts
+// (the 8-wide groups and the rest), NaN and ±Inf.
+func TestFiniteContexts(t *testing.T) {
+	const n, size = 23, 7
+	x := make([]float64, n*size)
+	for i := range x {
+		x[i] = float64(i) - 50
+	}
+	for B := 1; B <= 19; B++ {
+		rows := make([]int, B)
+		for k := range rows {
+			rows[k] = (k*5 + 3) % n
+		}
+		row := func(k int) int { return rows[k] }
+		if !finiteContexts(x, size, B, row) {
+			t.Fatalf("B %d: finite values refused", B)
+		}
+		for k := 0; k < B; k++ {
+			for i := 0; i < size; i++ {
+				for _, v := range []float64{math.NaN(), math.Inf(1), math.Inf(-1)} {
+					j := rows[k]*size + i
+					old := x[j]
+					x[j] = v
+					if finiteContexts(x, size, B, row) {
+						t.Fatalf("B %d: %v in context %d (row %d), position %d not found", B, v, k, rows[k], i)
+					}
+					x[j] = old
+				}
+			}
+		}
+	}
 }

@@ -1,9 +1,11 @@
 package ops
 
 import (
-	gemmpkg "github.com/gdattn/gdattn/gemm"
+	"fmt"
 	"math/rand/v2"
 	"testing"
+
+	gemmpkg "github.com/gdattn/gdattn/gemm"
 )
 
 // TestMulAddRowsBits checks mulAddRows against MulAddRow row by row, bit
@@ -17,9 +19,9 @@ func TestMulAddRowsBits(t *testing.T) {
 
 func testMulAddRowsBits[F float32 | float64](t *testing.T) {
 	rng := rand.New(rand.NewPCG(7, 8))
-	for _, m := range []int{0, 1, 3, 4, 7, 8, 13, 126} {
+	for _, m := range []int{0, 1, 2, 3, 4, 6, 7, 8, 10, 11, 13, 126} {
 		for _, n := range []int{1, 4, 5, 8, 9, 16, 20, 33} {
-			for _, k := range []int{0, 1, 5, 126} {
+			for _, k := range []int{0, 1, 5, 126, 128, 129} {
 				for _, trans := range []bool{false, true} {
 					for _, acc := range []bool{false, true} {
 						lda := k + 3 // A stored m×k (rows of A) or k×m (Aᵀ), padded
@@ -117,5 +119,132 @@ func testNarrowBatchedBits[F float32 | float64](t *testing.T) {
 				}
 			}
 		}
+	}
+}
+
+// TestNarrowGemmBits checks Gemm's narrow path (narrowGemm) against package
+// gemm bit for bit: every transpose combination, padded strides, beta 0
+// at depths past one KC slice (256) and beta 1 within one, the products it
+// takes (n ≤ 16 with m ≥ 4; in float32 deep Aᵀ·B with m·n ≤ 2048) and some
+// it leaves to gemm (which must then give gemm's result too).
+func TestNarrowGemmBits(t *testing.T) {
+	testNarrowGemmBits[float32](t)
+	testNarrowGemmBits[float64](t)
+}
+
+func testNarrowGemmBits[F float32 | float64](t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	type shape struct{ m, n, k int }
+	shapes := []shape{{4, 1, 1}, {5, 5, 25}, {11, 10, 25}, {8, 16, 3}, {13, 16, 300}, {64, 5, 25}, {100, 7, 1030},
+		{25, 5, 1100}, {5, 25, 1100}, {25, 50, 1030}, {3, 5, 25}, {12, 17, 25}, {40, 64, 1024}}
+	took := 0
+	for _, s := range shapes {
+		for _, tA := range []bool{false, true} {
+			for _, tB := range []bool{false, true} {
+				for _, beta := range []F{0, 1} {
+					if beta == 1 && s.k > 256 {
+						continue // narrowGemm leaves these to gemm; checked below
+					}
+					ra, ca, rb, cb := s.m, s.k, s.k, s.n
+					if tA {
+						ra, ca = s.k, s.m
+					}
+					if tB {
+						rb, cb = s.n, s.k
+					}
+					lda, ldb, ldc := ca+2, cb+1, s.n+3
+					a, b := make([]F, (ra-1)*lda+ca), make([]F, (rb-1)*ldb+cb)
+					for i := range a {
+						a[i] = F(rng.NormFloat64())
+					}
+					for i := range b {
+						b[i] = F(rng.NormFloat64())
+					}
+					c0 := make([]F, (s.m-1)*ldc+s.n)
+					for i := range c0 {
+						c0[i] = F(rng.NormFloat64())
+					}
+					got, want := append([]F(nil), c0...), append([]F(nil), c0...)
+					if narrowGemm(tA, tB, s.m, s.n, s.k, 1, a, lda, b, ldb, beta, got, ldc) {
+						took++
+					} else {
+						Gemm(tA, tB, s.m, s.n, s.k, 1, a, lda, b, ldb, beta, got, ldc)
+					}
+					if err := gemmpkg.Gemm(tA, tB, s.m, s.n, s.k, 1, a, lda, b, ldb, beta, want, ldc); err != nil {
+						t.Fatal(err)
+					}
+					for i := range got {
+						if got[i] != want[i] {
+							t.Fatalf("%T %v tA %v tB %v beta %v: c[%d] = %v, gemm %v", got[i], s, tA, tB, beta, i, got[i], want[i])
+						}
+					}
+				}
+			}
+		}
+	}
+	if haveNarrowAVX2 && HaveRowKernel() && took == 0 {
+		t.Fatalf("%T: narrowGemm took none of the products", F(0))
+	}
+	// What it must refuse: alpha ≠ 1, beta 1 deeper than one KC slice,
+	// fewer than 4 rows, a leading dimension too small.
+	a, b, c := make([]F, 8*300), make([]F, 300*8), make([]F, 64)
+	for _, tc := range []struct {
+		name          string
+		m, n, k       int
+		alpha, beta   F
+		lda, ldb, ldc int
+	}{
+		{"alpha 2", 8, 8, 10, 2, 0, 10, 8, 8},
+		{"beta 1, k 300", 8, 8, 300, 1, 1, 300, 8, 8},
+		{"beta 0.5", 8, 8, 10, 1, 0.5, 10, 8, 8},
+		{"3 rows", 3, 8, 10, 1, 0, 10, 8, 8},
+		{"lda below k", 8, 8, 10, 1, 0, 9, 8, 8},
+		{"ldc below n", 8, 8, 10, 1, 0, 10, 8, 7},
+	} {
+		if narrowGemm(false, false, tc.m, tc.n, tc.k, tc.alpha, a, tc.lda, b, tc.ldb, tc.beta, c, tc.ldc) {
+			t.Errorf("%T: narrowGemm took %s", F(0), tc.name)
+		}
+	}
+}
+
+// TestNarrowGemmMisfit checks that Gemm still panics (gemm's check) for a
+// narrow product whose slices do not fit, instead of computing it.
+func TestNarrowGemmMisfit(t *testing.T) {
+	defer func() {
+		if recover() == nil {
+			t.Fatal("no panic for a too short")
+		}
+	}()
+	Gemm(false, false, 8, 5, 10, 1, make([]float32, 79), 10, make([]float32, 50), 5, 0, make([]float32, 40), 5)
+}
+
+// BenchmarkNarrowGemm times Gemm (whose narrow products run on
+// mulAddRows' kernels) against package gemm directly on the products of the
+// Trained TF at N = 10 (batch 512: M = 5632 token rows, d' = 5, C = 25,
+// token width 25): one thread,
+//
+//	GOMAXPROCS=1 go test ./ops -run '^$' -bench NarrowGemm
+func BenchmarkNarrowGemm(b *testing.B) {
+	for _, s := range []struct {
+		tA, tB  bool
+		m, n, k int
+	}{
+		{false, true, 11, 10, 25}, {false, true, 5632, 5, 25}, {false, false, 5632, 5, 25},
+		{true, false, 25, 5, 5632}, {true, false, 5, 25, 5632}, {true, false, 25, 50, 5632},
+	} {
+		a, lda, bb, ldb, c := gemmOperands(s.tA, s.tB, s.m, s.n, s.k)
+		name := fmt.Sprintf("tA=%v/tB=%v/%dx%dx%d", s.tA, s.tB, s.m, s.n, s.k)
+		b.Run(name+"/ops", func(b *testing.B) {
+			for range b.N {
+				Gemm(s.tA, s.tB, s.m, s.n, s.k, 1, a, lda, bb, ldb, 0, c, s.n)
+			}
+		})
+		b.Run(name+"/gemm", func(b *testing.B) {
+			for range b.N {
+				if err := gemmpkg.Gemm(s.tA, s.tB, s.m, s.n, s.k, 1, a, lda, bb, ldb, 0, c, s.n); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
 	}
 }

@@ -531,6 +531,14 @@ func (m *Model) T() int { return m.Cfg.N + 1 }
 // training target, -1 when unknown). Errors are layers.Encoder.Feed's.
 func (m *Model) Feed(x []float64, y []int) error { return m.enc.Feed(x, y) }
 
+// FeedContexts loads the minibatch of contexts rows[k] of a larger set (x
+// (n, T, d), y (n, T)) without copying them out first; see
+// [layers.Encoder.FeedContexts]. train.Runner.Fit feeds its shuffled
+// minibatches with it.
+func (m *Model) FeedContexts(x []float64, y []int, rows []int) error {
+	return m.enc.FeedContexts(x, y, rows)
+}
+
 // Params lists the model's trainable parameters in creation order: W_e,
 // then each layer's heads (log_gamma, wq, wk, wv, wo) and cross-attention
 // (wq, wk, wv, wo), then the readout R.

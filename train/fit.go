@@ -139,7 +139,11 @@ func NewRunner(m Model, cfg RunnerConfig) (_ *Runner, err error) {
 		if err != nil {
 			return nil, fmt.Errorf("train: runner: %w", err)
 		}
-		if r.train, err = graph.NewMachine(s, loss, graph.MachineOptions{Executor: cfg.Executor}); err != nil {
+		// ReuseGrads: the trainer reads the gradients within its Step and
+		// keeps no view of them across steps (it rebuilds them each step),
+		// and the runner hands no gradient out, so each Run may overwrite
+		// the last Run's gradients instead of allocating them afresh.
+		if r.train, err = graph.NewMachine(s, loss, graph.MachineOptions{Executor: cfg.Executor, ReuseGrads: true}); err != nil {
 			return nil, fmt.Errorf("train: runner: %w", err)
 		}
 	}
@@ -171,6 +175,9 @@ func (r *Runner) Close() error {
 
 // Trainer returns the trainer Fit uses (nil for an EvalOnly runner): save
 // checkpoints with its Save, which syncs device-resident parameters first.
+// Its machine reuses the gradient buffers from step to step
+// (graph.MachineOptions.ReuseGrads): a gradient read with p.Grad() after a
+// step holds that step's values until the next step overwrites them.
 func (r *Runner) Trainer() *Trainer { return r.trainer }
 
 // Steps is the number of optimiser steps Fit makes in epochs over n
@@ -234,23 +241,40 @@ func (r *Runner) Fit(b *data.Batch, cfg FitConfig) error {
 	}
 	rng := rand.New(rand.NewPCG(cfg.Seed, 0x5eed))
 	B := r.batch
-	x := make([]float64, B*b.T*b.D)
-	y := make([]int, B*b.T)
-	yr := make([]float64, B*b.T*b.DY) // real-valued targets (empty for a classifier)
+	// A classifier that feeds contexts of the set directly (tf.Model,
+	// gd.Model) gets each minibatch's rows; any other model a copy.
+	cf, direct := r.m.(contextFeeder)
+	direct = direct && r.real == nil
+	var x, yr []float64
+	var y []int
+	if !direct {
+		x = make([]float64, B*b.T*b.D)
+		y = make([]int, B*b.T)
+		yr = make([]float64, B*b.T*b.DY) // real-valued targets (empty for a classifier)
+	}
+	rows := make([]int, B)
 	for ep := 1; ep <= cfg.Epochs; ep++ {
 		perm := rng.Perm(b.B)
 		sum, n := 0.0, 0
 		for lo := 0; lo < b.B; lo += B {
-			for k := 0; k < B; k++ {
-				c := perm[(lo+k)%b.B] // past the end: the start of this epoch's order
-				copy(x[k*b.T*b.D:(k+1)*b.T*b.D], b.X[c*b.T*b.D:(c+1)*b.T*b.D])
-				if r.real != nil {
-					copy(yr[k*b.T*b.DY:(k+1)*b.T*b.DY], b.R[c*b.T*b.DY:(c+1)*b.T*b.DY])
-				} else {
-					copy(y[k*b.T:(k+1)*b.T], b.Y[c*b.T:(c+1)*b.T])
-				}
+			for k := range rows {
+				rows[k] = perm[(lo+k)%b.B] // past the end: the start of this epoch's order
 			}
-			l, err := r.step(x, y, yr)
+			var l float64
+			var err error
+			if direct {
+				l, err = r.stepContexts(cf, b, rows)
+			} else {
+				for k, c := range rows {
+					copy(x[k*b.T*b.D:(k+1)*b.T*b.D], b.X[c*b.T*b.D:(c+1)*b.T*b.D])
+					if r.real != nil {
+						copy(yr[k*b.T*b.DY:(k+1)*b.T*b.DY], b.R[c*b.T*b.DY:(c+1)*b.T*b.DY])
+					} else {
+						copy(y[k*b.T:(k+1)*b.T], b.Y[c*b.T:(c+1)*b.T])
+					}
+				}
+				l, err = r.step(x, y, yr)
+			}
 			if err != nil {
 				return fmt.Errorf("train: Fit: epoch %d: %w", ep, err)
 			}
@@ -273,6 +297,25 @@ func (r *Runner) step(x []float64, y []int, yr []float64) (float64, error) {
 	s.Lock()
 	defer s.Unlock()
 	if err := r.feed(x, y, yr); err != nil {
+		return 0, err
+	}
+	return r.trainer.Step()
+}
+
+// contextFeeder is a [Model] that loads a minibatch of contexts straight
+// from a larger set (tf.Model and gd.Model, through
+// layers.Encoder.FeedContexts): the same inputs as Feed of the contexts
+// copied out, without the copy. Fit uses it for classifiers.
+type contextFeeder interface {
+	FeedContexts(x []float64, y []int, rows []int) error
+}
+
+// stepContexts is step for the minibatch of contexts rows of b, fed by f.
+func (r *Runner) stepContexts(f contextFeeder, b *data.Batch, rows []int) (float64, error) {
+	s := r.m.Scope()
+	s.Lock()
+	defer s.Unlock()
+	if err := f.FeedContexts(b.X, b.Y, rows); err != nil {
 		return 0, err
 	}
 	return r.trainer.Step()
