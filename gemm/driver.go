@@ -251,20 +251,24 @@ func packA[F Float](dst []F, tA bool, a []F, lda, ic, pc, mb, kb, mr int, alpha 
 // slivers of nr columns: sliver q holds element (l, j) at q·nr·kb + l·nr +
 // j, zero past the last column.
 func packB[F Float](dst []F, tB bool, b []F, ldb, pc, jc, kb, nb, nr int) {
+	if !tB {
+		// B is k×n: the slivers are stretches of its rows, copied a whole
+		// row of the block at a time (sequential reads, which the
+		// prefetchers follow; sliver by sliver, every line of B would
+		// wait on memory).
+		packCols(dst, b[pc*ldb+jc:], ldb, nb, kb, nr)
+		return
+	}
 	for q := 0; q*nr < nb; q++ {
 		w := min(nr, nb-q*nr)
-		d := dst[q*nr*kb : (q+1)*nr*kb]
 		j0 := jc + q*nr
-		if tB { // B is n×k: row j of B holds op(B)'s column j
-			gatherRows(d, b, j0*ldb+pc, ldb, w, kb, nr)
-		} else {
-			copyRows(d, b[pc*ldb+j0:], ldb, w, kb, nr)
-		}
+		// B is n×k: row j of B holds op(B)'s column j.
+		gatherRows(dst[q*nr*kb:(q+1)*nr*kb], b, j0*ldb+pc, ldb, w, kb, nr)
 	}
 }
 
-// The packing routines below are the portable ones; gatherRows, copyRows
-// and packCols (pack_amd64.go, pack_other.go) run them or their AVX-512
+// The packing routines below are the portable ones; gatherRows and
+// packCols (pack_amd64.go, pack_other.go) run them or their AVX-512
 // versions (pack_amd64.s), which write the same elements, bit for bit.
 
 // packColsGo packs the micro-panels of mr rows of op(A) = Aᵀ whose columns
@@ -282,16 +286,6 @@ func packColsGo[F Float](dst, src []F, lda, cols, kb, mr int) {
 			copy(d, s[q*mr:q*mr+h])
 			clear(d[h:])
 		}
-	}
-}
-
-// copyRowsGo writes src[l·lds + j] to dst[l·width + j] for j < h, and zero
-// for h ≤ j < width, l < kb: a padded copy of kb rows.
-func copyRowsGo[F Float](dst, src []F, lds, h, kb, width int) {
-	for l := 0; l < kb; l++ {
-		dl := dst[l*width : l*width+width]
-		copy(dl, src[l*lds:l*lds+h])
-		clear(dl[h:])
 	}
 }
 

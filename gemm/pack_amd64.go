@@ -21,12 +21,6 @@ func transPack32(dst, src *float32, ld, h, kb, width int)
 func transPack64(dst, src *float64, ld, h, kb, width int)
 
 //go:noescape
-func copyPack32(dst, src *float32, lds, h, kb, width int)
-
-//go:noescape
-func copyPack64(dst, src *float64, lds, h, kb, width int)
-
-//go:noescape
 func colsPack32(dst, src *float32, lda, full, rem, kb, mr int)
 
 //go:noescape
@@ -36,8 +30,8 @@ func colsPack64(dst, src *float64, lda, full, rem, kb, mr int)
 // only (masked moves, 512-bit shuffles), whichever kernels run.
 var packAsm = cpu.X86.HasAVX512F
 
-// vecPair is the most elements copyRows and packCols move per line in
-// assembly: two 64-byte vectors.
+// vecPair is the most elements packCols moves per line in assembly: two
+// 64-byte vectors.
 func vecPair[F Float]() int {
 	var z F
 	return 128 / int(unsafe.Sizeof(z))
@@ -60,21 +54,6 @@ func gatherRows[F Float](dst, src []F, off, ld, h, kb, width int) {
 		transPack32((*float32)(unsafe.Pointer(&dst[0])), (*float32)(unsafe.Pointer(&src[0])), ld, h, kb, width)
 	} else {
 		transPack64((*float64)(unsafe.Pointer(&dst[0])), (*float64)(unsafe.Pointer(&src[0])), ld, h, kb, width)
-	}
-}
-
-// copyRows is copyRowsGo, in AVX-512 assembly where the CPU has it.
-func copyRows[F Float](dst, src []F, lds, h, kb, width int) {
-	if !packAsm || h <= 0 || kb <= 0 || h > width || width > vecPair[F]() {
-		copyRowsGo(dst, src, lds, h, kb, width)
-		return
-	}
-	dst = dst[:kb*width]
-	src = src[:(kb-1)*lds+h]
-	if is32[F]() {
-		copyPack32((*float32)(unsafe.Pointer(&dst[0])), (*float32)(unsafe.Pointer(&src[0])), lds, h, kb, width)
-	} else {
-		copyPack64((*float64)(unsafe.Pointer(&dst[0])), (*float64)(unsafe.Pointer(&src[0])), lds, h, kb, width)
 	}
 }
 

@@ -125,12 +125,6 @@ func testPackRoutines[F Float](t *testing.T) {
 						func(d, s []F) { gatherRows(d, s, off, ld, h, kb, width) },
 						func(d, s []F) { gatherRowsGo(d, s, off, ld, h, kb, width) })
 				}
-				for _, lds := range []int{h, h + 3, 300} {
-					name := fmt.Sprintf("copyRows width %d h %d kb %d lds %d", width, h, kb, lds)
-					packCase(t, rng, name, (kb-1)*lds+h, kb*width,
-						func(d, s []F) { copyRows(d, s, lds, h, kb, width) },
-						func(d, s []F) { copyRowsGo(d, s, lds, h, kb, width) })
-				}
 			}
 		}
 	}
@@ -185,6 +179,12 @@ func BenchmarkPack(b *testing.B) {
 		{"dh-A", n * v, func() {
 			for pc := 0; pc < v; pc += bl.kc {
 				packA(buf.a, false, big, v, 0, pc, n, min(bl.kc, v-pc), bl.mr, 1)
+			}
+		}},
+		// dh = dY·W: B = W, 50258×512, slivers copied from its rows.
+		{"dh-B", v * d, func() {
+			for pc := 0; pc < v; pc += bl.kc {
+				packB(buf.b, false, big, d, pc, 0, min(bl.kc, v-pc), d, bl.nr)
 			}
 		}},
 		// logits = h·Wᵀ: B = Wᵀ, slivers gathered from W's rows.

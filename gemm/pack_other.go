@@ -11,11 +11,6 @@ func gatherRows[F Float](dst, src []F, off, ld, h, kb, width int) {
 	gatherRowsGo(dst, src, off, ld, h, kb, width)
 }
 
-// copyRows is copyRowsGo.
-func copyRows[F Float](dst, src []F, lds, h, kb, width int) {
-	copyRowsGo(dst, src, lds, h, kb, width)
-}
-
 // packCols is packColsGo.
 func packCols[F Float](dst, src []F, lda, cols, kb, mr int) {
 	packColsGo(dst, src, lda, cols, kb, mr)
