@@ -231,16 +231,7 @@ func packA[F Float](dst []F, tA bool, a []F, lda, ic, pc, mb, kb, mr int, alpha 
 		const group = 16
 		for p0 := 0; p0*mr < mb; p0 += group {
 			cols := min(group*mr, mb-p0*mr)
-			for l := 0; l < kb; l++ {
-				src := a[(pc+l)*lda+ic+p0*mr : (pc+l)*lda+ic+p0*mr+cols]
-				for q := 0; q*mr < cols; q++ {
-					h := min(mr, cols-q*mr)
-					o := (p0+q)*mr*kb + l*mr
-					d := dst[o : o+mr]
-					copy(d, src[q*mr:q*mr+h])
-					clear(d[h:])
-				}
-			}
+			packCols(dst[p0*mr*kb:], a[pc*lda+ic+p0*mr:], lda, cols, kb, mr)
 		}
 	} else {
 		for p := 0; p*mr < mb; p++ {
@@ -260,29 +251,50 @@ func packA[F Float](dst []F, tA bool, a []F, lda, ic, pc, mb, kb, mr int, alpha 
 // slivers of nr columns: sliver q holds element (l, j) at q·nr·kb + l·nr +
 // j, zero past the last column.
 func packB[F Float](dst []F, tB bool, b []F, ldb, pc, jc, kb, nb, nr int) {
+	if !tB {
+		// B is k×n: the slivers are stretches of its rows, copied a whole
+		// row of the block at a time (sequential reads, which the
+		// prefetchers follow; sliver by sliver, every line of B would
+		// wait on memory).
+		packCols(dst, b[pc*ldb+jc:], ldb, nb, kb, nr)
+		return
+	}
 	for q := 0; q*nr < nb; q++ {
 		w := min(nr, nb-q*nr)
-		d := dst[q*nr*kb : (q+1)*nr*kb]
 		j0 := jc + q*nr
-		if tB { // B is n×k: row j of B holds op(B)'s column j
-			gatherRows(d, b, j0*ldb+pc, ldb, w, kb, nr)
-		} else {
-			for l := 0; l < kb; l++ {
-				src := b[(pc+l)*ldb+j0 : (pc+l)*ldb+j0+w]
-				dl := d[l*nr : l*nr+nr]
-				copy(dl, src)
-				clear(dl[w:])
-			}
+		// B is n×k: row j of B holds op(B)'s column j.
+		gatherRows(dst[q*nr*kb:(q+1)*nr*kb], b, j0*ldb+pc, ldb, w, kb, nr)
+	}
+}
+
+// The packing routines below are the portable ones; gatherRows and
+// packCols (pack_amd64.go, pack_other.go) run them or their AVX-512
+// versions (pack_amd64.s), which write the same elements, bit for bit.
+
+// packColsGo packs the micro-panels of mr rows of op(A) = Aᵀ whose columns
+// start at src[0] (cols of them, the last panel possibly partial), inner
+// indices l < kb (rows of A, lda apart): panel q holds element (i, l) at
+// q·mr·kb + l·mr + i, zero past the last column. It reads a stretch of
+// cols elements of each row of A at once.
+func packColsGo[F Float](dst, src []F, lda, cols, kb, mr int) {
+	for l := 0; l < kb; l++ {
+		s := src[l*lda : l*lda+cols]
+		for q := 0; q*mr < cols; q++ {
+			h := min(mr, cols-q*mr)
+			o := q*mr*kb + l*mr
+			d := dst[o : o+mr]
+			copy(d, s[q*mr:q*mr+h])
+			clear(d[h:])
 		}
 	}
 }
 
-// gatherRows writes element l of the rows r < h of src (each of length kb,
+// gatherRowsGo writes element l of the rows r < h of src (each of length kb,
 // the first at off, ld apart) to dst[l·width + r], zero for r ≥ h: a
 // transposing copy that reads its h rows side by side, so that their cache
 // misses overlap (row by row, a row far from the last waits on memory
 // every 16 elements).
-func gatherRows[F Float](dst, src []F, off, ld, h, kb, width int) {
+func gatherRowsGo[F Float](dst, src []F, off, ld, h, kb, width int) {
 	var rows [maxTile][]F
 	for r := 0; r < h; r++ {
 		rows[r] = src[off+r*ld : off+r*ld+kb]

@@ -1,0 +1,17 @@
+//go:build !amd64 || purego
+
+package gemm
+
+// packAsm reports whether the packing routines run in assembly: never in
+// this build.
+const packAsm = false
+
+// gatherRows is gatherRowsGo: this build has no packing assembly.
+func gatherRows[F Float](dst, src []F, off, ld, h, kb, width int) {
+	gatherRowsGo(dst, src, off, ld, h, kb, width)
+}
+
+// packCols is packColsGo.
+func packCols[F Float](dst, src []F, lda, cols, kb, mr int) {
+	packColsGo(dst, src, lda, cols, kb, mr)
+}
