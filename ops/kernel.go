@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"hash"
 	"math"
+	"runtime"
 
 	"github.com/chewxy/hm"
 	G "gorgonia.org/gorgonia"
@@ -322,6 +323,12 @@ func kernelForward[F float32 | float64](kind KernelKind, a kernelArgs, q, k, kee
 	dotKind := !fast && kind.DotProduct()
 	// The sequences are independent: two halves of them on two goroutines
 	// when GOMAXPROCS > 1 and the work is large (the same values).
+	if a.b < 2 || runtime.GOMAXPROCS(0) < 2 {
+		// One sequence (the fused op's calls) or one thread: no closure
+		// to allocate.
+		kernelForwardSeqs(kind, a, q, k, keep, w, raw, exp, fast, dotKind, 0, a.b)
+		return
+	}
 	parallelRows(a.b, a.tq*a.tk*max(d, 1), func(lo, hi int) {
 		kernelForwardSeqs(kind, a, q, k, keep, w, raw, exp, fast, dotKind, lo, hi)
 	})
