@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gdattn/gdattn/data"
 	"github.com/gdattn/gdattn/gd"
 	"github.com/gdattn/gdattn/graph"
 	"github.com/gdattn/gdattn/layers"
@@ -38,7 +39,10 @@ func BenchmarkFitOverhead(b *testing.B) {
 // fitSteps is the number of minibatches of BenchmarkFitOverhead's set.
 const fitSteps = 8
 
-func benchFit(b *testing.B, w Workload, dt tensor.Dtype, fit bool) {
+// fitSetup builds w's model in dtype dt, its train.Runner (closed when b
+// ends) and a set of fitSteps minibatches.
+func fitSetup(b *testing.B, w Workload, dt tensor.Dtype) (train.Model, *train.Runner, *data.Batch) {
+	b.Helper()
 	s, err := graph.NewScope(dt, 1)
 	if err != nil {
 		b.Fatal(err)
@@ -56,13 +60,18 @@ func benchFit(b *testing.B, w Workload, dt tensor.Dtype, fit bool) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	defer r.Close()
+	b.Cleanup(func() { r.Close() })
 	big := w
 	big.Batch *= fitSteps
 	batch, err := iclBatch(big, rand.New(rand.NewPCG(1, 2)), 1)
 	if err != nil {
 		b.Fatal(err)
 	}
+	return m, r, batch
+}
+
+func benchFit(b *testing.B, w Workload, dt tensor.Dtype, fit bool) {
+	m, r, batch := fitSetup(b, w, dt)
 	if err := m.Feed(batch.X[:w.Batch*(w.N+1)*w.D], batch.Y[:w.Batch*(w.N+1)]); err != nil {
 		b.Fatal(err)
 	}
@@ -112,30 +121,7 @@ func BenchmarkFitOverheadPaired(b *testing.B) {
 }
 
 func benchFitPaired(b *testing.B, w Workload, dt tensor.Dtype) {
-	s, err := graph.NewScope(dt, 1)
-	if err != nil {
-		b.Fatal(err)
-	}
-	var m train.Model
-	if w.Model == ModelGD {
-		m, err = gd.NewModel(s, gd.Config{D: w.D, DPrime: w.DPrime, C: w.C, N: w.N, Blocks: w.depth(), Kernel: layers.Softmax(1)}, w.Batch)
-	} else {
-		m, err = tf.NewModel(s, tf.Config{D: w.D, DPrime: w.DPrime, C: w.C, N: w.N, Layers: w.depth(), Cross: w.Cross, Kernel: layers.Softmax(1)}, w.Batch)
-	}
-	if err != nil {
-		b.Fatal(err)
-	}
-	r, err := train.NewRunner(m, train.RunnerConfig{Optim: train.Config{LR: 1e-3}})
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer r.Close()
-	big := w
-	big.Batch *= fitSteps
-	batch, err := iclBatch(big, rand.New(rand.NewPCG(1, 2)), 1)
-	if err != nil {
-		b.Fatal(err)
-	}
+	_, r, batch := fitSetup(b, w, dt)
 	if err := r.Fit(batch, train.FitConfig{Epochs: 1, Seed: 1}); err != nil { // allocates the node values
 		b.Fatal(err)
 	}
@@ -143,7 +129,7 @@ func benchFitPaired(b *testing.B, w Workload, dt tensor.Dtype) {
 	bareCPU := make([]time.Duration, 0, b.N)
 	b.ResetTimer()
 	last := CPUTime()
-	err = r.Fit(batch, train.FitConfig{Epochs: b.N, Seed: 2, AfterEpoch: func(int, float64) error {
+	err := r.Fit(batch, train.FitConfig{Epochs: b.N, Seed: 2, AfterEpoch: func(int, float64) error {
 		t := CPUTime()
 		fitCPU = append(fitCPU, t-last)
 		for range fitSteps {
