@@ -1,6 +1,7 @@
 //go:build amd64 && !purego
 
 #include "textflag.h"
+#include "expcore_amd64.h"
 
 // func expChunk32EAVX2(row, raw *float32, n int, scale, shift float64, e *float64) int
 TEXT ·expChunk32EAVX2(SB), NOSPLIT, $0-56
@@ -10,58 +11,13 @@ TEXT ·expChunk32EAVX2(SB), NOSPLIT, $0-56
 	VBROADCASTSD scale+24(FP), Y0
 	VBROADCASTSD shift+32(FP), Y1
 	MOVQ e+40(FP), DX
-	LEAQ ·expConsts(SB), R9
-	VBROADCASTSD 0(R9), Y2  // k = 16/ln2
-	VBROADCASTSD 8(R9), Y3  // magic
-	VBROADCASTSD 16(R9), Y4 // c = ln2/16
-	VBROADCASTSD 24(R9), Y5 // -700
-	VBROADCASTSD 32(R9), Y6 // 700
-	VBROADCASTSD 40(R9), Y7 // 1
-	VBROADCASTSD 48(R9), Y8 // 1/2
-	VBROADCASTSD 56(R9), Y9 // 1/6
-	LEAQ ·expInts(SB), R10
-	VPBROADCASTQ 0(R10), Y10 // 15
-	LEAQ ·exp2Sixteenths(SB), R8
+	EXP_CONSTS
 	XORQ AX, AX
 
 loop:
 	CMPQ AX, CX
 	JAE  done
-	VCVTPS2PD (SI)(AX*4), Y11 // raw, exactly
-	VMULPD    Y0, Y11, Y11    // g·raw
-	VSUBPD    Y1, Y11, Y11    // x = g·raw − shift
-	VCMPPD    $0x1e, Y5, Y11, Y12 // x > −700 (ordered)
-	VCMPPD    $0x11, Y6, Y11, Y13 // x < 700 (ordered)
-	VANDPD    Y13, Y12, Y12
-	VMOVMSKPD Y12, BX
-	CMPQ      BX, $15
-	JNE       done
-	VMULPD    Y2, Y11, Y12  // x·k
-	VADDPD    Y3, Y12, Y12  // y = x·k + magic
-	VPSUBQ    Y3, Y12, Y13  // n = bits(y) − bits(magic)
-	VSUBPD    Y3, Y12, Y14  // y − magic
-	VMULPD    Y4, Y14, Y14  // (y − magic)·c
-	VSUBPD    Y14, Y11, Y14 // r = x − (y − magic)·c
-	VBROADCASTSD 64(R9), Y15 // 1/24
-	VMULPD    Y15, Y14, Y15 // r·(1/24)
-	VADDPD    Y9, Y15, Y15  // 1/6 + r·(1/24)
-	VMULPD    Y15, Y14, Y15 // r·(...)
-	VADDPD    Y8, Y15, Y15  // 1/2 + ...
-	VMULPD    Y15, Y14, Y15 // r·(...)
-	VADDPD    Y7, Y15, Y15  // 1 + ...
-	VMULPD    Y15, Y14, Y15 // r·(...)
-	VADDPD    Y7, Y15, Y15  // p = 1 + ...
-	VPAND     Y10, Y13, Y12 // n & 15
-	VPCMPEQQ  Y11, Y11, Y11 // gather mask: all lanes
-	VXORPD    Y14, Y14, Y14
-	VGATHERQPD Y11, (R8)(Y12*8), Y14 // 2^((n&15)/16)
-	VMULPD    Y14, Y15, Y15 // p·2^((n&15)/16)
-	VPSRLQ    $4, Y13, Y13  // n >> 4 (the low 12 bits are those of the arithmetic shift)
-	LEAQ      ·expInts(SB), R10
-	VPBROADCASTQ 8(R10), Y12 // 1023
-	VPADDQ    Y12, Y13, Y13
-	VPSLLQ    $52, Y13, Y13 // 2^(n>>4)
-	VMULPD    Y13, Y15, Y15 // e
+	EXP4
 	VMOVUPD   Y15, (DX)(AX*8)
 	VCVTPD2PSY Y15, X12
 	VMOVUPS   X12, (DI)(AX*4)
