@@ -141,7 +141,7 @@ func SetValue(n *G.Node, vals []float64) error {
 		if len(x) != len(vals) {
 			return fmt.Errorf("graph: node %q has %d elements, got %d values", n.Name(), len(x), len(vals))
 		}
-		ToFloat32(x, vals)
+		return ToFloat32(x, vals)
 	default:
 		// Scalar nodes hold *G.F64 / *G.F32 values: write through the pointer.
 		if len(vals) != 1 {
@@ -161,9 +161,12 @@ func SetValue(n *G.Node, vals []float64) error {
 
 // ToFloat32 sets dst[i] = float32(src[i]) for every i < len(src): Go's
 // conversion (round to nearest even), the bulk of it with AVX where the
-// machine has it (the same bits). It panics, as a slice expression, when
-// dst is shorter than src.
-func ToFloat32(dst []float32, src []float64) {
+// machine has it (the same bits). It returns an error, writing nothing,
+// when dst is shorter than src.
+func ToFloat32(dst []float32, src []float64) error {
+	if len(dst) < len(src) {
+		return fmt.Errorf("graph: ToFloat32: %d destination elements for %d values", len(dst), len(src))
+	}
 	dst = dst[:len(src)]
 	i := 0
 	if haveAddAVX2 && len(src) >= 16 {
@@ -173,6 +176,7 @@ func ToFloat32(dst []float32, src []float64) {
 	for ; i < len(src); i++ {
 		dst[i] = float32(src[i])
 	}
+	return nil
 }
 
 // AllFinite reports whether every value is finite.

@@ -194,7 +194,9 @@ func TestToFloat32Bits(t *testing.T) {
 			}
 		}
 		dst := make([]float32, n+3)
-		ToFloat32(dst, src)
+		if err := ToFloat32(dst, src); err != nil {
+			t.Fatal(err)
+		}
 		for i, v := range src {
 			if want := float32(v); math.Float32bits(dst[i]) != math.Float32bits(want) {
 				t.Fatalf("n %d: float32(%v) = %v (%#x), want %v (%#x)", n, v, dst[i], math.Float32bits(dst[i]), want, math.Float32bits(want))
@@ -206,10 +208,11 @@ func TestToFloat32Bits(t *testing.T) {
 			}
 		}
 	}
-	defer func() {
-		if recover() == nil {
-			t.Error("no panic for a short dst")
-		}
-	}()
-	ToFloat32(make([]float32, 3), make([]float64, 4))
+	short := []float32{7, 7, 7}
+	if err := ToFloat32(short, make([]float64, 4)); err == nil {
+		t.Error("no error for a short dst")
+	}
+	if short[0] != 7 {
+		t.Error("ToFloat32 wrote into a short dst")
+	}
 }

@@ -315,7 +315,9 @@ func (e *Encoder) feed(what string, x []float64, y []int, rows []int) error {
 		c := row(k)
 		src := x[c*T*d : (c+1)*T*d]
 		if xv.f32 != nil {
-			graph.ToFloat32(xv.f32[k*T*d:(k+1)*T*d], src)
+			if err := graph.ToFloat32(xv.f32[k*T*d:(k+1)*T*d], src); err != nil {
+				return err // not reached: oneHotData checked the sizes
+			}
 		} else {
 			copy(xv.f64[k*T*d:(k+1)*T*d], src)
 		}
