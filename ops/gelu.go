@@ -22,8 +22,7 @@ import (
 // computes the same values bit for bit: every elementwise operation of the
 // chain in the same order, each rounded to the dtype, with Gorgonia's
 // sigmoid (1/(1+exp(−z)) in float64, 0 below −88 (float32) or −709
-// (float64), 1 above 15 (float32) or 19 (float64)). [GELUChain] builds the
-// chain.
+// (float64), 1 above 15 (float32) or 19 (float64)).
 func GELU(x *G.Node) (*G.Node, error) {
 	if x == nil {
 		return nil, fmt.Errorf("ops: gelu of a nil node")
@@ -35,28 +34,6 @@ func GELU(x *G.Node) (*G.Node, error) {
 		return nil, fmt.Errorf("ops: gelu of %q: %w", x.Name(), err)
 	}
 	return G.ApplyOp(&GELUOp{}, x)
-}
-
-// GELUChain builds GELU from Gorgonia's ops as the feed-forward layers
-// did before [GELU]: x ⊙ σ((x + x³·c)·k), with c and k the scalar
-// constant nodes of the two coefficients (0.044715 and 2√(2/π) in x's
-// dtype). It is the reference the fused op is tested against.
-func GELUChain(x, c, k *G.Node) (*G.Node, error) {
-	if x == nil || c == nil || k == nil {
-		return nil, fmt.Errorf("ops: gelu chain: nil node")
-	}
-	var y *G.Node
-	err := func() (err error) {
-		defer func() {
-			if r := recover(); r != nil {
-				err = fmt.Errorf("ops: gelu chain: %v", r)
-			}
-		}()
-		inner := G.Must(G.Add(x, G.Must(G.Mul(G.Must(G.Cube(x)), c))))
-		y = G.Must(G.HadamardProd(x, G.Must(G.Sigmoid(G.Must(G.Mul(inner, k))))))
-		return nil
-	}()
-	return y, err
 }
 
 // GELU's coefficients: GELUC multiplies x³, GELUK the sum.

@@ -11,6 +11,16 @@ import (
 	"gorgonia.org/tensor"
 )
 
+// geluChain builds GELU from Gorgonia's ops as the feed-forward layers
+// did before ops.GELU: x ⊙ σ((x + x³·c)·k), with c and k the scalar
+// constant nodes of the two coefficients (0.044715 and 2√(2/π) in x's
+// dtype). It is the reference the fused op is tested against.
+func geluChain(x, c, k *G.Node) (y *G.Node, err error) {
+	defer graph.Recover(&err)
+	inner := G.Must(G.Add(x, G.Must(G.Mul(G.Must(G.Cube(x)), c))))
+	return G.Must(G.HadamardProd(x, G.Must(G.Sigmoid(G.Must(G.Mul(inner, k)))))), nil
+}
+
 // geluBuild returns a build function: the sum of GELU(x)⊙w over a
 // parameter x of the given shape drawn with standard deviation sd (large
 // enough to reach both saturated ends of the sigmoid), fused or as
@@ -27,7 +37,7 @@ func geluBuild(shape tensor.Shape, sd float64, fused bool) graphtest.BuildFunc {
 		} else {
 			c, _ := s.Const("c", tensor.Shape{}, []float64{ops.GELUC})
 			k, _ := s.Const("k", tensor.Shape{}, []float64{ops.GELUK})
-			y, err = ops.GELUChain(x, c, k)
+			y, err = geluChain(x, c, k)
 		}
 		if err != nil {
 			return nil, err
