@@ -13,7 +13,9 @@
 // exponentials go through Exp32 (relative error below 1e-9).
 //
 // The backward pass of an op is its own op type (or the same type with a
-// Backward flag), built by SymDiff. Fused ops (KernelOp, KernelApplyOp,
+// Backward flag), built by SymDiff. Gradient ops have no gradient of their
+// own: gdattn trains with first derivatives only, and differentiating a
+// gradient (a second derivative) is an error, not a silent zero. Fused ops (KernelOp, KernelApplyOp,
 // HeadOp, ExpectationOp, SparseCrossEntropyOp) keep intermediate values of the
 // forward run for the backward run of the same run, checking that they
 // belong to the values they are given and recomputing them otherwise.
@@ -32,6 +34,7 @@
 //	TiedLogits                     h wᵀ for a tied output layer (TiedLogitsOp, three modes)
 //	SparseCrossEntropy             mean NLL of integer labels (SparseCrossEntropyOp)
 //	LayerNorm                      layer norm over the last axis, bit for bit the Gorgonia graph it replaces (LayerNormOp, …GradOp, …MeanGradOp, …ParamGradOp)
+//	GELU                           the tanh-approximation GELU, bit for bit the Gorgonia chain it replaces (GELUOp, GELUGradOp)
 //
 // Narrow products (a few output columns, a long inner dimension: the GD
 // blocks' d' = 5 residual columns, the heads' outputs) run several rows at

@@ -404,7 +404,7 @@ func lnGradRows[F float32 | float64](x, scale, dy, out []F, d int, eps F) {
 func (op *LayerNormGradOp) DiffWRT(inputs int) []bool { return make([]bool, inputs) }
 
 func (op *LayerNormGradOp) SymDiff(inputs G.Nodes, output, grad *G.Node) (G.Nodes, error) {
-	return nil, fmt.Errorf("ops: layernorm gradient: second derivatives are not implemented")
+	return nil, fmt.Errorf("ops: the layernorm gradient has no gradient of its own (second derivatives are unsupported)")
 }
 
 // LayerNormMeanGradOp maps the centring gradient dc (LayerNormGradOp's
@@ -504,7 +504,7 @@ func lnMeanGradRows[F float32 | float64](dc, out []F, d int) {
 func (op *LayerNormMeanGradOp) DiffWRT(inputs int) []bool { return make([]bool, inputs) }
 
 func (op *LayerNormMeanGradOp) SymDiff(inputs G.Nodes, output, grad *G.Node) (G.Nodes, error) {
-	return nil, fmt.Errorf("ops: layernorm mean gradient: second derivatives are not implemented")
+	return nil, fmt.Errorf("ops: the layernorm mean gradient has no gradient of its own (second derivatives are unsupported)")
 }
 
 // LayerNormParamGradOp maps (x, dy) to the gradient of the scale,
@@ -651,7 +651,7 @@ func lnSumRows[F float32 | float64](out []F, lead tensor.Shape, d int, row func(
 func (op *LayerNormParamGradOp) DiffWRT(inputs int) []bool { return make([]bool, inputs) }
 
 func (op *LayerNormParamGradOp) SymDiff(inputs G.Nodes, output, grad *G.Node) (G.Nodes, error) {
-	return nil, fmt.Errorf("ops: layernorm parameter gradient: second derivatives are not implemented")
+	return nil, fmt.Errorf("ops: the layernorm parameter gradient has no gradient of its own (second derivatives are unsupported)")
 }
 
 // lnCheckRows returns the shape of a layer-norm tensor value and its last
