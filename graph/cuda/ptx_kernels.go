@@ -4,7 +4,7 @@ package cuda
 
 // kernelSourceHash is the SHA-256 of kernels/*.cu and kernels/*.h; it must
 // match the one scripts/build-ptx.sh wrote into kernels/gdattn.ptx.
-const kernelSourceHash = "3f432e9e697ffac06fe9aa8c423cac2cacc2d724e6470f8c628c48a236d06e8e"
+const kernelSourceHash = "32fbf1e716e49a11c540fec3d171e75a9bc1b28f75ed0f4efcc6eebaf0352391"
 
 // kernelTable lists every kernel of kernels/*.cu in emulator dispatch order.
 var kernelTable = []kernelSig{
