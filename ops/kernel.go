@@ -341,7 +341,17 @@ func kernelForwardSeqs[F float32 | float64](kind KernelKind, a kernelArgs, q, k,
 	if dotKind {
 		dots = make([]float64, a.tk)
 	}
+	// The distance kernels: a sequence's squared distances from its dot
+	// products and norms (sqDists), then the weights pair by pair.
+	var sd *sqDistScratch
+	if kind == KindRBF || kind == KindLaplacian {
+		sd = &sqDistScratch{}
+	}
 	for b := lo; b < hi; b++ {
+		var dist []float64 // (Tq, Tk): ||q_j − k_i||² of sequence b
+		if sd != nil {
+			dist = sqDists(sd, a.tq, a.tk, d, q[b*a.tq*d:(b+1)*a.tq*d], k[b*a.tk*d:(b+1)*a.tk*d])
+		}
 		if fast {
 			o := b * a.tq * a.tk
 			Gemm(false, true, a.tq, a.tk, d, 1, q[b*a.tq*d:(b+1)*a.tq*d], d, k[b*a.tk*d:(b+1)*a.tk*d], d, 0, raw[o:o+a.tq*a.tk], a.tk)
@@ -374,7 +384,6 @@ func kernelForwardSeqs[F float32 | float64](kind KernelKind, a kernelArgs, q, k,
 					}
 					continue
 				}
-				ki := k[(b*a.tk+i)*d : (b*a.tk+i+1)*d]
 				var v, r float64
 				switch kind {
 				case KindLinear:
@@ -384,10 +393,10 @@ func kernelForwardSeqs[F float32 | float64](kind KernelKind, a kernelArgs, q, k,
 					r = dots[i]
 					v = exp(a.g * r)
 				case KindRBF:
-					r = sqdist(qj, ki)
+					r = dist[j*a.tk+i]
 					v = exp(-a.g * r)
 				case KindLaplacian:
-					r = sqdist(qj, ki)
+					r = dist[j*a.tk+i]
 					v = exp(-a.g * math.Sqrt(r))
 				case KindSoftmax:
 					r = dots[i]
@@ -641,6 +650,69 @@ func kernelBackwardSeqs[F float32 | float64](kind KernelKind, a kernelArgs, q, k
 		}
 	}
 	return dg
+}
+
+// sqDistScratch holds sqDists' buffers, reused from one sequence to the
+// next.
+type sqDistScratch struct {
+	qn, kn, dist, q64, k64 []float64
+}
+
+// sqDistRefine is the fraction of ||q||² + ||k||² below which sqDists
+// recomputes a squared distance directly: the cancellation in ||q||² +
+// ||k||² − 2 q·k loses about log2(1/fraction) bits, so every distance it
+// keeps carries a relative error of at most about (d + 2)·2⁻⁵²·2¹⁰ (2⁻³⁸
+// at d = 10: far below float32 rounding, and a few float64 units).
+const sqDistRefine = 1.0 / 1024
+
+// sqDists returns the squared distances ||q_j − k_i||² (Tq×Tk, float64) of
+// one sequence's queries q (Tq×d) and keys k (Tk×d) as ||q_j||² + ||k_i||² −
+// 2 q_j·k_i: one matrix product of the dot products (Gemm, in float64 for
+// either dtype) plus the rows' norms, instead of a loop over the pairs and
+// their d differences. A pair whose distance is small against the norms
+// (the cancellation would cost precision: a query against itself or a near
+// duplicate) is recomputed directly from its differences, so it is exact
+// where it matters most (0 for a point and itself, which the Laplacian
+// kernel's √r and its gradient are sensitive to).
+func sqDists[F float32 | float64](sd *sqDistScratch, tq, tk, d int, q, k []F) []float64 {
+	sd.qn, sd.kn, sd.dist = grow(sd.qn, tq), grow(sd.kn, tk), grow(sd.dist, tq*tk)
+	var q64, k64 []float64
+	switch qq := any(q).(type) {
+	case []float64:
+		q64, k64 = qq, any(k).([]float64)
+	case []float32:
+		sd.q64, sd.k64 = grow(sd.q64, tq*d), grow(sd.k64, tk*d)
+		q64, k64 = sd.q64, sd.k64
+		for i, v := range qq {
+			q64[i] = float64(v)
+		}
+		for i, v := range any(k).([]float32) {
+			k64[i] = float64(v)
+		}
+	}
+	for j := range sd.qn {
+		sd.qn[j] = dot(q64[j*d:(j+1)*d], q64[j*d:(j+1)*d])
+	}
+	for i := range sd.kn {
+		sd.kn[i] = dot(k64[i*d:(i+1)*d], k64[i*d:(i+1)*d])
+	}
+	dist := sd.dist
+	if tq == 0 || tk == 0 {
+		return dist
+	}
+	Gemm(false, true, tq, tk, d, -2, q64, max(1, d), k64, max(1, d), 0, dist, tk)
+	for j := 0; j < tq; j++ {
+		qn, row := sd.qn[j], dist[j*tk:(j+1)*tk]
+		for i, kn := range sd.kn {
+			n := qn + kn
+			r := n + row[i]
+			if !(r >= sqDistRefine*n) { // also NaN and r < 0
+				r = sqdist(q[j*d:(j+1)*d], k[i*d:(i+1)*d])
+			}
+			row[i] = r
+		}
+	}
+	return dist
 }
 
 func dot[F float32 | float64](a, b []F) float64 {

@@ -223,17 +223,14 @@ func applyForwardSeqs[F float32 | float64](kind KernelKind, one kernelArgs, tq, 
 
 // rawScores sets raw (Tq×Tk) to one sequence's raw scores as kernelForward
 // computes them: q·k (gemm) for the dot-product kernels, ||q − k||² for the
-// distance kernels.
-func rawScores[F float32 | float64](kind KernelKind, tq, tk, d int, q, k, raw []F) {
+// distance kernels (sqDists).
+func rawScores[F float32 | float64](kind KernelKind, sd *sqDistScratch, tq, tk, d int, q, k, raw []F) {
 	if kind.DotProduct() {
 		Gemm(false, true, tq, tk, d, 1, q, d, k, d, 0, raw, tk)
 		return
 	}
-	for j := 0; j < tq; j++ {
-		qj := q[j*d : (j+1)*d]
-		for i := 0; i < tk; i++ {
-			raw[j*tk+i] = F(sqdist(qj, k[i*d:(i+1)*d]))
-		}
+	for i, r := range sqDists(sd, tq, tk, d, q, k) {
+		raw[i] = F(r)
 	}
 }
 
@@ -403,12 +400,13 @@ func applyBackward[F float32 | float64](kind KernelKind, learnG bool, a applyArg
 		return 0
 	}
 	var dg float64
+	sd := &sqDistScratch{}
 	for b := 0; b < a.b; b++ {
 		wb := w[b*tq*tk : (b+1)*tq*tk]
 		db := dout[b*tq*p : (b+1)*tq*p]
 		rb := r[b*tk*p : (b+1)*tk*p]
 		if learnG && kind != KindLinear {
-			rawScores(kind, tq, tk, d, q[b*tq*d:(b+1)*tq*d], k[b*tk*d:(b+1)*tk*d], raw)
+			rawScores(kind, sd, tq, tk, d, q[b*tq*d:(b+1)*tq*d], k[b*tk*d:(b+1)*tk*d], raw)
 			Gemm(false, true, tq, tk, p, 1, db, p, rb, p, 0, dw, tk)
 			dg = kernelDG(kind, one, wb, dw, raw, dg)
 		}

@@ -76,3 +76,52 @@ func TestKernelDGSoftmaxBits(t *testing.T) {
 		}
 	}
 }
+
+// TestSqDists checks the squared distances from dot products and norms
+// against the direct sums over the differences: a point and itself (and
+// its duplicate) exactly 0, every pair within a few float64 units of
+// relative error, near duplicates (refined directly) exactly.
+func TestSqDists(t *testing.T) {
+	rng := rand.New(rand.NewPCG(11, 12))
+	const tq, tk, d = 9, 7, 10
+	q, k := make([]float64, tq*d), make([]float64, tk*d)
+	for i := range q {
+		q[i] = rng.NormFloat64() * 3
+	}
+	for i := range k {
+		k[i] = rng.NormFloat64() * 3
+	}
+	copy(k[:d], q[:d])         // key 0 = query 0
+	copy(k[d:2*d], q[2*d:3*d]) // key 1 ≈ query 2
+	k[d] += 1e-9
+	q32, k32 := make([]float32, len(q)), make([]float32, len(k))
+	for i, v := range q {
+		q32[i] = float32(v)
+	}
+	for i, v := range k {
+		k32[i] = float32(v)
+	}
+	for _, c := range []struct {
+		name string
+		got  []float64
+		want func(j, i int) float64
+	}{
+		{"float64", sqDists(&sqDistScratch{}, tq, tk, d, q, k), func(j, i int) float64 { return sqdist(q[j*d:(j+1)*d], k[i*d:(i+1)*d]) }},
+		{"float32", sqDists(&sqDistScratch{}, tq, tk, d, q32, k32), func(j, i int) float64 { return sqdist(q32[j*d:(j+1)*d], k32[i*d:(i+1)*d]) }},
+	} {
+		for j := 0; j < tq; j++ {
+			for i := 0; i < tk; i++ {
+				got, want := c.got[j*tk+i], c.want(j, i)
+				if math.Abs(got-want) > 1e-13*want {
+					t.Errorf("%s: dist(%d, %d) = %v, want %v", c.name, j, i, got, want)
+				}
+			}
+		}
+		if c.got[0] != 0 {
+			t.Errorf("%s: a point and itself at distance² %v, want 0", c.name, c.got[0])
+		}
+		if w := c.want(2, 1); c.got[2*tk+1] != w {
+			t.Errorf("%s: near duplicate at %v, want %v (direct)", c.name, c.got[2*tk+1], w)
+		}
+	}
+}
