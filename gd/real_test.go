@@ -334,6 +334,15 @@ func TestFeedReal(t *testing.T) {
 	if err := m.Feed(x, make([]int, B*(N+1))); err == nil || !strings.Contains(err.Error(), "FeedReal") {
 		t.Errorf("Feed on a Gaussian model: err = %v, want one naming FeedReal", err)
 	}
+	if err := m.FeedContexts(x, make([]int, B*(N+1)), []int{0, 1}); err == nil || !strings.Contains(err.Error(), "FeedReal") {
+		t.Errorf("FeedContexts on a Gaussian model: err = %v, want one naming FeedReal", err)
+	}
+	if set, err := m.PrepareContexts(x, make([]int, B*(N+1))); set != nil || err == nil || !strings.Contains(err.Error(), "FeedReal") {
+		t.Errorf("PrepareContexts on a Gaussian model: set %v, err = %v, want an error naming FeedReal", set, err)
+	}
+	if err := m.FeedPrepared(nil, []int{0, 1}); err == nil || !strings.Contains(err.Error(), "FeedReal") {
+		t.Errorf("FeedPrepared on a Gaussian model: err = %v, want one naming FeedReal", err)
+	}
 	bad := func(what string, x, y []float64, want string) {
 		if err := m.FeedReal(x, y); err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("%s: err = %v, want one containing %q", what, err, want)

@@ -100,8 +100,9 @@ type Encoder struct {
 	Form            TokenForm
 	D, DPrime, C, N int
 	Batch           int
-	// X (B, T, d), Labels (B·T, C) one-hot of the context labels (query
-	// row zero) and Target (B, C) one-hot of the query label are inputs.
+	// X (B, T, d), Labels (B·T, an int node) the context labels as class
+	// ids, −1 at the query (no label: its w_{e,y} row is zero), and Target
+	// (B, C) one-hot of the query label are inputs.
 	X, Labels, Target *G.Node
 	// We is W_e (d', C), with its first column fixed at zero if
 	// ZeroColumn.
@@ -135,7 +136,7 @@ func NewEncoder(s *graph.Scope, cfg EncoderConfig, batch int) (e *Encoder, err e
 		return fail("batch = %d, want > 0", batch)
 	}
 	if err := bounds.Elements(
-		bounds.Term{What: "batch·(N+1)·C (labels)", Dims: []int{batch, cfg.N + 1, cfg.C}},
+		bounds.Term{What: "batch·C (target)", Dims: []int{batch, cfg.C}},
 		bounds.Term{What: "batch·(N+1)·(D+3·DPrime) (tokens)", Dims: []int{batch, cfg.N + 1, cfg.D + 3*cfg.DPrime}},
 		bounds.Term{What: "DPrime·C (we)", Dims: []int{cfg.DPrime, cfg.C}},
 	); err != nil {
@@ -150,7 +151,7 @@ func NewEncoder(s *graph.Scope, cfg EncoderConfig, batch int) (e *Encoder, err e
 	if e.X, err = s.Input("x", tensor.Shape{B, T, d}); err != nil {
 		return nil, err
 	}
-	if e.Labels, err = s.Input("labels", tensor.Shape{B * T, C}); err != nil {
+	if e.Labels, err = NewIDs(s, "labels", B*T); err != nil {
 		return nil, err
 	}
 	if e.Target, err = s.Input("target", tensor.Shape{B, C}); err != nil {
@@ -173,7 +174,7 @@ func NewEncoder(s *graph.Scope, cfg EncoderConfig, batch int) (e *Encoder, err e
 		return nil, err
 	}
 	// Initial tokens.
-	wy := G.Must(ops.MatMul(e.Labels, e.We, false, true)) // (B*T, d'): w_{e,y_i}, 0 at the query
+	wy := G.Must(ops.GatherCols(e.We, e.Labels)) // (B*T, d'): w_{e,y_i}, 0 at the query
 	e.WY = wy
 	meanCol, err := s.Const("mean_weights", tensor.Shape{C, 1}, filled(C, 1/float64(C)))
 	if err != nil {
@@ -303,7 +304,7 @@ func (e *Encoder) feed(what string, x []float64, y []int, rows []int) error {
 	if err != nil {
 		return err
 	}
-	labels, err := oneHotData(e.Labels, B*T*C)
+	labels, err := idData(e.Labels, B*T)
 	if err != nil {
 		return err
 	}
@@ -322,17 +323,13 @@ func (e *Encoder) feed(what string, x []float64, y []int, rows []int) error {
 			copy(xv.f64[k*T*d:(k+1)*T*d], src)
 		}
 	}
-	labels.clear()
 	target.clear()
 	for k := 0; k < B; k++ {
-		for t, l := range y[row(k)*T : (row(k)+1)*T] {
-			switch {
-			case l < 0: // an unknown query label
-			case t == T-1:
-				target.set(k*C + l)
-			default:
-				labels.set((k*T+t)*C + l)
-			}
+		src := y[row(k)*T : (row(k)+1)*T]
+		copy(labels[k*T:(k+1)*T-1], src[:T-1])
+		labels[(k+1)*T-1] = -1     // the query's token carries no label
+		if l := src[T-1]; l >= 0 { // else an unknown query label
+			target.set(k*C + l)
 		}
 	}
 	return nil
@@ -411,6 +408,23 @@ func oneHotData(n *G.Node, size int) (oneHot, error) {
 		return oneHot{}, fmt.Errorf("layers: encoder: Feed: node %q has %d elements, want %d", n.Name(), len(o.f32)+len(o.f64), size)
 	}
 	return o, nil
+}
+
+// idData returns the backing array of the int node n, which must hold
+// size ids (the labels).
+func idData(n *G.Node, size int) ([]int, error) {
+	v := n.Value()
+	if v == nil {
+		return nil, fmt.Errorf("layers: encoder: Feed: node %q has no value to overwrite", n.Name())
+	}
+	ids, ok := v.Data().([]int)
+	if !ok {
+		return nil, fmt.Errorf("layers: encoder: Feed: node %q holds %T, want []int", n.Name(), v.Data())
+	}
+	if len(ids) != size {
+		return nil, fmt.Errorf("layers: encoder: Feed: node %q has %d ids, want %d", n.Name(), len(ids), size)
+	}
+	return ids, nil
 }
 
 // filled returns n copies of v.

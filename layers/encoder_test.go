@@ -98,9 +98,9 @@ func TestEncoderShapes(t *testing.T) {
 }
 
 // TestEncoderFeedOneHot feeds two minibatches in a row, in both dtypes: the
-// label and target one-hots must be those of the second (Feed writes them
-// in place, so the first's ones must be cleared), and a refused minibatch
-// must leave the fed values unchanged.
+// label ids (−1 at the query) and the target one-hot must be those of the
+// second (Feed writes them in place, so the first's ones must be cleared),
+// and a refused minibatch must leave the fed values unchanged.
 func TestEncoderFeedOneHot(t *testing.T) {
 	for _, dt := range []tensor.Dtype{tensor.Float32, tensor.Float64} {
 		t.Run(dt.String(), func(t *testing.T) {
@@ -115,16 +115,18 @@ func TestEncoderFeedOneHot(t *testing.T) {
 			for i := range x {
 				x[i] = float64(i) / 8 // exact in float32
 			}
-			want := func(y []int) (labels, target []float64) {
-				labels, target = make([]float64, B*T*C), make([]float64, B*C)
+			want := func(y []int) (labels []int, target []float64) {
+				labels, target = make([]int, B*T), make([]float64, B*C)
 				for b := 0; b < B; b++ {
 					for t := 0; t < T; t++ {
 						switch c := y[b*T+t]; {
-						case c < 0:
 						case t == T-1:
-							target[b*C+c] = 1
+							labels[b*T+t] = -1
+							if c >= 0 {
+								target[b*C+c] = 1
+							}
 						default:
-							labels[(b*T+t)*C+c] = 1
+							labels[b*T+t] = c
 						}
 					}
 				}
@@ -133,11 +135,14 @@ func TestEncoderFeedOneHot(t *testing.T) {
 			check := func(y []int) {
 				t.Helper()
 				wl, wt := want(y)
+				if got := ids(t, e.Labels); fmt.Sprint(got) != fmt.Sprint(wl) {
+					t.Errorf("labels: got %v, want %v", got, wl)
+				}
 				for _, c := range []struct {
 					name string
 					got  []float64
 					want []float64
-				}{{"labels", values(t, e.Labels), wl}, {"target", values(t, e.Target), wt}, {"x", values(t, e.X), x}} {
+				}{{"target", values(t, e.Target), wt}, {"x", values(t, e.X), x}} {
 					if fmt.Sprint(c.got) != fmt.Sprint(c.want) {
 						t.Errorf("%s: got %v, want %v", c.name, c.got, c.want)
 					}
@@ -191,7 +196,7 @@ func TestEncoderFeedContexts(t *testing.T) {
 			x[4*T*D+1] = math.NaN()
 			y[3*T+1] = C // contexts 3 and 4 are bad, and never chosen below
 			snapshot := func() string {
-				return fmt.Sprint(values(t, e.X), values(t, e.Labels), values(t, e.Target))
+				return fmt.Sprint(values(t, e.X), ids(t, e.Labels), values(t, e.Target))
 			}
 			for _, rows := range [][]int{{0, 1, 2}, {2, 0, 2}, {1, 1, 1}} {
 				xc, yc := make([]float64, 0, B*T*D), make([]int, 0, B*T)
@@ -237,6 +242,16 @@ func TestEncoderFeedContexts(t *testing.T) {
 }
 
 // values reads a node's value as float64s.
+// ids is the int node n's values (the encoder's labels).
+func ids(t *testing.T, n *G.Node) []int {
+	t.Helper()
+	v, ok := n.Value().Data().([]int)
+	if !ok {
+		t.Fatalf("node %q holds %T, want []int", n.Name(), n.Value().Data())
+	}
+	return append([]int(nil), v...)
+}
+
 func values(t *testing.T, n *G.Node) []float64 {
 	t.Helper()
 	v, err := graph.Values(n)

@@ -58,11 +58,11 @@ func TestConstructorSizesAndNils(t *testing.T) {
 		{"encoder batch", func() error {
 			_, err := NewEncoder(s.Sub("e1"), EncoderConfig{D: 2, DPrime: 2, C: 3, N: 4}, huge)
 			return err
-		}, "batch·(N+1)·C"},
+		}, "batch·C (target)"},
 		{"encoder C", func() error {
 			_, err := NewEncoder(s.Sub("e2"), EncoderConfig{D: 2, DPrime: 2, C: huge, N: 4}, 1)
 			return err
-		}, "batch·(N+1)·C"},
+		}, "batch·C (target)"},
 		{"feed-forward nil scope", func() error { _, err := NewFeedForward(nil, FeedForwardConfig{DIn: 2}); return err }, "scope is nil"},
 		{"feed-forward Hidden", func() error {
 			_, err := NewFeedForward(s.Sub("f1"), FeedForwardConfig{DIn: 2, Hidden: huge})

@@ -31,6 +31,7 @@
 //	AttentionHead                  a whole dot-product kernel head (HeadOp, HeadGradOp, HeadParamGradOp)
 //	Expectation                    E = softmax(f K) Vᵀ (ExpectationOp, …GradOp, …ParamGradOp)
 //	Gather, GatherCentered         rows of a table, row-sparse gradient (GatherOp, ScatterOp)
+//	GatherCols                     columns of a matrix by label ids, −1 a zero row: the encoder's w_{e,y} (GatherColsOp, ScatterColsOp)
 //	TiedLogits                     h wᵀ for a tied output layer (TiedLogitsOp, three modes)
 //	SparseCrossEntropy             mean NLL of integer labels (SparseCrossEntropyOp)
 //	LayerNorm                      layer norm over the last axis, bit for bit the Gorgonia graph it replaces (LayerNormOp, …GradOp, …MeanGradOp, …ParamGradOp)

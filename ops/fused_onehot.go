@@ -156,7 +156,7 @@ func oneHot[F float32 | float64](op *MatMulOp, x []F, R, C int) []int32 {
 // oneHotRows sets c (R×N) to 0 + row hot[r] of b (row r zero for -1): a
 // one-hot A times B. With bT, b is stored transposed (N×K): the row is
 // column hot[r] of b.
-func oneHotRows[F float32 | float64](hot []int32, b []F, K, N int, bT bool, c []F) {
+func oneHotRows[F float32 | float64, I int32 | int](hot []I, b []F, K, N int, bT bool, c []F) {
 	for r, h := range hot {
 		row := c[r*N : (r+1)*N]
 		if h < 0 {
@@ -178,7 +178,7 @@ func oneHotRows[F float32 | float64](hot []int32, b []F, K, N int, bT bool, c []
 // oneHotCols sets c (M×C) to Aᵀ·X for a one-hot X (R×C, hot columns hot)
 // and A (R×M): column j of c is the sum, in row order from +0, of the rows
 // r of A with hot[r] = j.
-func oneHotCols[F float32 | float64](hot []int32, a []F, M, C int, c []F) {
+func oneHotCols[F float32 | float64, I int32 | int](hot []I, a []F, M, C int, c []F) {
 	clear(c[:M*C])
 	for r, h := range hot {
 		if h < 0 {

@@ -539,6 +539,21 @@ func (m *Model) FeedContexts(x []float64, y []int, rows []int) error {
 	return m.enc.FeedContexts(x, y, rows)
 }
 
+// PrepareContexts checks a set of contexts (x (n, T, d), y (n, T)) once and
+// copies it in the model's dtype for [Model.FeedPrepared]; see
+// [layers.Encoder.PrepareContexts].
+func (m *Model) PrepareContexts(x []float64, y []int) (*layers.Contexts, error) {
+	return m.enc.PrepareContexts(x, y)
+}
+
+// FeedPrepared loads the minibatch of contexts rows[k] of a prepared set
+// without checking or converting them again; see
+// [layers.Encoder.FeedPrepared]. train.Runner.Fit feeds its shuffled
+// minibatches with it.
+func (m *Model) FeedPrepared(s *layers.Contexts, rows []int) error {
+	return m.enc.FeedPrepared(s, rows)
+}
+
 // Params lists the model's trainable parameters in creation order: W_e,
 // then each layer's heads (log_gamma, wq, wk, wv, wo) and cross-attention
 // (wq, wk, wv, wo), then the readout R.

@@ -12,6 +12,7 @@ import (
 
 	"github.com/gdattn/gdattn/data"
 	"github.com/gdattn/gdattn/graph"
+	"github.com/gdattn/gdattn/layers"
 	"github.com/gdattn/gdattn/losses"
 	"github.com/gdattn/gdattn/ops"
 )
@@ -241,10 +242,18 @@ func (r *Runner) Fit(b *data.Batch, cfg FitConfig) error {
 	}
 	rng := rand.New(rand.NewPCG(cfg.Seed, 0x5eed))
 	B := r.batch
-	// A classifier that feeds contexts of the set directly (tf.Model,
-	// gd.Model) gets each minibatch's rows; any other model a copy.
-	cf, direct := r.m.(contextFeeder)
+	// A classifier that feeds a prepared set (tf.Model, gd.Model) gets the
+	// set checked and converted to its dtype once, then each minibatch's
+	// rows; any other model a copy of each minibatch.
+	pf, direct := r.m.(preparedFeeder)
 	direct = direct && r.real == nil
+	var set *layers.Contexts
+	if direct {
+		var err error
+		if set, err = pf.PrepareContexts(b.X, b.Y); err != nil {
+			return fmt.Errorf("train: Fit: %w", err)
+		}
+	}
 	var x, yr []float64
 	var y []int
 	if !direct {
@@ -263,7 +272,7 @@ func (r *Runner) Fit(b *data.Batch, cfg FitConfig) error {
 			var l float64
 			var err error
 			if direct {
-				l, err = r.stepContexts(cf, b, rows)
+				l, err = r.stepPrepared(pf, set, rows)
 			} else {
 				for k, c := range rows {
 					copy(x[k*b.T*b.D:(k+1)*b.T*b.D], b.X[c*b.T*b.D:(c+1)*b.T*b.D])
@@ -302,20 +311,22 @@ func (r *Runner) step(x []float64, y []int, yr []float64) (float64, error) {
 	return r.trainer.Step()
 }
 
-// contextFeeder is a [Model] that loads a minibatch of contexts straight
-// from a larger set (tf.Model and gd.Model, through
-// layers.Encoder.FeedContexts): the same inputs as Feed of the contexts
-// copied out, without the copy. Fit uses it for classifiers.
-type contextFeeder interface {
-	FeedContexts(x []float64, y []int, rows []int) error
+// preparedFeeder is a [Model] that loads minibatches of contexts from a set
+// it prepared once (tf.Model and gd.Model, through
+// layers.Encoder.PrepareContexts and FeedPrepared): the same inputs as Feed
+// of the contexts copied out, without checking and converting them every
+// step. Fit uses it for classifiers.
+type preparedFeeder interface {
+	PrepareContexts(x []float64, y []int) (*layers.Contexts, error)
+	FeedPrepared(s *layers.Contexts, rows []int) error
 }
 
-// stepContexts is step for the minibatch of contexts rows of b, fed by f.
-func (r *Runner) stepContexts(f contextFeeder, b *data.Batch, rows []int) (float64, error) {
+// stepPrepared is step for the minibatch of contexts rows of set, fed by f.
+func (r *Runner) stepPrepared(f preparedFeeder, set *layers.Contexts, rows []int) (float64, error) {
 	s := r.m.Scope()
 	s.Lock()
 	defer s.Unlock()
-	if err := f.FeedContexts(b.X, b.Y, rows); err != nil {
+	if err := f.FeedPrepared(set, rows); err != nil {
 		return 0, err
 	}
 	return r.trainer.Step()

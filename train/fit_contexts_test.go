@@ -15,15 +15,17 @@ import (
 	"github.com/gdattn/gdattn/train"
 )
 
-// copyFed hides a model's FeedContexts: Fit then copies every minibatch
-// out of the set and feeds it with Feed (its path for any other model).
+// copyFed hides a model's PrepareContexts and FeedPrepared: Fit then
+// copies every minibatch out of the set and feeds it with Feed (its path
+// for any other model).
 type copyFed struct{ train.Model }
 
-// TestFitFeedContextsSame checks that Fit through FeedContexts (tf.Model,
-// gd.Model) trains the same parameters bit for bit as Fit through Feed of
-// each minibatch copied out: both dtypes, a set that is not a multiple of
-// the batch (the last minibatch wraps), two epochs, evaluation after each.
-func TestFitFeedContextsSame(t *testing.T) {
+// TestFitFeedPreparedSame checks that Fit through a prepared set
+// (PrepareContexts and FeedPrepared of tf.Model and gd.Model) trains the
+// same parameters bit for bit as Fit through Feed of each minibatch copied
+// out: both dtypes, a set that is not a multiple of the batch (the last
+// minibatch wraps), two epochs, evaluation after each.
+func TestFitFeedPreparedSame(t *testing.T) {
 	const B, N, d, dp, C, n = 4, 3, 2, 2, 6, 10
 	task, err := data.NewSynthetic(data.SyntheticConfig{N: N, D: d, DPrime: dp, C: C}, 1)
 	if err != nil {
@@ -68,9 +70,10 @@ func TestFitFeedContextsSame(t *testing.T) {
 			}
 			direct, pd := build()
 			if _, ok := direct.(interface {
-				FeedContexts([]float64, []int, []int) error
+				PrepareContexts([]float64, []int) (*layers.Contexts, error)
+				FeedPrepared(*layers.Contexts, []int) error
 			}); !ok {
-				t.Fatalf("%s: the model has no FeedContexts", kind)
+				t.Fatalf("%s: the model has no PrepareContexts and FeedPrepared", kind)
 			}
 			copied, pc := build()
 			fit(direct)
@@ -86,7 +89,7 @@ func TestFitFeedContextsSame(t *testing.T) {
 				}
 				for j := range a {
 					if a[j] != b[j] {
-						t.Fatalf("%s %v: parameter %s[%d] = %v through FeedContexts, %v through Feed", kind, dt, p.Name(), j, a[j], b[j])
+						t.Fatalf("%s %v: parameter %s[%d] = %v through FeedPrepared, %v through Feed", kind, dt, p.Name(), j, a[j], b[j])
 					}
 				}
 			}

@@ -79,6 +79,12 @@ func lower(x *Exec, v *value) error {
 		dev, err = lowerGather(x, v, op.Vocab(), op.Dim(), op.Centered())
 	case *ops.ScatterOp:
 		dev, err = lowerScatter(x, v, op.Vocab(), op.Dim(), op.Centered())
+	case *ops.GatherColsOp:
+		d, vv, r := op.Dims()
+		dev = lowerGatherCols(v, d, vv, r)
+	case *ops.ScatterColsOp:
+		d, vv, r := op.Dims()
+		dev = lowerScatterCols(v, d, vv, r)
 	case *ops.TiedLogitsOp:
 		dev = lowerTied(v, op)
 	case *ops.SparseCrossEntropyOp:

@@ -127,6 +127,38 @@ func lowerScatter(x *Exec, v *value, V, D int, center bool) (devOp, error) {
 	}), nil
 }
 
+// lowerGatherCols maps the encoder's label embeddings (ops.GatherColsOp: w
+// (D, V), ids (R) in [−1, V)) -> (R, D): row r is column ids[r] of w, zero
+// for −1.
+func lowerGatherCols(v *value, D, V, R int) devOp {
+	if D <= 0 || V <= 0 || R <= 0 || len(v.ins) != 2 || !intInput(v.ins[1]) || v.ins[0].size != D*V || v.ins[1].size != R || v.size != R*D {
+		return nil
+	}
+	return devFunc(func(x *Exec, v *value) error {
+		if _, err := hostInts(v.ins[1], -1, V); err != nil {
+			return err
+		}
+		return x.launch(v, "gather_cols", int64(v.size), v.ins[0].ptr, v.ins[1].ptr, int32(D), int32(V), v.ptr)
+	})
+}
+
+// lowerScatterCols maps its gradient (ids (R), g (R, D)) -> (D, V): column
+// c the sum of the rows of g whose id is c.
+func lowerScatterCols(v *value, D, V, R int) devOp {
+	if D <= 0 || V <= 0 || R <= 0 || len(v.ins) != 2 || !intInput(v.ins[0]) || v.ins[0].size != R || v.ins[1].size != R*D || v.size != D*V {
+		return nil
+	}
+	return devFunc(func(x *Exec, v *value) error {
+		if _, err := hostInts(v.ins[0], -1, V); err != nil {
+			return err
+		}
+		if err := x.b.Zero(v.ptr, v.bytes); err != nil {
+			return err
+		}
+		return x.launch(v, "scatter_cols", int64(v.ins[1].size), v.ins[0].ptr, v.ins[1].ptr, int32(D), int32(V), v.ptr)
+	})
+}
+
 // wideRow is the row length from which the cross-entropy's log-sum-exp
 // runs xentChunks threads per row instead of one (variables so that tests
 // can take the wide path on small vocabularies).

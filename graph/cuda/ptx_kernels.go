@@ -4,7 +4,7 @@ package cuda
 
 // kernelSourceHash is the SHA-256 of kernels/*.cu and kernels/*.h; it must
 // match the one scripts/build-ptx.sh wrote into kernels/gdattn.ptx.
-const kernelSourceHash = "32fbf1e716e49a11c540fec3d171e75a9bc1b28f75ed0f4efcc6eebaf0352391"
+const kernelSourceHash = "80410a7f8d43d4ac908bf499136865e2d45f1752ccb53c486dfa09e1fc4e0242"
 
 // kernelTable lists every kernel of kernels/*.cu in emulator dispatch order.
 var kernelTable = []kernelSig{
@@ -81,6 +81,10 @@ var kernelTable = []kernelSig{
 	{name: "gather_rows_f64", file: "sparse.cu", params: []kernelParam{{"n", argInt64, "long long"}, {"w", argPtr, "const double*"}, {"ids", argPtr, "const long long*"}, {"d", argInt32, "int"}, {"out", argPtr, "double*"}}},
 	{name: "scatter_rows_f32", file: "sparse.cu", params: []kernelParam{{"n", argInt64, "long long"}, {"ids", argPtr, "const long long*"}, {"g", argPtr, "const float*"}, {"d", argInt32, "int"}, {"buf", argPtr, "float*"}}},
 	{name: "scatter_rows_f64", file: "sparse.cu", params: []kernelParam{{"n", argInt64, "long long"}, {"ids", argPtr, "const long long*"}, {"g", argPtr, "const double*"}, {"d", argInt32, "int"}, {"buf", argPtr, "double*"}}},
+	{name: "gather_cols_f32", file: "sparse.cu", params: []kernelParam{{"n", argInt64, "long long"}, {"w", argPtr, "const float*"}, {"ids", argPtr, "const long long*"}, {"d", argInt32, "int"}, {"v", argInt32, "int"}, {"out", argPtr, "float*"}}},
+	{name: "gather_cols_f64", file: "sparse.cu", params: []kernelParam{{"n", argInt64, "long long"}, {"w", argPtr, "const double*"}, {"ids", argPtr, "const long long*"}, {"d", argInt32, "int"}, {"v", argInt32, "int"}, {"out", argPtr, "double*"}}},
+	{name: "scatter_cols_f32", file: "sparse.cu", params: []kernelParam{{"n", argInt64, "long long"}, {"ids", argPtr, "const long long*"}, {"g", argPtr, "const float*"}, {"d", argInt32, "int"}, {"v", argInt32, "int"}, {"buf", argPtr, "float*"}}},
+	{name: "scatter_cols_f64", file: "sparse.cu", params: []kernelParam{{"n", argInt64, "long long"}, {"ids", argPtr, "const long long*"}, {"g", argPtr, "const double*"}, {"d", argInt32, "int"}, {"v", argInt32, "int"}, {"buf", argPtr, "double*"}}},
 	{name: "col_sum_part_f32", file: "sparse.cu", params: []kernelParam{{"n", argInt64, "long long"}, {"rows", argInt64, "long long"}, {"d", argInt32, "int"}, {"chunks", argInt32, "int"}, {"x", argPtr, "const float*"}, {"part", argPtr, "double*"}}},
 	{name: "col_sum_part_f64", file: "sparse.cu", params: []kernelParam{{"n", argInt64, "long long"}, {"rows", argInt64, "long long"}, {"d", argInt32, "int"}, {"chunks", argInt32, "int"}, {"x", argPtr, "const double*"}, {"part", argPtr, "double*"}}},
 	{name: "col_mean_join", file: "sparse.cu", params: []kernelParam{{"n", argInt64, "long long"}, {"chunks", argInt32, "int"}, {"rows", argInt64, "long long"}, {"part", argPtr, "const double*"}, {"mean", argPtr, "double*"}}},

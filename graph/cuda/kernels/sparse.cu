@@ -30,6 +30,41 @@ GDATTN_FLOATS(GDATTN_GATHER)
 GDATTN_FLOATS(GDATTN_SCATTER)
 
 /*
+ * The encoder's label embeddings (ops.GatherColsOp): row r of out is column
+ * ids[r] of the (d, v) matrix w (W_e), zero for the id −1 (the query), the
+ * product of the labels' one-hot matrix by wᵀ without that matrix.
+ *
+ * gather_cols_<T>: out[i] = 0 + w[(i mod d)·v + ids[i / d]], 0 for the id −1,
+ * n = |ids|·d.
+ */
+#define GDATTN_GATHER_COLS(T, S)                                              \
+    GDATTN_KERNEL GDATTN_NAME(gather_cols, S)(long long n, const T *w,        \
+                                              const long long *ids, int d,    \
+                                              int v, T *out) {                \
+        GDATTN_GRID_STRIDE(i, n) {                                            \
+            long long id = ids[i / d];                                        \
+            out[i] = id < 0 ? (T)0 : (T)0 + w[(i % d) * v + id];              \
+        }                                                                     \
+    }
+GDATTN_FLOATS(GDATTN_GATHER_COLS)
+
+/* scatter_cols_<T>: buf[(i mod d)·v + ids[i / d]] += g[i] for ids ≥ 0 (buf
+ * zeroed first): the gradient of gather_cols w.r.t. w. */
+#define GDATTN_SCATTER_COLS(T, S)                                             \
+    GDATTN_KERNEL GDATTN_NAME(scatter_cols, S)(long long n,                   \
+                                               const long long *ids,          \
+                                               const T *g, int d, int v,      \
+                                               T *buf) {                      \
+        GDATTN_GRID_STRIDE(i, n) {                                            \
+            long long id = ids[i / d];                                        \
+            if (id >= 0) {                                                    \
+                GDATTN_FN(atomic_add, S)(buf + (i % d) * v + id, g[i]);       \
+            }                                                                 \
+        }                                                                     \
+    }
+GDATTN_FLOATS(GDATTN_SCATTER_COLS)
+
+/*
  * Centered lookup (layers.SparseEmbedding.LookupCentered): the rows w[ids]
  * minus the mean row w̄ of the table, and the gradient's pass through the
  * mean, −(1/V) Σ_i g_i added to every row of the table's gradient.

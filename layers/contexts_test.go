@@ -1,0 +1,149 @@
+package layers
+
+import (
+	"fmt"
+	"math"
+	"testing"
+
+	"gorgonia.org/tensor"
+)
+
+// TestEncoderFeedPrepared checks FeedPrepared of a prepared set against
+// Feed of the same contexts copied out (rows repeated, out of order, an
+// unknown query label), in both dtypes: the same input values bit for bit
+// (float32 rounded as Feed rounds); that the set is a copy (a later change
+// to the slices does not reach it); and that every bad set, row or encoder
+// is refused with the inputs unchanged.
+func TestEncoderFeedPrepared(t *testing.T) {
+	for _, dt := range []tensor.Dtype{tensor.Float32, tensor.Float64} {
+		t.Run(dt.String(), func(t *testing.T) {
+			const B, N, D, C, n = 3, 3, 2, 4, 5
+			T := N + 1
+			s := newTestScope(t, dt)
+			e, err := NewEncoder(s, EncoderConfig{D: D, DPrime: 3, C: C, N: N}, B)
+			if err != nil {
+				t.Fatal(err)
+			}
+			x := make([]float64, n*T*D)
+			for i := range x {
+				x[i] = math.Sin(float64(i)) * 3 // not exact in float32: the conversion must match
+			}
+			y := make([]int, n*T)
+			for i := range y {
+				y[i] = (i * 7) % C
+			}
+			y[2*T+T-1] = -1 // context 2's query label unknown
+			set, err := e.PrepareContexts(x, y)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if set.Len() != n {
+				t.Errorf("Len = %d, want %d", set.Len(), n)
+			}
+			xOrig, yOrig := append([]float64(nil), x...), append([]int(nil), y...)
+			x[0], y[1] = math.NaN(), C+3 // after preparing: must not reach the set
+			snapshot := func() string {
+				return fmt.Sprint(values(t, e.X), ids(t, e.Labels), values(t, e.Target))
+			}
+			for _, rows := range [][]int{{0, 1, 2}, {2, 0, 2}, {4, 4, 3}} {
+				xc, yc := make([]float64, 0, B*T*D), make([]int, 0, B*T)
+				for _, c := range rows {
+					xc = append(xc, xOrig[c*T*D:(c+1)*T*D]...)
+					yc = append(yc, yOrig[c*T:(c+1)*T]...)
+				}
+				if err := e.Feed(xc, yc); err != nil {
+					t.Fatal(err)
+				}
+				want := snapshot()
+				if err := e.Feed(make([]float64, B*T*D), make([]int, B*T)); err != nil {
+					t.Fatal(err)
+				}
+				if err := e.FeedPrepared(set, rows); err != nil {
+					t.Fatalf("rows %v: %v", rows, err)
+				}
+				if got := snapshot(); got != want {
+					t.Errorf("rows %v: FeedPrepared gave %s, Feed of the copies %s", rows, got, want)
+				}
+			}
+			before := snapshot()
+			other := newTestScope(t, dt)
+			eC, err := NewEncoder(other.Sub("c"), EncoderConfig{D: D, DPrime: 3, C: C + 1, N: N}, B)
+			if err != nil {
+				t.Fatal(err)
+			}
+			setC, err := eC.PrepareContexts(xOrig, yOrig)
+			if err != nil {
+				t.Fatal(err)
+			}
+			odt := tensor.Float64
+			if dt == tensor.Float64 {
+				odt = tensor.Float32
+			}
+			eT, err := NewEncoder(newTestScope(t, odt), EncoderConfig{D: D, DPrime: 3, C: C, N: N}, B)
+			if err != nil {
+				t.Fatal(err)
+			}
+			setT, err := eT.PrepareContexts(xOrig, yOrig)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, tc := range []struct {
+				set  *Contexts
+				rows []int
+				want string
+			}{
+				{nil, []int{0, 1, 2}, "nil"},
+				{set, []int{0, 1}, "2 rows"},
+				{set, []int{0, 1, 5}, "rows[2] = 5"},
+				{set, []int{0, -1, 1}, "rows[1] = -1"},
+				{setC, []int{0, 1, 2}, "C = 5"},
+				{setT, []int{0, 1, 2}, odt.String()},
+			} {
+				errContains(t, e.FeedPrepared(tc.set, tc.rows), tc.want)
+				if got := snapshot(); got != before {
+					t.Errorf("rows %v: a refused FeedPrepared changed the inputs", tc.rows)
+				}
+			}
+		})
+	}
+}
+
+// TestPrepareContextsRefuses: a set whose lengths do not fit, an empty set,
+// a value that is not finite or a label out of range (−1 anywhere but at a
+// query) is refused, naming the context and position.
+func TestPrepareContextsRefuses(t *testing.T) {
+	const N, D, C = 2, 2, 3
+	T := N + 1
+	e, err := NewEncoder(newTestScope(t, tensor.Float32), EncoderConfig{D: D, DPrime: 2, C: C, N: N}, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	good := func() ([]float64, []int) { return make([]float64, 2*T*D), make([]int, 2*T) }
+	for _, tc := range []struct {
+		name string
+		edit func(x []float64, y []int) ([]float64, []int)
+		want string
+	}{
+		{"short x", func(x []float64, y []int) ([]float64, []int) { return x[1:], y }, "x has 11 values"},
+		{"ragged y", func(x []float64, y []int) ([]float64, []int) { return x, y[1:] }, "y 5 labels"},
+		{"empty", func([]float64, []int) ([]float64, []int) { return nil, nil }, "no contexts"},
+		{"NaN", func(x []float64, y []int) ([]float64, []int) { x[T*D+3] = math.NaN(); return x, y }, "context 1, position 1) is NaN"},
+		{"Inf", func(x []float64, y []int) ([]float64, []int) { x[1] = math.Inf(-1); return x, y }, "is -Inf"},
+		{"label", func(x []float64, y []int) ([]float64, []int) { y[T+1] = C; return x, y }, "(context 1, position 1) = 3, want 0..2"},
+		{"-1 in context", func(x []float64, y []int) ([]float64, []int) { y[0] = -1; return x, y }, "(context 0, position 0) = -1"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			x, y := tc.edit(good())
+			set, err := e.PrepareContexts(x, y)
+			if set != nil {
+				t.Errorf("a refused set was returned")
+			}
+			errContains(t, err, tc.want)
+		})
+	}
+	x, y := good()
+	y[T-1] = -1 // an unknown query label is allowed
+	if _, err := e.PrepareContexts(x, y); err != nil {
+		t.Errorf("unknown query label: %v", err)
+	}
+}
