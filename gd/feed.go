@@ -18,9 +18,8 @@ func (m *Model) Feed(x []float64, y []int) error {
 
 // FeedContexts loads the minibatch of contexts rows[k] of a larger set (x
 // (n, T, d), y (n, T)) without copying them out first; see
-// [layers.Encoder.FeedContexts]. train.Runner.Fit feeds its shuffled
-// minibatches with it. Like Feed, it returns an error for a model with a
-// real-valued likelihood.
+// [layers.Encoder.FeedContexts]. Like Feed, it returns an error for a
+// model with a real-valued likelihood.
 func (m *Model) FeedContexts(x []float64, y []int, rows []int) error {
 	if m.enc == nil {
 		return fmt.Errorf("gd: FeedContexts: the model's likelihood is %s (real-valued y); use FeedReal", m.Cfg.LikelihoodName())

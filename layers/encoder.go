@@ -233,9 +233,10 @@ func (e *Encoder) Feed(x []float64, y []int) error {
 // FeedContexts loads the minibatch of the contexts rows[k], k < B, of a set
 // of n contexts, x (n, T, d) and y (n, T) row-major as in Feed: the same as
 // Feed of those contexts copied out one after another (the same values in
-// the inputs, the same checks), without the copy. It is what a training
-// loop over shuffled minibatches of a larger set (train.Runner.Fit) feeds
-// each step.
+// the inputs, the same checks), without the copy. A loop that feeds many
+// minibatches of one set (train.Runner.Fit) does better with a set
+// prepared once ([Encoder.PrepareContexts], [Encoder.FeedPrepared]), which
+// is neither checked nor converted again at every feed.
 //
 // FeedContexts returns an error on a length mismatch, a row outside
 // 0..n-1, a NaN or ±Inf in a chosen context, or a label of a chosen

@@ -533,8 +533,7 @@ func (m *Model) Feed(x []float64, y []int) error { return m.enc.Feed(x, y) }
 
 // FeedContexts loads the minibatch of contexts rows[k] of a larger set (x
 // (n, T, d), y (n, T)) without copying them out first; see
-// [layers.Encoder.FeedContexts]. train.Runner.Fit feeds its shuffled
-// minibatches with it.
+// [layers.Encoder.FeedContexts].
 func (m *Model) FeedContexts(x []float64, y []int, rows []int) error {
 	return m.enc.FeedContexts(x, y, rows)
 }
