@@ -101,15 +101,7 @@ func (e *Encoder) FeedPrepared(s *Contexts, rows []int) error {
 			return fmt.Errorf("layers: encoder: FeedPrepared: rows[%d] = %d, want 0..%d", k, c, s.n-1)
 		}
 	}
-	xv, err := oneHotData(e.X, B*T*d)
-	if err != nil {
-		return err
-	}
-	labels, err := idData(e.Labels, B*T)
-	if err != nil {
-		return err
-	}
-	target, err := oneHotData(e.Target, B*C)
+	xv, labels, target, err := e.inputs()
 	if err != nil {
 		return err
 	}

@@ -298,18 +298,8 @@ func (e *Encoder) feed(what string, x []float64, y []int, rows []int) error {
 			}
 		}
 	}
-	// The inputs are valid: write them straight into the node values (no
-	// float64 one-hot buffers of B·T·C entries per minibatch, which cost
-	// Runner.Fit as much as 8% of a step at N = 10).
-	xv, err := oneHotData(e.X, B*T*d)
-	if err != nil {
-		return err
-	}
-	labels, err := idData(e.Labels, B*T)
-	if err != nil {
-		return err
-	}
-	target, err := oneHotData(e.Target, B*C)
+	// The inputs are valid: write them straight into the node values.
+	xv, labels, target, err := e.inputs()
 	if err != nil {
 		return err
 	}
@@ -409,6 +399,22 @@ func oneHotData(n *G.Node, size int) (oneHot, error) {
 		return oneHot{}, fmt.Errorf("layers: encoder: Feed: node %q has %d elements, want %d", n.Name(), len(o.f32)+len(o.f64), size)
 	}
 	return o, nil
+}
+
+// inputs returns the backing arrays of the encoder's inputs X, Labels and
+// Target, checking their sizes.
+func (e *Encoder) inputs() (x oneHot, labels []int, target oneHot, err error) {
+	B, T := e.Batch, e.N+1
+	if x, err = oneHotData(e.X, B*T*e.D); err != nil {
+		return oneHot{}, nil, oneHot{}, err
+	}
+	if labels, err = idData(e.Labels, B*T); err != nil {
+		return oneHot{}, nil, oneHot{}, err
+	}
+	if target, err = oneHotData(e.Target, B*e.C); err != nil {
+		return oneHot{}, nil, oneHot{}, err
+	}
+	return x, labels, target, nil
 }
 
 // idData returns the backing array of the int node n, which must hold
