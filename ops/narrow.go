@@ -113,9 +113,9 @@ func mulAddRows[F float32 | float64](m, n, k int, a []F, rsA, incA int, b []F, l
 // one thread (BenchmarkNarrowGemm): n ≤ 16 with m ≥ 4 rows gains 1.2-5x in
 // float32 and float64 (m = 5632, n = 5, k = 25: 190 µs → 47 µs); in float32
 // the deep transposed products Aᵀ·B (k ≥ 1024) with m·n ≤ 2048 gain
-// 1.3-4x. Wider products stay on gemm's packed micro-kernels, as do
-// products large enough for gemm to split over goroutines. op(B) = Bᵀ is
-// copied (k·n elements) into a pooled buffer first, as gemm's row path does.
+// 1.3-4x. Wider products stay on gemm's packed micro-kernels. op(B) = Bᵀ
+// is copied (k·n elements) into a pooled buffer first, as gemm's row path
+// does.
 func narrowGemm[F float32 | float64](tA, tB bool, m, n, k int, alpha F, a []F, lda int, b []F, ldb int, beta F, c []F, ldc int) bool {
 	if !haveNarrowAVX2 || !HaveRowKernel() || alpha != 1 || !(beta == 0 || beta == 1 && k <= 256) || m < 4 || k < 1 {
 		return false
@@ -123,9 +123,6 @@ func narrowGemm[F float32 | float64](tA, tB bool, m, n, k int, alpha F, a []F, l
 	narrow := n >= 1 && n <= 16
 	if !narrow && !(is32[F]() && tA && k >= 1024 && n >= 1 && m*n <= 2048) {
 		return false
-	}
-	if work := 2 * float64(m) * float64(n) * float64(k); work >= 8<<20 && runtime.GOMAXPROCS(0) > 1 {
-		return false // large enough for gemm's goroutines
 	}
 	// op(A) is m×k: stored m×k (lda ≥ k), or k×m (lda ≥ m) when tA; op(B)
 	// likewise. A product that does not fit goes to gemm, which reports it.
@@ -151,11 +148,28 @@ func narrowGemm[F float32 | float64](tA, tB bool, m, n, k int, alpha F, a []F, l
 		}
 		b, ldb = bt, n
 	}
+	rsA, incA := lda, 1 // op(A)'s row stride and step along k
 	if tA {
-		mulAddRows(m, n, k, a, 1, lda, b, ldb, c, ldc, beta == 1)
-	} else {
-		mulAddRows(m, n, k, a, lda, 1, b, ldb, c, ldc, beta == 1)
+		rsA, incA = 1, lda
 	}
+	rows := func(lo, hi int) {
+		mulAddRows(hi-lo, n, k, a[lo*rsA:], rsA, incA, b, ldb, c[lo*ldc:], ldc, beta == 1)
+	}
+	// A large product (the TF heads' dh = zᵀ·[dP dU], 25 × 50 × 5632) is
+	// split by rows of C over two goroutines when GOMAXPROCS > 1, at a
+	// multiple of 8 rows: each row is the same chain whichever goroutine
+	// computes it. (Handing it to gemm's goroutines instead packed the
+	// deep operands once per goroutine: twice the CPU time, no faster.)
+	if work := 2 * float64(m) * float64(n) * float64(k); work >= 8<<20 && m >= 16 && runtime.GOMAXPROCS(0) > 1 {
+		mid := m / 2 &^ 7
+		var wg sync.WaitGroup
+		wg.Add(1)
+		go func() { defer wg.Done(); rows(mid, m) }()
+		rows(0, mid)
+		wg.Wait()
+		return true
+	}
+	rows(0, m)
 	return true
 }
 

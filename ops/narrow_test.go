@@ -3,6 +3,7 @@ package ops
 import (
 	"fmt"
 	"math/rand/v2"
+	"runtime"
 	"testing"
 
 	gemmpkg "github.com/gdattn/gdattn/gemm"
@@ -128,6 +129,7 @@ func testNarrowBatchedBits[F float32 | float64](t *testing.T) {
 // takes (n ≤ 16 with m ≥ 4; in float32 deep Aᵀ·B with m·n ≤ 2048) and some
 // it leaves to gemm (which must then give gemm's result too).
 func TestNarrowGemmBits(t *testing.T) {
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(max(2, runtime.GOMAXPROCS(0))))
 	testNarrowGemmBits[float32](t)
 	testNarrowGemmBits[float64](t)
 }
@@ -136,7 +138,10 @@ func testNarrowGemmBits[F float32 | float64](t *testing.T) {
 	rng := rand.New(rand.NewPCG(3, 4))
 	type shape struct{ m, n, k int }
 	shapes := []shape{{4, 1, 1}, {5, 5, 25}, {11, 10, 25}, {8, 16, 3}, {13, 16, 300}, {64, 5, 25}, {100, 7, 1030},
-		{25, 5, 1100}, {5, 25, 1100}, {25, 50, 1030}, {3, 5, 25}, {12, 17, 25}, {40, 64, 1024}}
+		{25, 5, 1100}, {5, 25, 1100}, {25, 50, 1030}, {3, 5, 25}, {12, 17, 25}, {40, 64, 1024},
+		// Large enough to be split over two goroutines (GOMAXPROCS is at
+		// least 2 in this test): the TF heads' dh, and a tall narrow one.
+		{25, 50, 5632}, {1001, 16, 300}}
 	took := 0
 	for _, s := range shapes {
 		for _, tA := range []bool{false, true} {
