@@ -152,25 +152,32 @@ func narrowGemm[F float32 | float64](tA, tB bool, m, n, k int, alpha F, a []F, l
 	if tA {
 		rsA, incA = 1, lda
 	}
-	rows := func(lo, hi int) {
-		mulAddRows(hi-lo, n, k, a[lo*rsA:], rsA, incA, b, ldb, c[lo*ldc:], ldc, beta == 1)
-	}
 	// A large product (the TF heads' dh = zᵀ·[dP dU], 25 × 50 × 5632) is
 	// split by rows of C over two goroutines when GOMAXPROCS > 1, at a
 	// multiple of 8 rows: each row is the same chain whichever goroutine
 	// computes it. (Handing it to gemm's goroutines instead packed the
 	// deep operands once per goroutine: twice the CPU time, no faster.)
 	if work := 2 * float64(m) * float64(n) * float64(k); work >= 8<<20 && m >= 16 && runtime.GOMAXPROCS(0) > 1 {
-		mid := m / 2 &^ 7
-		var wg sync.WaitGroup
-		wg.Add(1)
-		go func() { defer wg.Done(); rows(mid, m) }()
-		rows(0, mid)
-		wg.Wait()
+		mulAddRowsSplit(m, n, k, a, rsA, incA, b, ldb, c, ldc, beta == 1)
 		return true
 	}
-	rows(0, m)
+	mulAddRows(m, n, k, a, rsA, incA, b, ldb, c, ldc, beta == 1)
 	return true
+}
+
+// mulAddRowsSplit is mulAddRows with the rows of C split at a multiple of
+// 8 over two goroutines (a function of its own, so that the common path
+// allocates no closure).
+func mulAddRowsSplit[F float32 | float64](m, n, k int, a []F, rsA, incA int, b []F, ldb int, c []F, ldc int, acc bool) {
+	mid := m / 2 &^ 7
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		mulAddRows(m-mid, n, k, a[mid*rsA:], rsA, incA, b, ldb, c[mid*ldc:], ldc, acc)
+	}()
+	mulAddRows(mid, n, k, a, rsA, incA, b, ldb, c, ldc, acc)
+	wg.Wait()
 }
 
 // narrowPools hold narrowGemm's copies of Bᵀ: *[]float32 (index 0) and
