@@ -316,9 +316,9 @@ type Model struct {
 	s   *graph.Scope
 	enc *layers.Encoder
 
-	// X (B, T, d), Labels (B·T, C) one-hot of the context labels with the
-	// query row zero, and Target (B, C) one-hot of the query label are the
-	// inputs; Feed fills them. With a real-valued likelihood Labels is nil,
+	// X (B, T, d), Labels (B·T ids: the context labels, −1 at the query)
+	// and Target (B, C) one-hot of the query label are the inputs; Feed
+	// fills them. With a real-valued likelihood Labels is nil,
 	// Y (B, T, d_y) holds the context targets (query row zero) and Target
 	// (B, d_y) the query's; FeedReal fills them.
 	X, Labels, Target *G.Node

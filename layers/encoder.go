@@ -363,7 +363,7 @@ func finiteContexts(x []float64, size, B int, row func(int) int) bool {
 }
 
 // oneHot is the backing array of a float32 or float64 node value that Feed
-// writes one-hot rows into.
+// writes into (the input X, and the one-hot rows of Target).
 type oneHot struct {
 	f32 []float32
 	f64 []float64
@@ -380,7 +380,7 @@ func (o oneHot) set(i int) {
 }
 
 // oneHotData returns n's value's backing array, which must hold size
-// elements (the one-hot inputs, and the input X).
+// elements (the inputs X and Target).
 func oneHotData(n *G.Node, size int) (oneHot, error) {
 	v := n.Value()
 	if v == nil {

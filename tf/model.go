@@ -346,9 +346,9 @@ type Model struct {
 	Cfg   Config
 	Batch int
 
-	// X (B, T, d), Labels (B·T, C) one-hot of the context labels with the
-	// query row zero, and Target (B, C) one-hot of the query label are the
-	// inputs; Feed fills them.
+	// X (B, T, d), Labels (B·T ids: the context labels, −1 at the query)
+	// and Target (B, C) one-hot of the query label are the inputs; Feed
+	// fills them.
 	X, Labels, Target *G.Node
 	// We is W_e (d', C) as used by the model (with the zero column if any).
 	We *G.Node
