@@ -25,15 +25,7 @@ func TestEncoderFeedPrepared(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			x := make([]float64, n*T*D)
-			for i := range x {
-				x[i] = math.Sin(float64(i)) * 3 // not exact in float32: the conversion must match
-			}
-			y := make([]int, n*T)
-			for i := range y {
-				y[i] = (i * 7) % C
-			}
-			y[2*T+T-1] = -1 // context 2's query label unknown
+			x, y := feedTestSet(n, T, D, C)
 			set, err := e.PrepareContexts(x, y)
 			if err != nil {
 				t.Fatal(err)

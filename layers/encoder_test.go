@@ -184,15 +184,7 @@ func TestEncoderFeedContexts(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			x := make([]float64, n*T*D)
-			for i := range x {
-				x[i] = math.Sin(float64(i)) * 3 // not exact in float32: the conversion must match
-			}
-			y := make([]int, n*T)
-			for i := range y {
-				y[i] = (i * 7) % C
-			}
-			y[2*T+T-1] = -1 // context 2's query label unknown
+			x, y := feedTestSet(n, T, D, C)
 			x[4*T*D+1] = math.NaN()
 			y[3*T+1] = C // contexts 3 and 4 are bad, and never chosen below
 			snapshot := func() string {
@@ -242,6 +234,22 @@ func TestEncoderFeedContexts(t *testing.T) {
 }
 
 // values reads a node's value as float64s.
+// feedTestSet returns n contexts of T positions, d values and labels in
+// 0..C-1 (context 2's query label −1, unknown) for the feed tests: values
+// not exact in float32, so that the conversion must match.
+func feedTestSet(n, T, d, C int) ([]float64, []int) {
+	x := make([]float64, n*T*d)
+	for i := range x {
+		x[i] = math.Sin(float64(i)) * 3
+	}
+	y := make([]int, n*T)
+	for i := range y {
+		y[i] = (i * 7) % C
+	}
+	y[2*T+T-1] = -1
+	return x, y
+}
+
 // ids is the int node n's values (the encoder's labels).
 func ids(t *testing.T, n *G.Node) []int {
 	t.Helper()
