@@ -35,22 +35,9 @@ func TestEncoderFeedPrepared(t *testing.T) {
 			}
 			xOrig, yOrig := append([]float64(nil), x...), append([]int(nil), y...)
 			x[0], y[1] = math.NaN(), C+3 // after preparing: must not reach the set
-			snapshot := func() string {
-				return fmt.Sprint(values(t, e.X), ids(t, e.Labels), values(t, e.Target))
-			}
+			snapshot := func() string { return inputsOf(t, e) }
 			for _, rows := range [][]int{{0, 1, 2}, {2, 0, 2}, {4, 4, 3}} {
-				xc, yc := make([]float64, 0, B*T*D), make([]int, 0, B*T)
-				for _, c := range rows {
-					xc = append(xc, xOrig[c*T*D:(c+1)*T*D]...)
-					yc = append(yc, yOrig[c*T:(c+1)*T]...)
-				}
-				if err := e.Feed(xc, yc); err != nil {
-					t.Fatal(err)
-				}
-				want := snapshot()
-				if err := e.Feed(make([]float64, B*T*D), make([]int, B*T)); err != nil {
-					t.Fatal(err)
-				}
+				want := fedCopies(t, e, xOrig, yOrig, rows)
 				if err := e.FeedPrepared(set, rows); err != nil {
 					t.Fatalf("rows %v: %v", rows, err)
 				}

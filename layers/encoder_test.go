@@ -187,22 +187,9 @@ func TestEncoderFeedContexts(t *testing.T) {
 			x, y := feedTestSet(n, T, D, C)
 			x[4*T*D+1] = math.NaN()
 			y[3*T+1] = C // contexts 3 and 4 are bad, and never chosen below
-			snapshot := func() string {
-				return fmt.Sprint(values(t, e.X), ids(t, e.Labels), values(t, e.Target))
-			}
+			snapshot := func() string { return inputsOf(t, e) }
 			for _, rows := range [][]int{{0, 1, 2}, {2, 0, 2}, {1, 1, 1}} {
-				xc, yc := make([]float64, 0, B*T*D), make([]int, 0, B*T)
-				for _, c := range rows {
-					xc = append(xc, x[c*T*D:(c+1)*T*D]...)
-					yc = append(yc, y[c*T:(c+1)*T]...)
-				}
-				if err := e.Feed(xc, yc); err != nil {
-					t.Fatal(err)
-				}
-				want := snapshot()
-				if err := e.Feed(make([]float64, B*T*D), make([]int, B*T)); err != nil {
-					t.Fatal(err)
-				}
+				want := fedCopies(t, e, x, y, rows)
 				if err := e.FeedContexts(x, y, rows); err != nil {
 					t.Fatalf("rows %v: %v", rows, err)
 				}
@@ -248,6 +235,33 @@ func feedTestSet(n, T, d, C int) ([]float64, []int) {
 	}
 	y[2*T+T-1] = -1
 	return x, y
+}
+
+// inputsOf prints the encoder's inputs X, Labels and Target.
+func inputsOf(t *testing.T, e *Encoder) string {
+	t.Helper()
+	return fmt.Sprint(values(t, e.X), ids(t, e.Labels), values(t, e.Target))
+}
+
+// fedCopies feeds e the contexts rows of the set x, y copied out one after
+// another and returns the inputs that gives (inputsOf); then it feeds
+// zeros, so that the feed under test must write every input.
+func fedCopies(t *testing.T, e *Encoder, x []float64, y []int, rows []int) string {
+	t.Helper()
+	T, d := e.N+1, e.D
+	xc, yc := make([]float64, 0, len(rows)*T*d), make([]int, 0, len(rows)*T)
+	for _, c := range rows {
+		xc = append(xc, x[c*T*d:(c+1)*T*d]...)
+		yc = append(yc, y[c*T:(c+1)*T]...)
+	}
+	if err := e.Feed(xc, yc); err != nil {
+		t.Fatal(err)
+	}
+	want := inputsOf(t, e)
+	if err := e.Feed(make([]float64, len(xc)), make([]int, len(yc))); err != nil {
+		t.Fatal(err)
+	}
+	return want
 }
 
 // ids is the int node n's values (the encoder's labels).
