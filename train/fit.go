@@ -227,6 +227,11 @@ func (r *Runner) checkSet(what string, b *data.Batch) error {
 //
 // The trainer's guard stops Fit with an error naming the step when the loss
 // or a gradient is NaN or ±Inf, before the parameters change.
+//
+// A classifier of package gd or tf gets the set prepared once
+// (layers.Encoder.PrepareContexts): while Fit runs it holds a copy of b's
+// values in the model's dtype (half of b.X's bytes for a float32 model, as
+// many for a float64 one) and of its labels.
 func (r *Runner) Fit(b *data.Batch, cfg FitConfig) error {
 	if r.trainer == nil {
 		return errors.New("train: Fit: the runner was built EvalOnly")
