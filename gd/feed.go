@@ -36,6 +36,9 @@ func (m *Model) Encoder() *layers.Encoder { return m.enc }
 // [layers.Encoder.PrepareContexts]. Like Feed, it returns an error for a
 // model with a real-valued likelihood.
 func (m *Model) PrepareContexts(x []float64, y []int) (*layers.Contexts, error) {
+	if m == nil {
+		return nil, fmt.Errorf("gd: PrepareContexts: the model is nil")
+	}
 	if m.enc == nil {
 		return nil, fmt.Errorf("gd: PrepareContexts: the model's likelihood is %s (real-valued y); use FeedReal", m.Cfg.LikelihoodName())
 	}
@@ -47,6 +50,9 @@ func (m *Model) PrepareContexts(x []float64, y []int) (*layers.Contexts, error) 
 // [layers.Encoder.FeedPrepared]. train.Runner.Fit feeds its shuffled
 // minibatches with it.
 func (m *Model) FeedPrepared(s *layers.Contexts, rows []int) error {
+	if m == nil {
+		return fmt.Errorf("gd: FeedPrepared: the model is nil")
+	}
 	if m.enc == nil {
 		return fmt.Errorf("gd: FeedPrepared: the model's likelihood is %s (real-valued y); use FeedReal", m.Cfg.LikelihoodName())
 	}

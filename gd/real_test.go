@@ -343,6 +343,13 @@ func TestFeedReal(t *testing.T) {
 	if err := m.FeedPrepared(nil, []int{0, 1}); err == nil || !strings.Contains(err.Error(), "FeedReal") {
 		t.Errorf("FeedPrepared on a Gaussian model: err = %v, want one naming FeedReal", err)
 	}
+	var nilModel *Model
+	if _, err := nilModel.PrepareContexts(x, nil); err == nil || !strings.Contains(err.Error(), "model is nil") {
+		t.Errorf("PrepareContexts on a nil model: err = %v", err)
+	}
+	if err := nilModel.FeedPrepared(nil, nil); err == nil || !strings.Contains(err.Error(), "model is nil") {
+		t.Errorf("FeedPrepared on a nil model: err = %v", err)
+	}
 	bad := func(what string, x, y []float64, want string) {
 		if err := m.FeedReal(x, y); err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("%s: err = %v, want one containing %q", what, err, want)

@@ -40,6 +40,9 @@ func (s *Contexts) Len() int {
 // mismatch, an empty set, a NaN or ±Inf in x, a label out of range (the
 // query label may be −1, unknown).
 func (e *Encoder) PrepareContexts(x []float64, y []int) (*Contexts, error) {
+	if e == nil {
+		return nil, fmt.Errorf("layers: encoder: PrepareContexts: the encoder is nil")
+	}
 	T, d, C := e.N+1, e.D, e.C
 	if len(y)%T != 0 || len(x) != len(y)/T*T*d {
 		return nil, fmt.Errorf("layers: encoder: PrepareContexts: x has %d values and y %d labels, want n*T*d and n*T for T = %d, d = %d", len(x), len(y), T, d)
@@ -85,6 +88,9 @@ func (e *Encoder) PrepareContexts(x []float64, y []int) (*Contexts, error) {
 // mismatched s, a row count other than B or a row outside 0..s.Len()-1;
 // the inputs are left unchanged then.
 func (e *Encoder) FeedPrepared(s *Contexts, rows []int) error {
+	if e == nil {
+		return fmt.Errorf("layers: encoder: FeedPrepared: the encoder is nil")
+	}
 	B, T, d, C := e.Batch, e.N+1, e.D, e.C
 	if s == nil {
 		return fmt.Errorf("layers: encoder: FeedPrepared: the context set is nil")

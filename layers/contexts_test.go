@@ -182,3 +182,18 @@ func BenchmarkFeed(b *testing.B) {
 		}
 	}
 }
+
+// TestPreparedNilEncoder: a nil encoder refuses instead of panicking.
+func TestPreparedNilEncoder(t *testing.T) {
+	var e *Encoder
+	set, err := e.PrepareContexts(nil, nil)
+	if set != nil {
+		t.Errorf("a set from a nil encoder")
+	}
+	errContains(t, err, "encoder is nil")
+	errContains(t, e.FeedPrepared(nil, nil), "encoder is nil")
+	var s *Contexts
+	if s.Len() != 0 {
+		t.Errorf("nil set: Len = %d, want 0", s.Len())
+	}
+}

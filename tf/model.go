@@ -542,6 +542,9 @@ func (m *Model) FeedContexts(x []float64, y []int, rows []int) error {
 // copies it in the model's dtype for [Model.FeedPrepared]; see
 // [layers.Encoder.PrepareContexts].
 func (m *Model) PrepareContexts(x []float64, y []int) (*layers.Contexts, error) {
+	if m == nil {
+		return nil, fmt.Errorf("tf: PrepareContexts: the model is nil")
+	}
 	return m.enc.PrepareContexts(x, y)
 }
 
@@ -550,6 +553,9 @@ func (m *Model) PrepareContexts(x []float64, y []int) (*layers.Contexts, error) 
 // [layers.Encoder.FeedPrepared]. train.Runner.Fit feeds its shuffled
 // minibatches with it.
 func (m *Model) FeedPrepared(s *layers.Contexts, rows []int) error {
+	if m == nil {
+		return fmt.Errorf("tf: FeedPrepared: the model is nil")
+	}
 	return m.enc.FeedPrepared(s, rows)
 }
 

@@ -16,6 +16,13 @@ func TestSmallRefusals(t *testing.T) {
 	if _, err := Analyze(nil); err == nil {
 		t.Error("Analyze(nil): no error")
 	}
+	var m *Model
+	if set, err := m.PrepareContexts(nil, nil); set != nil || err == nil || !strings.Contains(err.Error(), "model is nil") {
+		t.Errorf("PrepareContexts on a nil model: %v, %v", set, err)
+	}
+	if err := m.FeedPrepared(nil, nil); err == nil || !strings.Contains(err.Error(), "model is nil") {
+		t.Errorf("FeedPrepared on a nil model: %v", err)
+	}
 	bad := layers.Matrix{Rows: 3, Cols: 3, Data: []float64{1, 2}}
 	if d := Diagonality(bad); !math.IsNaN(d) {
 		t.Errorf("Diagonality of an inconsistent matrix: %v, want NaN", d)
