@@ -102,7 +102,13 @@
 // contexts, in the layout a [TokenForm] names (FormInterleaved:
 // (x, w_{e,y}, w̄_e, 0); FormOneStep: (x, w_{e,y} − w̄_e, 0)), and owns W_e;
 // packages gd and tf both use it, so GD and the Trained TF see the same
-// tokens. [Matrix], [HeadMatrices], [CrossMatrices], [BlockMatrices] and
+// tokens. Its inputs are the values x, the context labels as class ids (−1
+// at the query; w_{e,y} is gathered from W_e's columns) and the query's
+// one-hot target; [Encoder.Feed] fills them from a minibatch,
+// [Encoder.FeedContexts] from chosen contexts of a larger set, and
+// [Encoder.FeedPrepared] from a [Contexts] set checked and converted once
+// ([Encoder.PrepareContexts]), what train.Runner.Fit feeds each step.
+// [Matrix], [HeadMatrices], [CrossMatrices], [BlockMatrices] and
 // [Construction] carry matrices as plain values between packages: package
 // gd builds the GD construction, package tf starts from it, and neither
 // imports the other.
