@@ -122,9 +122,9 @@ func (e *Encoder) FeedPrepared(s *Contexts, rows []int) error {
 // feedPrepared writes the contexts rows[k] of s (values xs) into the
 // minibatch inputs x, labels and target. In a shuffled minibatch each
 // context is a separate stretch of a large set, mostly not in cache: it
-// asks for the values and labels of the context prefetchAhead rows on
-// while it copies one, so the misses overlap (the labels, 4·T bytes, are
-// a miss of their own that no hardware prefetcher sees coming).
+// asks for the values and labels of the context prefetchAhead rows on (into
+// L2) while it copies one, so the misses overlap (the labels, 4·T bytes,
+// are a miss of their own that no hardware prefetcher sees coming).
 func feedPrepared[F float32 | float64](s *Contexts, xs, x []F, labels []int, target oneHot, rows []int) {
 	T, C := s.t, s.c
 	size := T * s.d
@@ -156,4 +156,4 @@ func feedPrepared[F float32 | float64](s *Contexts, xs, x []F, labels []int, tar
 }
 
 // prefetchAhead is how many contexts on feedPrepared prefetches.
-const prefetchAhead = 8
+const prefetchAhead = 16

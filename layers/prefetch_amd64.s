@@ -1,7 +1,8 @@
 #include "textflag.h"
 
 // func prefetchSpan(p unsafe.Pointer, n int)
-// PREFETCHT0 of every cache line holding a byte of p[0:n].
+// PREFETCHT1 (into the L2 cache) of every cache line holding a byte of
+// p[0:n].
 TEXT ·prefetchSpan(SB), NOSPLIT, $0-16
 	MOVQ p+0(FP), AX
 	MOVQ n+8(FP), CX
@@ -11,7 +12,7 @@ TEXT ·prefetchSpan(SB), NOSPLIT, $0-16
 	ANDQ $-64, AX
 
 loop:
-	PREFETCHT0 (AX)
+	PREFETCHT1 (AX)
 	ADDQ $64, AX
 	CMPQ AX, CX
 	JCS loop
