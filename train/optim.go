@@ -252,34 +252,10 @@ func adamUpdateScaled[T, G, M float32 | float64](w []T, g []G, scale float64, m,
 				c[k] = [4]float64{c[k][0], c[k][0], c[k][0], c[k][0]}
 			}
 			n := len(w) &^ 3
-			run := func(lo, hi int) (mmax, vmax float64) {
-				switch mm := any(m).(type) {
-				case []float32:
-					return adamAVX2M32(&w32[lo], &g32[lo], &mm[lo], &any(v).([]float32)[lo], hi-lo, &c)
-				case []float64:
-					return adamAVX2M64(&w32[lo], &g32[lo], &mm[lo], &any(v).([]float64)[lo], hi-lo, &c)
-				}
-				return 0, 0
-			}
 			if n >= minParallelAdam && runtime.GOMAXPROCS(0) > 1 {
-				// Two halves on two goroutines: every element is updated
-				// alone, so the same bits; the maxima are combined as the
-				// loop below combines them.
-				mid := n / 2 &^ 3
-				var m2, v2 float64
-				var wg sync.WaitGroup
-				wg.Add(1)
-				go func() { defer wg.Done(); m2, v2 = run(mid, n) }()
-				mmax, vmax = run(0, mid)
-				wg.Wait()
-				if m2 > mmax {
-					mmax = m2
-				}
-				if v2 > vmax {
-					vmax = v2
-				}
+				mmax, vmax = adamAVX2Split(w32[:n], g32[:n], m[:n], v[:n], c)
 			} else {
-				mmax, vmax = run(0, n)
+				mmax, vmax = adamAVX2(w32[:n], g32[:n], m[:n], v[:n], &c)
 			}
 			start = n
 		}
@@ -298,6 +274,42 @@ func adamUpdateScaled[T, G, M float32 | float64](w []T, g []G, scale float64, m,
 		if float64(vs) > vmax {
 			vmax = float64(vs)
 		}
+	}
+	return mmax, vmax
+}
+
+// adamAVX2 runs adam_amd64.s's update over w (a multiple of 4 elements)
+// with float32 or float64 moments m and v, returning their maxima.
+func adamAVX2[M float32 | float64](w, g []float32, m, v []M, c *adamVec) (mmax, vmax float64) {
+	if len(w) == 0 {
+		return 0, 0
+	}
+	switch mm := any(m).(type) {
+	case []float32:
+		return adamAVX2M32(&w[0], &g[0], &mm[0], &any(v).([]float32)[0], len(w), c)
+	case []float64:
+		return adamAVX2M64(&w[0], &g[0], &mm[0], &any(v).([]float64)[0], len(w), c)
+	}
+	return 0, 0
+}
+
+// adamAVX2Split is adamAVX2 on two halves on two goroutines: every element
+// is updated alone, so the same bits; the maxima are combined as the
+// scalar loop combines them. (A function of its own, taking the constants
+// by value, so that the one-goroutine path allocates nothing.)
+func adamAVX2Split[M float32 | float64](w, g []float32, m, v []M, c adamVec) (mmax, vmax float64) {
+	mid := len(w) / 2 &^ 3
+	var m2, v2 float64
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() { defer wg.Done(); m2, v2 = adamAVX2(w[mid:], g[mid:], m[mid:], v[mid:], &c) }()
+	mmax, vmax = adamAVX2(w[:mid], g[:mid], m[:mid], v[:mid], &c)
+	wg.Wait()
+	if m2 > mmax {
+		mmax = m2
+	}
+	if v2 > vmax {
+		vmax = v2
 	}
 	return mmax, vmax
 }
