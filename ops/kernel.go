@@ -5,6 +5,7 @@ import (
 	"hash"
 	"math"
 	"runtime"
+	"sync"
 
 	"github.com/chewxy/hm"
 	G "gorgonia.org/gorgonia"
@@ -345,7 +346,11 @@ func kernelForwardSeqs[F float32 | float64](kind KernelKind, a kernelArgs, q, k,
 	// products and norms (sqDists), then the weights pair by pair.
 	var sd *sqDistScratch
 	if kind == KindRBF || kind == KindLaplacian {
-		sd = &sqDistScratch{}
+		// From a pool: the kernel-apply op calls this a sequence at a
+		// time, and a scratch of its own each time would allocate its
+		// buffers anew for every sequence.
+		sd = getSqDistScratch()
+		defer sqDistPool.Put(sd)
 	}
 	for b := lo; b < hi; b++ {
 		var dist []float64 // (Tq, Tk): ||q_j − k_i||² of sequence b
@@ -656,6 +661,17 @@ func kernelBackwardSeqs[F float32 | float64](kind KernelKind, a kernelArgs, q, k
 // next.
 type sqDistScratch struct {
 	qn, kn, dist, q64, k64 []float64
+}
+
+// sqDistPool keeps the scratches of sqDists between calls.
+var sqDistPool sync.Pool
+
+// getSqDistScratch returns a scratch from sqDistPool, or a new one.
+func getSqDistScratch() *sqDistScratch {
+	if sd, ok := sqDistPool.Get().(*sqDistScratch); ok {
+		return sd
+	}
+	return new(sqDistScratch)
 }
 
 // sqDistRefine is the fraction of ||q||² + ||k||² below which sqDists

@@ -400,16 +400,15 @@ func applyBackward[F float32 | float64](kind KernelKind, learnG bool, a applyArg
 		return 0
 	}
 	var dg float64
-	sd := &sqDistScratch{}
+	sd := getSqDistScratch()
+	defer sqDistPool.Put(sd)
 	for b := 0; b < a.b; b++ {
 		wb := w[b*tq*tk : (b+1)*tq*tk]
 		db := dout[b*tq*p : (b+1)*tq*p]
 		rb := r[b*tk*p : (b+1)*tk*p]
-		if learnG && kind != KindLinear {
-			rawScores(kind, sd, tq, tk, d, q[b*tq*d:(b+1)*tq*d], k[b*tk*d:(b+1)*tk*d], raw)
-			Gemm(false, true, tq, tk, p, 1, db, p, rb, p, 0, dw, tk)
-			dg = kernelDG(kind, one, wb, dw, raw, dg)
-		}
+		rawScores(kind, sd, tq, tk, d, q[b*tq*d:(b+1)*tq*d], k[b*tk*d:(b+1)*tk*d], raw)
+		Gemm(false, true, tq, tk, p, 1, db, p, rb, p, 0, dw, tk)
+		dg = kernelDG(kind, one, wb, dw, raw, dg)
 		applyDR(tq, tk, p, w, dout, dr, b)
 	}
 	return dg
