@@ -51,19 +51,11 @@ func (e *Encoder) PrepareContexts(x []float64, y []int) (*Contexts, error) {
 	if n == 0 {
 		return nil, fmt.Errorf("layers: encoder: PrepareContexts: no contexts")
 	}
-	for i, v := range x {
-		if v-v != 0 {
-			return nil, fmt.Errorf("layers: encoder: PrepareContexts: x[%d] (context %d, position %d) is %v", i, i/(T*d), (i/d)%T, v)
-		}
+	if err := e.checkContexts("PrepareContexts", x, y, n, nil); err != nil {
+		return nil, err
 	}
 	s := &Contexts{n: n, t: T, d: d, c: C, dtype: e.X.Dtype(), y: make([]int32, len(y))}
 	for i, l := range y {
-		t := i % T
-		query := t == T-1
-		if (l < 0 || l >= C) && !(query && l == -1) {
-			return nil, fmt.Errorf("layers: encoder: PrepareContexts: y[%d] (context %d, position %d) = %d, want 0..%d%s",
-				i, i/T, t, l, C-1, map[bool]string{true: " or -1 at the query"}[query])
-		}
 		s.y[i] = int32(l)
 	}
 	switch s.dtype {

@@ -259,8 +259,7 @@ func (e *Encoder) FeedContexts(x []float64, y []int, rows []int) error {
 
 // feed checks and loads the minibatch of contexts rows[k] of x and y (the
 // first B contexts when rows is nil), whose lengths the caller checked.
-// Every check runs before anything is written, in Feed's order (the values,
-// then the labels).
+// Every check runs before anything is written.
 func (e *Encoder) feed(what string, x []float64, y []int, rows []int) error {
 	B, T, d, C := e.Batch, e.N+1, e.D, e.C
 	row := func(k int) int {
@@ -269,34 +268,8 @@ func (e *Encoder) feed(what string, x []float64, y []int, rows []int) error {
 		}
 		return rows[k]
 	}
-	if !finiteContexts(x, T*d, B, row) {
-		for k := 0; k < B; k++ { // the first value that is not finite
-			c := row(k)
-			for i, v := range x[c*T*d : (c+1)*T*d] {
-				if v-v == 0 {
-					continue
-				}
-				if rows == nil {
-					i += k * T * d
-					return fmt.Errorf("layers: encoder: Feed: x[%d] (context %d, position %d) is %v", i, i/(T*d), (i/d)%T, v)
-				}
-				return fmt.Errorf("layers: encoder: %s: context %d (rows[%d]), position %d: x has %v", what, c, k, i/d, v)
-			}
-		}
-	}
-	for k := 0; k < B; k++ {
-		c := row(k)
-		for t, l := range y[c*T : (c+1)*T] {
-			query := t == T-1
-			if (l < 0 || l >= C) && !(query && l == -1) {
-				at := fmt.Sprintf("y[%d] (context %d, position %d)", k*T+t, k, t)
-				if rows != nil {
-					at = fmt.Sprintf("context %d (rows[%d]), position %d: y", c, k, t)
-				}
-				return fmt.Errorf("layers: encoder: %s: %s = %d, want 0..%d%s",
-					what, at, l, C-1, map[bool]string{true: " or -1 at the query"}[query])
-			}
-		}
+	if err := e.checkContexts(what, x, y, B, rows); err != nil {
+		return err
 	}
 	// The inputs are valid: write them straight into the node values.
 	xv, labels, target, err := e.inputs()
@@ -321,6 +294,51 @@ func (e *Encoder) feed(what string, x []float64, y []int, rows []int) error {
 		labels[(k+1)*T-1] = -1     // the query's token carries no label
 		if l := src[T-1]; l >= 0 { // else an unknown query label
 			target.set(k*C + l)
+		}
+	}
+	return nil
+}
+
+// checkContexts checks the contexts rows[k], k < n, of x and y (the first
+// n when rows is nil) in Feed's order: every value finite, then every
+// label in 0..C-1 (−1 allowed at the query). Its errors name the value or
+// label: by its index in x or y and its context and position when rows is
+// nil, by its context, row and position otherwise.
+func (e *Encoder) checkContexts(what string, x []float64, y []int, n int, rows []int) error {
+	T, d, C := e.N+1, e.D, e.C
+	row := func(k int) int {
+		if rows == nil {
+			return k
+		}
+		return rows[k]
+	}
+	if !finiteContexts(x, T*d, n, row) {
+		for k := 0; k < n; k++ { // the first value that is not finite
+			c := row(k)
+			for i, v := range x[c*T*d : (c+1)*T*d] {
+				if v-v == 0 {
+					continue
+				}
+				if rows == nil {
+					i += k * T * d
+					return fmt.Errorf("layers: encoder: %s: x[%d] (context %d, position %d) is %v", what, i, i/(T*d), (i/d)%T, v)
+				}
+				return fmt.Errorf("layers: encoder: %s: context %d (rows[%d]), position %d: x has %v", what, c, k, i/d, v)
+			}
+		}
+	}
+	for k := 0; k < n; k++ {
+		c := row(k)
+		for t, l := range y[c*T : (c+1)*T] {
+			query := t == T-1
+			if (l < 0 || l >= C) && !(query && l == -1) {
+				at := fmt.Sprintf("y[%d] (context %d, position %d)", k*T+t, k, t)
+				if rows != nil {
+					at = fmt.Sprintf("context %d (rows[%d]), position %d: y", c, k, t)
+				}
+				return fmt.Errorf("layers: encoder: %s: %s = %d, want 0..%d%s",
+					what, at, l, C-1, map[bool]string{true: " or -1 at the query"}[query])
+			}
 		}
 	}
 	return nil
