@@ -84,24 +84,24 @@ func (op *GatherColsOp) do(p G.Value, vals []G.Value) (G.Value, error) {
 	if err != nil {
 		return nil, fmt.Errorf("ops: gather columns: %w", err)
 	}
-	out := tensor.Shape{op.r, op.d}
 	switch w := denseData(vals[0]).(type) {
 	case []float64:
-		if len(w) != op.d*op.v {
-			return nil, fmt.Errorf("ops: gather columns: matrix of %d values, want %d·%d", len(w), op.d, op.v)
-		}
-		c := outBuf[float64](p, op.r*op.d, false)
-		oneHotRows(hot, w, op.v, op.d, true, c)
-		return wrapOut(p, out, c), nil
+		return gatherColsDo(p, hot, w, op.d, op.v)
 	case []float32:
-		if len(w) != op.d*op.v {
-			return nil, fmt.Errorf("ops: gather columns: matrix of %d values, want %d·%d", len(w), op.d, op.v)
-		}
-		c := outBuf[float32](p, op.r*op.d, false)
-		oneHotRows(hot, w, op.v, op.d, true, c)
-		return wrapOut(p, out, c), nil
+		return gatherColsDo(p, hot, w, op.d, op.v)
 	}
 	return nil, fmt.Errorf("ops: gather columns: unsupported matrix data %T", vals[0].Data())
+}
+
+// gatherColsDo is GatherColsOp's output for the matrix w (D, V): into p
+// when it fits (outBuf).
+func gatherColsDo[F float32 | float64](p G.Value, hot []int, w []F, d, v int) (G.Value, error) {
+	if len(w) != d*v {
+		return nil, fmt.Errorf("ops: gather columns: matrix of %d values, want %d·%d", len(w), d, v)
+	}
+	c := outBuf[F](p, len(hot)*d, false)
+	oneHotRows(hot, w, v, d, true, c)
+	return wrapOut(p, tensor.Shape{len(hot), d}, c), nil
 }
 
 // ScatterColsOp is (ids (R), grad (R, D)) -> (D, V): the gradient of a
@@ -148,24 +148,24 @@ func (op *ScatterColsOp) do(p G.Value, vals []G.Value) (G.Value, error) {
 	if err != nil {
 		return nil, fmt.Errorf("ops: scatter columns: %w", err)
 	}
-	out := tensor.Shape{op.d, op.v}
 	switch g := denseData(vals[1]).(type) {
 	case []float64:
-		if len(g) != op.r*op.d {
-			return nil, fmt.Errorf("ops: scatter columns: gradient of %d values, want %d·%d", len(g), op.r, op.d)
-		}
-		c := outBuf[float64](p, op.d*op.v, false)
-		oneHotCols(hot, g, op.d, op.v, c)
-		return wrapOut(p, out, c), nil
+		return scatterColsDo(p, hot, g, op.d, op.v)
 	case []float32:
-		if len(g) != op.r*op.d {
-			return nil, fmt.Errorf("ops: scatter columns: gradient of %d values, want %d·%d", len(g), op.r, op.d)
-		}
-		c := outBuf[float32](p, op.d*op.v, false)
-		oneHotCols(hot, g, op.d, op.v, c)
-		return wrapOut(p, out, c), nil
+		return scatterColsDo(p, hot, g, op.d, op.v)
 	}
 	return nil, fmt.Errorf("ops: scatter columns: unsupported gradient data %T", vals[1].Data())
+}
+
+// scatterColsDo is ScatterColsOp's output (D, V) for the gradient g (R,
+// D): into p when it fits (outBuf).
+func scatterColsDo[F float32 | float64](p G.Value, hot []int, g []F, d, v int) (G.Value, error) {
+	if len(g) != len(hot)*d {
+		return nil, fmt.Errorf("ops: scatter columns: gradient of %d values, want %d·%d", len(g), len(hot), d)
+	}
+	c := outBuf[F](p, d*v, false)
+	oneHotCols(hot, g, d, v, c)
+	return wrapOut(p, tensor.Shape{d, v}, c), nil
 }
 
 // labelIDs returns the r ids of an int tensor value, checking each is in
