@@ -112,11 +112,90 @@ func benchFit(b *testing.B, w Workload, dt tensor.Dtype, fit bool) {
 // GOMAXPROCS=1 and b.N of at least 20:
 //
 //	GOMAXPROCS=1 go test ./bench -run '^$' -bench FitOverheadPaired -benchtime 40x
+//
+// The "-b64" sub-benchmarks repeat it at minibatches of 64 contexts, the
+// examples' size.
 func BenchmarkFitOverheadPaired(b *testing.B) {
+	for _, batch := range []int{SyntheticBatch, 64} {
+		for _, w := range []Workload{SyntheticGD(1), SyntheticTF(1)} {
+			name := strings.TrimPrefix(w.Name, "synthetic/")
+			if batch != w.Batch {
+				w.Batch, name = batch, fmt.Sprintf("%s-b%d", name, batch)
+			}
+			for _, dt := range dtypes {
+				b.Run(fmt.Sprintf("%s/%v", name, dt), func(b *testing.B) { benchFitPaired(b, w, dt) })
+			}
+		}
+	}
+}
+
+// BenchmarkFitFeedModes splits Fit's cost per step for the workloads of
+// BenchmarkFitOverhead: rounds of 8 steps in four modes, alternating, on
+// one runner: "bare" (the trainer's step alone), "same" (FeedPrepared of
+// one fixed minibatch, then the step), "shuffled" (FeedPrepared of the
+// next of the set's 8 shuffled minibatches, then the step: what Fit
+// does) and "feed" (that FeedPrepared alone). It reports the median CPU
+// time per step of each mode in µs. Run it with GOMAXPROCS=1:
+//
+//	GOMAXPROCS=1 go test ./bench -run '^$' -bench FitFeedModes -benchtime 40x
+func BenchmarkFitFeedModes(b *testing.B) {
 	for _, w := range []Workload{SyntheticGD(1), SyntheticTF(1)} {
 		for _, dt := range dtypes {
-			b.Run(fmt.Sprintf("%s/%v", strings.TrimPrefix(w.Name, "synthetic/"), dt), func(b *testing.B) { benchFitPaired(b, w, dt) })
+			b.Run(fmt.Sprintf("%s/%v", strings.TrimPrefix(w.Name, "synthetic/"), dt), func(b *testing.B) { benchFeedModes(b, w, dt) })
 		}
+	}
+}
+
+func benchFeedModes(b *testing.B, w Workload, dt tensor.Dtype) {
+	m, r, batch := fitSetup(b, w, dt)
+	f, ok := m.(interface {
+		PrepareContexts(x []float64, y []int) (*layers.Contexts, error)
+		FeedPrepared(s *layers.Contexts, rows []int) error
+	})
+	if !ok {
+		b.Fatalf("%T has no FeedPrepared", m)
+	}
+	set, err := f.PrepareContexts(batch.X, batch.Y)
+	if err != nil {
+		b.Fatal(err)
+	}
+	perm := rand.New(rand.NewPCG(1, 1)).Perm(batch.B)
+	modes := []string{"bare", "same", "shuffled", "feed"}
+	round := func(mode string) {
+		for i := range fitSteps {
+			rows := perm[i*w.Batch : (i+1)*w.Batch]
+			if mode == "same" {
+				rows = perm[:w.Batch]
+			}
+			if mode != "bare" {
+				if err := f.FeedPrepared(set, rows); err != nil {
+					b.Fatal(err)
+				}
+			}
+			if mode != "feed" {
+				if _, err := r.Trainer().Step(); err != nil {
+					b.Fatal(err)
+				}
+			}
+		}
+	}
+	for _, mode := range modes { // the first run allocates the node values
+		round(mode)
+	}
+	cpu := map[string][]time.Duration{}
+	b.ResetTimer()
+	for range b.N {
+		for _, mode := range modes {
+			t := CPUTime()
+			round(mode)
+			cpu[mode] = append(cpu[mode], CPUTime()-t)
+		}
+	}
+	b.StopTimer()
+	for _, mode := range modes {
+		d := cpu[mode]
+		slices.Sort(d)
+		b.ReportMetric(float64(d[len(d)/2])/1e3/fitSteps, mode+"-µs/step")
 	}
 }
 
