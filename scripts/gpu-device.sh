@@ -15,12 +15,18 @@
 #             workloads at batch 512, language small and paper presets); smi-apps.csv
 #   peer      time-torch.jsonl: the same workloads in PyTorch on the same GPU
 #             (bench/peer/cuda_suite.py: eager, TF32 off; then torch.compile)
+#   profile   (not run unless named in STAGES) profile.jsonl: where a float32 training step
+#             of PROFILE_WORKLOADS spends its time, by kernel and product (gpu profile), and
+#             cpu-<n>.pprof, the Go CPU profile of the same steps unsynchronised
 #   curve     curve-device.jsonl: the language paper preset trained for what is left of
 #             CURVE_BUDGET (120 s), curve-cpu.jsonl: the CPU's first steps of the same run,
 #             trained at the same time on the machine's cores
 # Each stage has its own time limit (cut to what is left of TOTAL, 450 s) and its stdout
 # and stderr files; stages.tsv records each stage's limit, exit status and duration, and
-# device.log the run. Then, here: go run ./bench/gpu report -in <the returned files>.
+# device.log the run. At the end (or when terminated) every file is packed into
+# $OUT/gpu-run.tar.gz and removed, but for device.log and stages.tsv: the device tool
+# returns only a few files of $OUT. Then, here: tar -xzf <files_at>/gpu-run.tar.gz -C DIR and
+# go run ./bench/gpu report -in DIR.
 #
 # Environment (all optional):
 #   OUT           output directory (required; the device tool sets it)
@@ -31,6 +37,8 @@
 #   PYTHON        the Python with PyTorch (python3)
 #   TORCH_DEVICE  the torch device of the peer stage (cuda)
 #   TIME_WORKLOADS, PARITY_WORKLOADS  comma-separated bench workloads (bench/gpu's defaults)
+#   PROFILE_WORKLOADS  the profile stage's workloads (the language paper and small presets
+#                 and two synthetic ones)
 #   CURVE_BUDGET  seconds of GPU training in the curve stage (120); CURVE_PRESET (paper)
 #   GDATTN_CUBLAS path of libcublas.so.*; found on the loader path or searched for if unset
 #   LIMIT_<STAGE> a stage's own time limit in seconds, e.g. LIMIT_TESTS=60
@@ -42,6 +50,7 @@ mkdir -p "$OUT"
 BUNDLE=${BUNDLE:-results/gpu-bundle/gpu-bundle.tar.xz}
 TOTAL=${TOTAL:-450}
 STAGES=${STAGES:-info tests exact parity time peer curve}
+PROFILE_WORKLOADS=${PROFILE_WORKLOADS:-language-paper/gdlm,language-paper/gpt,language-small/gdlm,synthetic/gd-1,synthetic/tf-2}
 DEVICE=${DEVICE:-cuda}
 PYTHON=${PYTHON:-python3}
 TORCH_DEVICE=${TORCH_DEVICE:-cuda}
@@ -176,6 +185,17 @@ smi_start() {
 smi_stop() {
   if [ -n "${SMI_PID:-}" ]; then kill "$SMI_PID" 2>/dev/null; wait "$SMI_PID" 2>/dev/null; SMI_PID=; fi
 }
+# pack: every file of $OUT but device.log and stages.tsv into $OUT/gpu-run.tar.gz, the
+# originals removed (the device tool returns only a few files).
+pack() {
+  local files
+  files=$(cd "$OUT" && ls | grep -vxE 'device\.log|stages\.tsv|gpu-run\.tar\.gz')
+  [ -z "$files" ] && return 0
+  # shellcheck disable=SC2086
+  if (cd "$OUT" && tar -czf gpu-run.tar.gz $files); then
+    (cd "$OUT" && rm -f $files)
+  fi
+}
 STAGE_PID=
 on_term() {
   note "terminated: stopping the running stage"
@@ -185,6 +205,7 @@ on_term() {
   fi
   smi_stop
   rm -rf "$WORK"
+  pack
   exit 143
 }
 trap 'smi_stop' EXIT
@@ -222,8 +243,13 @@ for st in $STAGES; do
     grep -h 'torch_unavailable' "$OUT/time-torch.jsonl" > /dev/null && note "peer: $(tail -1 "$OUT/time-torch.log")"
     ;;
   curve) run_stage curve $((CURVE_BUDGET + 30)) curve-device.jsonl curve-device.log bash -c stage_curve ;;
-  *) note "unknown stage $st (want info tests exact parity time peer curve)" ;;
+  profile)
+    run_stage profile 90 profile.jsonl profile.log "$GPU" profile -device "$DEVICE" -workloads "$PROFILE_WORKLOADS" \
+      -cpuprofile "$OUT/cpu-"
+    ;;
+  *) note "unknown stage $st (want info tests exact parity time peer curve profile)" ;;
   esac
 done
 note "done in $(elapsed)s; files in $OUT: $(cd "$OUT" && ls | tr '\n' ' ')"
 rm -rf "$WORK"
+pack

@@ -8,6 +8,7 @@
 //	gpu parity -device cuda [-steps 3]                first training losses, CPU (Go VM) vs device
 //	gpu time   -device cuda [-workloads ...]          float32 step times and peak device memory
 //	gpu curve  -device cuda -corpus F [-budget 2m]    the language paper preset trained for a time budget
+//	gpu profile -device cuda [-workloads ...]       where a training step's time goes, by kernel and product
 //	gpu peer-args [-workloads ...]                    the bench/peer/peer.py sizes of the timed workloads
 //	gpu report -in DIR -out bench/results/gpu.md      the markdown report of a run's $OUT files
 //
@@ -43,6 +44,7 @@ Subcommands (each prints JSON lines on stdout, readable lines on stderr):
   parity     the first training losses of GD, Trained TF, GD LM and GPT on the CPU and a device
   time       float32 training step times and peak device memory of the benchmark workloads
   curve      the language model's paper preset trained for a time budget on a corpus
+  profile    where a float32 training step spends its time, by kernel and product
   peer-args  the bench/peer/peer.py arguments of the workloads "time" measures
   report     bench/results/gpu.md from the files a GPU run wrote under $OUT
 
@@ -52,7 +54,7 @@ Subcommands (each prints JSON lines on stdout, readable lines on stderr):
 // command runs the subcommand args[0] with its flags args[1:].
 func command(args []string, stdout, stderr io.Writer) error {
 	if len(args) == 0 {
-		return cli.Usagef("no subcommand (want exact, parity, time, curve, peer-args or report; -h for usage)")
+		return cli.Usagef("no subcommand (want exact, parity, time, curve, profile, peer-args or report; -h for usage)")
 	}
 	out := &jsonLines{w: stdout, log: stderr}
 	switch args[0] {
@@ -67,12 +69,14 @@ func command(args []string, stdout, stderr io.Writer) error {
 		return cmdTime(args[1:], out)
 	case "curve":
 		return cmdCurve(args[1:], out)
+	case "profile":
+		return cmdProfile(args[1:], out)
 	case "peer-args":
 		return cmdPeerArgs(args[1:], stdout)
 	case "report":
 		return cmdReport(args[1:], stderr)
 	}
-	return cli.Usagef("unknown subcommand %q (want exact, parity, time, curve, peer-args or report; -h for usage)", args[0])
+	return cli.Usagef("unknown subcommand %q (want exact, parity, time, curve, profile, peer-args or report; -h for usage)", args[0])
 }
 
 // deviceNames are the values of -device.
