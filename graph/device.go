@@ -33,6 +33,16 @@ type DeviceUpdater interface {
 	GradStats() (stats []GradStat, ok bool, err error)
 }
 
+// ParamChecker is implemented by a [DeviceUpdater] that may keep the
+// parameters on the device after an update (graph/cuda's executor with
+// resident parameters): NonFiniteParams counts, for each parameter (aligned
+// with Machine.Params), its NaN and ±Inf elements where the last update left
+// them. With ok false the parameters' host values are the current ones and
+// the trainer checks those instead.
+type ParamChecker interface {
+	NonFiniteParams() (counts []int, ok bool, err error)
+}
+
 // GradStat summarises one parameter's gradient kept on a device: the sum of
 // the squares of its finite elements and the number of NaN or ±Inf ones.
 type GradStat struct {

@@ -494,8 +494,28 @@ func (t *Trainer) deviceUpdate(n int, lr, norm float64) error {
 		return fmt.Errorf("train: step %d: device update: %w", n, err)
 	}
 	// The device wrote the update where the host cannot check it before;
-	// check the values it copied back (resident parameters stay on the
-	// device and are not checked here).
+	// check the new values where they are: on the device when it keeps
+	// them there (their host values are stale: scanning those would check
+	// nothing, at the cost of a pass over every parameter), else the
+	// values it copied back.
+	if pc, ok := t.dev.(graph.ParamChecker); ok {
+		counts, onDev, err := pc.NonFiniteParams()
+		if err != nil {
+			return fmt.Errorf("train: step %d: checking the updated parameters: %w", n, err)
+		}
+		if onDev {
+			if len(counts) != len(t.params) {
+				return fmt.Errorf("train: step %d: %d parameter checks for %d parameters", n, len(counts), len(t.params))
+			}
+			for i, c := range counts {
+				if c > 0 {
+					t.broken = fmt.Errorf("train: step %d: the device update made %d elements of %q non-finite (learning rate %v); the device moments cannot be rolled back: restore a checkpoint", n, c, t.names[i], lr)
+					return t.broken
+				}
+			}
+			return nil
+		}
+	}
 	for i, p := range t.params {
 		f32, f64, err := valueView(p.Value())
 		if err != nil {

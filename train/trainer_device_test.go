@@ -154,6 +154,23 @@ func (h *hostUpdater) SyncParams() error {
 
 func (h *hostUpdater) GradStats() ([]graph.GradStat, bool, error) { return nil, false, nil }
 
+// NonFiniteParams checks the resident copies (graph.ParamChecker); without
+// them the host values are current (ok false).
+func (h *hostUpdater) NonFiniteParams() ([]int, bool, error) {
+	if !h.resident {
+		return nil, false, nil
+	}
+	counts := make([]int, len(h.dev))
+	for i, d := range h.dev {
+		for _, x := range d {
+			if math.IsNaN(x) || math.IsInf(x, 0) {
+				counts[i]++
+			}
+		}
+	}
+	return counts, true, nil
+}
+
 func (h *hostUpdater) Moments(i int, m, v []float64) error {
 	copy(m, h.mom[i])
 	copy(v, h.vel[i])
@@ -255,6 +272,33 @@ func TestTrainerDeviceUpdater(t *testing.T) {
 	opt, _, _ := train(true, true)
 	if opt.OnDevice() {
 		t.Error("HostOptimizer trainer updates on the device")
+	}
+}
+
+// TestDeviceUpdateGuardResident: with the parameters kept on the device,
+// the non-finite values the update wrote there (not in the stale host
+// values) are found and reported, and the trainer refuses to go on.
+func TestDeviceUpdateGuardResident(t *testing.T) {
+	m := newLinModel(t, graph.Float64)
+	var hu *hostUpdater
+	mach := must(graph.NewMachine(m.s, m.loss, graph.MachineOptions{Executor: func(p *graph.Program) (graph.Executor, error) {
+		var err error
+		hu, err = newHostUpdater(p, true)
+		return hu, err
+	}}))
+	t.Cleanup(func() { mach.Close() })
+	lr := 0.01
+	tr := must(NewTrainer(mach, Config{Schedule: func(int) float64 { return lr }}))
+	must(0, graph.SetValue(m.x, []float64{1, 2, 3, 4, 5, 6}))
+	must(0, graph.SetValue(m.y, []float64{0, 1, 1, 0}))
+	must(tr.Step())
+	lr = 1e308
+	_, err := tr.Step()
+	if err == nil || !strings.Contains(err.Error(), "step 2") || !strings.Contains(err.Error(), "non-finite") {
+		t.Fatalf("got %v, want an error naming step 2 and non-finite values", err)
+	}
+	if _, err2 := tr.Step(); err2 == nil || err2.Error() != err.Error() {
+		t.Errorf("the next step: got %v, want the same error", err2)
 	}
 }
 

@@ -70,237 +70,276 @@ int gdattn_emu_dispatch(int k, void **a) {
         attn_dot_coef_f64(*(long long *)a[0], *(int *)a[1], *(void **)a[2], *(int *)a[3], *(int *)a[4], *(void **)a[5], *(void **)a[6], *(void **)a[7], *(void **)a[8], *(void **)a[9], *(int *)a[10], *(void **)a[11]);
         return 0;
     case 16:
-        ew_unary_f32(*(long long *)a[0], *(int *)a[1], *(void **)a[2], *(void **)a[3]);
+        attn_rows_part_f32(*(long long *)a[0], *(void **)a[1], *(int *)a[2], *(int *)a[3], *(int *)a[4], *(void **)a[5], *(void **)a[6], *(void **)a[7], *(void **)a[8]);
         return 0;
     case 17:
-        ew_unary_f64(*(long long *)a[0], *(int *)a[1], *(void **)a[2], *(void **)a[3]);
+        attn_rows_part_f64(*(long long *)a[0], *(void **)a[1], *(int *)a[2], *(int *)a[3], *(int *)a[4], *(void **)a[5], *(void **)a[6], *(void **)a[7], *(void **)a[8]);
         return 0;
     case 18:
-        ew_binary_f32(*(long long *)a[0], *(int *)a[1], *(void **)a[2], *(long long *)a[3], *(void **)a[4], *(long long *)a[5], *(void **)a[6]);
+        attn_rows_join(*(long long *)a[0], *(int *)a[1], *(void **)a[2], *(void **)a[3], *(void **)a[4]);
         return 0;
     case 19:
-        ew_binary_f64(*(long long *)a[0], *(int *)a[1], *(void **)a[2], *(long long *)a[3], *(void **)a[4], *(long long *)a[5], *(void **)a[6]);
+        attn_rows_apply_f32(*(long long *)a[0], *(int *)a[1], *(void **)a[2], *(int *)a[3], *(int *)a[4], *(void **)a[5], *(void **)a[6], *(void **)a[7]);
         return 0;
     case 20:
-        gelu_f32(*(long long *)a[0], *(void **)a[1], *(void **)a[2]);
+        attn_rows_apply_f64(*(long long *)a[0], *(int *)a[1], *(void **)a[2], *(int *)a[3], *(int *)a[4], *(void **)a[5], *(void **)a[6], *(void **)a[7]);
         return 0;
     case 21:
-        gelu_grad_f32(*(long long *)a[0], *(void **)a[1], *(void **)a[2], *(void **)a[3]);
+        attn_coef_part_f32(*(long long *)a[0], *(int *)a[1], *(int *)a[2], *(void **)a[3], *(void **)a[4], *(void **)a[5]);
         return 0;
     case 22:
-        gelu_f64(*(long long *)a[0], *(void **)a[1], *(void **)a[2]);
+        attn_coef_part_f64(*(long long *)a[0], *(int *)a[1], *(int *)a[2], *(void **)a[3], *(void **)a[4], *(void **)a[5]);
         return 0;
     case 23:
-        gelu_grad_f64(*(long long *)a[0], *(void **)a[1], *(void **)a[2], *(void **)a[3]);
+        attn_part_join(*(long long *)a[0], *(int *)a[1], *(void **)a[2], *(void **)a[3]);
         return 0;
     case 24:
-        grad_part_f32(*(long long *)a[0], *(long long *)a[1], *(void **)a[2], *(void **)a[3]);
+        attn_coef_chunk_f32(*(long long *)a[0], *(int *)a[1], *(void **)a[2], *(int *)a[3], *(int *)a[4], *(int *)a[5], *(void **)a[6], *(void **)a[7], *(void **)a[8], *(void **)a[9], *(void **)a[10], *(void **)a[11], *(int *)a[12], *(void **)a[13]);
         return 0;
     case 25:
-        grad_part_f64(*(long long *)a[0], *(long long *)a[1], *(void **)a[2], *(void **)a[3]);
+        attn_coef_chunk_f64(*(long long *)a[0], *(int *)a[1], *(void **)a[2], *(int *)a[3], *(int *)a[4], *(int *)a[5], *(void **)a[6], *(void **)a[7], *(void **)a[8], *(void **)a[9], *(void **)a[10], *(void **)a[11], *(int *)a[12], *(void **)a[13]);
         return 0;
     case 26:
-        grad_join(*(long long *)a[0], *(int *)a[1], *(void **)a[2], *(void **)a[3]);
+        attn_g_add(*(long long *)a[0], *(long long *)a[1], *(void **)a[2], *(void **)a[3]);
         return 0;
     case 27:
-        head_weights_f32(*(long long *)a[0], *(int *)a[1], *(void **)a[2], *(int *)a[3], *(void **)a[4], *(void **)a[5]);
+        ew_unary_f32(*(long long *)a[0], *(int *)a[1], *(void **)a[2], *(void **)a[3]);
         return 0;
     case 28:
-        head_weights_f64(*(long long *)a[0], *(int *)a[1], *(void **)a[2], *(int *)a[3], *(void **)a[4], *(void **)a[5]);
+        ew_unary_f64(*(long long *)a[0], *(int *)a[1], *(void **)a[2], *(void **)a[3]);
         return 0;
     case 29:
-        head_dscores_f32(*(long long *)a[0], *(int *)a[1], *(void **)a[2], *(int *)a[3], *(void **)a[4], *(void **)a[5], *(void **)a[6], *(void **)a[7]);
+        ew_binary_f32(*(long long *)a[0], *(int *)a[1], *(void **)a[2], *(long long *)a[3], *(void **)a[4], *(long long *)a[5], *(void **)a[6]);
         return 0;
     case 30:
-        head_dscores_f64(*(long long *)a[0], *(int *)a[1], *(void **)a[2], *(int *)a[3], *(void **)a[4], *(void **)a[5], *(void **)a[6], *(void **)a[7]);
+        ew_binary_f64(*(long long *)a[0], *(int *)a[1], *(void **)a[2], *(long long *)a[3], *(void **)a[4], *(long long *)a[5], *(void **)a[6]);
         return 0;
     case 31:
-        ln_stats_f32(*(long long *)a[0], *(int *)a[1], *(double *)a[2], *(void **)a[3], *(void **)a[4]);
+        gelu_f32(*(long long *)a[0], *(void **)a[1], *(void **)a[2]);
         return 0;
     case 32:
-        ln_stats_f64(*(long long *)a[0], *(int *)a[1], *(double *)a[2], *(void **)a[3], *(void **)a[4]);
+        gelu_grad_f32(*(long long *)a[0], *(void **)a[1], *(void **)a[2], *(void **)a[3]);
         return 0;
     case 33:
-        ln_fwd_f32(*(long long *)a[0], *(int *)a[1], *(double *)a[2], *(int *)a[3], *(void **)a[4], *(void **)a[5], *(void **)a[6], *(void **)a[7]);
+        gelu_f64(*(long long *)a[0], *(void **)a[1], *(void **)a[2]);
         return 0;
     case 34:
-        ln_fwd_f64(*(long long *)a[0], *(int *)a[1], *(double *)a[2], *(int *)a[3], *(void **)a[4], *(void **)a[5], *(void **)a[6], *(void **)a[7]);
+        gelu_grad_f64(*(long long *)a[0], *(void **)a[1], *(void **)a[2], *(void **)a[3]);
         return 0;
     case 35:
-        ln_grad_f32(*(long long *)a[0], *(int *)a[1], *(double *)a[2], *(void **)a[3], *(void **)a[4], *(void **)a[5], *(void **)a[6]);
+        grad_part_f32(*(long long *)a[0], *(long long *)a[1], *(void **)a[2], *(void **)a[3]);
         return 0;
     case 36:
-        ln_grad_f64(*(long long *)a[0], *(int *)a[1], *(double *)a[2], *(void **)a[3], *(void **)a[4], *(void **)a[5], *(void **)a[6]);
+        grad_part_f64(*(long long *)a[0], *(long long *)a[1], *(void **)a[2], *(void **)a[3]);
         return 0;
     case 37:
-        ln_mean_grad_f32(*(long long *)a[0], *(int *)a[1], *(void **)a[2], *(void **)a[3]);
+        grad_join(*(long long *)a[0], *(int *)a[1], *(void **)a[2], *(void **)a[3]);
         return 0;
     case 38:
-        ln_mean_grad_f64(*(long long *)a[0], *(int *)a[1], *(void **)a[2], *(void **)a[3]);
+        head_weights_f32(*(long long *)a[0], *(int *)a[1], *(void **)a[2], *(int *)a[3], *(void **)a[4], *(void **)a[5]);
         return 0;
     case 39:
-        ln_param_grad_f32(*(long long *)a[0], *(long long *)a[1], *(int *)a[2], *(void **)a[3], *(void **)a[4], *(void **)a[5], *(void **)a[6]);
+        head_weights_f64(*(long long *)a[0], *(int *)a[1], *(void **)a[2], *(int *)a[3], *(void **)a[4], *(void **)a[5]);
         return 0;
     case 40:
-        ln_param_grad_f64(*(long long *)a[0], *(long long *)a[1], *(int *)a[2], *(void **)a[3], *(void **)a[4], *(void **)a[5], *(void **)a[6]);
+        head_dscores_f32(*(long long *)a[0], *(int *)a[1], *(void **)a[2], *(int *)a[3], *(void **)a[4], *(void **)a[5], *(void **)a[6], *(void **)a[7]);
         return 0;
     case 41:
-        fill_f32(*(long long *)a[0], *(float *)a[1], *(void **)a[2]);
+        head_dscores_f64(*(long long *)a[0], *(int *)a[1], *(void **)a[2], *(int *)a[3], *(void **)a[4], *(void **)a[5], *(void **)a[6], *(void **)a[7]);
         return 0;
     case 42:
-        fill_f64(*(long long *)a[0], *(double *)a[1], *(void **)a[2]);
+        ln_stats_f32(*(long long *)a[0], *(int *)a[1], *(double *)a[2], *(void **)a[3], *(void **)a[4]);
         return 0;
     case 43:
-        axpy_f32(*(long long *)a[0], *(float *)a[1], *(void **)a[2], *(void **)a[3]);
+        ln_stats_f64(*(long long *)a[0], *(int *)a[1], *(double *)a[2], *(void **)a[3], *(void **)a[4]);
         return 0;
     case 44:
-        axpy_f64(*(long long *)a[0], *(double *)a[1], *(void **)a[2], *(void **)a[3]);
+        ln_fwd_f32(*(long long *)a[0], *(int *)a[1], *(double *)a[2], *(int *)a[3], *(void **)a[4], *(void **)a[5], *(void **)a[6], *(void **)a[7]);
         return 0;
     case 45:
-        scale_f32(*(long long *)a[0], *(float *)a[1], *(void **)a[2]);
+        ln_fwd_f64(*(long long *)a[0], *(int *)a[1], *(double *)a[2], *(int *)a[3], *(void **)a[4], *(void **)a[5], *(void **)a[6], *(void **)a[7]);
         return 0;
     case 46:
-        scale_f64(*(long long *)a[0], *(double *)a[1], *(void **)a[2]);
+        ln_grad_f32(*(long long *)a[0], *(int *)a[1], *(double *)a[2], *(void **)a[3], *(void **)a[4], *(void **)a[5], *(void **)a[6]);
         return 0;
     case 47:
-        iota_f32(*(long long *)a[0], *(float *)a[1], *(float *)a[2], *(int *)a[3], *(void **)a[4]);
+        ln_grad_f64(*(long long *)a[0], *(int *)a[1], *(double *)a[2], *(void **)a[3], *(void **)a[4], *(void **)a[5], *(void **)a[6]);
         return 0;
     case 48:
-        iota_f64(*(long long *)a[0], *(double *)a[1], *(double *)a[2], *(int *)a[3], *(void **)a[4]);
+        ln_mean_grad_f32(*(long long *)a[0], *(int *)a[1], *(void **)a[2], *(void **)a[3]);
         return 0;
     case 49:
-        sum_f32(*(long long *)a[0], *(void **)a[1], *(void **)a[2]);
+        ln_mean_grad_f64(*(long long *)a[0], *(int *)a[1], *(void **)a[2], *(void **)a[3]);
         return 0;
     case 50:
-        sum_f64(*(long long *)a[0], *(void **)a[1], *(void **)a[2]);
+        ln_param_grad_f32(*(long long *)a[0], *(long long *)a[1], *(int *)a[2], *(void **)a[3], *(void **)a[4], *(void **)a[5], *(void **)a[6]);
         return 0;
     case 51:
-        gemm_naive_f32(*(long long *)a[0], *(int *)a[1], *(int *)a[2], *(int *)a[3], *(int *)a[4], *(int *)a[5], *(double *)a[6], *(void **)a[7], *(int *)a[8], *(long long *)a[9], *(void **)a[10], *(int *)a[11], *(long long *)a[12], *(double *)a[13], *(void **)a[14], *(int *)a[15], *(long long *)a[16]);
+        ln_param_grad_f64(*(long long *)a[0], *(long long *)a[1], *(int *)a[2], *(void **)a[3], *(void **)a[4], *(void **)a[5], *(void **)a[6]);
         return 0;
     case 52:
-        gemm_naive_f64(*(long long *)a[0], *(int *)a[1], *(int *)a[2], *(int *)a[3], *(int *)a[4], *(int *)a[5], *(double *)a[6], *(void **)a[7], *(int *)a[8], *(long long *)a[9], *(void **)a[10], *(int *)a[11], *(long long *)a[12], *(double *)a[13], *(void **)a[14], *(int *)a[15], *(long long *)a[16]);
+        fill_f32(*(long long *)a[0], *(float *)a[1], *(void **)a[2]);
         return 0;
     case 53:
-        repeat_f32(*(long long *)a[0], *(void **)a[1], *(void **)a[2], *(long long *)a[3], *(long long *)a[4], *(long long *)a[5]);
+        fill_f64(*(long long *)a[0], *(double *)a[1], *(void **)a[2]);
         return 0;
     case 54:
-        repeat_f64(*(long long *)a[0], *(void **)a[1], *(void **)a[2], *(long long *)a[3], *(long long *)a[4], *(long long *)a[5]);
+        axpy_f32(*(long long *)a[0], *(float *)a[1], *(void **)a[2], *(void **)a[3]);
         return 0;
     case 55:
-        band_copy_f32(*(long long *)a[0], *(void **)a[1], *(void **)a[2], *(long long *)a[3], *(long long *)a[4], *(long long *)a[5], *(long long *)a[6], *(long long *)a[7], *(long long *)a[8]);
+        axpy_f64(*(long long *)a[0], *(double *)a[1], *(void **)a[2], *(void **)a[3]);
         return 0;
     case 56:
-        band_copy_f64(*(long long *)a[0], *(void **)a[1], *(void **)a[2], *(long long *)a[3], *(long long *)a[4], *(long long *)a[5], *(long long *)a[6], *(long long *)a[7], *(long long *)a[8]);
+        scale_f32(*(long long *)a[0], *(float *)a[1], *(void **)a[2]);
         return 0;
     case 57:
-        permute4_f32(*(long long *)a[0], *(void **)a[1], *(void **)a[2], *(long long *)a[3], *(long long *)a[4], *(long long *)a[5], *(long long *)a[6], *(long long *)a[7], *(long long *)a[8], *(long long *)a[9]);
+        scale_f64(*(long long *)a[0], *(double *)a[1], *(void **)a[2]);
         return 0;
     case 58:
-        permute4_f64(*(long long *)a[0], *(void **)a[1], *(void **)a[2], *(long long *)a[3], *(long long *)a[4], *(long long *)a[5], *(long long *)a[6], *(long long *)a[7], *(long long *)a[8], *(long long *)a[9]);
+        iota_f32(*(long long *)a[0], *(float *)a[1], *(float *)a[2], *(int *)a[3], *(void **)a[4]);
         return 0;
     case 59:
-        reduce4_f32(*(long long *)a[0], *(void **)a[1], *(void **)a[2], *(long long *)a[3], *(long long *)a[4], *(long long *)a[5], *(long long *)a[6], *(int *)a[7]);
+        iota_f64(*(long long *)a[0], *(double *)a[1], *(double *)a[2], *(int *)a[3], *(void **)a[4]);
         return 0;
     case 60:
-        reduce4_f64(*(long long *)a[0], *(void **)a[1], *(void **)a[2], *(long long *)a[3], *(long long *)a[4], *(long long *)a[5], *(long long *)a[6], *(int *)a[7]);
+        sum_f32(*(long long *)a[0], *(void **)a[1], *(void **)a[2]);
         return 0;
     case 61:
-        reduce4_atomic_f32(*(long long *)a[0], *(void **)a[1], *(void **)a[2], *(long long *)a[3], *(long long *)a[4], *(long long *)a[5], *(int *)a[6]);
+        sum_f64(*(long long *)a[0], *(void **)a[1], *(void **)a[2]);
         return 0;
     case 62:
-        cast_acc_f32(*(long long *)a[0], *(void **)a[1], *(void **)a[2]);
+        gemm_naive_f32(*(long long *)a[0], *(int *)a[1], *(int *)a[2], *(int *)a[3], *(int *)a[4], *(int *)a[5], *(double *)a[6], *(void **)a[7], *(int *)a[8], *(long long *)a[9], *(void **)a[10], *(int *)a[11], *(long long *)a[12], *(double *)a[13], *(void **)a[14], *(int *)a[15], *(long long *)a[16]);
         return 0;
     case 63:
-        reduce4_atomic_f64(*(long long *)a[0], *(void **)a[1], *(void **)a[2], *(long long *)a[3], *(long long *)a[4], *(long long *)a[5], *(int *)a[6]);
+        gemm_naive_f64(*(long long *)a[0], *(int *)a[1], *(int *)a[2], *(int *)a[3], *(int *)a[4], *(int *)a[5], *(double *)a[6], *(void **)a[7], *(int *)a[8], *(long long *)a[9], *(void **)a[10], *(int *)a[11], *(long long *)a[12], *(double *)a[13], *(void **)a[14], *(int *)a[15], *(long long *)a[16]);
         return 0;
     case 64:
-        cast_acc_f64(*(long long *)a[0], *(void **)a[1], *(void **)a[2]);
+        repeat_f32(*(long long *)a[0], *(void **)a[1], *(void **)a[2], *(long long *)a[3], *(long long *)a[4], *(long long *)a[5]);
         return 0;
     case 65:
-        softmax_rows_f32(*(long long *)a[0], *(int *)a[1], *(int *)a[2], *(void **)a[3], *(void **)a[4]);
+        repeat_f64(*(long long *)a[0], *(void **)a[1], *(void **)a[2], *(long long *)a[3], *(long long *)a[4], *(long long *)a[5]);
         return 0;
     case 66:
-        softmax_rows_f64(*(long long *)a[0], *(int *)a[1], *(int *)a[2], *(void **)a[3], *(void **)a[4]);
+        band_copy_f32(*(long long *)a[0], *(void **)a[1], *(void **)a[2], *(long long *)a[3], *(long long *)a[4], *(long long *)a[5], *(long long *)a[6], *(long long *)a[7], *(long long *)a[8]);
         return 0;
     case 67:
-        softmax_grad_rows_f32(*(long long *)a[0], *(int *)a[1], *(int *)a[2], *(void **)a[3], *(void **)a[4], *(void **)a[5]);
+        band_copy_f64(*(long long *)a[0], *(void **)a[1], *(void **)a[2], *(long long *)a[3], *(long long *)a[4], *(long long *)a[5], *(long long *)a[6], *(long long *)a[7], *(long long *)a[8]);
         return 0;
     case 68:
-        softmax_grad_rows_f64(*(long long *)a[0], *(int *)a[1], *(int *)a[2], *(void **)a[3], *(void **)a[4], *(void **)a[5]);
+        permute4_f32(*(long long *)a[0], *(void **)a[1], *(void **)a[2], *(long long *)a[3], *(long long *)a[4], *(long long *)a[5], *(long long *)a[6], *(long long *)a[7], *(long long *)a[8], *(long long *)a[9]);
         return 0;
     case 69:
-        gather_rows_f32(*(long long *)a[0], *(void **)a[1], *(void **)a[2], *(int *)a[3], *(void **)a[4]);
+        permute4_f64(*(long long *)a[0], *(void **)a[1], *(void **)a[2], *(long long *)a[3], *(long long *)a[4], *(long long *)a[5], *(long long *)a[6], *(long long *)a[7], *(long long *)a[8], *(long long *)a[9]);
         return 0;
     case 70:
-        gather_rows_f64(*(long long *)a[0], *(void **)a[1], *(void **)a[2], *(int *)a[3], *(void **)a[4]);
+        reduce4_f32(*(long long *)a[0], *(void **)a[1], *(void **)a[2], *(long long *)a[3], *(long long *)a[4], *(long long *)a[5], *(long long *)a[6], *(int *)a[7]);
         return 0;
     case 71:
-        scatter_rows_f32(*(long long *)a[0], *(void **)a[1], *(void **)a[2], *(int *)a[3], *(void **)a[4]);
+        reduce4_f64(*(long long *)a[0], *(void **)a[1], *(void **)a[2], *(long long *)a[3], *(long long *)a[4], *(long long *)a[5], *(long long *)a[6], *(int *)a[7]);
         return 0;
     case 72:
-        scatter_rows_f64(*(long long *)a[0], *(void **)a[1], *(void **)a[2], *(int *)a[3], *(void **)a[4]);
+        reduce4_part_f32(*(long long *)a[0], *(void **)a[1], *(void **)a[2], *(long long *)a[3], *(long long *)a[4], *(long long *)a[5], *(long long *)a[6], *(int *)a[7], *(long long *)a[8], *(int *)a[9]);
         return 0;
     case 73:
-        gather_cols_f32(*(long long *)a[0], *(void **)a[1], *(void **)a[2], *(int *)a[3], *(int *)a[4], *(void **)a[5]);
+        reduce_join_f32(*(long long *)a[0], *(long long *)a[1], *(void **)a[2], *(void **)a[3]);
         return 0;
     case 74:
-        gather_cols_f64(*(long long *)a[0], *(void **)a[1], *(void **)a[2], *(int *)a[3], *(int *)a[4], *(void **)a[5]);
+        reduce4_part_f64(*(long long *)a[0], *(void **)a[1], *(void **)a[2], *(long long *)a[3], *(long long *)a[4], *(long long *)a[5], *(long long *)a[6], *(int *)a[7], *(long long *)a[8], *(int *)a[9]);
         return 0;
     case 75:
-        scatter_cols_f32(*(long long *)a[0], *(void **)a[1], *(void **)a[2], *(int *)a[3], *(int *)a[4], *(void **)a[5]);
+        reduce_join_f64(*(long long *)a[0], *(long long *)a[1], *(void **)a[2], *(void **)a[3]);
         return 0;
     case 76:
-        scatter_cols_f64(*(long long *)a[0], *(void **)a[1], *(void **)a[2], *(int *)a[3], *(int *)a[4], *(void **)a[5]);
+        cast_acc_f32(*(long long *)a[0], *(void **)a[1], *(void **)a[2]);
         return 0;
     case 77:
-        col_sum_part_f32(*(long long *)a[0], *(long long *)a[1], *(int *)a[2], *(int *)a[3], *(void **)a[4], *(void **)a[5]);
+        cast_acc_f64(*(long long *)a[0], *(void **)a[1], *(void **)a[2]);
         return 0;
     case 78:
-        col_sum_part_f64(*(long long *)a[0], *(long long *)a[1], *(int *)a[2], *(int *)a[3], *(void **)a[4], *(void **)a[5]);
+        softmax_rows_f32(*(long long *)a[0], *(int *)a[1], *(int *)a[2], *(void **)a[3], *(void **)a[4]);
         return 0;
     case 79:
-        col_mean_join(*(long long *)a[0], *(int *)a[1], *(long long *)a[2], *(void **)a[3], *(void **)a[4]);
+        softmax_rows_f64(*(long long *)a[0], *(int *)a[1], *(int *)a[2], *(void **)a[3], *(void **)a[4]);
         return 0;
     case 80:
-        gather_rows_centered_f32(*(long long *)a[0], *(void **)a[1], *(void **)a[2], *(int *)a[3], *(void **)a[4], *(void **)a[5]);
+        softmax_grad_rows_f32(*(long long *)a[0], *(int *)a[1], *(int *)a[2], *(void **)a[3], *(void **)a[4], *(void **)a[5]);
         return 0;
     case 81:
-        gather_rows_centered_f64(*(long long *)a[0], *(void **)a[1], *(void **)a[2], *(int *)a[3], *(void **)a[4], *(void **)a[5]);
+        softmax_grad_rows_f64(*(long long *)a[0], *(int *)a[1], *(int *)a[2], *(void **)a[3], *(void **)a[4], *(void **)a[5]);
         return 0;
     case 82:
-        fill_rows_scaled_f32(*(long long *)a[0], *(int *)a[1], *(void **)a[2], *(double *)a[3], *(void **)a[4]);
+        gather_rows_f32(*(long long *)a[0], *(void **)a[1], *(void **)a[2], *(int *)a[3], *(void **)a[4]);
         return 0;
     case 83:
-        fill_rows_scaled_f64(*(long long *)a[0], *(int *)a[1], *(void **)a[2], *(double *)a[3], *(void **)a[4]);
+        gather_rows_f64(*(long long *)a[0], *(void **)a[1], *(void **)a[2], *(int *)a[3], *(void **)a[4]);
         return 0;
     case 84:
-        xent_lse_f32(*(long long *)a[0], *(int *)a[1], *(void **)a[2], *(void **)a[3], *(void **)a[4], *(int *)a[5], *(void **)a[6]);
+        scatter_rows_f32(*(long long *)a[0], *(void **)a[1], *(void **)a[2], *(int *)a[3], *(void **)a[4]);
         return 0;
     case 85:
-        xent_lse_f64(*(long long *)a[0], *(int *)a[1], *(void **)a[2], *(void **)a[3], *(void **)a[4], *(int *)a[5], *(void **)a[6]);
+        scatter_rows_f64(*(long long *)a[0], *(void **)a[1], *(void **)a[2], *(int *)a[3], *(void **)a[4]);
         return 0;
     case 86:
-        xent_loss_f32(*(long long *)a[0], *(void **)a[1], *(double *)a[2], *(void **)a[3]);
+        gather_cols_f32(*(long long *)a[0], *(void **)a[1], *(void **)a[2], *(int *)a[3], *(int *)a[4], *(void **)a[5]);
         return 0;
     case 87:
-        xent_loss_f64(*(long long *)a[0], *(void **)a[1], *(double *)a[2], *(void **)a[3]);
+        gather_cols_f64(*(long long *)a[0], *(void **)a[1], *(void **)a[2], *(int *)a[3], *(int *)a[4], *(void **)a[5]);
         return 0;
     case 88:
-        xent_grad_f32(*(long long *)a[0], *(int *)a[1], *(void **)a[2], *(void **)a[3], *(void **)a[4], *(void **)a[5], *(double *)a[6], *(void **)a[7]);
+        scatter_cols_f32(*(long long *)a[0], *(void **)a[1], *(void **)a[2], *(int *)a[3], *(int *)a[4], *(void **)a[5]);
         return 0;
     case 89:
-        xent_grad_f64(*(long long *)a[0], *(int *)a[1], *(void **)a[2], *(void **)a[3], *(void **)a[4], *(void **)a[5], *(double *)a[6], *(void **)a[7]);
+        scatter_cols_f64(*(long long *)a[0], *(void **)a[1], *(void **)a[2], *(int *)a[3], *(int *)a[4], *(void **)a[5]);
         return 0;
     case 90:
-        xent_lse_part_f32(*(long long *)a[0], *(int *)a[1], *(int *)a[2], *(void **)a[3], *(void **)a[4], *(void **)a[5], *(void **)a[6]);
+        col_sum_part_f32(*(long long *)a[0], *(long long *)a[1], *(int *)a[2], *(int *)a[3], *(void **)a[4], *(void **)a[5]);
         return 0;
     case 91:
-        xent_lse_part_f64(*(long long *)a[0], *(int *)a[1], *(int *)a[2], *(void **)a[3], *(void **)a[4], *(void **)a[5], *(void **)a[6]);
+        col_sum_part_f64(*(long long *)a[0], *(long long *)a[1], *(int *)a[2], *(int *)a[3], *(void **)a[4], *(void **)a[5]);
         return 0;
     case 92:
-        xent_lse_join_f32(*(long long *)a[0], *(int *)a[1], *(int *)a[2], *(void **)a[3], *(void **)a[4], *(void **)a[5], *(void **)a[6], *(void **)a[7], *(int *)a[8], *(void **)a[9]);
+        col_mean_join(*(long long *)a[0], *(int *)a[1], *(long long *)a[2], *(void **)a[3], *(void **)a[4]);
         return 0;
     case 93:
+        gather_rows_centered_f32(*(long long *)a[0], *(void **)a[1], *(void **)a[2], *(int *)a[3], *(void **)a[4], *(void **)a[5]);
+        return 0;
+    case 94:
+        gather_rows_centered_f64(*(long long *)a[0], *(void **)a[1], *(void **)a[2], *(int *)a[3], *(void **)a[4], *(void **)a[5]);
+        return 0;
+    case 95:
+        fill_rows_scaled_f32(*(long long *)a[0], *(int *)a[1], *(void **)a[2], *(double *)a[3], *(void **)a[4]);
+        return 0;
+    case 96:
+        fill_rows_scaled_f64(*(long long *)a[0], *(int *)a[1], *(void **)a[2], *(double *)a[3], *(void **)a[4]);
+        return 0;
+    case 97:
+        xent_lse_f32(*(long long *)a[0], *(int *)a[1], *(void **)a[2], *(void **)a[3], *(void **)a[4], *(int *)a[5], *(void **)a[6]);
+        return 0;
+    case 98:
+        xent_lse_f64(*(long long *)a[0], *(int *)a[1], *(void **)a[2], *(void **)a[3], *(void **)a[4], *(int *)a[5], *(void **)a[6]);
+        return 0;
+    case 99:
+        xent_loss_f32(*(long long *)a[0], *(void **)a[1], *(double *)a[2], *(void **)a[3]);
+        return 0;
+    case 100:
+        xent_loss_f64(*(long long *)a[0], *(void **)a[1], *(double *)a[2], *(void **)a[3]);
+        return 0;
+    case 101:
+        xent_grad_f32(*(long long *)a[0], *(int *)a[1], *(void **)a[2], *(void **)a[3], *(void **)a[4], *(void **)a[5], *(double *)a[6], *(void **)a[7]);
+        return 0;
+    case 102:
+        xent_grad_f64(*(long long *)a[0], *(int *)a[1], *(void **)a[2], *(void **)a[3], *(void **)a[4], *(void **)a[5], *(double *)a[6], *(void **)a[7]);
+        return 0;
+    case 103:
+        xent_lse_part_f32(*(long long *)a[0], *(int *)a[1], *(int *)a[2], *(void **)a[3], *(void **)a[4], *(void **)a[5], *(void **)a[6]);
+        return 0;
+    case 104:
+        xent_lse_part_f64(*(long long *)a[0], *(int *)a[1], *(int *)a[2], *(void **)a[3], *(void **)a[4], *(void **)a[5], *(void **)a[6]);
+        return 0;
+    case 105:
+        xent_lse_join_f32(*(long long *)a[0], *(int *)a[1], *(int *)a[2], *(void **)a[3], *(void **)a[4], *(void **)a[5], *(void **)a[6], *(void **)a[7], *(int *)a[8], *(void **)a[9]);
+        return 0;
+    case 106:
         xent_lse_join_f64(*(long long *)a[0], *(int *)a[1], *(int *)a[2], *(void **)a[3], *(void **)a[4], *(void **)a[5], *(void **)a[6], *(void **)a[7], *(int *)a[8], *(void **)a[9]);
         return 0;
     }

@@ -204,6 +204,23 @@ func TestExecutorWideRows(t *testing.T) {
 	}
 }
 
+// TestExecutorLongRows runs the models with dot-product kernels with their
+// long-row path (normally for 64 keys and more, about 8 keys per thread)
+// forced on their short contexts with 2 keys per thread: softmax, exp and
+// linear kernels, learned and fixed scales, causal masks.
+func TestExecutorLongRows(t *testing.T) {
+	be, device := execBackend(t)
+	defer func(l, k int) { attnLongRow, attnChunkKeys = l, k }(attnLongRow, attnChunkKeys)
+	attnLongRow, attnChunkKeys = 4, 2
+	for _, name := range []string{"gd-structured-softmax", "gd-structured-linear", "gd-structured-exp", "gd-literal-softmax", "gd-heads3-bias", "tf", "tf-cross", "gdlm", "gpt"} {
+		for _, dt := range []tensor.Dtype{tensor.Float64, tensor.Float32} {
+			t.Run(fmt.Sprintf("%s/%v", name, dt), func(t *testing.T) {
+				compareModel(t, be, device, name, dt)
+			})
+		}
+	}
+}
+
 // TestExecutorDualGradients: on a graph where a TapeMachine already bound
 // dual values to the parameters, the executor writes the gradients into
 // them, so n.Grad() reads the executor's result.

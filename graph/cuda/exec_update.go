@@ -154,8 +154,68 @@ func (x *Exec) SetMoments(i int, m, v []float64) error {
 	return x.b.CopyHtoD(vp, unsafe.Pointer(&v[0]), int64(n)*8)
 }
 
-// gradChunks is the number of threads summarising one gradient.
-const gradChunks = 1024
+// Statistics of a tensor (sum of squares, non-finite count) take up to
+// three launches: grad_part with statChunks(size) items, each summing the
+// elements j ≡ item (mod chunks) (neighbouring items read neighbouring
+// elements, and enough of them to keep the GPU's memory busy), then, for
+// many chunks, grad_join with statMid items each summing the chunks ≡ item
+// (mod statMid), and grad_join with one item summing what is left, in
+// order. The order of every sum is fixed by the size: the same numbers
+// every run.
+const (
+	statMaxChunks = 1 << 18 // grad_part items at most
+	statMid       = 512     // grad_join's middle level
+)
+
+// statChunks is the number of grad_part items for a tensor of size elements:
+// all of them up to 1024, then one per 16 elements, at most statMaxChunks.
+func statChunks(size int) int {
+	return min(size, max(1024, size/16), statMaxChunks)
+}
+
+// stats computes on the device the sum of squares and the number of
+// non-finite elements of each of vs (at most one per parameter) and returns
+// them, two float64 per value.
+func (x *Exec) stats(vs []*value) ([]float64, error) {
+	if x.statPart == 0 {
+		var err error
+		if x.statPart, err = x.alloc(statMaxChunks*16 + statMid*16); err != nil {
+			return nil, err
+		}
+		if x.statOut, err = x.alloc(int64(len(x.prog.Params)) * 16); err != nil {
+			x.statPart = 0
+			return nil, err
+		}
+	}
+	if len(vs) > len(x.prog.Params) {
+		return nil, fmt.Errorf("statistics of %d tensors, room for %d", len(vs), len(x.prog.Params))
+	}
+	mid := x.statPart + statMaxChunks*16
+	for i, v := range vs {
+		chunks := int64(statChunks(v.size))
+		if err := x.launch(v, "grad_part", chunks, int64(v.size), v.ptr, x.statPart); err != nil {
+			return nil, err
+		}
+		part, parts := x.statPart, chunks
+		if chunks > 2*statMid {
+			if err := x.b.Launch("grad_join", statMid, int64(statMid), int32(chunks), x.statPart, mid); err != nil {
+				return nil, err
+			}
+			part, parts = mid, statMid
+		}
+		if err := x.b.Launch("grad_join", 1, int64(1), int32(parts), part, x.statOut+Ptr(16*i)); err != nil {
+			return nil, err
+		}
+	}
+	out := make([]float64, 2*len(vs))
+	if len(vs) == 0 {
+		return out, nil
+	}
+	if err := x.b.CopyDtoH(unsafe.Pointer(&out[0]), x.statOut, int64(len(out))*8); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
 
 // GradStats returns, with ExecOptions.DeviceGrads, the sum of squares and
 // the number of NaN/±Inf elements of each parameter's gradient of the last
@@ -171,38 +231,45 @@ func (x *Exec) GradStats() ([]graph.GradStat, bool, error) {
 	if !x.ran {
 		return nil, false, errors.New("cuda: gradient statistics before the first Run")
 	}
-	np := len(x.prog.Params)
-	if np == 0 {
-		return nil, true, nil
+	vs := make([]*value, len(x.prog.Params))
+	for i := range x.prog.Params {
+		vs[i] = x.byNode[x.prog.Grads[i]]
 	}
-	if x.statPart == 0 {
-		var err error
-		if x.statPart, err = x.alloc(gradChunks * 16); err != nil {
-			return nil, false, err
-		}
-		if x.statOut, err = x.alloc(int64(np) * 16); err != nil {
-			return nil, false, err
-		}
+	out, err := x.stats(vs)
+	if err != nil {
+		return nil, false, fmt.Errorf("cuda: gradient statistics: %w", err)
 	}
-	for i, p := range x.prog.Params {
-		gv := x.byNode[x.prog.Grads[i]]
-		chunks := int64(min(gradChunks, gv.size))
-		if err := x.launch(gv, "grad_part", chunks, int64(gv.size), gv.ptr, x.statPart); err != nil {
-			return nil, false, fmt.Errorf("cuda: gradient statistics of %q: %w", p.Name(), err)
-		}
-		if err := x.b.Launch("grad_join", 1, int64(1), int32(chunks), x.statPart, x.statOut+Ptr(16*i)); err != nil {
-			return nil, false, fmt.Errorf("cuda: gradient statistics of %q: %w", p.Name(), err)
-		}
-	}
-	out := make([]float64, 2*np)
-	if err := x.b.CopyDtoH(unsafe.Pointer(&out[0]), x.statOut, int64(len(out))*8); err != nil {
-		return nil, false, err
-	}
-	stats := make([]graph.GradStat, np)
+	stats := make([]graph.GradStat, len(vs))
 	for i := range stats {
 		stats[i] = graph.GradStat{SumSq: out[2*i], NonFinite: int(out[2*i+1])}
 	}
 	return stats, true, nil
+}
+
+// NonFiniteParams counts, after a device update that left the parameters
+// resident (ExecOptions.ResidentParams), the NaN and ±Inf elements of each
+// parameter on the device ([graph.ParamChecker]); ok is false when the host
+// values are the current ones.
+func (x *Exec) NonFiniteParams() ([]int, bool, error) {
+	if !x.devNewer {
+		return nil, false, nil
+	}
+	if x.closed {
+		return nil, false, errors.New("cuda: executor is closed")
+	}
+	vs := make([]*value, len(x.prog.Params))
+	for i, p := range x.prog.Params {
+		vs[i] = x.byNode[p]
+	}
+	out, err := x.stats(vs)
+	if err != nil {
+		return nil, false, fmt.Errorf("cuda: parameter check: %w", err)
+	}
+	counts := make([]int, len(vs))
+	for i := range counts {
+		counts[i] = int(out[2*i+1])
+	}
+	return counts, true, nil
 }
 
 // SyncGrads downloads the gradients of the last Run so that p.Grad() reads

@@ -156,6 +156,19 @@ type kernelDot struct {
 	mflag        int32
 }
 
+// attnLongRow is the number of keys from which the dot-product kernels'
+// rows are spread over attnChunks(tk) threads each instead of one, about
+// attnChunkKeys keys per thread (variables so that tests can take the long
+// path on short contexts).
+var (
+	attnLongRow   = 64
+	attnChunkKeys = 8
+)
+
+// attnChunks is the number of threads sharing a row of tk keys: about
+// attnChunkKeys keys each, at most 32.
+func attnChunks(tk int) int { return max(1, min(32, tk/attnChunkKeys)) }
+
 // kernelDotKey identifies the gradient nodes of one kernel op: they read the
 // same q, k, W and dW.
 type kernelDotKey struct{ q, k, w, dw *value }
@@ -176,11 +189,39 @@ func lowerKernelDot(x *Exec, v *value, kd kernelDot) (devOp, error) {
 		if v.size != n {
 			return nil, nil
 		}
+		if tk < attnLongRow {
+			return devFunc(func(x *Exec, v *value) error {
+				if err := scores(x, v, v.ptr); err != nil {
+					return err
+				}
+				return x.launch(v, "attn_dot_rows", rows, kd.kind, kd.gp(), int32(tk), kd.mflag, kd.keep(), v.ptr)
+			}), nil
+		}
+		// Long rows: the softmax's row statistics in chunks, then every
+		// element at once.
+		chunks := int64(attnChunks(tk))
+		part, err := x.alloc(rows * chunks * 16)
+		if err != nil {
+			return nil, err
+		}
+		pm, ps := part, part+Ptr(rows*chunks*8)
+		stat, err := x.alloc(rows * 16)
+		if err != nil {
+			return nil, err
+		}
 		return devFunc(func(x *Exec, v *value) error {
 			if err := scores(x, v, v.ptr); err != nil {
 				return err
 			}
-			return x.launch(v, "attn_dot_rows", rows, kd.kind, kd.gp(), int32(tk), kd.mflag, kd.keep(), v.ptr)
+			if kd.kind == 4 {
+				if err := x.launch(v, "attn_rows_part", rows*chunks, kd.gp(), int32(tk), int32(chunks), kd.mflag, kd.keep(), v.ptr, pm, ps); err != nil {
+					return err
+				}
+				if err := x.b.Launch("attn_rows_join", rows, rows, int32(chunks), pm, ps, stat); err != nil {
+					return err
+				}
+			}
+			return x.launch(v, "attn_rows_apply", int64(n), kd.kind, kd.gp(), int32(tk), kd.mflag, kd.keep(), stat, v.ptr)
 		}), nil
 	}
 	w, dw := v.ins[kd.nf], v.ins[kd.nf+1]
@@ -221,6 +262,18 @@ func lowerKernelDot(x *Exec, v *value, kd kernelDot) (devOp, error) {
 	if kd.learnG {
 		wantg = 1
 	}
+	// Long rows' scratch (float64): per-chunk sums and per-row sums.
+	chunks := int64(attnChunks(tk))
+	var pdg, rs Ptr
+	if tk >= attnLongRow {
+		f := int(8 / v.dt.Size())
+		if pdg, err = x.buf(sh, "pdg", v, int(rows*chunks)*f); err != nil {
+			return nil, err
+		}
+		if rs, err = x.buf(sh, "rs", v, int(rows)*f); err != nil {
+			return nil, err
+		}
+	}
 	prepare := func(x *Exec, v *value) error {
 		if !first {
 			return nil
@@ -231,7 +284,29 @@ func lowerKernelDot(x *Exec, v *value, kd kernelDot) (devOp, error) {
 		if err := x.b.Zero(acc, 8); err != nil {
 			return err
 		}
-		return x.launch(v, "attn_dot_coef", rows, kd.kind, kd.gp(), int32(tk), kd.mflag, kd.keep(), w.ptr, dw.ptr, s, c, wantg, acc)
+		if tk < attnLongRow {
+			return x.launch(v, "attn_dot_coef", rows, kd.kind, kd.gp(), int32(tk), kd.mflag, kd.keep(), w.ptr, dw.ptr, s, c, wantg, acc)
+		}
+		// Long rows: the softmax's row sums Σ W dW in chunks, C in
+		// chunks, and dL/dg summed by chunk, then row, in a fixed order.
+		if kd.kind == 4 {
+			if err := x.launch(v, "attn_coef_part", rows*chunks, int32(tk), int32(chunks), w.ptr, dw.ptr, pdg); err != nil {
+				return err
+			}
+			if err := x.b.Launch("attn_part_join", rows, rows, int32(chunks), pdg, rs); err != nil {
+				return err
+			}
+		}
+		if err := x.launch(v, "attn_coef_chunk", rows*chunks, kd.kind, kd.gp(), int32(tk), int32(chunks), kd.mflag, kd.keep(), w.ptr, dw.ptr, s, rs, c, wantg, pdg); err != nil {
+			return err
+		}
+		if wantg == 0 {
+			return nil
+		}
+		if err := x.b.Launch("attn_part_join", rows, rows, int32(chunks), pdg, rs); err != nil {
+			return err
+		}
+		return x.b.Launch("attn_g_add", 1, int64(1), rows, rs, acc)
 	}
 	switch kd.wrt {
 	case 0:

@@ -152,6 +152,14 @@ func collapse4(s tensor.Shape, axes []int) (d [4]int64, mask int32, ok bool) {
 	return d, mask, true
 }
 
+// reduceChunks is the number of items a sum of reduced elements into outs
+// outputs is split into per output: enough for about 2^16 items in all,
+// each summing at least 8 elements, at most 1024 (the join sums them one
+// by one); 1 means one item per output (reduce4).
+func reduceChunks(outs, reduced int64) int64 {
+	return max(1, min(reduced/8, (1<<16)/max(outs, 1), 1024))
+}
+
 // lowerSum maps Gorgonia's sumOp (sum along axes).
 func lowerSum(x *Exec, v *value, along []int) (devOp, error) {
 	if len(v.ins) != 1 {
@@ -166,21 +174,22 @@ func lowerSum(x *Exec, v *value, along []int) (devOp, error) {
 	if int64(v.size)*reduced != int64(in.size) {
 		return nil, nil
 	}
-	if v.size <= 64 && reduced >= 1<<14 {
-		// Few outputs over many inputs: one item per input, atomics into
-		// a double accumulator.
-		acc, err := x.alloc(int64(v.size) * 8)
+	if chunks := reduceChunks(int64(v.size), reduced); chunks > 1 {
+		// Few outputs over many inputs: each output's sum split over
+		// chunks items, then joined, in a fixed order.
+		part, err := x.alloc(int64(v.size) * chunks * 8)
 		if err != nil {
 			return nil, err
 		}
+		omajor := int32(0)
+		if mask&8 != 0 {
+			omajor = 1
+		}
 		return devFunc(func(x *Exec, v *value) error {
-			if err := x.b.Zero(acc, int64(v.size)*8); err != nil {
+			if err := x.launch(v, "reduce4_part", int64(v.size)*chunks, v.ins[0].ptr, part, d[0], d[1], d[2], d[3], mask, chunks, omajor); err != nil {
 				return err
 			}
-			if err := x.launch(v, "reduce4_atomic", int64(in.size), v.ins[0].ptr, acc, d[1], d[2], d[3], mask); err != nil {
-				return err
-			}
-			return x.launch(v, "cast_acc", int64(v.size), acc, v.ptr)
+			return x.launch(v, "reduce_join", int64(v.size), chunks, part, v.ptr)
 		}), nil
 	}
 	return devFunc(func(x *Exec, v *value) error {

@@ -286,3 +286,156 @@ GDATTN_FLOATS(GDATTN_ATTN_DOT_ROWS)
         }                                                                     \
     }
 GDATTN_FLOATS(GDATTN_ATTN_DOT_COEF)
+
+/*
+ * Long rows (tk keys, the language models' contexts): the same per-row
+ * work spread over chunks items per row, so that many threads share a row
+ * and neighbouring threads read neighbouring scores. Item i of rows·chunks
+ * is row r = i / chunks, chunk k = i mod chunks, and takes the keys
+ * j ≡ k (mod chunks).
+ *
+ * attn_rows_part_<T> (softmax): the running max and Σ exp(v − max) of the
+ * chunk's kept scaled scores v = (T)(g·s_j) into pm[i], ps[i] (ps 0 when
+ * the chunk keeps none).
+ */
+#define GDATTN_ATTN_ROWS_PART(T, S)                                           \
+    GDATTN_KERNEL GDATTN_NAME(attn_rows_part, S)(                             \
+        long long n, const T *gp, int tk, int chunks, int masked,             \
+        const T *keep, const T *w, double *pm, double *ps) {                  \
+        GDATTN_GRID_STRIDE(i, n) {                                            \
+            long long o = (i / chunks) * tk;                                  \
+            double g = (double)*gp, m = 0, s = 0;                             \
+            int j, any = 0;                                                   \
+            for (j = (int)(i % chunks); j < tk; j += chunks) {                \
+                if (masked && keep[o + j] == 0) continue;                     \
+                double v = (double)(T)(g * (double)w[o + j]);                 \
+                if (!any) {                                                   \
+                    m = v;                                                    \
+                    any = 1;                                                  \
+                } else if (v > m) {                                           \
+                    s = s * exp(m - v);                                       \
+                    m = v;                                                    \
+                }                                                             \
+                s += exp(v - m);                                              \
+            }                                                                 \
+            pm[i] = m;                                                        \
+            ps[i] = s;                                                        \
+        }                                                                     \
+    }
+GDATTN_FLOATS(GDATTN_ATTN_ROWS_PART)
+
+/*
+ * attn_rows_join: one item per row (n = rows) combines its chunks' partial
+ * maxima and sums (those with ps > 0) into stat[2r] (max) and stat[2r+1]
+ * (Σ exp(v − max), 0 for a fully masked row).
+ */
+GDATTN_KERNEL attn_rows_join(long long n, int chunks, const double *pm,
+                             const double *ps, double *stat) {
+    GDATTN_GRID_STRIDE(r, n) {
+        const double *m = pm + r * chunks, *s = ps + r * chunks;
+        double mx = 0, sum = 0;
+        int k, any = 0;
+        for (k = 0; k < chunks; k++)
+            if (s[k] > 0 && (!any || m[k] > mx)) {
+                mx = m[k];
+                any = 1;
+            }
+        for (k = 0; k < chunks; k++)
+            if (s[k] > 0) sum += s[k] * exp(m[k] - mx);
+        stat[2 * r] = mx;
+        stat[2 * r + 1] = sum;
+    }
+}
+
+/*
+ * attn_rows_apply_<T>: W = κ(S) in place, one item per element (n =
+ * rows·tk): masked pairs 0, linear unchanged, exp W = exp(g S), softmax
+ * W = exp(v − max) / Σ with v = (T)(g S) and the row's stat.
+ */
+#define GDATTN_ATTN_ROWS_APPLY(T, S)                                          \
+    GDATTN_KERNEL GDATTN_NAME(attn_rows_apply, S)(                            \
+        long long n, int kind, const T *gp, int tk, int masked,               \
+        const T *keep, const double *stat, T *w) {                            \
+        GDATTN_GRID_STRIDE(i, n) {                                            \
+            if (masked && keep[i] == 0) {                                     \
+                w[i] = 0;                                                     \
+                continue;                                                     \
+            }                                                                 \
+            double g = (double)*gp;                                           \
+            if (kind == 2) w[i] = (T)exp(g * (double)w[i]);                   \
+            if (kind == 4) {                                                  \
+                long long r = i / tk;                                         \
+                double v = (double)(T)(g * (double)w[i]);                     \
+                T e = (T)exp(v - stat[2 * r]);                                \
+                w[i] = (T)((double)e / stat[2 * r + 1]);                      \
+            }                                                                 \
+        }                                                                     \
+    }
+GDATTN_FLOATS(GDATTN_ATTN_ROWS_APPLY)
+
+/*
+ * attn_coef_part_<T> (softmax): the chunk's Σ_j W_j dW_j into prs[i].
+ */
+#define GDATTN_ATTN_COEF_PART(T, S)                                           \
+    GDATTN_KERNEL GDATTN_NAME(attn_coef_part, S)(long long n, int tk,         \
+                                                 int chunks, const T *w,      \
+                                                 const T *dw, double *prs) {  \
+        GDATTN_GRID_STRIDE(i, n) {                                            \
+            long long o = (i / chunks) * tk;                                  \
+            double s = 0;                                                     \
+            int j;                                                            \
+            for (j = (int)(i % chunks); j < tk; j += chunks)                  \
+                s += (double)w[o + j] * (double)dw[o + j];                    \
+            prs[i] = s;                                                       \
+        }                                                                     \
+    }
+GDATTN_FLOATS(GDATTN_ATTN_COEF_PART)
+
+/* attn_part_join: out[r] = Σ_k part[r·chunks + k] in order (n = rows). */
+GDATTN_KERNEL attn_part_join(long long n, int chunks, const double *part,
+                             double *out) {
+    GDATTN_GRID_STRIDE(r, n) {
+        double s = 0;
+        int k;
+        for (k = 0; k < chunks; k++) s += part[r * chunks + k];
+        out[r] = s;
+    }
+}
+
+/*
+ * attn_coef_chunk_<T>: attn_dot_coef over a chunk of a row, with the row
+ * sums rs (softmax) from attn_coef_part and attn_part_join: C for the
+ * chunk's keys, and with wantg the chunk's Σ_j e_j S_j into pdg[i] (summed
+ * by attn_part_join and attn_g_add).
+ */
+#define GDATTN_ATTN_COEF_CHUNK(T, S)                                          \
+    GDATTN_KERNEL GDATTN_NAME(attn_coef_chunk, S)(                            \
+        long long n, int kind, const T *gp, int tk, int chunks, int masked,   \
+        const T *keep, const T *w, const T *dw, const T *s,                   \
+        const double *rs, T *c, int wantg, double *pdg) {                     \
+        GDATTN_GRID_STRIDE(i, n) {                                            \
+            long long r = i / chunks, o = r * tk;                             \
+            double g = (double)*gp, dg = 0, rr = kind == 4 ? rs[r] : 0;       \
+            int j;                                                            \
+            for (j = (int)(i % chunks); j < tk; j += chunks) {                \
+                if (masked && keep[o + j] == 0) { c[o + j] = 0; continue; }   \
+                if (kind == 0) { c[o + j] = dw[o + j]; continue; }            \
+                double e = (double)w[o + j] * ((double)dw[o + j] - rr);       \
+                c[o + j] = (T)(g * e);                                        \
+                dg += e * (double)s[o + j];                                   \
+            }                                                                 \
+            if (wantg) pdg[i] = dg;                                           \
+        }                                                                     \
+    }
+GDATTN_FLOATS(GDATTN_ATTN_COEF_CHUNK)
+
+/* attn_g_add: *acc += Σ_r v[r] in order (n = 1). */
+GDATTN_KERNEL attn_g_add(long long n, long long rows, const double *v,
+                         double *acc) {
+    GDATTN_GRID_STRIDE(i, n) {
+        double s = 0;
+        long long r;
+        for (r = 0; r < rows; r++) s += v[r];
+        acc[i] += s;
+    }
+}

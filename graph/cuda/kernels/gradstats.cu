@@ -27,13 +27,17 @@
     }
 GDATTN_FLOATS(GDATTN_GRAD_PART)
 
-/* grad_join: out[0] = Σ_c part[2c], out[1] = Σ_c part[2c+1] (n = 1). */
+/*
+ * grad_join: item i of n sums the pairs part[2c], part[2c+1] of the chunks
+ * c ≡ i (mod n), c < chunks, in order, into out[2i], out[2i+1]; with n = 1
+ * the totals, with more items a middle level of a long reduction.
+ */
 GDATTN_KERNEL grad_join(long long n, int chunks, const double *part,
                         double *out) {
     GDATTN_GRID_STRIDE(i, n) {
         double s = 0, bad = 0;
-        int c;
-        for (c = 0; c < chunks; c++) {
+        long long c;
+        for (c = i; c < chunks; c += n) {
             s += part[2 * c];
             bad += part[2 * c + 1];
         }

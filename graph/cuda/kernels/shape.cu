@@ -102,30 +102,64 @@ GDATTN_FLOATS(GDATTN_PERMUTE)
 GDATTN_FLOATS(GDATTN_REDUCE)
 
 /*
- * reduce4_atomic_<T>: the same sums with one item per input element (n =
- * |x|) adding into a zeroed double accumulator acc (one per output); for few
- * outputs over many inputs. cast_acc copies acc into y afterwards.
+ * Few outputs over many inputs, in two launches with a fixed order of sums
+ * (the same numbers every run): reduce4_part_<T> splits each output's R
+ * summed elements over chunks items, item k summing the elements r ≡ k
+ * (mod chunks) in order into part[k·outs + o], outs = n / chunks; with
+ * omajor the items of one output are neighbours (i = o·chunks + k, for a
+ * summed innermost axis, so that neighbouring items read neighbouring
+ * elements), else the outputs are (i = k·outs + o). reduce_join_<T> then
+ * sums each output's chunks in order: y[o] = Σ_k part[k·outs + o].
  */
-#define GDATTN_REDUCE_ATOMIC(T, S)                                            \
-    GDATTN_KERNEL GDATTN_NAME(reduce4_atomic, S)(long long n, const T *x,     \
-                                                 double *acc, long long d1,   \
-                                                 long long d2, long long d3,  \
-                                                 int mask) {                  \
+#define GDATTN_REDUCE_PART(T, S)                                              \
+    GDATTN_KERNEL GDATTN_NAME(reduce4_part, S)(                               \
+        long long n, const T *x, double *part, long long d0, long long d1,    \
+        long long d2, long long d3, int mask, long long chunks, int omajor) { \
         GDATTN_GRID_STRIDE(i, n) {                                            \
-            long long t = i;                                                  \
-            long long c3 = t % d3; t /= d3;                                   \
-            long long c2 = t % d2; t /= d2;                                   \
-            long long c1 = t % d1; t /= d1;                                   \
-            long long c0 = t, o = 0;                                          \
-            if (!(mask & 1)) o = c0;                                          \
-            if (!(mask & 2)) o = o * d1 + c1;                                 \
-            if (!(mask & 4)) o = o * d2 + c2;                                 \
-            if (!(mask & 8)) o = o * d3 + c3;                                 \
-            gdattn_atomic_add_f64(acc + o, (double)x[i]);                     \
+            long long outs = n / chunks;                                      \
+            long long o = omajor ? i / chunks : i % outs;                     \
+            long long k = omajor ? i % chunks : i / outs;                     \
+            long long d[4], c[4], stride[4];                                  \
+            long long rem = o, R = 1;                                         \
+            int a;                                                            \
+            d[0] = d0; d[1] = d1; d[2] = d2; d[3] = d3;                       \
+            stride[3] = 1; stride[2] = d3; stride[1] = d2 * d3;               \
+            stride[0] = d1 * d2 * d3;                                         \
+            for (a = 3; a >= 0; a--) {                                        \
+                if ((mask >> a) & 1) { c[a] = 0; R *= d[a]; }                 \
+                else { c[a] = rem % d[a]; rem /= d[a]; }                      \
+            }                                                                 \
+            long long base = c[0] * stride[0] + c[1] * stride[1] +            \
+                             c[2] * stride[2] + c[3] * stride[3];             \
+            double s = 0;                                                     \
+            for (long long r = k; r < R; r += chunks) {                       \
+                long long rr = r, off = base;                                 \
+                for (a = 3; a >= 0; a--) {                                    \
+                    if ((mask >> a) & 1) {                                    \
+                        off += (rr % d[a]) * stride[a];                       \
+                        rr /= d[a];                                           \
+                    }                                                         \
+                }                                                             \
+                s += (double)x[off];                                          \
+            }                                                                 \
+            part[k * outs + o] = s;                                           \
         }                                                                     \
     }                                                                         \
+    GDATTN_KERNEL GDATTN_NAME(reduce_join, S)(long long n, long long chunks,  \
+                                              const double *part, T *y) {     \
+        GDATTN_GRID_STRIDE(o, n) {                                            \
+            double s = 0;                                                     \
+            long long k;                                                      \
+            for (k = 0; k < chunks; k++) s += part[k * n + o];                \
+            y[o] = (T)s;                                                      \
+        }                                                                     \
+    }
+GDATTN_FLOATS(GDATTN_REDUCE_PART)
+
+/* cast_acc_<T>: y = (T)acc, a double accumulator (the attention ops'). */
+#define GDATTN_CAST_ACC(T, S)                                                 \
     GDATTN_KERNEL GDATTN_NAME(cast_acc, S)(long long n, const double *acc,    \
                                            T *y) {                            \
         GDATTN_GRID_STRIDE(i, n) { y[i] = (T)acc[i]; }                        \
     }
-GDATTN_FLOATS(GDATTN_REDUCE_ATOMIC)
+GDATTN_FLOATS(GDATTN_CAST_ACC)
