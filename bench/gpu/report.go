@@ -29,6 +29,7 @@ const (
 	fileTorch    = "time-torch.jsonl"  // bench/peer/cuda_suite.py
 	fileCurveDev = "curve-device.jsonl"
 	fileCurveCPU = "curve-cpu.jsonl"
+	fileProfile  = "profile.jsonl" // gpu profile (only when the profile stage ran)
 	fileSMIApps  = "smi-apps.csv"  // nvidia-smi --query-compute-apps samples during the timings
 	filePeerArgs = "peer-args.txt" // the timed workloads and their peer.py arguments
 )
@@ -86,7 +87,7 @@ func writeReport(w *strings.Builder, dir, command string) error {
 	if command != "" {
 		fmt.Fprintf(w, "\nCommand (the device tool's `run`, from the repository root):\n\n```\n%s\n```\n", command)
 	}
-	sections := []func(*strings.Builder, string) error{reportStages, reportTests, reportExact, reportParity, reportTime, reportCurve}
+	sections := []func(*strings.Builder, string) error{reportStages, reportTests, reportExact, reportParity, reportTime, reportCurve, reportProfile}
 	for _, s := range sections {
 		if err := s(w, dir); err != nil {
 			return err
@@ -660,4 +661,33 @@ func medianOf(xs []float64) float64 {
 		return s[len(s)/2]
 	}
 	return (s[len(s)/2-1] + s[len(s)/2]) / 2
+}
+
+// reportProfile lists, when the profile stage ran, where each profiled
+// workload's step spends its time: the ten most expensive device calls.
+func reportProfile(w *strings.Builder, dir string) error {
+	rows, ok, err := readJSONLines(filepath.Join(dir, fileProfile), "profile")
+	if err != nil || !ok {
+		return err
+	}
+	fmt.Fprintf(w, "\n## 5. Where the step's time goes (`gpu profile`)\n\n")
+	fmt.Fprintf(w, "Every device call synchronised and timed, so a profiled step is longer than a timed one; \"host\" is the Go code between calls.\n")
+	for _, r := range rows {
+		if e := str(r, "error"); e != "" {
+			fmt.Fprintf(w, "\n%s: failed: %s\n", str(r, "workload"), mdCell(e))
+			continue
+		}
+		fmt.Fprintf(w, "\n**%s** (%s): profiled step %.3f ms = device calls %.3f ms + host %.3f ms; unsynchronised step %.3f ms.\n\n",
+			str(r, "workload"), str(r, "sizes"), num(r, "step_ms"), num(r, "device_ms"), num(r, "host_ms"), num(r, "plain_step_ms"))
+		fmt.Fprintf(w, "| ms per step | calls per step | call |\n|---:|---:|---|\n")
+		calls, _ := r["calls"].([]any)
+		for i, c := range calls {
+			if i == 10 {
+				break
+			}
+			m, _ := c.(map[string]any)
+			fmt.Fprintf(w, "| %.3f | %.0f | %s |\n", num(m, "ms_per_step"), num(m, "calls_per_step"), mdCell(str(m, "what")))
+		}
+	}
+	return nil
 }

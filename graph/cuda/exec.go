@@ -128,6 +128,9 @@ type Exec struct {
 	devNewer bool
 	// DeviceGrads statistics buffers (exec_update.go).
 	statPart, statOut Ptr
+	// badCount: per parameter, the non-finite values the last device
+	// update wrote (adam_update's count; NonFiniteParams).
+	badCount Ptr
 }
 
 // value is one node's device buffer and how it is computed.

@@ -189,7 +189,7 @@ func compareModel(t *testing.T, be Backend, device bool, name string, dt tensor.
 
 // TestExecutorWideRows runs the language models with the wide-row
 // log-sum-exp of the cross-entropy (normally for vocabularies of 2048
-// tokens and more, 64 threads per row) forced on their 11-token vocabulary
+// tokens and more, 256 threads per row) forced on their 11-token vocabulary
 // with 3 threads per row.
 func TestExecutorWideRows(t *testing.T) {
 	be, device := execBackend(t)
@@ -213,6 +213,23 @@ func TestExecutorLongRows(t *testing.T) {
 	defer func(l, k int) { attnLongRow, attnChunkKeys = l, k }(attnLongRow, attnChunkKeys)
 	attnLongRow, attnChunkKeys = 4, 2
 	for _, name := range []string{"gd-structured-softmax", "gd-structured-linear", "gd-structured-exp", "gd-literal-softmax", "gd-heads3-bias", "tf", "tf-cross", "gdlm", "gpt"} {
+		for _, dt := range []tensor.Dtype{tensor.Float64, tensor.Float32} {
+			t.Run(fmt.Sprintf("%s/%v", name, dt), func(t *testing.T) {
+				compareModel(t, be, device, name, dt)
+			})
+		}
+	}
+}
+
+// TestExecutorLongLayerNorm runs the models with layer norms with the
+// chunked row and column sums (normally for rows of 128 and more, about 16
+// columns per thread, and 128 rows and more, about 16 rows per thread)
+// forced on their small sizes with 2 per thread.
+func TestExecutorLongLayerNorm(t *testing.T) {
+	be, device := execBackend(t)
+	defer func(a, b, c, d int) { lnLongRow, lnChunkCols, lnManyRows, lnChunkRows = a, b, c, d }(lnLongRow, lnChunkCols, lnManyRows, lnChunkRows)
+	lnLongRow, lnChunkCols, lnManyRows, lnChunkRows = 4, 2, 4, 2
+	for _, name := range []string{"gdlm-ff", "gpt"} {
 		for _, dt := range []tensor.Dtype{tensor.Float64, tensor.Float32} {
 			t.Run(fmt.Sprintf("%s/%v", name, dt), func(t *testing.T) {
 				compareModel(t, be, device, name, dt)

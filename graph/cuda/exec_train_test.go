@@ -2,6 +2,7 @@ package cuda
 
 import (
 	"fmt"
+	"math"
 	"strings"
 	"testing"
 
@@ -370,5 +371,109 @@ func TestExecutorDeviceGradsGuard(t *testing.T) {
 	}
 	if v, _ := graph.Values(w); v[0] != 1 || v[1] != 0 || v[2] != 4 {
 		t.Errorf("parameters changed to %v", v)
+	}
+}
+
+// TestExecutorStats: the device's gradient statistics (sum of squares of
+// the finite elements, count of the others) equal the host's for sizes
+// that take none, one and several join levels, float64 and float32.
+func TestExecutorStats(t *testing.T) {
+	be, device := execBackend(t)
+	if !device {
+		t.Skip("no device kernels: the statistics are the host's")
+	}
+	for _, dt := range []tensor.Dtype{tensor.Float64, tensor.Float32} {
+		for _, n := range []int{1, 17, 1000, 70001, 5000003} {
+			t.Run(fmt.Sprintf("%v/%d", dt, n), func(t *testing.T) {
+				s, err := graph.NewScope(dt, 1)
+				if err != nil {
+					t.Fatal(err)
+				}
+				w, err := s.Param("w", tensor.Shape{n}, graph.Constant(0.5))
+				if err != nil {
+					t.Fatal(err)
+				}
+				x, err := s.Input("x", tensor.Shape{n})
+				if err != nil {
+					t.Fatal(err)
+				}
+				loss := G.Must(G.Sum(G.Must(G.HadamardProd(w, x))))
+				xs := make([]float64, n)
+				want, bad := 0.0, 0
+				for i := range xs {
+					xs[i] = float64(i%7) - 2.5 + float64(i%1013)/1013
+					if dt == tensor.Float32 {
+						xs[i] = float64(float32(xs[i]))
+					}
+					if n > 1 && (i == n/3 || i == n-1) {
+						xs[i] = math.Inf(1 - 2*(i%2))
+						if i == n-1 {
+							xs[i] = math.NaN()
+						}
+						bad++
+						continue
+					}
+					want += xs[i] * xs[i]
+				}
+				if err := graph.SetValue(x, xs); err != nil {
+					t.Fatal(err)
+				}
+				mach, err := graph.NewMachine(s, loss, graph.MachineOptions{Executor: NewExecutorWith(be, ExecOptions{Logf: func(string, ...any) {}, DeviceGrads: true})})
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer mach.Close()
+				if err := mach.Run(); err != nil {
+					t.Fatal(err)
+				}
+				st, ok, err := mach.Executor().(*Exec).GradStats()
+				if err != nil || !ok || len(st) != 1 {
+					t.Fatalf("GradStats: %v, %v, %v", st, ok, err)
+				}
+				if st[0].NonFinite != bad || math.Abs(st[0].SumSq-want) > 1e-10*want {
+					t.Errorf("got sum of squares %v, %d non-finite; want %v, %d", st[0].SumSq, st[0].NonFinite, want, bad)
+				}
+			})
+		}
+	}
+}
+
+// TestExecutorResidentUpdateGuard: with resident parameters, an update
+// that writes non-finite values on the device is found there (the update
+// kernel counts them) and the trainer stops, naming the parameter.
+func TestExecutorResidentUpdateGuard(t *testing.T) {
+	be, device := execBackend(t)
+	if !device {
+		t.Skip("no device kernels: the trainer updates on the host")
+	}
+	s, err := graph.NewScope(tensor.Float64, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w, err := s.Param("w", tensor.Shape{3}, graph.FromValues([]float64{1, 2, 4}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	loss := G.Must(G.Sum(G.Must(G.Square(w))))
+	mach, err := graph.NewMachine(s, loss, graph.MachineOptions{Executor: NewExecutorWith(be, ExecOptions{Logf: func(string, ...any) {}, DeviceGrads: true, ResidentParams: true})})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer mach.Close()
+	lr := 0.1
+	tr, err := train.NewTrainer(mach, train.Config{Schedule: func(int) float64 { return lr }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := tr.Step(); err != nil {
+		t.Fatal(err)
+	}
+	counts, ok, err := mach.Executor().(*Exec).NonFiniteParams()
+	if err != nil || !ok || len(counts) != 1 || counts[0] != 0 {
+		t.Fatalf("after a finite update: %v, %v, %v", counts, ok, err)
+	}
+	lr = 1e308
+	if _, err := tr.Step(); err == nil || !strings.Contains(err.Error(), `made 3 elements of "w" non-finite`) {
+		t.Fatalf("step 2: %v; want the update guard", err)
 	}
 }

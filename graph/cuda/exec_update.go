@@ -59,6 +59,15 @@ func (x *Exec) AdamUpdate(u graph.AdamUpdate) error {
 	if len(u.WeightDecay) != len(x.prog.Params) {
 		return fmt.Errorf("cuda: device update: %d weight decays for %d parameters", len(u.WeightDecay), len(x.prog.Params))
 	}
+	if x.badCount == 0 {
+		var err error
+		if x.badCount, err = x.alloc(int64(len(x.prog.Params)) * 8); err != nil {
+			return fmt.Errorf("cuda: device update: %w", err)
+		}
+	}
+	if err := x.b.Zero(x.badCount, int64(len(x.prog.Params))*8); err != nil {
+		return fmt.Errorf("cuda: device update: %w", err)
+	}
 	for i, p := range x.prog.Params {
 		pv, gv := x.byNode[p], x.byNode[x.prog.Grads[i]]
 		if pv.size != gv.size || pv.dt != gv.dt {
@@ -77,7 +86,7 @@ func (x *Exec) AdamUpdate(u graph.AdamUpdate) error {
 			}
 		}
 		if err := x.launch(pv, "adam_update", int64(pv.size), pv.ptr, gv.ptr, m, v, u.Beta1, u.Beta2, u.Eps,
-			u.LR/u.BC1, 1/math.Sqrt(u.BC2), keep, l2, u.GradScale); err != nil {
+			u.LR/u.BC1, 1/math.Sqrt(u.BC2), keep, l2, u.GradScale, x.badCount+Ptr(8*i)); err != nil {
 			return fmt.Errorf("cuda: device update of %q: %w", p.Name(), err)
 		}
 	}
@@ -154,32 +163,36 @@ func (x *Exec) SetMoments(i int, m, v []float64) error {
 	return x.b.CopyHtoD(vp, unsafe.Pointer(&v[0]), int64(n)*8)
 }
 
-// Statistics of a tensor (sum of squares, non-finite count) take up to
-// three launches: grad_part with statChunks(size) items, each summing the
-// elements j ≡ item (mod chunks) (neighbouring items read neighbouring
-// elements, and enough of them to keep the GPU's memory busy), then, for
-// many chunks, grad_join with statMid items each summing the chunks ≡ item
-// (mod statMid), and grad_join with one item summing what is left, in
-// order. The order of every sum is fixed by the size: the same numbers
-// every run.
+// Statistics of a tensor (sum of squares, non-finite count): grad_part
+// with statChunks(size) items, each summing the elements j ≡ item (mod
+// chunks) (neighbouring items read neighbouring elements, and enough of them
+// to keep the GPU's memory busy), then grad_join levels, each with a 32nd
+// as many items as parts left (item i summing the parts ≡ i), until one
+// item sums at most 32 parts. The order of every sum is fixed by the size:
+// the same numbers every run.
 const (
 	statMaxChunks = 1 << 18 // grad_part items at most
-	statMid       = 512     // grad_join's middle level
+	statFan       = 32      // parts a grad_join item sums, about
 )
 
-// statChunks is the number of grad_part items for a tensor of size elements:
-// all of them up to 1024, then one per 16 elements, at most statMaxChunks.
+// statChunks is the number of grad_part items for a tensor of size
+// elements: one per 16 elements, at least 1, at most statMaxChunks.
 func statChunks(size int) int {
-	return min(size, max(1024, size/16), statMaxChunks)
+	return max(1, min(size/16, statMaxChunks))
 }
 
 // stats computes on the device the sum of squares and the number of
 // non-finite elements of each of vs (at most one per parameter) and returns
 // them, two float64 per value.
 func (x *Exec) stats(vs []*value) ([]float64, error) {
+	if len(vs) > len(x.prog.Params) {
+		return nil, fmt.Errorf("statistics of %d tensors, room for %d", len(vs), len(x.prog.Params))
+	}
+	// Two halves of statPart take the levels' parts in turn.
+	half := Ptr(statMaxChunks * 16)
 	if x.statPart == 0 {
 		var err error
-		if x.statPart, err = x.alloc(statMaxChunks*16 + statMid*16); err != nil {
+		if x.statPart, err = x.alloc(2 * statMaxChunks * 16); err != nil {
 			return nil, err
 		}
 		if x.statOut, err = x.alloc(int64(len(x.prog.Params)) * 16); err != nil {
@@ -187,23 +200,20 @@ func (x *Exec) stats(vs []*value) ([]float64, error) {
 			return nil, err
 		}
 	}
-	if len(vs) > len(x.prog.Params) {
-		return nil, fmt.Errorf("statistics of %d tensors, room for %d", len(vs), len(x.prog.Params))
-	}
-	mid := x.statPart + statMaxChunks*16
 	for i, v := range vs {
-		chunks := int64(statChunks(v.size))
-		if err := x.launch(v, "grad_part", chunks, int64(v.size), v.ptr, x.statPart); err != nil {
+		parts := int64(statChunks(v.size))
+		if err := x.launch(v, "grad_part", parts, int64(v.size), v.ptr, x.statPart); err != nil {
 			return nil, err
 		}
-		part, parts := x.statPart, chunks
-		if chunks > 2*statMid {
-			if err := x.b.Launch("grad_join", statMid, int64(statMid), int32(chunks), x.statPart, mid); err != nil {
+		src, dst := x.statPart, x.statPart+half
+		for parts > statFan {
+			items := (parts + statFan - 1) / statFan
+			if err := x.b.Launch("grad_join", items, items, int32(parts), src, dst); err != nil {
 				return nil, err
 			}
-			part, parts = mid, statMid
+			parts, src, dst = items, dst, src
 		}
-		if err := x.b.Launch("grad_join", 1, int64(1), int32(parts), part, x.statOut+Ptr(16*i)); err != nil {
+		if err := x.b.Launch("grad_join", 1, int64(1), int32(parts), src, x.statOut+Ptr(16*i)); err != nil {
 			return nil, err
 		}
 	}
@@ -246,28 +256,29 @@ func (x *Exec) GradStats() ([]graph.GradStat, bool, error) {
 	return stats, true, nil
 }
 
-// NonFiniteParams counts, after a device update that left the parameters
-// resident (ExecOptions.ResidentParams), the NaN and ±Inf elements of each
-// parameter on the device ([graph.ParamChecker]); ok is false when the host
-// values are the current ones.
+// NonFiniteParams returns, after a device update that left the parameters
+// resident (ExecOptions.ResidentParams), the number of NaN and ±Inf values
+// the update wrote into each parameter, counted by the update kernel
+// ([graph.ParamChecker]); ok is false when the host values are the current
+// ones.
 func (x *Exec) NonFiniteParams() ([]int, bool, error) {
-	if !x.devNewer {
+	if !x.devNewer || x.badCount == 0 {
 		return nil, false, nil
 	}
 	if x.closed {
 		return nil, false, errors.New("cuda: executor is closed")
 	}
-	vs := make([]*value, len(x.prog.Params))
-	for i, p := range x.prog.Params {
-		vs[i] = x.byNode[p]
+	np := len(x.prog.Params)
+	if np == 0 {
+		return nil, true, nil
 	}
-	out, err := x.stats(vs)
-	if err != nil {
+	bad := make([]float64, np)
+	if err := x.b.CopyDtoH(unsafe.Pointer(&bad[0]), x.badCount, int64(np)*8); err != nil {
 		return nil, false, fmt.Errorf("cuda: parameter check: %w", err)
 	}
-	counts := make([]int, len(vs))
-	for i := range counts {
-		counts[i] = int(out[2*i+1])
+	counts := make([]int, np)
+	for i, b := range bad {
+		counts[i] = int(b)
 	}
 	return counts, true, nil
 }

@@ -90,11 +90,11 @@ func lower(x *Exec, v *value) error {
 	case *ops.SparseCrossEntropyOp:
 		dev, err = lowerXent(x, v, op)
 	case *ops.LayerNormOp:
-		dev = lowerLayerNorm(v, op)
+		dev, err = lowerLayerNorm(x, v, op)
 	case *ops.LayerNormGradOp:
-		dev = lowerLayerNormGrad(v, op)
+		dev, err = lowerLayerNormGrad(x, v, op)
 	case *ops.LayerNormMeanGradOp:
-		dev = lowerLayerNormMeanGrad(v)
+		dev, err = lowerLayerNormMeanGrad(x, v)
 	case *ops.LayerNormParamGradOp:
 		dev, err = lowerLayerNormParamGrad(x, v, op)
 	case *ops.GELUOp:

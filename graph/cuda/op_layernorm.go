@@ -10,6 +10,45 @@ import (
 // parameter gradients ((x, dy) for the scale, (dy) for the bias). Rows are
 // the elements of x over its last dimension, the width of scale.
 
+// Long rows (the language models' d' = 512) take the chunked kernels: the
+// rows' sums over lnChunks(d) items per row, then every element at once;
+// the parameter gradients' column sums over lnRowChunks(rows) items per
+// column. Variables so that tests can take those paths on small models.
+var (
+	lnLongRow   = 128 // row width from which rows are chunked
+	lnChunkCols = 16  // columns per item, about
+	lnManyRows  = 128 // rows from which the column sums are chunked
+	lnChunkRows = 16  // rows per item, about
+)
+
+func lnChunks(d int) int { return max(1, min(32, d/lnChunkCols)) }
+
+func lnRowChunks(rows int64) int64 { return max(1, min(64, rows/int64(lnChunkRows))) }
+
+// lnScratch allocates the chunked path's per-row values s4 (4 per row, in
+// v's dtype: −mean, 1/s, s, Σ c·ĝ) and partial sums (rows·chunks doubles).
+func lnScratch(x *Exec, v *value, rows int64, chunks int) (s4, part Ptr, err error) {
+	if s4, err = x.alloc(4 * rows * int64(v.dt.Size())); err != nil {
+		return 0, 0, err
+	}
+	part, err = x.alloc(rows * int64(chunks) * 8)
+	return s4, part, err
+}
+
+// lnRowSums runs ln_part and ln_join for each of modes (0: −mean, 1: s and
+// 1/s, 2: Σ c·(scale·g)) on the (rows, d) matrix at xp.
+func lnRowSums(x *Exec, v *value, rows int64, d, chunks int, eps float64, xp, scale, g, s4, part Ptr, modes ...int32) error {
+	for _, m := range modes {
+		if err := x.launch(v, "ln_part", rows*int64(chunks), int32(d), int32(chunks), m, xp, scale, g, s4, part); err != nil {
+			return err
+		}
+		if err := x.launch(v, "ln_join", rows, int32(d), int32(chunks), m, eps, part, s4); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // lnRows returns the rows and width of a layer-norm tensor value of which
 // the node's output (or, for the parameter gradients, its input) is made.
 func lnRows(in *value) (rows int64, d int, ok bool) {
@@ -24,55 +63,101 @@ func lnRows(in *value) (rows int64, d int, ok bool) {
 }
 
 // lowerLayerNorm maps ops.LayerNormOp.
-func lowerLayerNorm(v *value, op *ops.LayerNormOp) devOp {
+func lowerLayerNorm(x *Exec, v *value, op *ops.LayerNormOp) (devOp, error) {
 	want := 3
 	if op.Bias() {
 		want = 4
 	}
 	if len(v.ins) != want || v.ins[0].size != v.size {
-		return nil
+		return nil, nil
 	}
 	rows, d, ok := lnRows(v.ins[0])
 	if !ok || v.ins[2].size != d || (op.Bias() && v.ins[3].size != d) {
-		return nil
+		return nil, nil
 	}
 	eps := op.Eps()
+	if d < lnLongRow {
+		return devFunc(func(x *Exec, v *value) error {
+			bias, has := v.ins[2].ptr, int32(0) // no bias: the scale stands in, unread
+			if op.Bias() {
+				bias, has = v.ins[3].ptr, 1
+			}
+			return x.launch(v, "ln_fwd", rows, int32(d), eps, has, v.ins[0].ptr, v.ins[2].ptr, bias, v.ptr)
+		}), nil
+	}
+	chunks := lnChunks(d)
+	s4, part, err := lnScratch(x, v, rows, chunks)
+	if err != nil {
+		return nil, err
+	}
 	return devFunc(func(x *Exec, v *value) error {
-		bias, has := v.ins[2].ptr, int32(0) // no bias: the scale stands in, unread
+		xp, scale := v.ins[0].ptr, v.ins[2].ptr
+		bias, has := scale, int32(0)
 		if op.Bias() {
 			bias, has = v.ins[3].ptr, 1
 		}
-		return x.launch(v, "ln_fwd", rows, int32(d), eps, has, v.ins[0].ptr, v.ins[2].ptr, bias, v.ptr)
-	})
+		if err := lnRowSums(x, v, rows, d, chunks, eps, xp, scale, xp, s4, part, 0, 1); err != nil {
+			return err
+		}
+		return x.launch(v, "ln_fwd_apply", rows*int64(d), int32(d), has, xp, scale, bias, s4, v.ptr)
+	}), nil
 }
 
 // lowerLayerNormGrad maps ops.LayerNormGradOp (x, scale, dy).
-func lowerLayerNormGrad(v *value, op *ops.LayerNormGradOp) devOp {
+func lowerLayerNormGrad(x *Exec, v *value, op *ops.LayerNormGradOp) (devOp, error) {
 	if len(v.ins) != 3 || v.ins[0].size != v.size || v.ins[2].size != v.size {
-		return nil
+		return nil, nil
 	}
 	rows, d, ok := lnRows(v.ins[0])
 	if !ok || v.ins[1].size != d {
-		return nil
+		return nil, nil
 	}
 	eps := op.Forward().Eps()
+	if d < lnLongRow {
+		return devFunc(func(x *Exec, v *value) error {
+			return x.launch(v, "ln_grad", rows, int32(d), eps, v.ins[0].ptr, v.ins[1].ptr, v.ins[2].ptr, v.ptr)
+		}), nil
+	}
+	chunks := lnChunks(d)
+	s4, part, err := lnScratch(x, v, rows, chunks)
+	if err != nil {
+		return nil, err
+	}
 	return devFunc(func(x *Exec, v *value) error {
-		return x.launch(v, "ln_grad", rows, int32(d), eps, v.ins[0].ptr, v.ins[1].ptr, v.ins[2].ptr, v.ptr)
-	})
+		xp, scale, dy := v.ins[0].ptr, v.ins[1].ptr, v.ins[2].ptr
+		if err := lnRowSums(x, v, rows, d, chunks, eps, xp, scale, dy, s4, part, 0, 1, 2); err != nil {
+			return err
+		}
+		return x.launch(v, "ln_grad_apply", rows*int64(d), int32(d), xp, scale, dy, s4, v.ptr)
+	}), nil
 }
 
 // lowerLayerNormMeanGrad maps ops.LayerNormMeanGradOp (dc).
-func lowerLayerNormMeanGrad(v *value) devOp {
+func lowerLayerNormMeanGrad(x *Exec, v *value) (devOp, error) {
 	if len(v.ins) != 1 || v.ins[0].size != v.size {
-		return nil
+		return nil, nil
 	}
 	rows, d, ok := lnRows(v.ins[0])
 	if !ok {
-		return nil
+		return nil, nil
+	}
+	if d < lnLongRow {
+		return devFunc(func(x *Exec, v *value) error {
+			return x.launch(v, "ln_mean_grad", rows, int32(d), v.ins[0].ptr, v.ptr)
+		}), nil
+	}
+	chunks := lnChunks(d)
+	s4, part, err := lnScratch(x, v, rows, chunks)
+	if err != nil {
+		return nil, err
 	}
 	return devFunc(func(x *Exec, v *value) error {
-		return x.launch(v, "ln_mean_grad", rows, int32(d), v.ins[0].ptr, v.ptr)
-	})
+		dc := v.ins[0].ptr
+		if err := lnRowSums(x, v, rows, d, chunks, 0, dc, dc, dc, s4, part, 0); err != nil {
+			return err
+		}
+		return x.launch(v, "ln_fill", rows*int64(d), int32(d), s4, v.ptr)
+	}), nil
 }
 
 // lowerLayerNormParamGrad maps ops.LayerNormParamGradOp: the scale's
@@ -92,6 +177,9 @@ func lowerLayerNormParamGrad(x *Exec, v *value, op *ops.LayerNormParamGradOp) (d
 	if !ok || v.size != d || (!op.Bias() && v.ins[0].size != dy.size) {
 		return nil, nil
 	}
+	if rows >= int64(lnManyRows) {
+		return lowerLayerNormParamGradLong(x, v, op, rows, d)
+	}
 	if op.Bias() {
 		return devFunc(func(x *Exec, v *value) error {
 			p := v.ins[0].ptr
@@ -108,5 +196,41 @@ func lowerLayerNormParamGrad(x *Exec, v *value, op *ops.LayerNormParamGradOp) (d
 			return err
 		}
 		return x.launch(v, "ln_param_grad", int64(d), rows, int32(0), v.ins[0].ptr, st, v.ins[1].ptr, v.ptr)
+	}), nil
+}
+
+// lowerLayerNormParamGradLong is lowerLayerNormParamGrad for many rows: the
+// rows' statistics in chunks (shared by the op's scale-gradient nodes),
+// then the column sums in lnRowChunks(rows) chunks joined by reduce_join.
+func lowerLayerNormParamGradLong(x *Exec, v *value, op *ops.LayerNormParamGradOp, rows int64, d int) (devOp, error) {
+	rc := lnRowChunks(rows)
+	cpart, err := x.alloc(rc * int64(d) * 8)
+	if err != nil {
+		return nil, err
+	}
+	if op.Bias() {
+		return devFunc(func(x *Exec, v *value) error {
+			p := v.ins[0].ptr
+			if err := x.launch(v, "ln_param_part", rc*int64(d), rows, int32(d), int32(rc), int32(1), p, p, p, cpart); err != nil {
+				return err
+			}
+			return x.launch(v, "reduce_join", int64(d), rc, cpart, v.ptr)
+		}), nil
+	}
+	chunks := lnChunks(d)
+	s4, part, err := lnScratch(x, v, rows, chunks)
+	if err != nil {
+		return nil, err
+	}
+	eps := op.Forward().Eps()
+	return devFunc(func(x *Exec, v *value) error {
+		xp, dy := v.ins[0].ptr, v.ins[1].ptr
+		if err := lnRowSums(x, v, rows, d, chunks, eps, xp, xp, xp, s4, part, 0, 1); err != nil {
+			return err
+		}
+		if err := x.launch(v, "ln_param_part", rc*int64(d), rows, int32(d), int32(rc), int32(0), xp, s4, dy, cpart); err != nil {
+			return err
+		}
+		return x.launch(v, "reduce_join", int64(d), rc, cpart, v.ptr)
 	}), nil
 }

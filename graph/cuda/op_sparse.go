@@ -38,7 +38,7 @@ func intInput(v *value) bool {
 // meanChunks is the number of partial column sums of the centered lookup's
 // mean row (colMean): each of the d·meanChunks work items sums every
 // meanChunks-th row of its column.
-var meanChunks = 64
+var meanChunks = 256
 
 // colMean returns a device function that writes into mean (d doubles) the
 // mean row of the row-major (rows, d) matrix at src(), in double (partial
@@ -164,7 +164,7 @@ func lowerScatterCols(v *value, D, V, R int) devOp {
 // can take the wide path on small vocabularies).
 var (
 	wideRow    = 2048
-	xentChunks = 64
+	xentChunks = 256
 )
 
 // lowerXent maps the sparse cross-entropy (ops.SparseCrossEntropyOp:

@@ -8,7 +8,8 @@
  *     w  = w·keep − step·m / (sqrt(v)·rbc2 + eps)
  *
  * with step = lr/bc1, rbc2 = 1/sqrt(bc2), keep = 1 − lr·wd (AdamW) or 1,
- * l2 = wd (Adam) or 0.
+ * l2 = wd (Adam) or 0. Each new value that is NaN or ±Inf adds 1 to *bad
+ * (the trainer's check of resident parameters, Exec.NonFiniteParams).
  */
 #include "common.h"
 
@@ -16,7 +17,7 @@
     GDATTN_KERNEL GDATTN_NAME(adam_update, S)(                                \
         long long n, T *w, const T *g, double *m, double *v, double b1,       \
         double b2, double eps, double step, double rbc2, double keep,         \
-        double l2, double scale) {                                            \
+        double l2, double scale, double *bad) {                               \
         GDATTN_GRID_STRIDE(i, n) {                                            \
             double p = (double)w[i];                                          \
             double gi = (double)g[i];                                         \
@@ -26,7 +27,10 @@
             double vi = b2 * v[i] + (1 - b2) * gi * gi;                       \
             m[i] = mi;                                                        \
             v[i] = vi;                                                        \
-            w[i] = (T)(p * keep - step * mi / (sqrt(vi) * rbc2 + eps));       \
+            T nw = (T)(p * keep - step * mi / (sqrt(vi) * rbc2 + eps));       \
+            w[i] = nw;                                                        \
+            if (!(GDATTN_FN(fabs, _f64)((double)nw) <= 1.7976931348623157e308)) \
+                gdattn_atomic_add_f64(bad, 1);                                \
         }                                                                     \
     }
 GDATTN_FLOATS(GDATTN_ADAM)
