@@ -38,10 +38,19 @@ esac
 export BUNDLE="$work/bundle/gpu-bundle.tar.xz" GPU_COMMAND="scripts/gpu-rehearse.sh $mode (a rehearsal: no GPU)"
 echo "gpu-rehearse: OUT=$OUT"
 /usr/bin/time -f 'gpu-rehearse: gpu-device.sh took %e s wall, %U s user, %S s system' bash scripts/gpu-device.sh
-go run ./bench/gpu report -in "$OUT" -out "$OUT/gpu.md"
+# gpu-device.sh packs its results (the device tool returns only a few files); unpack them
+# beside device.log and stages.tsv, as after a real call.
 missing=0
+if [ -s "$OUT/gpu-run.tar.gz" ]; then
+  tar -xzf "$OUT/gpu-run.tar.gz" -C "$OUT"
+else
+  echo "gpu-rehearse: gpu-device.sh left no $OUT/gpu-run.tar.gz" >&2
+  missing=1
+fi
+go run ./bench/gpu report -in "$OUT" -out "$OUT/gpu.md"
 declare -A files=([info]="info.txt" [tests]="tests.log" [exact]="exact.jsonl" [parity]="parity.jsonl"
-  [time]="time-gdattn.jsonl" [peer]="time-torch.jsonl" [curve]="curve-device.jsonl curve-cpu.jsonl")
+  [time]="time-gdattn.jsonl" [peer]="time-torch.jsonl" [curve]="curve-device.jsonl curve-cpu.jsonl"
+  [profile]="profile.jsonl")
 for st in ${STAGES:-info tests exact parity time peer curve}; do
   for f in stages.tsv device.log ${files[$st]:-}; do
     if [ ! -s "$OUT/$f" ]; then

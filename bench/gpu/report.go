@@ -292,7 +292,7 @@ func reportTests(w *strings.Builder, dir string) error {
 }
 
 func reportExact(w *strings.Builder, dir string) error {
-	fmt.Fprintf(w, "\n## 5. Exactness: the GD model against the functional-GD reference through the device executor\n\n")
+	fmt.Fprintf(w, "\n## 2. Exactness: the GD model against the functional-GD reference through the device executor\n\n")
 	rows, ok, err := readJSONLines(filepath.Join(dir, fileExact), "exact")
 	if err != nil {
 		return err
@@ -348,7 +348,7 @@ func reportExact(w *strings.Builder, dir string) error {
 }
 
 func reportParity(w *strings.Builder, dir string) error {
-	fmt.Fprintf(w, "\n## 2. The first training losses on the CPU and on the GPU\n\n")
+	fmt.Fprintf(w, "\n## 3. The first training losses on the CPU and on the GPU\n\n")
 	rows, ok, err := readJSONLines(filepath.Join(dir, fileParity), "parity")
 	if err != nil {
 		return err
@@ -395,7 +395,7 @@ func yesNo(b bool) string {
 }
 
 func reportTime(w *strings.Builder, dir string) error {
-	fmt.Fprintf(w, "\n## 3. Training step times, float32, against PyTorch on the same GPU\n\n")
+	fmt.Fprintf(w, "\n## 4. Training step times, float32, against PyTorch on the same GPU\n\n")
 	ours, okOurs, err := readJSONLines(filepath.Join(dir, fileTime), "time")
 	if err != nil {
 		return err
@@ -573,7 +573,7 @@ func reportSMI(w *strings.Builder, dir string) error {
 }
 
 func reportCurve(w *strings.Builder, dir string) error {
-	fmt.Fprintf(w, "\n## 4. The language model (the paper preset) trained on the GPU for a time budget\n\n")
+	fmt.Fprintf(w, "\n## 5. The language model (the paper preset) trained on the GPU for a time budget\n\n")
 	dev, okDev, err := readJSONLines(filepath.Join(dir, fileCurveDev), "curve")
 	if err != nil {
 		return err
@@ -670,7 +670,7 @@ func reportProfile(w *strings.Builder, dir string) error {
 	if err != nil || !ok {
 		return err
 	}
-	fmt.Fprintf(w, "\n## 5. Where the step's time goes (`gpu profile`)\n\n")
+	fmt.Fprintf(w, "\n## 6. Where the step's time goes (`gpu profile`)\n\n")
 	fmt.Fprintf(w, "Every device call synchronised and timed, so a profiled step is longer than a timed one; \"host\" is the Go code between calls.\n")
 	for _, r := range rows {
 		if e := str(r, "error"); e != "" {
