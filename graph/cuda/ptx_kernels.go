@@ -4,7 +4,7 @@ package cuda
 
 // kernelSourceHash is the SHA-256 of kernels/*.cu and kernels/*.h; it must
 // match the one scripts/build-ptx.sh wrote into kernels/gdattn.ptx.
-const kernelSourceHash = "7640cc7617f839a4abb0ce90fd10f7e8674488a8d0e537c8ea824484ab5738c8"
+const kernelSourceHash = "8bbb2fac85ced0d616ae2e544d8564c02851f6f22db33e48408fe229a7331481"
 
 // kernelTable lists every kernel of kernels/*.cu in emulator dispatch order.
 var kernelTable = []kernelSig{

@@ -63,9 +63,43 @@ GDATTN_FLOATS(GDATTN_BAND)
 GDATTN_FLOATS(GDATTN_PERMUTE)
 
 /*
- * reduce4_<T>: x has dims (d0, d1, d2, d3); bit a of mask set means axis a
- * is summed. Each of the n items computes one output (the kept axes in
- * order), summing in double.
+ * reduce_sum_<T>: x has dims (d0, d1, d2, d3); bit a of mask set means axis
+ * a is summed. Returns, in double, the sum for output o (the kept axes in
+ * order) of its summed elements r = start, start + step, ... in order.
+ */
+#define GDATTN_REDUCE_SUM(T, S)                                               \
+    GDATTN_DEVICE double GDATTN_NAME(reduce_sum, S)(                          \
+        const T *x, long long d0, long long d1, long long d2, long long d3,   \
+        int mask, long long o, long long start, long long step) {             \
+        long long d[4], c[4], stride[4];                                      \
+        long long rem = o, R = 1;                                             \
+        int a;                                                                \
+        d[0] = d0; d[1] = d1; d[2] = d2; d[3] = d3;                           \
+        stride[3] = 1; stride[2] = d3; stride[1] = d2 * d3;                   \
+        stride[0] = d1 * d2 * d3;                                             \
+        for (a = 3; a >= 0; a--) {                                            \
+            if ((mask >> a) & 1) { c[a] = 0; R *= d[a]; }                     \
+            else { c[a] = rem % d[a]; rem /= d[a]; }                          \
+        }                                                                     \
+        long long base = c[0] * stride[0] + c[1] * stride[1] +                \
+                         c[2] * stride[2] + c[3] * stride[3];                 \
+        double s = 0;                                                         \
+        for (long long r = start; r < R; r += step) {                         \
+            long long rr = r, off = base;                                     \
+            for (a = 3; a >= 0; a--) {                                        \
+                if ((mask >> a) & 1) {                                        \
+                    off += (rr % d[a]) * stride[a];                           \
+                    rr /= d[a];                                               \
+                }                                                             \
+            }                                                                 \
+            s += (double)x[off];                                              \
+        }                                                                     \
+        return s;                                                             \
+    }
+GDATTN_FLOATS(GDATTN_REDUCE_SUM)
+
+/*
+ * reduce4_<T>: the sums of reduce_sum, one item per output (n outputs).
  */
 #define GDATTN_REDUCE(T, S)                                                   \
     GDATTN_KERNEL GDATTN_NAME(reduce4, S)(long long n, const T *x, T *y,      \
@@ -73,30 +107,8 @@ GDATTN_FLOATS(GDATTN_PERMUTE)
                                           long long d2, long long d3,         \
                                           int mask) {                         \
         GDATTN_GRID_STRIDE(o, n) {                                            \
-            long long d[4], c[4], stride[4];                                  \
-            long long rem = o, R = 1;                                         \
-            int a;                                                            \
-            d[0] = d0; d[1] = d1; d[2] = d2; d[3] = d3;                       \
-            stride[3] = 1; stride[2] = d3; stride[1] = d2 * d3;               \
-            stride[0] = d1 * d2 * d3;                                         \
-            for (a = 3; a >= 0; a--) {                                        \
-                if ((mask >> a) & 1) { c[a] = 0; R *= d[a]; }                 \
-                else { c[a] = rem % d[a]; rem /= d[a]; }                      \
-            }                                                                 \
-            long long base = c[0] * stride[0] + c[1] * stride[1] +            \
-                             c[2] * stride[2] + c[3] * stride[3];             \
-            double s = 0;                                                     \
-            for (long long r = 0; r < R; r++) {                               \
-                long long rr = r, off = base;                                 \
-                for (a = 3; a >= 0; a--) {                                    \
-                    if ((mask >> a) & 1) {                                    \
-                        off += (rr % d[a]) * stride[a];                       \
-                        rr /= d[a];                                           \
-                    }                                                         \
-                }                                                             \
-                s += (double)x[off];                                          \
-            }                                                                 \
-            y[o] = (T)s;                                                      \
+            y[o] = (T)GDATTN_NAME(reduce_sum, S)(x, d0, d1, d2, d3, mask, o,  \
+                                                 0, 1);                       \
         }                                                                     \
     }
 GDATTN_FLOATS(GDATTN_REDUCE)
@@ -119,30 +131,8 @@ GDATTN_FLOATS(GDATTN_REDUCE)
             long long outs = n / chunks;                                      \
             long long o = omajor ? i / chunks : i % outs;                     \
             long long k = omajor ? i % chunks : i / outs;                     \
-            long long d[4], c[4], stride[4];                                  \
-            long long rem = o, R = 1;                                         \
-            int a;                                                            \
-            d[0] = d0; d[1] = d1; d[2] = d2; d[3] = d3;                       \
-            stride[3] = 1; stride[2] = d3; stride[1] = d2 * d3;               \
-            stride[0] = d1 * d2 * d3;                                         \
-            for (a = 3; a >= 0; a--) {                                        \
-                if ((mask >> a) & 1) { c[a] = 0; R *= d[a]; }                 \
-                else { c[a] = rem % d[a]; rem /= d[a]; }                      \
-            }                                                                 \
-            long long base = c[0] * stride[0] + c[1] * stride[1] +            \
-                             c[2] * stride[2] + c[3] * stride[3];             \
-            double s = 0;                                                     \
-            for (long long r = k; r < R; r += chunks) {                       \
-                long long rr = r, off = base;                                 \
-                for (a = 3; a >= 0; a--) {                                    \
-                    if ((mask >> a) & 1) {                                    \
-                        off += (rr % d[a]) * stride[a];                       \
-                        rr /= d[a];                                           \
-                    }                                                         \
-                }                                                             \
-                s += (double)x[off];                                          \
-            }                                                                 \
-            part[k * outs + o] = s;                                           \
+            part[k * outs + o] = GDATTN_NAME(reduce_sum, S)(                  \
+                x, d0, d1, d2, d3, mask, o, k, chunks);                       \
         }                                                                     \
     }                                                                         \
     GDATTN_KERNEL GDATTN_NAME(reduce_join, S)(long long n, long long chunks,  \
