@@ -197,17 +197,19 @@ func lowerKernelDot(x *Exec, v *value, kd kernelDot) (devOp, error) {
 				return x.launch(v, "attn_dot_rows", rows, kd.kind, kd.gp(), int32(tk), kd.mflag, kd.keep(), v.ptr)
 			}), nil
 		}
-		// Long rows: the softmax's row statistics in chunks, then every
-		// element at once.
+		// Long rows: the softmax's row statistics in chunks (scratch for
+		// the softmax only), then every element at once.
 		chunks := int64(attnChunks(tk))
-		part, err := x.alloc(rows * chunks * 16)
-		if err != nil {
-			return nil, err
-		}
-		pm, ps := part, part+Ptr(rows*chunks*8)
-		stat, err := x.alloc(rows * 16)
-		if err != nil {
-			return nil, err
+		var pm, ps, stat Ptr
+		if kd.kind == 4 {
+			part, err := x.alloc(rows * chunks * 16)
+			if err != nil {
+				return nil, err
+			}
+			pm, ps = part, part+Ptr(rows*chunks*8)
+			if stat, err = x.alloc(rows * 16); err != nil {
+				return nil, err
+			}
 		}
 		return devFunc(func(x *Exec, v *value) error {
 			if err := scores(x, v, v.ptr); err != nil {
@@ -221,7 +223,11 @@ func lowerKernelDot(x *Exec, v *value, kd kernelDot) (devOp, error) {
 					return err
 				}
 			}
-			return x.launch(v, "attn_rows_apply", int64(n), kd.kind, kd.gp(), int32(tk), kd.mflag, kd.keep(), stat, v.ptr)
+			st := stat
+			if kd.kind != 4 {
+				st = v.ptr // no row statistics: w stands in, unread
+			}
+			return x.launch(v, "attn_rows_apply", int64(n), kd.kind, kd.gp(), int32(tk), kd.mflag, kd.keep(), st, v.ptr)
 		}), nil
 	}
 	w, dw := v.ins[kd.nf], v.ins[kd.nf+1]
