@@ -260,6 +260,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"sync"
 	"unsafe"
@@ -356,6 +357,11 @@ func loadCuBLAS() error {
 	var used [512]C.char
 	var errbuf [4096]C.char
 	names := strings.Join(cublasCandidates(), "\x00") + "\x00\x00"
+	// The C string is malloc'd, read by the driver and freed on one OS
+	// thread: ThreadSanitizer (the fake driver's race test) cannot see
+	// the Go scheduler's ordering when the goroutine moves in between.
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
 	cnames := C.CString(names)
 	defer C.free(unsafe.Pointer(cnames))
 	if C.gd_load_cublas(cnames, &used[0], C.size_t(len(used)), &errbuf[0], C.size_t(len(errbuf))) != 0 {
@@ -477,6 +483,11 @@ func (g *gpu) loadModule() error {
 	if ptxSource == "" {
 		return errors.New("cuda: the embedded kernels/gdattn.ptx is empty: run scripts/build-ptx.sh")
 	}
+	// The C string is malloc'd, read by the driver and freed on one OS
+	// thread: ThreadSanitizer (the fake driver's race test) cannot see
+	// the Go scheduler's ordering when the goroutine moves in between.
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
 	src := C.CString(ptxSource)
 	defer C.free(unsafe.Pointer(src))
 	var log [8192]C.char
@@ -587,6 +598,11 @@ func (g *gpu) function(idx int) (C.CUfunction, error) {
 	if f := g.funcs[idx]; f != nil {
 		return f, nil
 	}
+	// The C string is malloc'd, read by the driver and freed on one OS
+	// thread: ThreadSanitizer (the fake driver's race test) cannot see
+	// the Go scheduler's ordering when the goroutine moves in between.
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
 	name := C.CString(kernelTable[idx].name)
 	defer C.free(unsafe.Pointer(name))
 	var f C.CUfunction
