@@ -5,8 +5,8 @@ import (
 
 	"github.com/gdattn/gdattn/graph"
 	"github.com/gdattn/gdattn/internal/bounds"
-	"github.com/gdattn/gdattn/internal/lmio"
 	"github.com/gdattn/gdattn/layers"
+	"github.com/gdattn/gdattn/lmio"
 	"github.com/gdattn/gdattn/ops"
 	G "gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
@@ -137,12 +137,17 @@ func (cfg LMConfig) checkSizes(batch int) error {
 	return nil
 }
 
-// LMOptions says what graph [NewLM] builds: Batch is the number B of
-// sequences per run (required); Next builds the generation graph, whose
-// NextLogits (B, C) are the logits of one position per sequence (chosen by
-// FeedNext), instead of the training graph's Logits (B·T, C) and Targets.
-// tf.GPTOptions is the same type.
-type LMOptions = lmio.Options
+// LMOptions says what graph [NewLM] (and [LoadLM], [LMFromCheckpoint],
+// [LM.Rebuild]) builds from a configuration.
+type LMOptions struct {
+	// Batch is the number B of sequences per run (required, >= 1).
+	Batch int
+	// Next builds the generation graph: NextLogits (B, C), the logits of
+	// one position per sequence (chosen by FeedNext), instead of the
+	// training graph's Logits (B·T, C) and Targets. A generation graph is
+	// what train.NewGenerator and train.Generate take.
+	Next bool
+}
 
 // LM is a GD language model: one pass of attention performing K steps of
 // functional GD on a window of T tokens predicts every next token.

@@ -10,8 +10,8 @@ import (
 
 	"github.com/gdattn/gdattn/graph"
 	"github.com/gdattn/gdattn/internal/bounds"
-	"github.com/gdattn/gdattn/internal/lmio"
 	"github.com/gdattn/gdattn/layers"
+	"github.com/gdattn/gdattn/lmio"
 	"github.com/gdattn/gdattn/ops"
 )
 
@@ -100,10 +100,17 @@ func (cfg GPTConfig) checkSizes(batch int) error {
 	return nil
 }
 
-// GPTOptions says what graph [NewGPT] builds: Batch sequences per run
-// (required) and, with Next, the generation graph; the same type as
-// gd.LMOptions.
-type GPTOptions = lmio.Options
+// GPTOptions says what graph [NewGPT] (and [LoadGPT], [GPTFromCheckpoint],
+// [GPT.Rebuild]) builds from a configuration.
+type GPTOptions struct {
+	// Batch is the number B of sequences per run (required, >= 1).
+	Batch int
+	// Next builds the generation graph: NextLogits (B, C), the logits of
+	// one position per sequence (chosen by FeedNext), instead of the
+	// training graph's Logits (B·T, C) and Targets. A generation graph is
+	// what train.NewGenerator and train.Generate take.
+	Next bool
+}
 
 // GPTBlock is one pre-norm transformer block (nanoGPT's Block):
 //

@@ -6,8 +6,8 @@ import (
 
 	"github.com/gdattn/gdattn/checkpoint"
 	"github.com/gdattn/gdattn/graph"
-	"github.com/gdattn/gdattn/internal/lmio"
 	"github.com/gdattn/gdattn/internal/modelfile"
+	"github.com/gdattn/gdattn/lmio"
 	"gorgonia.org/tensor"
 )
 

@@ -1,15 +1,3 @@
-// Package lmio holds what the language models of packages gd (gd.LM) and
-// tf (tf.GPT) share around their bodies: the window inputs (ids, targets,
-// the one-hot selection of a generation graph), the choice of the rows
-// whose logits a graph computes, the feeding of a minibatch, and the text
-// codec a model carries. Both families embed a [*Window], so the code is
-// written once; the models' bodies (GD steps, transformer blocks) stay in
-// their packages.
-//
-// Shapes: a minibatch is B windows of T ids, row-major (B, T); a training
-// graph computes the logits (B·T, C) of every next token and takes targets
-// (B·T); a generation graph ("next") computes the logits (B, C) of the token
-// after each window's last fed position, chosen by a one-hot row (B, T).
 package lmio
 
 import (
@@ -239,17 +227,6 @@ func Build[C interface{ Validate() (C, error) }, M any](who string, s *graph.Sco
 		return zero, fmt.Errorf("%s %q: %w", who, s.Path(), err)
 	}
 	return m, nil
-}
-
-// Options says what graph a language model's constructor builds (gd.LMOptions
-// and tf.GPTOptions are this type).
-type Options struct {
-	// Batch is the number B of sequences per run (required).
-	Batch int
-	// Next builds the generation graph: instead of every position's logits
-	// (B·T, C) and the targets, the logits (B, C) of one position per
-	// sequence, chosen by FeedNext.
-	Next bool
 }
 
 // Head builds the output of both families on the rows h (rows, d) of
