@@ -552,11 +552,14 @@ func FuzzGenerate(f *testing.F) {
 			Beams:       1 + int(beams%5),
 			Temperature: temp,
 			Seed:        seed,
-			Stop:        int(stop) % (V + 1),
+			Stop:        StopNever(),
 			Forbid:      forbid,
 		}
-		if cfg.Stop < -1 {
-			cfg.Stop = -1
+		stopID := int(stop) % (V + 1) // -1: no stop id
+		if stopID < 0 {
+			stopID = -1
+		} else {
+			cfg.Stop = StopAt(stopID)
 		}
 		next := func(ctxs [][]int) ([][]float64, error) {
 			out := make([][]float64, len(ctxs))
@@ -579,7 +582,7 @@ func FuzzGenerate(f *testing.F) {
 			return
 		}
 		if cfg.Strategy == DecodeGreedy || (cfg.Strategy == DecodeBeam && cfg.Beams == 1) {
-			want, ok := greedyReference(table, prompts, cfg.MaxNew, cfg.Stop, forbidden)
+			want, ok := greedyReference(table, prompts, cfg.MaxNew, stopID, forbidden)
 			if ok != (err == nil) || (ok && !reflect.DeepEqual(got, want)) {
 				t.Fatalf("%s: got %v, %v, reference %v (ok %v)", cfg.Strategy, got, err, want, ok)
 			}
@@ -599,13 +602,13 @@ func FuzzGenerate(f *testing.F) {
 				if id < 0 || id >= V || forbidden[id] || math.IsInf(table[prev][id], -1) {
 					t.Fatalf("prompt %d: id %d at %d is out of range, forbidden or at -Inf (ids %v)", p, id, k, ids)
 				}
-				if id == cfg.Stop && k != len(ids)-1 {
+				if id == stopID && k != len(ids)-1 {
 					t.Fatalf("prompt %d: Stop %d before the end of %v", p, id, ids)
 				}
 				prev = id
 			}
-			if len(ids) > cfg.MaxNew || (len(ids) < cfg.MaxNew && (len(ids) == 0 || ids[len(ids)-1] != cfg.Stop)) {
-				t.Fatalf("prompt %d: %d ids (MaxNew %d, Stop %d): %v", p, len(ids), cfg.MaxNew, cfg.Stop, ids)
+			if len(ids) > cfg.MaxNew || (len(ids) < cfg.MaxNew && (len(ids) == 0 || ids[len(ids)-1] != stopID)) {
+				t.Fatalf("prompt %d: %d ids (MaxNew %d, Stop %d): %v", p, len(ids), cfg.MaxNew, stopID, ids)
 			}
 		}
 		again, err := Generate(next, prompts, cfg)

@@ -326,7 +326,7 @@ func TestGenerateSizes(t *testing.T) {
 	prompts := [][]int{{0}, {1}}
 	gen := func(cfg DecodeConfig) error {
 		calls = 0
-		cfg.Stop = -1
+		cfg.Stop = StopNever()
 		_, err := Generate(next, prompts, cfg)
 		return err
 	}
@@ -334,14 +334,13 @@ func TestGenerateSizes(t *testing.T) {
 		{"MaxNew greedy", func(h int) error { return gen(DecodeConfig{MaxNew: h}) }, "DecodeConfig.MaxNew"},
 		{"MaxNew sample", func(h int) error { return gen(DecodeConfig{Strategy: DecodeSample, MaxNew: h}) }, "DecodeConfig.MaxNew"},
 		{"MaxNew beam", func(h int) error { return gen(DecodeConfig{Strategy: DecodeBeam, MaxNew: h}) }, "DecodeConfig.MaxNew"},
-		{"Beams", func(h int) error { return gen(DecodeConfig{Strategy: DecodeBeam, Beams: h, MaxNew: 2}) }, "DecodeConfig.Beams"},
 	})
 	for _, c := range []struct {
 		cfg  DecodeConfig
 		want string
 	}{
 		{DecodeConfig{MaxNew: 1 << 30}, "prompts*(longest prompt+DecodeConfig.MaxNew)"},
-		{DecodeConfig{Strategy: DecodeBeam, MaxNew: 1 << 20, Beams: 1 << 12}, "prompts*DecodeConfig.Beams*"},
+		{DecodeConfig{Strategy: DecodeBeam, MaxNew: 1 << 22, Beams: MaxBeams}, "prompts*DecodeConfig.Beams*"},
 	} {
 		if err := gen(c.cfg); err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%+v: got %v, want an error naming %q", c.cfg, err, c.want)

@@ -28,7 +28,7 @@ func TestSmallRefusals(t *testing.T) {
 	}
 	for _, s := range []string{DecodeGreedy, DecodeBeam} {
 		calls = 0
-		if _, err := Generate(ragged, [][]int{{1}}, DecodeConfig{Strategy: s, MaxNew: 3, Beams: 2, Stop: -1}); err == nil || !strings.Contains(err.Error(), "logits") {
+		if _, err := Generate(ragged, [][]int{{1}}, DecodeConfig{Strategy: s, MaxNew: 3, Beams: 2, Stop: StopNever()}); err == nil || !strings.Contains(err.Error(), "logits") {
 			t.Errorf("%s: Generate with ragged logits across calls: %v", s, err)
 		}
 	}

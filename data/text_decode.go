@@ -23,27 +23,133 @@ const (
 	DecodeBeam   = "beam"
 )
 
+// MaxBeams is the widest beam search [Generate] runs (DecodeConfig.Beams):
+// each step keeps Beams hypotheses per prompt and ranks up to Beams² of
+// their extensions, so the width multiplies time and memory. The width is
+// also at most the vocabulary size V (a first step has only V extensions).
+const MaxBeams = 256
+
+// Stop says when a generation ends before MaxNew ids. Its zero value is the
+// default: the model's end-of-text where a model's text codec knows one
+// (train.Generator, train.GenerateText), and no stop id in [Generate] alone,
+// which knows no model. [StopAt] names an id (0 included); [StopNever]
+// generates exactly MaxNew ids.
+type Stop struct {
+	kind stopKind
+	id   int
+}
+
+type stopKind uint8
+
+const (
+	stopDefault stopKind = iota
+	stopAt
+	stopNever
+)
+
+// StopAt ends a generation after id, which is kept as its last id.
+func StopAt(id int) Stop { return Stop{kind: stopAt, id: id} }
+
+// StopNever generates exactly MaxNew ids (an end-of-text among them does not
+// end the generation).
+func StopNever() Stop { return Stop{kind: stopNever} }
+
+// IsDefault reports whether s is the zero value: the model's end-of-text.
+func (s Stop) IsDefault() bool { return s.kind == stopDefault }
+
+// ID returns the id s stops after, and false if it names none (the default
+// and StopNever).
+func (s Stop) ID() (int, bool) { return s.id, s.kind == stopAt }
+
+// String is "default", "never" or "at ID".
+func (s Stop) String() string {
+	switch s.kind {
+	case stopAt:
+		return fmt.Sprintf("at %d", s.id)
+	case stopNever:
+		return "never"
+	}
+	return "default"
+}
+
+// Or returns s, or def if s is the default: how a caller that knows a model
+// resolves the zero value (train: StopAt(end-of-text)).
+func (s Stop) Or(def Stop) Stop {
+	if s.kind == stopDefault {
+		return def
+	}
+	return s
+}
+
+// StopReason says why a generation ended.
+type StopReason uint8
+
+const (
+	// StoppedMaxNew: MaxNew ids were generated.
+	StoppedMaxNew StopReason = iota + 1
+	// StoppedAtStop: the stop id (DecodeConfig.Stop, the end-of-text by
+	// default for a model with a text codec) was generated; it is the
+	// generation's last id.
+	StoppedAtStop
+)
+
+// String is "MaxNew" or "stop id".
+func (r StopReason) String() string {
+	switch r {
+	case StoppedMaxNew:
+		return "MaxNew"
+	case StoppedAtStop:
+		return "stop id"
+	}
+	return fmt.Sprintf("StopReason(%d)", uint8(r))
+}
+
+// Generation is one prompt's continuation: the generated ids (not the
+// prompt) and why generation ended.
+type Generation struct {
+	IDs    []int
+	Reason StopReason
+}
+
+// Policies for a prompt's pieces outside a restricted vocabulary
+// (DecodeConfig.Unknown).
+const (
+	// UnknownRefuse (the default, also "") refuses such a prompt with an
+	// error naming the pieces.
+	UnknownRefuse = "refuse"
+	// UnknownSkip drops the pieces the vocabulary lacks.
+	UnknownSkip = "skip"
+	// UnknownMap encodes each such piece as the vocabulary's unknown id.
+	UnknownMap = "map"
+)
+
 // DecodeConfig configures [Generate]. Zero fields mean the defaults.
 type DecodeConfig struct {
 	// Strategy is "greedy" (default), "sample" (temperature and top-k) or
 	// "beam" (beam search).
 	Strategy string
-	// MaxNew is the number of ids to generate (default 100, as the paper).
+	// MaxNew is the most ids to generate (default 100, as the paper).
 	MaxNew int
 	// Temperature divides the logits before sampling (default 1).
 	Temperature float64
 	// TopK, when > 0, samples among the TopK most likely ids only.
 	TopK int
-	// Beams is the beam width (default 3, as the paper).
+	// Beams is the beam width (default 3, as the paper), at most
+	// [MaxBeams] and at most the vocabulary size.
 	Beams int
 	// Seed seeds sampling: prompt i draws from rand.NewPCG(Seed, i), so a
 	// result does not depend on the other prompts.
 	Seed uint64
-	// Stop, when >= 0, ends a generation after this id (end-of-text); the
-	// id is kept. Use -1 to always generate MaxNew ids.
-	Stop int
+	// Stop ends a generation after an id (kept): by default (zero) the
+	// model's end-of-text where one is known, none in Generate alone;
+	// StopAt(id) names one; StopNever() generates exactly MaxNew ids.
+	Stop Stop
 	// Forbid lists ids never generated (padding; unknown).
 	Forbid []int
+	// Unknown says what text generation (train.GenerateText) does with a
+	// prompt piece outside a restricted vocabulary: UnknownRefuse (the
+	// default), UnknownSkip or UnknownMap. Generation from ids ignores it.
+	Unknown string
 }
 
 func (c DecodeConfig) withDefaults() (DecodeConfig, error) {
@@ -59,6 +165,9 @@ func (c DecodeConfig) withDefaults() (DecodeConfig, error) {
 	if c.Beams == 0 {
 		c.Beams = 3
 	}
+	if c.Unknown == "" {
+		c.Unknown = UnknownRefuse
+	}
 	switch {
 	case c.Strategy != DecodeGreedy && c.Strategy != DecodeSample && c.Strategy != DecodeBeam:
 		return c, fmt.Errorf("data: decode: unknown strategy %q (want greedy, sample or beam)", c.Strategy)
@@ -70,28 +179,58 @@ func (c DecodeConfig) withDefaults() (DecodeConfig, error) {
 		return c, fmt.Errorf("data: decode: TopK = %d, want >= 0", c.TopK)
 	case c.Beams < 1:
 		return c, fmt.Errorf("data: decode: Beams = %d, want >= 1", c.Beams)
+	case c.Beams > MaxBeams:
+		return c, fmt.Errorf("data: decode: Beams = %d exceeds the limit MaxBeams = %d", c.Beams, MaxBeams)
+	case c.Stop.kind == stopAt && c.Stop.id < 0:
+		return c, fmt.Errorf("data: decode: Stop = StopAt(%d), want an id >= 0 (StopNever() to generate exactly MaxNew ids)", c.Stop.id)
+	case c.Stop.kind > stopNever:
+		return c, fmt.Errorf("data: decode: invalid Stop %v", c.Stop)
+	case c.Unknown != UnknownRefuse && c.Unknown != UnknownSkip && c.Unknown != UnknownMap:
+		return c, fmt.Errorf("data: decode: Unknown = %q, want refuse, skip or map", c.Unknown)
 	}
-	for _, f := range []struct {
-		name string
-		v    int
-	}{{"MaxNew", c.MaxNew}, {"Beams", c.Beams}} {
-		if err := checkedSize("DecodeConfig."+f.name, f.v); err != nil {
-			return c, fmt.Errorf("data: decode: %w", err)
-		}
+	if err := checkedSize("DecodeConfig.MaxNew", c.MaxNew); err != nil {
+		return c, fmt.Errorf("data: decode: %w", err)
 	}
 	return c, nil
 }
 
+// stopID is the id that ends a generation, or -1 for none.
+func (c DecodeConfig) stopID() int {
+	if id, ok := c.Stop.ID(); ok {
+		return id
+	}
+	return -1
+}
+
 // Generate continues every prompt with up to cfg.MaxNew ids and returns the
-// generated ids only (not the prompt). All live sequences of one decoding
-// step go to next in a single call, so a batched model sees large batches.
-// Every generated id lies in [0, V) for next's V logits, is not in
-// cfg.Forbid (ids outside [0, V) there are ignored) and has a logit above
-// −Inf. It returns an error if cfg is invalid, next fails or returns NaN or
-// +Inf logits or rows of the wrong number or length, a step leaves no id to
-// generate (every id forbidden or at −Inf), or prompts*(longest
-// prompt+MaxNew) (times Beams for beam search) exceeds MaxElements.
+// generated ids only (not the prompt); [Decode] also says why each
+// generation ended. The zero cfg.Stop stops at no id here (Generate knows no
+// model): set StopAt(end-of-text), or use train.Generator, which stops at the
+// model's end-of-text by default.
 func Generate(next NextFunc, prompts [][]int, cfg DecodeConfig) ([][]int, error) {
+	gens, err := Decode(next, prompts, cfg)
+	if err != nil {
+		return nil, err
+	}
+	out := make([][]int, len(gens))
+	for i, g := range gens {
+		out[i] = g.IDs
+	}
+	return out, nil
+}
+
+// Decode continues every prompt with up to cfg.MaxNew ids and returns, per
+// prompt, the generated ids (not the prompt) and why generation ended
+// (Generation.Reason: the stop id, or MaxNew ids). All live sequences of one
+// decoding step go to next in a single call, so a batched model sees large
+// batches. Every generated id lies in [0, V) for next's V logits, is not in
+// cfg.Forbid (ids outside [0, V) there are ignored) and has a logit above
+// −Inf. It returns an error if cfg is invalid (Beams above MaxBeams, or
+// above V once next has returned its first logits), next fails or returns
+// NaN or +Inf logits or rows of the wrong number or length, a step leaves no
+// id to generate (every id forbidden or at −Inf), or prompts*(longest
+// prompt+MaxNew) (times Beams for beam search) exceeds MaxElements.
+func Decode(next NextFunc, prompts [][]int, cfg DecodeConfig) ([]Generation, error) {
 	cfg, err := cfg.withDefaults()
 	if err != nil {
 		return nil, err
@@ -122,10 +261,12 @@ func Generate(next NextFunc, prompts [][]int, cfg DecodeConfig) ([][]int, error)
 	if cfg.Strategy == DecodeBeam {
 		return beamSearch(next, prompts, cfg)
 	}
-	out := make([][]int, len(prompts))
+	stop := cfg.stopID()
+	out := make([]Generation, len(prompts))
 	rngs := make([]*rand.Rand, len(prompts))
 	for i := range rngs {
 		rngs[i] = rand.New(rand.NewPCG(cfg.Seed, uint64(i)))
+		out[i].Reason = StoppedMaxNew
 	}
 	done := make([]bool, len(prompts))
 	vocab := 0 // logits per row, fixed by the first call of next
@@ -135,7 +276,7 @@ func Generate(next NextFunc, prompts [][]int, cfg DecodeConfig) ([][]int, error)
 		for i, p := range prompts {
 			if !done[i] {
 				live = append(live, i)
-				ctx = append(ctx, concat(p, out[i]))
+				ctx = append(ctx, concat(p, out[i].IDs))
 			}
 		}
 		if len(live) == 0 {
@@ -156,9 +297,10 @@ func Generate(next NextFunc, prompts [][]int, cfg DecodeConfig) ([][]int, error)
 			} else {
 				id = sample(lp, cfg.Temperature, cfg.TopK, rngs[i])
 			}
-			out[i] = append(out[i], id)
-			if id == cfg.Stop {
+			out[i].IDs = append(out[i].IDs, id)
+			if id == stop {
 				done[i] = true
+				out[i].Reason = StoppedAtStop
 			}
 		}
 	}
@@ -199,12 +341,33 @@ type hyp struct {
 	done  bool
 }
 
+// cand is an extension of a live hypothesis (parent >= 0) by id, or a
+// finished hypothesis carried over unchanged (parent < 0, fin); its ids are
+// materialised only if it survives, so a step allocates Beams hypotheses
+// per prompt, not Beams².
+type cand struct {
+	parent int // index into the prompt's beams; -1: carried finished hyp
+	fin    hyp
+	id     int
+	score  float64
+	n      int // ids of the hypothesis
+}
+
+func (c cand) norm() float64 {
+	if c.n == 0 {
+		return 0
+	}
+	return c.score / float64(c.n)
+}
+
 // beamSearch keeps cfg.Beams hypotheses per prompt; at each step every live
 // hypothesis is extended by its Beams best ids and the Beams best of all
 // (finished ones included, unchanged) survive. The result is the hypothesis
 // with the best length-normalised score (sum of log-probabilities divided by
 // the number of generated ids, as HuggingFace's default length_penalty=1).
-func beamSearch(next NextFunc, prompts [][]int, cfg DecodeConfig) ([][]int, error) {
+// Beams above the vocabulary size V is refused once next has given V.
+func beamSearch(next NextFunc, prompts [][]int, cfg DecodeConfig) ([]Generation, error) {
+	stop := cfg.stopID()
 	beams := make([][]hyp, len(prompts))
 	for i := range beams {
 		beams[i] = []hyp{{}}
@@ -229,11 +392,14 @@ func beamSearch(next NextFunc, prompts [][]int, cfg DecodeConfig) ([][]int, erro
 		if err != nil {
 			return nil, err
 		}
-		cands := make([][]hyp, len(prompts))
+		if cfg.Beams > vocab {
+			return nil, fmt.Errorf("data: decode: Beams = %d exceeds the vocabulary size %d (the limit: a beam wider than the vocabulary holds no more hypotheses)", cfg.Beams, vocab)
+		}
+		cands := make([][]cand, len(prompts))
 		for p, bs := range beams {
 			for _, b := range bs {
 				if b.done {
-					cands[p] = append(cands[p], b)
+					cands[p] = append(cands[p], cand{parent: -1, fin: b, score: b.score, n: len(b.ids)})
 				}
 			}
 		}
@@ -247,17 +413,26 @@ func beamSearch(next NextFunc, prompts [][]int, cfg DecodeConfig) ([][]int, erro
 				if math.IsInf(lp[id], -1) {
 					break // forbidden or impossible, as are the rest (sorted)
 				}
-				ids := append(append(make([]int, 0, len(b.ids)+1), b.ids...), id)
-				cands[r.p] = append(cands[r.p], hyp{ids: ids, score: b.score + lp[id], done: id == cfg.Stop})
+				cands[r.p] = append(cands[r.p], cand{parent: r.h, id: id, score: b.score + lp[id], n: len(b.ids) + 1})
 			}
 		}
 		for p := range beams {
 			c := cands[p]
-			sort.SliceStable(c, func(i, j int) bool { return normScore(c[i]) > normScore(c[j]) })
-			beams[p] = c[:min(cfg.Beams, len(c))]
+			sort.SliceStable(c, func(i, j int) bool { return c[i].norm() > c[j].norm() })
+			c = c[:min(cfg.Beams, len(c))]
+			kept := make([]hyp, len(c))
+			for i, x := range c {
+				if x.parent < 0 {
+					kept[i] = x.fin
+					continue
+				}
+				ids := append(append(make([]int, 0, x.n), beams[p][x.parent].ids...), x.id)
+				kept[i] = hyp{ids: ids, score: x.score, done: x.id == stop}
+			}
+			beams[p] = kept
 		}
 	}
-	out := make([][]int, len(prompts))
+	out := make([]Generation, len(prompts))
 	for p, bs := range beams {
 		best := bs[0]
 		for _, b := range bs[1:] {
@@ -265,7 +440,10 @@ func beamSearch(next NextFunc, prompts [][]int, cfg DecodeConfig) ([][]int, erro
 				best = b
 			}
 		}
-		out[p] = best.ids
+		out[p] = Generation{IDs: best.ids, Reason: StoppedMaxNew}
+		if best.done {
+			out[p].Reason = StoppedAtStop
+		}
 	}
 	return out, nil
 }
@@ -363,4 +541,38 @@ func sample(lp []float64, temperature float64, topK int, rng *rand.Rand) int {
 		}
 	}
 	return cand[0]
+}
+
+// EncodePrompt encodes a prompt's text under policy (DecodeConfig.Unknown)
+// and returns its ids and the number of its pieces outside the vocabulary:
+// UnknownRefuse ("" too) refuses them as [TextCodec.EncodeStrict] does,
+// UnknownSkip drops them, UnknownMap encodes them as Vocab.Unk as
+// [TextCodec.Encode] does. The full vocabulary has no unknown piece.
+func (c *TextCodec) EncodePrompt(text, policy string) (ids []int, unknown int, err error) {
+	switch policy {
+	case "", UnknownRefuse:
+		ids, err = c.EncodeStrict(text)
+		return ids, 0, err
+	case UnknownSkip, UnknownMap:
+	default:
+		return nil, 0, fmt.Errorf("data: decode: Unknown = %q, want refuse, skip or map", policy)
+	}
+	if err := c.check(); err != nil {
+		return nil, 0, err
+	}
+	g, err := c.Tok.Encode(text)
+	if err != nil {
+		return nil, 0, err
+	}
+	ids, unknown = c.Vocab.Encode(g)
+	if policy == UnknownSkip && unknown > 0 {
+		kept := ids[:0]
+		for _, id := range ids {
+			if id != c.Vocab.Unk {
+				kept = append(kept, id)
+			}
+		}
+		ids = kept
+	}
+	return ids, unknown, nil
 }

@@ -29,7 +29,7 @@ var toyTable = [][]float64{
 }
 
 func TestGenerateGreedy(t *testing.T) {
-	out, err := Generate(bigram(toyTable), [][]int{{0}, {3}}, DecodeConfig{MaxNew: 5, Stop: 4})
+	out, err := Generate(bigram(toyTable), [][]int{{0}, {3}}, DecodeConfig{MaxNew: 5, Stop: StopAt(4)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -38,7 +38,7 @@ func TestGenerateGreedy(t *testing.T) {
 		t.Errorf("greedy = %v, want %v", out, want)
 	}
 	// Forbidding the end and not stopping: MaxNew ids.
-	out, _ = Generate(bigram(toyTable), [][]int{{2}}, DecodeConfig{MaxNew: 3, Stop: -1, Forbid: []int{4}})
+	out, _ = Generate(bigram(toyTable), [][]int{{2}}, DecodeConfig{MaxNew: 3, Stop: StopNever(), Forbid: []int{4}})
 	if len(out[0]) != 3 || out[0][0] == 4 {
 		t.Errorf("greedy with end forbidden = %v", out)
 	}
@@ -47,19 +47,19 @@ func TestGenerateGreedy(t *testing.T) {
 func TestGenerateBeam(t *testing.T) {
 	// From 1, greedy takes 2 then ends (5 + 5); beam search sees that 3 is
 	// followed by a near-certain 0, and its length-normalised score wins.
-	out, err := Generate(bigram(toyTable), [][]int{{1}}, DecodeConfig{Strategy: DecodeBeam, Beams: 3, MaxNew: 2, Stop: 4})
+	out, err := Generate(bigram(toyTable), [][]int{{1}}, DecodeConfig{Strategy: DecodeBeam, Beams: 3, MaxNew: 2, Stop: StopAt(4)})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if want := [][]int{{3, 0}}; !reflect.DeepEqual(out, want) {
 		t.Errorf("beam = %v, want %v", out, want)
 	}
-	greedy, _ := Generate(bigram(toyTable), [][]int{{1}}, DecodeConfig{MaxNew: 2, Stop: 4})
+	greedy, _ := Generate(bigram(toyTable), [][]int{{1}}, DecodeConfig{MaxNew: 2, Stop: StopAt(4)})
 	if want := [][]int{{2, 4}}; !reflect.DeepEqual(greedy, want) {
 		t.Errorf("greedy = %v, want %v", greedy, want)
 	}
-	one, _ := Generate(bigram(toyTable), [][]int{{1}, {0}}, DecodeConfig{Strategy: DecodeBeam, Beams: 1, MaxNew: 4, Stop: 4})
-	g2, _ := Generate(bigram(toyTable), [][]int{{1}, {0}}, DecodeConfig{MaxNew: 4, Stop: 4})
+	one, _ := Generate(bigram(toyTable), [][]int{{1}, {0}}, DecodeConfig{Strategy: DecodeBeam, Beams: 1, MaxNew: 4, Stop: StopAt(4)})
+	g2, _ := Generate(bigram(toyTable), [][]int{{1}, {0}}, DecodeConfig{MaxNew: 4, Stop: StopAt(4)})
 	if !reflect.DeepEqual(one, g2) {
 		t.Errorf("beam width 1 = %v, greedy = %v", one, g2)
 	}
@@ -67,7 +67,7 @@ func TestGenerateBeam(t *testing.T) {
 
 func TestGenerateSample(t *testing.T) {
 	flat := [][]float64{{0, 0, 0, 0, 0}, {0, 0, 0, 0, 0}, {0, 0, 0, 0, 0}, {0, 0, 0, 0, 0}, {0, 0, 0, 0, 0}}
-	cfg := DecodeConfig{Strategy: DecodeSample, MaxNew: 200, Seed: 7, Stop: -1}
+	cfg := DecodeConfig{Strategy: DecodeSample, MaxNew: 200, Seed: 7, Stop: StopNever()}
 	a, err := Generate(bigram(flat), [][]int{{0}, {1}}, cfg)
 	if err != nil {
 		t.Fatal(err)
@@ -177,7 +177,7 @@ func TestGenerateNoAllowedID(t *testing.T) {
 		} {
 			t.Run(s.name+"/"+c.name, func(t *testing.T) {
 				cfg := s.cfg
-				cfg.MaxNew, cfg.Stop, cfg.Forbid = 3, -1, c.forbid
+				cfg.MaxNew, cfg.Stop, cfg.Forbid = 3, StopNever(), c.forbid
 				out, err := Generate(c.next, [][]int{{0}, {1}}, cfg)
 				if !errors.Is(err, errNoAllowedID) {
 					t.Errorf("got %v, %v, want an error wrapping errNoAllowedID", out, err)
@@ -201,7 +201,7 @@ func TestGenerateNoAllowedID(t *testing.T) {
 	) {
 		t.Run(s.name+"/one allowed id", func(t *testing.T) {
 			cfg := s.cfg
-			cfg.MaxNew, cfg.Stop, cfg.Forbid = 4, -1, []int{0, 1, 4, 7}
+			cfg.MaxNew, cfg.Stop, cfg.Forbid = 4, StopNever(), []int{0, 1, 4, 7}
 			out, err := Generate(constant(row), [][]int{{0}, {2}}, cfg)
 			if err != nil {
 				t.Fatal(err)
@@ -216,8 +216,93 @@ func TestGenerateNoAllowedID(t *testing.T) {
 	// With a tiny temperature and no top-k, sampling is greedy among the
 	// allowed ids (it used to fall back to candidate 0, a forbidden id).
 	out, err := Generate(constant([]float64{0, 0, 0, 10, 0}), [][]int{{0}}, DecodeConfig{
-		Strategy: DecodeSample, Temperature: 5e-324, MaxNew: 2, Stop: -1, Forbid: []int{0}})
+		Strategy: DecodeSample, Temperature: 5e-324, MaxNew: 2, Stop: StopNever(), Forbid: []int{0}})
 	if err != nil || !reflect.DeepEqual(out, [][]int{{3, 3}}) {
 		t.Errorf("tiny temperature: got %v, %v, want [[3 3]]", out, err)
+	}
+}
+
+// TestBeamsBounded checks that a beam wider than MaxBeams is refused before
+// next is called (1<<20 beams once ran for minutes and ran out of memory),
+// and one wider than the vocabulary after the first call, both with an
+// error naming the limit; a beam as wide as the vocabulary runs.
+func TestBeamsBounded(t *testing.T) {
+	calls := 0
+	next := func(ctxs [][]int) ([][]float64, error) {
+		calls++
+		return bigram(toyTable)(ctxs)
+	}
+	for _, c := range []struct {
+		beams     int
+		want      string
+		wantCalls int
+	}{
+		{1 << 20, "exceeds the limit MaxBeams = 256", 0},
+		{MaxBeams + 1, "exceeds the limit MaxBeams = 256", 0},
+		{MaxBeams, "exceeds the vocabulary size 5", 1},
+		{6, "Beams = 6 exceeds the vocabulary size 5", 1},
+		{5, "", 3},
+	} {
+		calls = 0
+		got, err := Generate(next, [][]int{{1}}, DecodeConfig{Strategy: DecodeBeam, Beams: c.beams, MaxNew: 3, Stop: StopNever()})
+		if c.want == "" {
+			if err != nil || len(got) != 1 || len(got[0]) != 3 {
+				t.Errorf("Beams = %d: got %v, %v; want 3 ids", c.beams, got, err)
+			}
+		} else if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("Beams = %d: got %v, want an error containing %q", c.beams, err, c.want)
+		}
+		if calls != c.wantCalls {
+			t.Errorf("Beams = %d: next called %d times, want %d", c.beams, calls, c.wantCalls)
+		}
+	}
+}
+
+// TestDecodeStop checks the Stop rules and the reason Decode gives: the zero
+// Stop stops at no id in Decode alone (it knows no model), StopAt(0) stops
+// at id 0 (the value the old zero Stop meant), StopNever generates exactly
+// MaxNew ids, and each result says whether it ended at the stop id or
+// after MaxNew ids, for every strategy.
+func TestDecodeStop(t *testing.T) {
+	// toyTable: 3 -> 0 -> 1 -> 2 -> 4 (end) under greedy decoding.
+	for _, strategy := range []string{DecodeGreedy, DecodeSample, DecodeBeam} {
+		for _, c := range []struct {
+			stop   Stop
+			ids    int // generated ids from prompt {3}, MaxNew 6
+			reason StopReason
+		}{
+			{Stop{}, 6, StoppedMaxNew},
+			{StopNever(), 6, StoppedMaxNew},
+			{StopAt(0), 1, StoppedAtStop},
+		} {
+			cfg := DecodeConfig{Strategy: strategy, MaxNew: 6, Stop: c.stop, Temperature: 1e-3, Beams: 1}
+			got, err := Decode(bigram(toyTable), [][]int{{3}}, cfg)
+			if err != nil {
+				t.Fatalf("%s, Stop %v: %v", strategy, c.stop, err)
+			}
+			if g := got[0]; len(g.IDs) != c.ids || g.Reason != c.reason {
+				t.Errorf("%s, Stop %v: got %v (%v), want %d ids (%v)", strategy, c.stop, g.IDs, g.Reason, c.ids, c.reason)
+			}
+		}
+	}
+	got, err := Decode(bigram(toyTable), [][]int{{3}, {2}}, DecodeConfig{MaxNew: 6, Stop: StopAt(4)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []Generation{{IDs: []int{0, 1, 2, 4}, Reason: StoppedAtStop}, {IDs: []int{4}, Reason: StoppedAtStop}}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("got %+v, want %+v", got, want)
+	}
+	if _, err := Decode(bigram(toyTable), [][]int{{3}}, DecodeConfig{Stop: StopAt(-1)}); err == nil || !strings.Contains(err.Error(), "StopAt(-1)") {
+		t.Errorf("StopAt(-1): got %v", err)
+	}
+	if _, err := Decode(bigram(toyTable), [][]int{{3}}, DecodeConfig{Unknown: "drop"}); err == nil || !strings.Contains(err.Error(), `Unknown = "drop"`) {
+		t.Errorf(`Unknown "drop": got %v`, err)
+	}
+	if s := (Stop{}).Or(StopAt(7)); s != StopAt(7) {
+		t.Errorf("default Or StopAt(7) = %v", s)
+	}
+	if s := StopNever().Or(StopAt(7)); s != StopNever() {
+		t.Errorf("StopNever Or StopAt(7) = %v", s)
 	}
 }

@@ -79,7 +79,8 @@
 //	t, _ := train.NewLMTrainer(m, train.LMConfig{Steps: 1500, Warmup: 100, LR: 1e-3, MinLR: 1e-4, ClipNorm: 1, Dir: "ckpt"})
 //	err := t.FitText(ds)                                              // ds: *data.TextData
 //	g, err := gd.LoadLM("ckpt", gd.LMOptions{Batch: 1, Next: true}) // or m.Rebuild(...)
-//	text, err := train.GenerateText(g, "Once upon a time", data.DecodeConfig{Strategy: data.DecodeBeam})
+//	out, err := train.GenerateText(g, "Once upon a time", data.DecodeConfig{Strategy: data.DecodeBeam})
+//	fmt.Println(out.Text, out.Reason) // the continuation, and "stop id" (end-of-text) or "MaxNew"
 //
 // To continue a run, read its checkpoint once and hand it to the model's
 // loader and to the trainer:

@@ -76,14 +76,14 @@ func Example_languageModel() {
 	if err != nil {
 		panic(err)
 	}
-	text, err := train.GenerateText(g, "Once upon a time, there was a girl named", data.DecodeConfig{
+	out, err := train.GenerateText(g, "Once upon a time, there was a girl named", data.DecodeConfig{
 		Strategy: data.DecodeSample, TopK: 5, Temperature: 0.8, MaxNew: 20, Seed: 1,
 	})
 	if err != nil {
 		panic(err)
 	}
-	fmt.Println("generated text:", len(strings.TrimSpace(text)) > 0)
+	fmt.Println("generated text:", len(strings.TrimSpace(out.Text)) > 0, "ended by:", out.Reason == data.StoppedAtStop || out.Reason == data.StoppedMaxNew)
 	// Output:
 	// validation loss went down: true
-	// generated text: true
+	// generated text: true ended by: true
 }

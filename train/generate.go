@@ -98,46 +98,98 @@ func (g *Generator) Next(contexts [][]int) ([][]float64, error) {
 
 // Generate continues every prompt (model ids) with up to cfg.MaxNew ids and
 // returns the generated ids only; see data.Generate for cfg (strategy,
-// temperature, top-k, beams, seed, stop id, forbidden ids). Note that
-// cfg.Stop's zero value stops after id 0: set it to the end-of-text id, or
-// to -1 to always generate MaxNew ids.
+// temperature, top-k, beams, seed, stop, forbidden ids) and
+// [Generator.Decode] for why each generation ended. The zero cfg.Stop is
+// the model's end-of-text when it has a text codec (no stop id otherwise);
+// data.StopNever() generates exactly MaxNew ids, data.StopAt(id) stops
+// after id.
 func (g *Generator) Generate(prompts [][]int, cfg data.DecodeConfig) ([][]int, error) {
-	return data.Generate(g.Next, prompts, cfg)
+	return data.Generate(g.Next, prompts, g.withStop(cfg))
 }
 
-// GenerateText encodes prompt with the model's text codec (a token outside
-// a restricted vocabulary is an error), continues it as [Generator.Generate]
-// does, with cfg.Stop set to end-of-text and the pad and unknown ids
-// forbidden, and returns the continuation's text (without the prompt; an
-// end-of-text that ends it is dropped).
-func (g *Generator) GenerateText(prompt string, cfg data.DecodeConfig) (string, error) {
+// Decode is [Generator.Generate] that also says, per prompt, why generation
+// ended (data.Generation.Reason: the stop id, or MaxNew ids).
+func (g *Generator) Decode(prompts [][]int, cfg data.DecodeConfig) ([]data.Generation, error) {
+	return data.Decode(g.Next, prompts, g.withStop(cfg))
+}
+
+// withStop resolves the default cfg.Stop to the model's end-of-text.
+func (g *Generator) withStop(cfg data.DecodeConfig) data.DecodeConfig {
+	if c := g.m.TextCodec(); c != nil && c.Vocab != nil {
+		cfg.Stop = cfg.Stop.Or(data.StopAt(c.Vocab.EOT))
+	}
+	return cfg
+}
+
+// TextGeneration is the result of [Generator.GenerateText]: the
+// continuation's text and why generation ended. It prints as its Text.
+type TextGeneration struct {
+	// Text is the continuation, without the prompt and without an
+	// end-of-text that ended it (so it is "" when the model ends the text
+	// at once: Reason then says so).
+	Text string
+	// Tokens is the number of ids generated, an end-of-text that ended the
+	// generation included.
+	Tokens int
+	// Reason is why generation ended: data.StoppedAtStop (the stop id, by
+	// default end-of-text) or data.StoppedMaxNew (MaxNew ids).
+	Reason data.StopReason
+	// Unknown is the number of prompt pieces outside the model's vocabulary
+	// that DecodeConfig.Unknown skipped or mapped to the unknown id (0 under
+	// the default, which refuses them).
+	Unknown int
+}
+
+// String returns t.Text.
+func (t TextGeneration) String() string { return t.Text }
+
+// GenerateText encodes prompt with the model's text codec, continues it as
+// [Generator.Generate] does (the pad and unknown ids forbidden; Stop by
+// default end-of-text, which data.StopNever() turns off to generate exactly
+// MaxNew ids) and returns the continuation's text with why it ended. A
+// prompt piece outside a restricted vocabulary is an error unless
+// cfg.Unknown is data.UnknownSkip (drop it) or data.UnknownMap (the
+// unknown id).
+func (g *Generator) GenerateText(prompt string, cfg data.DecodeConfig) (TextGeneration, error) {
 	c := g.m.TextCodec()
 	if c == nil {
-		return "", errors.New("train: generate: the model has no text codec (SetTextCodec, or load a checkpoint that holds one)")
+		return TextGeneration{}, errors.New("train: generate: the model has no text codec (SetTextCodec, or load a checkpoint that holds one)")
 	}
-	ids, err := c.EncodeStrict(prompt)
+	ids, unknown, err := c.EncodePrompt(prompt, cfg.Unknown)
 	if err != nil {
-		return "", err
+		if cfg.Unknown == "" || cfg.Unknown == data.UnknownRefuse {
+			return TextGeneration{}, fmt.Errorf("train: generate: %w (DecodeConfig.Unknown: data.UnknownSkip drops them, data.UnknownMap maps them to the unknown id)", err)
+		}
+		return TextGeneration{}, fmt.Errorf("train: generate: %w", err)
 	}
 	if len(ids) == 0 {
-		return "", errors.New("train: generate: the prompt is empty")
+		if unknown > 0 {
+			return TextGeneration{}, fmt.Errorf("train: generate: the prompt is empty once its %d unknown piece(s) are skipped", unknown)
+		}
+		return TextGeneration{}, errors.New("train: generate: the prompt is empty")
 	}
-	out, err := g.Generate([][]int{ids}, TextDecodeConfig(c, cfg))
+	out, err := g.Decode([][]int{ids}, TextDecodeConfig(c, cfg))
 	if err != nil {
-		return "", err
+		return TextGeneration{}, err
 	}
 	o := out[0]
-	if len(o) > 0 && o[len(o)-1] == c.Vocab.EOT {
-		o = o[:len(o)-1]
+	res := TextGeneration{Tokens: len(o.IDs), Reason: o.Reason, Unknown: unknown}
+	gen := o.IDs
+	if o.Reason == data.StoppedAtStop && len(gen) > 0 && gen[len(gen)-1] == c.Vocab.EOT {
+		gen = gen[:len(gen)-1]
 	}
-	return c.Decode(o)
+	if res.Text, err = c.Decode(gen); err != nil {
+		return TextGeneration{}, err
+	}
+	return res, nil
 }
 
-// TextDecodeConfig returns cfg with Stop set to c's end-of-text id and c's
-// pad and unknown ids added to Forbid: what generating text needs.
+// TextDecodeConfig returns cfg with the default Stop resolved to c's
+// end-of-text id (an explicit Stop, data.StopNever() included, is kept)
+// and c's pad and unknown ids added to Forbid: what generating text needs.
 func TextDecodeConfig(c *data.TextCodec, cfg data.DecodeConfig) data.DecodeConfig {
 	v := c.Vocab
-	cfg.Stop = v.EOT
+	cfg.Stop = cfg.Stop.Or(data.StopAt(v.EOT))
 	cfg.Forbid = append(append([]int(nil), cfg.Forbid...), v.Pad)
 	if v.Unk >= 0 {
 		cfg.Forbid = append(cfg.Forbid, v.Unk)
@@ -158,10 +210,10 @@ func Generate(m LM, prompts [][]int, cfg data.DecodeConfig) (_ [][]int, err erro
 
 // GenerateText continues prompt with m (a generation graph with a text
 // codec) as [Generator.GenerateText] does, compiling a machine for the call.
-func GenerateText(m LM, prompt string, cfg data.DecodeConfig) (_ string, err error) {
+func GenerateText(m LM, prompt string, cfg data.DecodeConfig) (_ TextGeneration, err error) {
 	g, err := NewGenerator(m)
 	if err != nil {
-		return "", err
+		return TextGeneration{}, err
 	}
 	defer func() { err = errors.Join(err, g.Close()) }()
 	return g.GenerateText(prompt, cfg)

@@ -307,9 +307,9 @@ func TestLMGenerateRoundTrip(t *testing.T) {
 			}
 			prompts := [][]int{ds.Test[0].IDs[:5], ds.Test[1].IDs[:3], ds.Valid[0].IDs[:7]}
 			for _, dc := range []data.DecodeConfig{
-				{MaxNew: 6, Stop: -1},
-				{Strategy: data.DecodeSample, MaxNew: 6, TopK: 4, Temperature: 0.7, Seed: 9, Stop: -1},
-				{Strategy: data.DecodeBeam, MaxNew: 6, Beams: 3, Stop: -1},
+				{MaxNew: 6, Stop: data.StopNever()},
+				{Strategy: data.DecodeSample, MaxNew: 6, TopK: 4, Temperature: 0.7, Seed: 9, Stop: data.StopNever()},
+				{Strategy: data.DecodeBeam, MaxNew: 6, Beams: 3, Stop: data.StopNever()},
 			} {
 				a, err := Generate(gen, prompts, dc)
 				if err != nil {

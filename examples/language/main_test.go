@@ -75,7 +75,7 @@ func TestLibraryGeneratesAsCLI(t *testing.T) {
 				t.Fatal(err)
 			}
 			cli = strings.TrimSuffix(strings.TrimSuffix(cli, "\n"), data.EOTText)
-			if got := prompt + text; got != cli {
+			if got := prompt + text.Text; got != cli {
 				t.Errorf("%s %v: the library generates %q, language generate printed %q", model, c.args, got, cli)
 			}
 		}
