@@ -279,6 +279,13 @@ func (t *LMTrainer) Fit(train, valid []int) error {
 		return errEvalOnly
 	}
 	c := t.cfg
+	V := t.m.VocabSize()
+	if err := checkStream("training", train, V); err != nil {
+		return err
+	}
+	if err := checkStream("validation", valid, V); err != nil {
+		return err
+	}
 	start := time.Now()
 	first := t.tr.StepCount()
 	for step := first; step < c.Steps; step++ {
@@ -298,8 +305,8 @@ func (t *LMTrainer) Fit(train, valid []int) error {
 			if err != nil {
 				return err
 			}
-			fmt.Fprintf(t.log, "%s step %d/%d: validation loss %.4f (perplexity %.1f), %.1f min\n",
-				c.Label, n, c.Steps, vl, math.Exp(vl), time.Since(start).Minutes())
+			fmt.Fprintf(t.log, "%s step %d/%d: validation loss %.4f (perplexity %.1f), %s\n",
+				c.Label, n, c.Steps, vl, math.Exp(vl), humanDuration(time.Since(start)))
 		}
 		if c.Dir != "" && ((c.CkptEvery > 0 && n%c.CkptEvery == 0) || n == c.Steps) {
 			if err := t.Save(c.Dir); err != nil {
@@ -311,10 +318,39 @@ func (t *LMTrainer) Fit(train, valid []int) error {
 		}
 	}
 	if first < c.Steps {
-		fmt.Fprintf(t.log, "%s: trained steps %d..%d in %.1f min (%.2f s/step)\n", c.Label, first+1, c.Steps,
-			time.Since(start).Minutes(), time.Since(start).Seconds()/float64(c.Steps-first))
+		el := time.Since(start)
+		fmt.Fprintf(t.log, "%s: trained steps %d..%d in %s (%s/step)\n", c.Label, first+1, c.Steps,
+			humanDuration(el), humanDuration(el/time.Duration(c.Steps-first)))
 	}
 	return t.tr.SyncParams()
+}
+
+// checkStream returns an error naming the first id of stream outside
+// [0, vocab): Fit checks whole streams before training, so a bad id is
+// refused at once rather than when a window drawing it comes up.
+func checkStream(what string, stream []int, vocab int) error {
+	for i, id := range stream {
+		if id < 0 || id >= vocab {
+			return fmt.Errorf("train: lm: %s stream: id %d at position %d is outside the vocabulary [0, %d)", what, id, i, vocab)
+		}
+	}
+	return nil
+}
+
+// humanDuration formats d with a unit that fits it: "850 µs", "12.3 ms",
+// "4.56 s", "3.2 min", "1.50 h".
+func humanDuration(d time.Duration) string {
+	switch {
+	case d < time.Millisecond:
+		return fmt.Sprintf("%.0f µs", float64(d)/float64(time.Microsecond))
+	case d < time.Second:
+		return fmt.Sprintf("%.3g ms", float64(d)/float64(time.Millisecond))
+	case d < time.Minute:
+		return fmt.Sprintf("%.3g s", d.Seconds())
+	case d < time.Hour:
+		return fmt.Sprintf("%.1f min", d.Minutes())
+	}
+	return fmt.Sprintf("%.2f h", d.Hours())
 }
 
 // Loss is the mean loss (NLL per scored token; perplexity exp(Loss)) over
