@@ -11,8 +11,4 @@
 // ../shared (the shared data), with a 5-minute limit; one that mentions
 // ../shared is skipped when that folder is missing. Add a block to README
 // and it is tested: nothing else to register.
-//
-// A second test checks the documentation's relative links: every link of
-// README.md, docs/ and examples/*/RESULTS.md names a file or folder of the
-// checkout, and every #anchor into a markdown file one of its headings.
 package readme
