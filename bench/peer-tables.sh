@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Reruns every gdattn-vs-PyTorch table of README and bench/results against the PyTorch peer,
+# Reruns every gdattn-vs-PyTorch table of docs/performance.md and bench/results against the PyTorch peer,
 # which must run on an optimised BLAS (bench/peer refuses one below 50 GFLOP/s):
 #
 #   apt-get install -y python3-torch python3-numpy libopenblas0-pthread   # once

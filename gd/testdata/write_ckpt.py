@@ -1,5 +1,5 @@
 # Writes a gdattn checkpoint of a GD model with numpy alone: the example of
-# "Config schema" in README.md. gd.Load("ckpt", batch) reads it; the output
+# "Model configs" in docs/checkpoints.md. gd.Load("ckpt", batch) reads it; the output
 # of this script (numpy 1.24) is gd/testdata/numpy-ckpt, which
 # TestLoadHandWritten compares byte for byte with the files it writes.
 import json, os
