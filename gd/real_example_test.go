@@ -42,9 +42,12 @@ func ExampleGaussian() {
 	if err != nil {
 		panic(err)
 	}
-	alpha, _ := graph.Values(m.Alpha)
+	alpha, err := m.StepSize() // the learned α = exp(log_alpha)
+	if err != nil {
+		panic(err)
+	}
 	fmt.Println("parameters:", s.ParamNames())
-	fmt.Printf("learned α %.1f, test MSE %.1f, Bayes error %.1f\n", alpha[0], met.MSE, met.Oracle)
+	fmt.Printf("learned α %.1f, test MSE %.1f, Bayes error %.1f\n", alpha, met.MSE, met.Oracle)
 	// Output:
 	// parameters: [log_alpha]
 	// learned α 1.6, test MSE 1.7, Bayes error 0.0

@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 
@@ -12,10 +13,14 @@ import (
 	"github.com/gdattn/gdattn/train"
 )
 
+// defaultPred is -pred's default, under results/ as synthetic's -probs.
+var defaultPred = filepath.Join("results", "regression", "pred.npy")
+
 // evalInputs are what -eval reads, checked before any work.
 type evalInputs struct {
 	cfg gd.Config
 	b   *data.Batch
+	yq  []float64 // the query rows of -y (B, d_y); nil if any is not finite
 }
 
 // readEvalInputs reads the checkpoint's config (a GD model with the Gaussian
@@ -62,16 +67,33 @@ func readEvalInputs(o options) (*evalInputs, error) {
 	}
 	B, dy := xa.Shape[0], cfg.DPrime
 	r := append([]float64(nil), ya.F64...)
+	yq := make([]float64, 0, B*dy)
 	for i := 0; i < B; i++ {
 		for c := 0; c < dy; c++ {
-			r[(i*T+T-1)*dy+c] = 0 // the query's row is ignored: any value, NaN and ±Inf included
+			v := &r[(i*T+T-1)*dy+c]
+			if yq != nil && !math.IsNaN(*v) && !math.IsInf(*v, 0) {
+				yq = append(yq, *v)
+			} else {
+				yq = nil // an unknown query target: no MSE
+			}
+			*v = 0 // the query's row is ignored by the model: any value, NaN and ±Inf included
 		}
 	}
 	b := &data.Batch{B: B, T: T, D: cfg.D, DY: dy, X: xa.F64, R: r}
+	if o.bayesPath != "" {
+		ba, err := npy.ReadFileLimit(o.bayesPath, data.MaxElements)
+		if err != nil {
+			return nil, fmt.Errorf("-bayes: %w", err)
+		}
+		if ba.Dtype != npy.Float64 || len(ba.Shape) != 1 || ba.Shape[0] != B {
+			return nil, fmt.Errorf("-bayes %s: %s %v, want float64 (%d) to match -x", o.bayesPath, ba.Dtype, ba.Shape, B)
+		}
+		b.Bayes = ba.F64
+	}
 	if err := b.Validate(); err != nil {
 		return nil, fmt.Errorf("-x/-y: %w", err)
 	}
-	return &evalInputs{cfg: cfg, b: b}, nil
+	return &evalInputs{cfg: cfg, b: b, yq: yq}, nil
 }
 
 // evalCheckpoint writes the query predictions f_K of the -x/-y contexts to
@@ -99,5 +121,19 @@ func evalCheckpoint(o options, in *evalInputs) error {
 		return err
 	}
 	fmt.Printf("wrote query predictions (%d, %d) to %s\n", in.b.B, in.cfg.DPrime, o.predPath)
+	if in.yq == nil {
+		fmt.Println("query MSE: not computed (a query row of -y is not finite: unknown targets)")
+		return nil
+	}
+	mse := 0.0
+	for i, y := range in.yq {
+		mse += (pred[i] - y) * (pred[i] - y)
+	}
+	mse /= float64(len(in.yq))
+	if in.b.Bayes != nil {
+		fmt.Printf("query MSE %.6g over %d contexts (per target entry); Bayes error %.6g\n", mse, in.b.B, in.b.Oracle())
+	} else {
+		fmt.Printf("query MSE %.6g over %d contexts (per target entry)\n", mse, in.b.B)
+	}
 	return nil
 }

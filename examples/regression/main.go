@@ -23,7 +23,7 @@ const (
 // options are the parsed flags.
 type options struct {
 	exps, steps, ls, dtype, results, figures, out string
-	evalDir, xPath, yPath, predPath               string
+	evalDir, xPath, yPath, predPath, bayesPath    string
 	d, n, dy, L, M, epochs, batch, seeds          int
 	noise, lr                                     float64
 	seed, dataSeed                                uint64
@@ -33,7 +33,7 @@ type options struct {
 
 // Flags of -eval, and the flags that do not apply to it.
 var (
-	evalOnly = []string{"x", "y", "pred"}
+	evalOnly = []string{"x", "y", "pred", "bayes"}
 	notEval  = []string{"exp", "steps", "Ls", "dtype", "results", "figures", "out", "d", "N", "dy", "L", "M", "epochs",
 		"batch", "seeds", "noise", "lr", "seed", "data-seed", "quick"}
 )
@@ -67,7 +67,8 @@ func command(args []string) error {
 	fs.StringVar(&o.evalDir, "eval", "", "evaluate this GD checkpoint (Gaussian likelihood) instead of training (needs -x and -y)")
 	fs.StringVar(&o.xPath, "x", "", "with -eval: contexts x, .npy float64 (B, N+1, d)")
 	fs.StringVar(&o.yPath, "y", "", "with -eval: targets y, .npy float64 (B, N+1, d_y); the query's row is ignored (any value)")
-	fs.StringVar(&o.predPath, "pred", "pred.npy", "with -eval: where to write the query predictions f_K, .npy float64 (B, d_y)")
+	fs.StringVar(&o.predPath, "pred", defaultPred, "with -eval: where to write the query predictions f_K, .npy float64 (B, d_y)")
+	fs.StringVar(&o.bayesPath, "bayes", "", "with -eval: the Bayes error of each query, .npy float64 (B) (data.Batch.WriteNPY writes it), printed beside the MSE")
 	if err := cli.Parse(fs, args, func(w io.Writer) { usage(w, fs) }); err != nil {
 		return err
 	}
@@ -80,7 +81,7 @@ func command(args []string) error {
 		"batch": cli.IntIn(1, maxBatch), "lr": cli.Positive, "seeds": cli.IntIn(1, maxSeeds),
 		"seed": cli.Any, "data-seed": cli.Any, "dtype": cli.OneOf("float32", "float64"), "quick": cli.Any,
 		"results": cli.Any, "figures": cli.Any, "out": cli.Any, "quiet": cli.Any,
-		"eval": cli.Any, "x": cli.Any, "y": cli.Any, "pred": cli.NonEmpty,
+		"eval": cli.Any, "x": cli.Any, "y": cli.Any, "pred": cli.NonEmpty, "bayes": cli.Any,
 	})
 	if err != nil {
 		return err
@@ -138,8 +139,9 @@ Flags given on the command line override the preset. Adam, batch 64, lr 1e-3, fl
 Writes <results>/linear.{json,csv}, nonlinear.{json,csv} and <figures>/regression-linear.png,
 regression-nonlinear.png (-quick: with the suffix -quick), and the GD checkpoints of the
 linear task (first seed) to <out>/gd-linear-K<k>, and prints the path of each file it writes.
--eval writes the predictions to -pred (default pred.npy in the working directory) and prints
-where. Every output location is checked before any work starts; the input files (-x, -y)
+-eval writes the predictions to -pred (default results/regression/pred.npy, as synthetic -eval
+writes results/synthetic/probs.npy), prints where, and prints the query MSE when every query row
+of -y is finite (with -bayes, the mean Bayes error beside it). Every output location is checked before any work starts; the input files (-x, -y)
 must be regular files.
 
 Exit status: 0 done, 2 bad command line or input (one line on stderr, before any work),
