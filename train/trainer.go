@@ -243,150 +243,25 @@ func (t *Trainer) Step() (float64, error) {
 	if t.prog != nil {
 		t.prog.begin(t.step)
 	}
-	if err := t.m.Run(); err != nil {
-		return math.NaN(), fmt.Errorf("train: step %d: %w", n, err)
-	}
-	loss, err := graph.Scalar(t.m.Loss())
+	loss, err := t.runLoss(n)
 	if err != nil {
-		return math.NaN(), fmt.Errorf("train: step %d: loss: %w", n, err)
+		return loss, err
 	}
-	if math.IsNaN(loss) || math.IsInf(loss, 0) {
-		return loss, fmt.Errorf("train: step %d: loss is %v; parameters not updated", n, loss)
-	}
-	norm := -1.0 // the gradients' global norm when the device computed it
-	if t.dev != nil {
-		stats, ok, err := t.dev.GradStats()
-		if err != nil {
-			return loss, fmt.Errorf("train: step %d: gradient statistics: %w", n, err)
-		}
-		if ok {
-			if len(stats) != len(t.params) {
-				return loss, fmt.Errorf("train: step %d: %d gradient statistics for %d parameters", n, len(stats), len(t.params))
-			}
-			ssq := 0.0
-			for i, st := range stats {
-				if st.NonFinite > 0 {
-					return loss, fmt.Errorf("train: step %d: gradient of %q has %d NaN/Inf elements; parameters not updated", n, t.names[i], st.NonFinite)
-				}
-				ssq += st.SumSq
-			}
-			if norm = math.Sqrt(ssq); math.IsInf(norm, 0) && t.cfg.ClipNorm > 0 {
-				return loss, fmt.Errorf("train: step %d: the gradients' squared norm overflows float64; parameters not updated", n)
-			}
-		}
-	}
-	if norm < 0 {
-		t.grads = t.grads[:0]
-		for _, p := range t.params {
-			gv, err := p.Grad()
-			if err != nil {
-				return loss, fmt.Errorf("train: step %d: gradient of %q: %w", n, p.Name(), err)
-			}
-			f32, f64, err := valueView(gv)
-			if err == nil && len(f32)+len(f64) != p.Shape().TotalSize() {
-				err = fmt.Errorf("has %d elements, want %d", len(f32)+len(f64), p.Shape().TotalSize())
-			}
-			if err != nil {
-				return loss, fmt.Errorf("train: step %d: gradient of %q: %w", n, p.Name(), err)
-			}
-			j, v := firstNonFinite(f32), 0.0
-			if f32 == nil {
-				j = firstNonFinite(f64)
-			}
-			if j >= 0 {
-				if f32 != nil {
-					v = float64(f32[j])
-				} else {
-					v = f64[j]
-				}
-				return loss, fmt.Errorf("train: step %d: gradient of %q is %v at element %d; parameters not updated", n, p.Name(), v, j)
-			}
-			t.grads = append(t.grads, gradView{f32: f32, f64: f64})
-		}
+	norm, err := t.gradients(n)
+	if err != nil {
+		return loss, err
 	}
 	lr := t.sched(t.step)
 	if !(lr >= 0) || math.IsInf(lr, 0) {
 		return loss, fmt.Errorf("train: step %d: schedule gives learning rate %v; parameters not updated", n, lr)
 	}
 	if t.dev != nil {
-		if err := t.deviceUpdate(n, lr, norm); err != nil {
-			return loss, err
-		}
-		t.step = n
-		if t.prog != nil {
-			t.prog.report(n, loss, lr)
-		}
-		return loss, nil
+		err = t.deviceUpdate(n, lr, norm)
+	} else {
+		err = t.hostUpdate(n, lr)
 	}
-	// Fetch every view before writing any, so a failure leaves all
-	// parameters untouched. Views are fetched anew each step: SetValue on a
-	// scalar parameter rebinds its value.
-	f32s := make([][]float32, len(t.params))
-	f64s := make([][]float64, len(t.params))
-	for i, p := range t.params {
-		f32, f64, err := valueView(p.Value())
-		if err == nil && len(f32)+len(f64) != t.grads[i].len() {
-			err = fmt.Errorf("has %d elements, gradient has %d", len(f32)+len(f64), t.grads[i].len())
-		}
-		if err != nil {
-			return loss, fmt.Errorf("train: step %d: parameter %q: %w", n, p.Name(), err)
-		}
-		f32s[i], f64s[i] = f32, f64
-	}
-	// Every |g| is at most the gradients' global norm after clipping. The
-	// clipping (ClipGlobalNorm's) scales each gradient element as the
-	// update reads it.
-	gmax := globalNorm(t.grads)
-	scale := 1.0
-	if c := t.cfg.ClipNorm; c > 0 && gmax > c {
-		scale = c / gmax
-		gmax = c
-	}
-	h := adamHyper{
-		lr: lr, beta1: t.cfg.Beta1, beta2: t.cfg.Beta2, eps: t.cfg.Eps,
-		bc1:       1 - math.Pow(t.cfg.Beta1, float64(n)),
-		bc2:       1 - math.Pow(t.cfg.Beta2, float64(n)),
-		decoupled: t.decouple,
-	}
-	hyper := func(i int) adamHyper {
-		hi := h
-		if t.decay[i] {
-			hi.wd = t.cfg.WeightDecay
-		}
-		return hi
-	}
-	// The update guard: check every parameter's update before writing any.
-	// A cheap bound clears almost every update; where it cannot, the exact
-	// update is computed without writing (adamCheck).
-	for i := range t.params {
-		hi := hyper(i)
-		var j int
-		var what string
-		mlimit := math.MaxFloat64
-		if t.mv[i].m32 != nil {
-			mlimit = math.MaxFloat32
-		}
-		if f64s[i] != nil {
-			if updateBounded(maxAbs64(f64s[i]), gmax, t.mmax[i], t.vmax[i], hi, math.MaxFloat64, mlimit) {
-				continue
-			}
-			j, what = checkView(f64s[i], t.grads[i], scale, t.mv[i], hi)
-		} else {
-			if updateBounded(maxAbs32(f32s[i]), gmax, t.mmax[i], t.vmax[i], hi, math.MaxFloat32, mlimit) {
-				continue
-			}
-			j, what = checkView(f32s[i], t.grads[i], scale, t.mv[i], hi)
-		}
-		if j >= 0 {
-			return loss, fmt.Errorf("train: step %d: the update would make the %s of %q non-finite at element %d (learning rate %v, weight decay %v); parameters and moments not updated", n, what, t.names[i], j, lr, hi.wd)
-		}
-	}
-	for i := range t.params {
-		if f64s[i] != nil {
-			t.mmax[i], t.vmax[i] = updateView(f64s[i], t.grads[i], scale, t.mv[i], hyper(i))
-		} else {
-			t.mmax[i], t.vmax[i] = updateView(f32s[i], t.grads[i], scale, t.mv[i], hyper(i))
-		}
+	if err != nil {
+		return loss, err
 	}
 	t.step = n
 	if t.prog != nil {
