@@ -4,19 +4,30 @@ import (
 	"github.com/gdattn/gdattn/ops"
 )
 
+// The kind codes the kernels of kernels/attn.cu and kernels/head.cu take
+// for the built-in kernels (their "int kind" parameter; the C sources
+// compare it with these literals).
+const (
+	kernLinear    int32 = 0 // q·k
+	kernRBF       int32 = 1 // exp(−g ‖q−k‖²)
+	kernExp       int32 = 2 // exp(g q·k)
+	kernLaplacian int32 = 3 // exp(−g ‖q−k‖)
+	kernSoftmax   int32 = 4 // exp(g q·k) / Σ_keys
+)
+
 // kernelCode is the kind code of kernels/attn.cu for a built-in kernel.
 func kernelCode(k ops.KernelKind) (int32, bool) {
 	switch k {
 	case ops.KindLinear:
-		return 0, true
+		return kernLinear, true
 	case ops.KindRBF:
-		return 1, true
+		return kernRBF, true
 	case ops.KindExp:
-		return 2, true
+		return kernExp, true
 	case ops.KindLaplacian:
-		return 3, true
+		return kernLaplacian, true
 	case ops.KindSoftmax:
-		return 4, true
+		return kernSoftmax, true
 	}
 	return 0, false
 }
@@ -67,7 +78,7 @@ func lowerKernel(x *Exec, v *value, op *ops.KernelOp, wrt int) (devOp, error) {
 		keep = func() Ptr { return mv.ptr }
 		mflag = 1
 	}
-	if kind == 0 || kind == 2 || kind == 4 {
+	if kind == kernLinear || kind == kernExp || kind == kernSoftmax {
 		return lowerKernelDot(x, v, kernelDot{kind: kind, grad: grad, wrt: wrt, learnG: learnG, nf: nf,
 			b: B, tq: int(tq), tk: int(tk), d: int(d), gp: gp, keep: keep, mflag: mflag})
 	}
@@ -75,7 +86,7 @@ func lowerKernel(x *Exec, v *value, op *ops.KernelOp, wrt int) (devOp, error) {
 		if v.size != B*int(tq)*int(tk) {
 			return nil, nil
 		}
-		if kind == 4 {
+		if kind == kernSoftmax {
 			return devFunc(func(x *Exec, v *value) error {
 				return x.launch(v, "attn_fwd_softmax", int64(B)*int64(tq), gp(), tq, tk, d, q.ptr, k.ptr, mflag, keep(), v.ptr)
 			}), nil
@@ -96,7 +107,7 @@ func lowerKernel(x *Exec, v *value, op *ops.KernelOp, wrt int) (devOp, error) {
 		return nil, err
 	}
 	rowsum := func(x *Exec, v *value) error {
-		if kind != 4 {
+		if kind != kernSoftmax {
 			return nil
 		}
 		return x.launch(v, "attn_rowsum", rows, tk, w.ptr, dw.ptr, rs)
@@ -201,7 +212,7 @@ func lowerKernelDot(x *Exec, v *value, kd kernelDot) (devOp, error) {
 		// the softmax only), then every element at once.
 		chunks := int64(attnChunks(tk))
 		var pm, ps, stat Ptr
-		if kd.kind == 4 {
+		if kd.kind == kernSoftmax {
 			part, err := x.alloc(rows * chunks * 16)
 			if err != nil {
 				return nil, err
@@ -215,7 +226,7 @@ func lowerKernelDot(x *Exec, v *value, kd kernelDot) (devOp, error) {
 			if err := scores(x, v, v.ptr); err != nil {
 				return err
 			}
-			if kd.kind == 4 {
+			if kd.kind == kernSoftmax {
 				if err := x.launch(v, "attn_rows_part", rows*chunks, kd.gp(), int32(tk), int32(chunks), kd.mflag, kd.keep(), v.ptr, pm, ps); err != nil {
 					return err
 				}
@@ -224,7 +235,7 @@ func lowerKernelDot(x *Exec, v *value, kd kernelDot) (devOp, error) {
 				}
 			}
 			st := stat
-			if kd.kind != 4 {
+			if kd.kind != kernSoftmax {
 				st = v.ptr // no row statistics: w stands in, unread
 			}
 			return x.launch(v, "attn_rows_apply", int64(n), kd.kind, kd.gp(), int32(tk), kd.mflag, kd.keep(), st, v.ptr)
@@ -295,7 +306,7 @@ func lowerKernelDot(x *Exec, v *value, kd kernelDot) (devOp, error) {
 		}
 		// Long rows: the softmax's row sums Σ W dW in chunks, C in
 		// chunks, and dL/dg summed by chunk, then row, in a fixed order.
-		if kd.kind == 4 {
+		if kd.kind == kernSoftmax {
 			if err := x.launch(v, "attn_coef_part", rows*chunks, int32(tk), int32(chunks), w.ptr, dw.ptr, pdg); err != nil {
 				return err
 			}
