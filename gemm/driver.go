@@ -6,7 +6,8 @@ import (
 )
 
 // minParallelFlops is the smallest product (2·m·n·k) worth splitting over
-// goroutines: about 40 µs of one core's work. (A variable for the tests.)
+// goroutines: below it, starting them costs more than the split saves. (A
+// variable for the tests.)
 var minParallelFlops = float64(4 << 20)
 
 // blocking is one instruction set's micro-kernel for one dtype, with the

@@ -109,11 +109,11 @@ func mulAddRows[F float32 | float64](m, n, k int, a []F, rsA, incA int, b []F, l
 //
 // Faster: gemm's row path (its choice for n ≤ 16 columns, or a few rows)
 // runs one row at a time, each chain waiting on the latency of its own
-// multiply-adds; mulAddRows runs four or eight rows side by side. Measured
-// one thread (BenchmarkNarrowGemm): n ≤ 16 with m ≥ 4 rows gains 1.2-5x in
-// float32 and float64 (m = 5632, n = 5, k = 25: 190 µs → 47 µs); in float32
-// the deep transposed products Aᵀ·B (k ≥ 1024) with m·n ≤ 2048 gain
-// 1.3-4x. Wider products stay on gemm's packed micro-kernels. op(B) = Bᵀ
+// multiply-adds; mulAddRows runs four or eight rows side by side. It gains
+// for n ≤ 16 with m ≥ 4 rows in float32 and float64, and in float32 for the
+// deep transposed products Aᵀ·B (k ≥ 1024) with m·n ≤ 2048
+// (BenchmarkNarrowGemm measures both against gemm, one thread). Wider
+// products stay on gemm's packed micro-kernels. op(B) = Bᵀ
 // is copied (k·n elements) into a pooled buffer first, as gemm's row path
 // does.
 func narrowGemm[F float32 | float64](tA, tB bool, m, n, k int, alpha F, a []F, lda int, b []F, ldb int, beta F, c []F, ldc int) bool {

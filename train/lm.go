@@ -107,8 +107,8 @@ type LMConfig struct {
 	HostOptimizer bool
 	// ParamDtypeMoments keeps AdamW's moments in the parameters' dtype, as
 	// torch.optim and nanoGPT do ([Config].ParamDtypeMoments): for a
-	// float32 model half the optimiser memory (206 MB less for the `paper`
-	// preset). False keeps them in float64, as the examples' tables were
+	// float32 model half the optimiser memory (4-byte moments instead of
+	// 8-byte ones). False keeps them in float64, as the examples' tables were
 	// trained. A checkpoint with either kind resumes with either (float64
 	// moments are rounded into float32 storage).
 	ParamDtypeMoments bool

@@ -72,10 +72,9 @@ func GlobalNorm(grads [][]float64) float64 {
 
 // gradView is a parameter's gradient as its machine holds it: a float32 or
 // a float64 slice (the other nil). The trainer reads the gradients through
-// views instead of copying them into float64 buffers (which held as much
-// memory as the parameters twice over in float32: 206 MB for the language
-// `paper` preset); converting an element to float64 where it is used gives
-// the same values, so the same updates.
+// views instead of copying them into float64 buffers (which held twice the
+// parameters' memory for a float32 model); converting an element to float64
+// where it is used gives the same values, so the same updates.
 type gradView struct {
 	f32 []float32
 	f64 []float64

@@ -56,7 +56,7 @@ type Config struct {
 	Label string
 	// ParamDtypeMoments keeps Adam's moments in each parameter's dtype, as
 	// torch.optim does: float32 for float32 parameters (half the optimiser
-	// memory: 206 MB instead of 412 for the language `paper` preset),
+	// memory: two 4-byte moments per parameter instead of two 8-byte ones),
 	// float64 for float64 ones. The update is still computed in float64,
 	// from the stored moments, and each new moment is rounded to float32
 	// when stored. False (the default) keeps them in float64 for every

@@ -17,11 +17,10 @@
 //     128 GiB of float64 before any gradient or optimiser state, which no
 //     supported machine holds.
 //   - MaxUnits (2^10) bounds the repeated structures of a graph: GD steps,
-//     layers, heads, and steps × heads. Each one adds graph nodes, and
-//     building and compiling the graph grows about quadratically with them:
-//     a GD model of 256, 1024 and 4096 blocks (d = d' = C = N = 2) took
-//     0.36 s, 2.6 s and 49 s to build and compile for one train.Predict
-//     (2-core machine under load); 65536 did not finish in 300 s.
+//     layers, heads, and steps × heads. Each one adds graph nodes, and the
+//     time to build and compile the graph grows about quadratically with
+//     them, so a model of tens of thousands of GD blocks would take hours
+//     to build before its first step.
 //
 // Products are computed with overflow checks: a product that does not fit
 // in an int is reported as exceeding the limit.
