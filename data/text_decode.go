@@ -225,8 +225,9 @@ func Generate(next NextFunc, prompts [][]int, cfg DecodeConfig) ([][]int, error)
 // decoding step go to next in a single call, so a batched model sees large
 // batches. Every generated id lies in [0, V) for next's V logits, is not in
 // cfg.Forbid (ids outside [0, V) there are ignored) and has a logit above
-// −Inf. It returns an error if cfg is invalid (Beams above MaxBeams, or
-// above V once next has returned its first logits), next fails or returns
+// −Inf. It returns an error if cfg is invalid (Beams above MaxBeams, or,
+// once next has returned its first logits, above V or with
+// prompts*Beams*V logits per step above MaxElements), next fails or returns
 // NaN or +Inf logits or rows of the wrong number or length, a step leaves no
 // id to generate (every id forbidden or at −Inf), or prompts*(longest
 // prompt+MaxNew) (times Beams for beam search) exceeds MaxElements.
@@ -392,8 +393,15 @@ func beamSearch(next NextFunc, prompts [][]int, cfg DecodeConfig) ([]Generation,
 		if err != nil {
 			return nil, err
 		}
-		if cfg.Beams > vocab {
-			return nil, fmt.Errorf("data: decode: Beams = %d exceeds the vocabulary size %d (the limit: a beam wider than the vocabulary holds no more hypotheses)", cfg.Beams, vocab)
+		if step == 0 {
+			if cfg.Beams > vocab {
+				return nil, fmt.Errorf("data: decode: Beams = %d exceeds the vocabulary size %d (the limit: a beam wider than the vocabulary holds no more hypotheses)", cfg.Beams, vocab)
+			}
+			// From the next step on, next returns a row of V logits for
+			// each of up to prompts*Beams hypotheses.
+			if _, err := checkedProduct("prompts*DecodeConfig.Beams*vocabulary (logits per step)", len(prompts), cfg.Beams, vocab); err != nil {
+				return nil, fmt.Errorf("data: decode: %w", err)
+			}
 		}
 		cands := make([][]cand, len(prompts))
 		for p, bs := range beams {

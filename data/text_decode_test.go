@@ -306,3 +306,27 @@ func TestDecodeStop(t *testing.T) {
 		t.Errorf("StopNever Or StopAt(7) = %v", s)
 	}
 }
+
+// TestBeamLogitsBounded checks that a beam search whose later steps would
+// ask next for prompts*Beams rows of V logits beyond MaxElements is refused
+// after the first call (which returns only prompts rows), naming the limit.
+func TestBeamLogitsBounded(t *testing.T) {
+	const V = MaxElements/(2*MaxBeams) + 1
+	row := make([]float64, V) // one row shared by every context: 34 MB
+	calls := 0
+	next := func(ctxs [][]int) ([][]float64, error) {
+		calls++
+		out := make([][]float64, len(ctxs))
+		for i := range out {
+			out[i] = row
+		}
+		return out, nil
+	}
+	_, err := Generate(next, [][]int{{0}, {1}}, DecodeConfig{Strategy: DecodeBeam, Beams: MaxBeams, MaxNew: 3})
+	if err == nil || !strings.Contains(err.Error(), "prompts*DecodeConfig.Beams*vocabulary") || !strings.Contains(err.Error(), "MaxElements") {
+		t.Fatalf("got %v, want a refusal naming prompts*DecodeConfig.Beams*vocabulary and MaxElements", err)
+	}
+	if calls != 1 {
+		t.Errorf("next called %d times, want 1", calls)
+	}
+}
