@@ -76,9 +76,13 @@
 // training split for CPU-sized models, and NewTextData cuts fixed-length
 // training windows. The tokeniser loses nothing: every byte reaches a token,
 // so Decode(Encode(s)) == s for UTF-8 text and DecodeBytes(Encode(s)) == s
-// for any bytes. Generate decodes greedily, by sampling or by beam search,
-// and never returns a forbidden id (it returns an error when a step leaves
-// none).
+// for any bytes. Generate decodes greedily, by sampling or by beam search
+// (at most MaxBeams wide, and no wider than the vocabulary), and never
+// returns a forbidden id (it returns an error when a step leaves none);
+// Decode also says why each generation ended (Generation.Reason: the stop
+// id of DecodeConfig.Stop, or MaxNew ids). Probabilities and
+// LogProbabilities turn a row of logits into the next-token distribution;
+// Batch.WriteNPY writes a batch as the .npy inputs of the examples' -eval.
 //
 // # Sizes
 //
