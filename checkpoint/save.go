@@ -554,3 +554,18 @@ func syncDir(dir string) error {
 	}
 	return err
 }
+
+// CheckReplace reports whether [Save] may write to dir: nil when dir does
+// not exist, is an empty directory or holds a checkpoint of this format
+// (readable config.json); otherwise the error Save would return, so that a
+// program can refuse an output location before any work starts.
+func CheckReplace(dir string) error {
+	if dir == "" {
+		return errors.New("checkpoint: dir is empty")
+	}
+	dir = filepath.Clean(dir)
+	if _, _, err := replaceable(dir); err != nil {
+		return fmt.Errorf("checkpoint %s: %w", dir, err)
+	}
+	return nil
+}
