@@ -6,6 +6,8 @@ import (
 	"testing"
 
 	"github.com/gdattn/gdattn/checkpoint"
+	"github.com/gdattn/gdattn/graph"
+	"github.com/gdattn/gdattn/tf"
 	"github.com/gdattn/gdattn/train"
 )
 
@@ -62,5 +64,32 @@ func TestConcurrentSaveDuringFit(t *testing.T) {
 	}
 	if _, err := checkpoint.Read(filepath.Join(dir, "model")); err != nil {
 		t.Error(err)
+	}
+}
+
+// TestConcurrentAnalyzeDuringFit reads a Trained TF model's matrices
+// (tf.Analyze) while Fit trains it (run under -race): Analyze holds the
+// model's lock.
+func TestConcurrentAnalyzeDuringFit(t *testing.T) {
+	trainSet, _ := synthSets(t, 64, 8)
+	s, err := graph.NewScope(graph.Float64, 3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := tf.NewModel(s, tf.Config{D: 10, DPrime: 5, C: 25, N: 10, Layers: 1}, 4)
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() {
+		done <- train.Fit(m, trainSet, train.RunnerConfig{Optim: train.Config{LR: 1e-3}}, train.FitConfig{Epochs: 2, Seed: 1})
+	}()
+	for range 20 {
+		if _, err := tf.Analyze(m); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := <-done; err != nil {
+		t.Fatal(err)
 	}
 }
