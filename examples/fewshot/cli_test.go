@@ -77,6 +77,7 @@ func TestCommandLine(t *testing.T) {
 		clitest.Usage("run flag with merge", a("-merge", good+","+good, "-out", dir, "-L", "8"), "-L does not apply to -merge"),
 		clitest.Usage("merge without out", a("-merge", good+","+good, "-out", ""), "-merge needs -out"),
 		clitest.Usage("merge of one", a("-merge", good, "-out", dir), "at least two"),
+		clitest.Usage("merge into a merged folder", a("-merge", good+","+good, "-out", good), "-out", "is -merge"),
 		clitest.Usage("merge of a missing folder", a("-merge", good+","+filepath.Join(dir, "nope"), "-out", dir), "nope"),
 		clitest.Usage("merge of garbage", a("-merge", good+","+results("garbage", "{{"), "-out", dir), "garbage"),
 		clitest.Usage("merge of nested", a("-merge", good+","+results("nested", strings.Repeat("[", 50000)), "-out", dir), "nested"),

@@ -224,6 +224,14 @@ func checkMerge(set cli.Set, list, out string) ([]string, error) {
 			}
 		}
 	}
+	ins := make([]cli.Path, len(dirs))
+	for i, d := range dirs {
+		ins[i] = cli.Path{Flag: "merge", Path: d}
+	}
+	// The merge writes -out/results.json: -out must not be a merged folder.
+	if err := cli.NotInputs([]cli.Path{{Flag: "out", Path: out}}, ins...); err != nil {
+		return nil, err
+	}
 	return dirs, nil
 }
 
