@@ -257,11 +257,16 @@ func decodeConfig(dir string, cfg json.RawMessage, sum string, v any) error {
 // Apply copies the checkpoint's parameters into the parameters of s, after
 // checking that the checkpoint holds exactly s.Params() with the same shapes
 // and (unless opts.ConvertDtype) the same dtype. On error no parameter is
-// changed.
+// changed. It holds the scope's lock (graph.Scope.Lock) while it copies;
+// the caller must not hold it.
 func (c *Checkpoint) Apply(s *graph.Scope, opts LoadOptions) error {
 	if err := c.check(s, opts); err != nil {
 		return err
 	}
+	// One writer of the parameters at a time (graph.Scope.Lock), as
+	// package train trains.
+	s.Lock()
+	defer s.Unlock()
 	return c.copyTo(s)
 }
 

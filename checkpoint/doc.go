@@ -39,8 +39,10 @@
 // manifest matches it exactly; [Checkpoint.DecodeConfig] decodes the
 // caller's config strictly (Read has verified its checksum). Every file is
 // read up to a bound (config.json [MaxConfigSize], each array what its
-// manifest entry implies), and a save's temporary directory carries a
-// marker so that a later save can remove what a killed one left.
+// manifest entry implies), and every directory a save creates carries its
+// writer's identity in its name, so that a later save can remove what a
+// killed one left. Save copies the parameters holding the scope's lock
+// (graph.Scope.Lock), so a save while the model trains holds one step.
 //
 // Usage:
 //

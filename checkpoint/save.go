@@ -27,6 +27,14 @@ type SaveOptions struct {
 	Optim *OptimState
 	// Extra arrays are saved under extra/, named like parameters.
 	Extra map[string]*npy.Array
+	// Locked tells Save that the caller holds the scope's lock
+	// (graph.Scope.Lock) for the whole call, e.g. to save the optimiser
+	// state of the same step as the parameters. Otherwise Save takes the
+	// lock itself while it copies the parameters: a save while another
+	// goroutine trains the model (train.Runner.Fit) holds the parameters
+	// of one step. The lock is not reentrant: a caller holding it must set
+	// Locked.
+	Locked bool
 }
 
 // ckptWriter is the file interface Save writes through.
@@ -61,30 +69,39 @@ type plannedFile struct {
 // optimiser state and extra arrays of opts to the directory dir, replacing
 // the checkpoint already there. See docs/checkpoints.md.
 //
+// Save copies the parameters holding the scope's lock (see
+// SaveOptions.Locked), so it may run while another goroutine trains or
+// evaluates the model through package train: the checkpoint holds the
+// parameters of one step.
+//
 // Every save writes a complete new directory, never touched again once in
-// place, and swaps it with dir atomically:
+// place, and swaps it with dir atomically (the practice of PyTorch's and
+// safetensors' savers, write a temporary copy, fsync, rename, fsync the
+// directory, extended to a directory of files):
 //
 //  1. everything is written and fsynced in a new sibling directory
-//     dir+".tmp-*" that this call creates;
+//     dir+".tmp-"+tag that this call creates; tag names this process (its
+//     id, start time and boot) plus a random part, so the directory is
+//     marked as this process's from the instant it exists;
 //  2. it takes dir's place in one step: a plain rename when dir does not
 //     exist, else an atomic exchange of the two directories
 //     (renameat2(RENAME_EXCHANGE) on Linux, renamex_np(RENAME_SWAP) on
 //     macOS); the parent directory is fsynced;
-//  3. the replaced checkpoint, now at the dir+".tmp-*" name, is deleted file
-//     by file: only the files its manifest lists and config.json, then its
-//     (empty) folders. Anything else found in it stays there.
+//  3. the replaced checkpoint, now at the dir+".tmp-"+tag name, is deleted
+//     file by file: only the files its manifest lists and config.json, then
+//     its (empty) folders. Anything else found in it stays there;
+//  4. leftovers of earlier saves to dir whose writer is provably dead (its
+//     process is gone, or ran in another boot) are removed the same way:
+//     a killed save leaves only directories whose name proves whose they
+//     are, at every instant, so the next successful save removes them all.
 //
 // A crash at any point leaves at dir the complete previous checkpoint or the
-// complete new one. A crash before step 3 finishes also leaves the
-// dir+".tmp-*" directory behind, marked with the writer's process id,
-// start time and boot (a ".gdattn-save" file, never part of a saved
-// checkpoint): the next save to dir removes such leftovers when it can
-// prove their writer dead — and in them only the files a save writes. Readers ([Read]) open
-// dir once and read everything from the directory they opened, so a save
-// running meanwhile cannot mix two checkpoints. On other systems step 2 is
-// two renames (dir to a reserved dir+".old-*" name, then the new directory
-// to dir): a crash between them leaves dir missing and the complete previous
-// checkpoint at dir+".old-*" ([Read]'s error names it).
+// complete new one. Readers ([Read]) open dir once and read everything from
+// the directory they opened, so a save running meanwhile cannot mix two
+// checkpoints. On other systems step 2 is two renames (dir to a fresh
+// dir+".old-"+tag name, then the new directory to dir): a crash between
+// them leaves dir missing and the complete previous checkpoint at
+// dir+".old-"+tag ([Read]'s error names it) until the next save.
 //
 // Save removes nothing it did not create: it refuses to replace a dir that
 // is neither empty nor a checkpoint (a readable config.json of this
@@ -102,7 +119,13 @@ func Save(dir string, s *graph.Scope, config any, opts SaveOptions) (err error) 
 	fail := func(format string, args ...any) error {
 		return fmt.Errorf("checkpoint %s: "+format, append([]any{dir}, args...)...)
 	}
+	if !opts.Locked {
+		s.Lock()
+	}
 	files, man, err := planCheckpoint(s, opts)
+	if !opts.Locked {
+		s.Unlock()
+	}
 	if err != nil {
 		return fail("%w", err)
 	}
@@ -126,8 +149,10 @@ func Save(dir string, s *graph.Scope, config any, opts SaveOptions) (err error) 
 	if err != nil {
 		return fail("%w", err)
 	}
-	removeLeftovers(dir)
-	tmp, err := os.MkdirTemp(parent, base+".tmp-*")
+	// The name carries this process's identity from the instant it
+	// exists: should the process die, a later save can prove tmp dead
+	// and remove it (removeLeftovers).
+	tmp, err := mkdirTagged(parent, base+".tmp-")
 	if err != nil {
 		return fail("%w", err)
 	}
@@ -139,11 +164,6 @@ func Save(dir string, s *graph.Scope, config any, opts SaveOptions) (err error) 
 		}
 	}()
 	if err := os.Chmod(tmp, 0o755); err != nil {
-		return fail("%w", err)
-	}
-	// The marker proves to later saves that tmp is this save's, should
-	// this process die before the swap (removeLeftovers).
-	if err := writeSaveMarker(tmp); err != nil {
 		return fail("%w", err)
 	}
 	dirs := []string{tmp}
@@ -176,9 +196,6 @@ func Save(dir string, s *graph.Scope, config any, opts SaveOptions) (err error) 
 	if ckptHooks.beforeSwap != nil {
 		ckptHooks.beforeSwap()
 	}
-	if err := os.Remove(filepath.Join(tmp, saveMarker)); err != nil {
-		return fail("%w", err)
-	}
 	for i := len(dirs) - 1; i >= 0; i-- {
 		if err := syncDir(dirs[i]); err != nil {
 			return fail("sync %s: %w", dirs[i], err)
@@ -193,11 +210,14 @@ func Save(dir string, s *graph.Scope, config any, opts SaveOptions) (err error) 
 		return fail("sync %s: %w", parent, err)
 	}
 	if existed {
-		// Marked, so that a later save finishes the deletion should this
-		// process die during it.
-		writeSaveMarker(old)
+		// old still carries this process's identity in its name, so a
+		// later save finishes the deletion should this process die
+		// during it.
 		removeReplaced(old, oldFiles)
 	}
+	// A complete checkpoint is now in place: what killed saves left is
+	// superseded.
+	removeLeftovers(dir)
 	return nil
 }
 
@@ -314,13 +334,10 @@ func swapDir(tmp, dir string, existed bool) (string, error) {
 	if parent == "" {
 		parent = "."
 	}
-	// Reserve a unique name for the old copy; os.Rename will not replace
-	// an existing directory, so free the name again right away.
-	old, err := os.MkdirTemp(parent, base+".old-*")
+	// A fresh name carrying this process's identity, created by the
+	// rename itself.
+	old, err := reserveTagged(parent, base+".old-")
 	if err != nil {
-		return "", err
-	}
-	if err := os.Remove(old); err != nil {
 		return "", err
 	}
 	if err := rename(dir, old); err != nil {
@@ -536,4 +553,19 @@ func syncDir(dir string) error {
 		err = cerr
 	}
 	return err
+}
+
+// CheckReplace reports whether [Save] may write to dir: nil when dir does
+// not exist, is an empty directory or holds a checkpoint of this format
+// (readable config.json); otherwise the error Save would return, so that a
+// program can refuse an output location before any work starts.
+func CheckReplace(dir string) error {
+	if dir == "" {
+		return errors.New("checkpoint: dir is empty")
+	}
+	dir = filepath.Clean(dir)
+	if _, _, err := replaceable(dir); err != nil {
+		return fmt.Errorf("checkpoint %s: %w", dir, err)
+	}
+	return nil
 }

@@ -1,6 +1,7 @@
 package data
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 )
@@ -30,6 +31,21 @@ func TestSmallRefusals(t *testing.T) {
 		calls = 0
 		if _, err := Generate(ragged, [][]int{{1}}, DecodeConfig{Strategy: s, MaxNew: 3, Beams: 2, Stop: StopNever()}); err == nil || !strings.Contains(err.Error(), "logits") {
 			t.Errorf("%s: Generate with ragged logits across calls: %v", s, err)
+		}
+	}
+}
+
+// TestVocabRangesAgree: the restricted vocabulary's two constructors refuse
+// the same ids with the same bound ([0, GPT2Pad)).
+func TestVocabRangesAgree(t *testing.T) {
+	for _, id := range []int{-1, GPT2Pad, GPT2VocabSize} {
+		_, err1 := NewRestrictedVocab([][]int{{1, id}}, 0)
+		_, err2 := VocabFromGPTIDs([]int{1, GPT2EOT, id})
+		want := fmt.Sprintf("[0, %d)", GPT2Pad)
+		for _, err := range []error{err1, err2} {
+			if err == nil || !strings.Contains(err.Error(), want) {
+				t.Errorf("id %d: %v, want an error naming %s", id, err, want)
+			}
 		}
 	}
 }

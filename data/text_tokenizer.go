@@ -159,15 +159,17 @@ func NewRestrictedVocab(streams [][]int, minCount int) (*Vocab, error) {
 	counts := map[int]int{}
 	for _, s := range streams {
 		for _, id := range s {
-			if id < 0 || id >= GPT2VocabSize {
-				return nil, fmt.Errorf("data: restricted vocab: GPT-2 id %d outside [0, %d)", id, GPT2VocabSize)
+			// Text ids: the pad is not one, and never a kept id
+			// (VocabFromGPTIDs takes the same range).
+			if id < 0 || id >= GPT2Pad {
+				return nil, fmt.Errorf("data: restricted vocab: GPT-2 id %d outside [0, %d)", id, GPT2Pad)
 			}
 			counts[id]++
 		}
 	}
 	var kept []int
 	for id, c := range counts {
-		if id != GPT2Pad && id != GPT2EOT && c >= max(1, minCount) {
+		if id != GPT2EOT && c >= max(1, minCount) {
 			kept = append(kept, id)
 		}
 	}

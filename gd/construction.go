@@ -13,7 +13,15 @@ import (
 // in.
 type Matrix = layers.Matrix
 
-func newMatrix(r, c int) Matrix { return layers.NewMatrix(r, c) }
+// newMatrix is a zero r×c matrix; the sizes come from a validated config
+// (on an error the matrix holds no data, which every consumer refuses).
+func newMatrix(r, c int) Matrix {
+	m, err := layers.NewMatrix(r, c)
+	if err != nil {
+		return Matrix{Rows: r, Cols: c}
+	}
+	return m
+}
 
 // HeadMatrices are the W_Q, W_K, W_V (D×D) and P (D×D) of one attention head
 // in gdattn's row-vector convention: a head maps tokens z (rows) to

@@ -2,6 +2,7 @@ package layers
 
 import (
 	"fmt"
+	"math"
 
 	"github.com/gdattn/gdattn/graph"
 	"github.com/gdattn/gdattn/internal/bounds"
@@ -242,23 +243,51 @@ type Matrix struct {
 	Data       []float64
 }
 
-// At returns element (r, c).
-func (m Matrix) At(r, c int) float64 { return m.Data[r*m.Cols+c] }
-
-// NewMatrix returns a zero rows×cols matrix.
-//
-// A negative size, or more than graph.MaxElements elements, gives a matrix
-// without data, which every function taking a Matrix refuses.
-func NewMatrix(rows, cols int) Matrix {
-	n, ok := bounds.Product(rows, cols)
-	if !ok || n > bounds.MaxElements {
-		return Matrix{Rows: rows, Cols: cols}
+// At returns element (r, c), or NaN when (r, c) lies outside the matrix or
+// the matrix does not hold its Rows·Cols values: a wrong index shows up as
+// NaN in what is computed from it (and every function taking a Matrix
+// refuses a matrix without its data), never as a crash.
+func (m Matrix) At(r, c int) float64 {
+	i, ok := m.index(r, c)
+	if !ok {
+		return math.NaN()
 	}
-	return Matrix{Rows: rows, Cols: cols, Data: make([]float64, n)}
+	return m.Data[i]
 }
 
-// Set sets element (r, c) to v.
-func (m Matrix) Set(r, c int, v float64) { m.Data[r*m.Cols+c] = v }
+// NewMatrix returns a zero rows×cols matrix. A negative size, or more than
+// graph.MaxElements elements, is an error.
+func NewMatrix(rows, cols int) (Matrix, error) {
+	n, ok := bounds.Product(rows, cols)
+	if rows < 0 || cols < 0 || !ok || n > bounds.MaxElements {
+		return Matrix{}, fmt.Errorf("layers: NewMatrix(%d, %d): want sizes >= 0 with at most %d elements (graph.MaxElements)", rows, cols, int64(bounds.MaxElements))
+	}
+	return Matrix{Rows: rows, Cols: cols, Data: make([]float64, n)}, nil
+}
+
+// Set sets element (r, c) to v; it returns an error, and changes nothing,
+// when (r, c) lies outside the matrix or the matrix does not hold its
+// Rows·Cols values.
+func (m Matrix) Set(r, c int, v float64) error {
+	i, ok := m.index(r, c)
+	if !ok {
+		return fmt.Errorf("layers: Matrix.Set(%d, %d) of a %dx%d matrix with %d values", r, c, m.Rows, m.Cols, len(m.Data))
+	}
+	m.Data[i] = v
+	return nil
+}
+
+// index returns the position of (r, c) in Data, checked.
+func (m Matrix) index(r, c int) (int, bool) {
+	if r < 0 || c < 0 || r >= m.Rows || c >= m.Cols {
+		return 0, false
+	}
+	n, ok := bounds.Product(m.Rows, m.Cols)
+	if !ok || len(m.Data) != n {
+		return 0, false
+	}
+	return r*m.Cols + c, true
+}
 
 // check reports a matrix whose Data does not hold Rows·Cols values.
 func (m Matrix) check(what string) error {

@@ -48,8 +48,8 @@ type Analysis struct {
 	WQ, WK, WV, P layers.Matrix
 }
 
-// Analyze reads the current parameter values of m's attention head and
-// returns its [Analysis]. m must have one layer, one head and no
+// Analyze reads the current parameter values of m's attention head (holding
+// the model's lock, graph.Scope.Lock) and returns its [Analysis]. m must have one layer, one head and no
 // cross-attention (the single-step setting of Appendix F).
 func Analyze(m *Model) (Analysis, error) {
 	if m == nil {
@@ -62,6 +62,10 @@ func Analyze(m *Model) (Analysis, error) {
 	}
 	wq, wk, wv, p := m.Blocks[0].Heads[0].Matrices()
 	var mats [4]layers.Matrix
+	// The parameters of one step, should another goroutine train m
+	// (graph.Scope.Lock, which package train holds for every step).
+	m.s.Lock()
+	defer m.s.Unlock()
 	for i, n := range []*G.Node{wq, wk, wv, p} {
 		v, err := graph.Values(n)
 		if err != nil {

@@ -103,7 +103,10 @@ func TestConfigDefaults(t *testing.T) {
 // needs DK >= D), with a cross-attention layer if cross.
 func testInit(blocks, heads, D, dp int, cross bool) *layers.Construction {
 	eye := func(r, c int) layers.Matrix {
-		m := layers.NewMatrix(r, c)
+		m, err := layers.NewMatrix(r, c)
+		if err != nil {
+			panic(err)
+		}
 		for i := 0; i < min(r, c); i++ {
 			m.Set(i, i, 1)
 		}

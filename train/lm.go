@@ -293,10 +293,7 @@ func (t *LMTrainer) Fit(train, valid []int) error {
 		if err != nil {
 			return err
 		}
-		if err := t.m.Feed(ids, targets); err != nil {
-			return err
-		}
-		if _, err := t.tr.Step(); err != nil {
+		if err := t.step(ids, targets); err != nil {
 			return err
 		}
 		n := step + 1
@@ -353,6 +350,20 @@ func humanDuration(d time.Duration) string {
 	return fmt.Sprintf("%.2f h", d.Hours())
 }
 
+// step feeds one minibatch and makes one update, holding the model's lock
+// (graph.Scope.Lock), so that a save, evaluation or prediction from another
+// goroutine sees the parameters of one step.
+func (t *LMTrainer) step(ids, targets []int) error {
+	s := t.m.Scope()
+	s.Lock()
+	defer s.Unlock()
+	if err := t.m.Feed(ids, targets); err != nil {
+		return err
+	}
+	_, err := t.tr.Step()
+	return err
+}
+
 // Loss is the mean loss (NLL per scored token; perplexity exp(Loss)) over
 // the first maxBatches batches of consecutive windows of stream (0: all).
 func (t *LMTrainer) Loss(stream []int, maxBatches int) (float64, error) {
@@ -380,8 +391,12 @@ func (t *LMTrainer) ScoreStream(stream []int, maxBatches int) (float64, int, err
 
 // ScoreWindows runs the model forward on windows (of ContextLen ids; a
 // target -1 is not scored), a batch at a time, and returns the summed NLL of
-// their targets and how many there were. It syncs the parameters first.
+// their targets and how many there were. It syncs the parameters first. It
+// holds the model's lock (graph.Scope.Lock) throughout.
 func (t *LMTrainer) ScoreWindows(ws []data.Window) (float64, int, error) {
+	s := t.m.Scope()
+	s.Lock()
+	defer s.Unlock()
 	if t.tr != nil {
 		if err := t.tr.SyncParams(); err != nil {
 			return 0, 0, err

@@ -445,13 +445,19 @@ func (t *Trainer) State() (State, error) {
 // Checkpoint.Apply and [Trainer.SetState]), config (the caller's model
 // config, marshalled with encoding/json; may be nil) and the optional extra
 // arrays. Parameters kept on a device are synced first, so the checkpoint
-// never holds stale values.
+// never holds stale values. It holds the model's lock (graph.Scope.Lock)
+// throughout, so a save while another goroutine trains the model holds the
+// parameters and the optimiser state of one step; the caller must not hold
+// it.
 func (t *Trainer) Save(dir string, config any, extra map[string]*npy.Array) error {
+	s := t.m.Scope()
+	s.Lock()
+	defer s.Unlock()
 	st, err := t.State()
 	if err != nil {
 		return err
 	}
-	return checkpoint.Save(dir, t.m.Scope(), config, checkpoint.SaveOptions{Optim: &st, Extra: extra})
+	return checkpoint.Save(dir, s, config, checkpoint.SaveOptions{Optim: &st, Extra: extra, Locked: true})
 }
 
 // SetState restores a state saved by State (or loaded from a checkpoint):

@@ -18,5 +18,6 @@ func TestOutputFiles(t *testing.T) {
 	}
 	clitest.Run(t, bin, "peer", []clitest.Case{
 		clitest.Usage("out is unusable", []string{"-out", dir}, "-out"),
+		clitest.Usage("out is the peer script", []string{"-peer", file, "-out", file}, "-out", "is -peer"),
 	})
 }

@@ -195,6 +195,7 @@ func command(args []string) error {
 	}
 	err = cli.First(
 		cli.OutFile("out", o.out),
+		cli.NotInputs([]cli.Path{{Flag: "out", Path: o.out}}, cli.Path{Flag: "python", Path: o.python}, cli.Path{Flag: "peer", Path: o.peer}),
 		cli.Needs(set, false, "-worker", "workload"),
 		cli.NotWith(set, o.noCheck, "-nocheck", "check-workloads", "keep"),
 	)

@@ -34,7 +34,7 @@ func command(args []string) error {
 	if err := cli.Validate(fs, cli.Rules{"out": cli.NonEmpty, "seed": cli.Any}); err != nil {
 		return err
 	}
-	if err := cli.OutDir("out", *out); err != nil {
+	if err := cli.First(cli.OutDir("out", *out), cli.OutCheckpoints("out", filepath.Join(*out, "gd"), filepath.Join(*out, "tf"))); err != nil {
 		return err
 	}
 	if err := run(os.Stdout, *out, *seed, 2048, 2048, 30); err != nil {

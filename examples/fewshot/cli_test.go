@@ -72,9 +72,12 @@ func TestCommandLine(t *testing.T) {
 		clitest.Usage("probe-steps without lp", run("-models", "gd1", "-probe-steps", "10"), "-probe-steps needs lp in -models"),
 		clitest.Usage("cnn-epochs without cnn", run("-features", "pca", "-cnn-epochs", "3"), "-cnn-epochs needs cnn in -features"),
 		clitest.Usage("no drawings, no cache", a("-quickdraw", filepath.Join(dir, "nope"), "-cache", filepath.Join(dir, "nocache")), "-quickdraw", "nope"),
+		// A feature cache present does not let a device through as the drawings.
+		clitest.Usage("drawings a device, cache present", a("-quickdraw", "/dev/zero", "-cache", t.TempDir(), "-quick"), "-quickdraw", "/dev/zero", "not a folder"),
 		clitest.Usage("run flag with merge", a("-merge", good+","+good, "-out", dir, "-L", "8"), "-L does not apply to -merge"),
 		clitest.Usage("merge without out", a("-merge", good+","+good, "-out", ""), "-merge needs -out"),
 		clitest.Usage("merge of one", a("-merge", good, "-out", dir), "at least two"),
+		clitest.Usage("merge into a merged folder", a("-merge", good+","+good, "-out", good), "-out", "is -merge"),
 		clitest.Usage("merge of a missing folder", a("-merge", good+","+filepath.Join(dir, "nope"), "-out", dir), "nope"),
 		clitest.Usage("merge of garbage", a("-merge", good+","+results("garbage", "{{"), "-out", dir), "garbage"),
 		clitest.Usage("merge of nested", a("-merge", good+","+results("nested", strings.Repeat("[", 50000)), "-out", dir), "nested"),

@@ -224,14 +224,25 @@ func checkMerge(set cli.Set, list, out string) ([]string, error) {
 			}
 		}
 	}
+	ins := make([]cli.Path, len(dirs))
+	for i, d := range dirs {
+		ins[i] = cli.Path{Flag: "merge", Path: d}
+	}
+	// The merge writes -out/results.json: -out must not be a merged folder.
+	if err := cli.NotInputs([]cli.Path{{Flag: "out", Path: out}}, ins...); err != nil {
+		return nil, err
+	}
 	return dirs, nil
 }
 
-// checkFeatureInputs refuses a run that has neither the drawings nor a
-// cache to read features from. (Whether the cache holds the features of
+// checkFeatureInputs refuses a -quickdraw that exists but is not a folder,
+// and a run that has neither the drawings nor a cache to read features from. (Whether the cache holds the features of
 // this run's settings is known only once run builds their specification.)
 func checkFeatureInputs(o options) error {
-	if fi, err := os.Stat(o.QuickDraw); err == nil && fi.IsDir() {
+	if fi, err := os.Stat(o.QuickDraw); err == nil {
+		if !fi.IsDir() { // a file or device: never a folder of drawings, cache or not
+			return cli.Usagef("-quickdraw %s: not a folder (%v), want the folder of <category>.ndjson.gz files", o.QuickDraw, fi.Mode().Type())
+		}
 		return nil
 	}
 	if fi, err := os.Stat(o.Cache); err == nil && fi.IsDir() {

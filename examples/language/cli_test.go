@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"math"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -9,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/gdattn/gdattn/checkpoint"
+	"github.com/gdattn/gdattn/graph/npy"
 	"github.com/gdattn/gdattn/internal/cli/clitest"
 )
 
@@ -60,7 +62,57 @@ func TestCommandLine(t *testing.T) {
 		return append([]string{"train", "-preset", "tiny", "-corpus", corpus}, s...)
 	}
 	evaluate := func(ckpt string, s ...string) []string { return append([]string{"evaluate", "-ckpt", ckpt}, s...) }
+	// A checkpoint without optimiser state: the manifest's optim entry and
+	// its files removed, resealed.
+	noOptim := crafted("nooptim", func(raw []byte) []byte {
+		var m map[string]json.RawMessage
+		if err := json.Unmarshal(raw, &m); err != nil {
+			t.Fatal(err)
+		}
+		var man map[string]json.RawMessage
+		if err := json.Unmarshal(m["manifest"], &man); err != nil {
+			t.Fatal(err)
+		}
+		delete(man, "optim")
+		m["manifest"] = must(json.Marshal(man))
+		return must(json.Marshal(m))
+	})
+	if err := os.RemoveAll(filepath.Join(noOptim, "optim")); err != nil {
+		t.Fatal(err)
+	}
+	// A checkpoint whose first parameter holds a NaN, resealed.
+	nanCk := filepath.Join(dir, "nan")
+	copyDir(t, ck, nanCk)
+	npys, _ := filepath.Glob(filepath.Join(nanCk, "*.npy"))
+	arr := must(npy.ReadFile(npys[0]))
+	if len(arr.F32) > 0 {
+		arr.F32[0] = float32(math.NaN())
+	} else {
+		arr.F64[0] = math.NaN()
+	}
+	if err := npy.WriteFile(npys[0], arr); err != nil {
+		t.Fatal(err)
+	}
+	if err := checkpoint.Reseal(nanCk); err != nil {
+		t.Fatal(err)
+	}
+	other := filepath.Join(dir, "other") // another checkpoint
+	copyDir(t, ck, other)
+	foreign := filepath.Join(dir, "photos") // a directory that is not a checkpoint
+	if err := os.MkdirAll(foreign, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(foreign, "cat.jpg"), []byte("meow"), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	clitest.Run(t, bin, "language", []clitest.Case{
+		clitest.Usage("resume without optimiser state", a("train", "-resume", noOptim, "-steps", "4"), "-resume", "no optimiser state"),
+		clitest.Usage("resume over another checkpoint", a("train", "-resume", ck, "-steps", "4", "-out", other), "-out", other, "-resume"),
+		clitest.Usage("out is not a checkpoint", train("-out", foreign), "-out", "not a checkpoint"),
+		clitest.Usage("resume out is not a checkpoint", a("train", "-resume", ck, "-steps", "4", "-out", foreign), "-out", foreign),
+		clitest.Usage("evaluate NaN weights", evaluate(nanCk), "nan", "NaN"),
+		clitest.Usage("generate NaN weights", a("generate", "-ckpt", nanCk), "nan", "NaN"),
+		clitest.Usage("config: unknown preset", a("train", "-resume", crafted("preset", set(`"huge"`, "run", "preset")), "-steps", "4"), "run.preset"),
 		clitest.OK("help", a("-h"), "Usage: language <command>"),
 		clitest.OK("train help", a("train", "-h"), "Usage: language train", "-resume"),
 		clitest.Usage("no command", a(), "no command"),
@@ -160,4 +212,11 @@ func mustRead(t *testing.T, path string) []byte {
 		t.Fatal(err)
 	}
 	return b
+}
+
+func must[T any](v T, err error) T {
+	if err != nil {
+		panic(err)
+	}
+	return v
 }

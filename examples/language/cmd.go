@@ -89,8 +89,14 @@ func cmdTrain(args []string) error {
 		if ck, family, at, rc, err = readRun(*resume); err != nil {
 			return err
 		}
+		if ck.Optim == nil {
+			return cli.Usagef("-resume: checkpoint %s holds no optimiser state: it cannot be resumed", *resume)
+		}
 		if *out == "" {
 			*out = *resume
+		}
+		if err := resumeOut(*out, *resume); err != nil {
+			return err
 		}
 	} else {
 		p := presets[*presetName]
@@ -140,8 +146,6 @@ func cmdTrain(args []string) error {
 		return cli.Usage(err)
 	}
 	rc.Vocab = ds.Codec.Vocab.Size()
-	fmt.Fprintf(os.Stderr, "corpus %s: %d stories, %d tokens; split %d/%d/%d stories; vocabulary %d ids (%d training tokens, %d held-out tokens unknown)\n",
-		rc.Data.Corpus, ds.NumStories, ds.NumToks, len(ds.Train), len(ds.Valid), len(ds.Test), rc.Vocab, len(ds.TrainStream), ds.UnkHeld)
 	var m lm
 	if *resume == "" {
 		if err := modelConfigs(&rc, presets[rc.Preset], *kernel, *diagP); err != nil {
@@ -161,6 +165,9 @@ func cmdTrain(args []string) error {
 			return cli.Usage(err)
 		}
 	}
+	// Every input is checked: the first progress line.
+	fmt.Fprintf(os.Stderr, "corpus %s: %d stories, %d tokens; split %d/%d/%d stories; vocabulary %d ids (%d training tokens, %d held-out tokens unknown)\n",
+		rc.Data.Corpus, ds.NumStories, ds.NumToks, len(ds.Train), len(ds.Valid), len(ds.Test), rc.Vocab, len(ds.TrainStream), ds.UnkHeld)
 	dev, err := openDevice(*devName)
 	if err != nil {
 		return err

@@ -40,6 +40,7 @@ func checkRun(dir, family string, rc runConfig) error {
 	d, t := rc.Data, rc.Train
 	if err := cli.InFile(file,
 		cli.Check("run.model", rc.Model, cli.OneOf("gd", "gdff", "gpt")),
+		cli.Check("run.preset", rc.Preset, cli.OneOf("paper", "small", "tiny")),
 		cli.Check("run.data.corpus", d.Corpus, cli.NonEmpty),
 		cli.Check("run.data.split", d.Split, cli.OneOf(splitModes...)),
 		cli.Check("run.data.valid_frac", d.ValidFrac, cli.Fraction),

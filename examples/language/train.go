@@ -3,6 +3,8 @@ package main
 import (
 	"fmt"
 	"io"
+	"math"
+	"os"
 	"slices"
 
 	"github.com/gdattn/gdattn/checkpoint"
@@ -55,7 +57,54 @@ func readRun(dir string) (*checkpoint.Checkpoint, string, int, runConfig, error)
 	if err != nil {
 		return nil, "", 0, rc, cli.Usage(err)
 	}
+	if err := finiteParams(c); err != nil {
+		return nil, "", 0, rc, err
+	}
 	return c, family, step, rc, checkRun(dir, family, rc)
+}
+
+// finiteParams refuses a checkpoint whose parameters hold NaN or ±Inf
+// (a diverged or corrupt run): nothing it computes would mean anything.
+func finiteParams(c *checkpoint.Checkpoint) error {
+	names := make([]string, 0, len(c.Params))
+	for name := range c.Params {
+		names = append(names, name)
+	}
+	slices.Sort(names)
+	for _, name := range names {
+		a := c.Params[name]
+		bad := func(i int, v float64) error {
+			return cli.Usagef("checkpoint %s: parameter %q holds %v at element %d: not a usable model", c.Dir, name, v, i)
+		}
+		for i, v := range a.F64 {
+			if math.IsNaN(v) || math.IsInf(v, 0) {
+				return bad(i, v)
+			}
+		}
+		for i, v := range a.F32 {
+			if v != v || math.IsInf(float64(v), 0) {
+				return bad(i, float64(v))
+			}
+		}
+	}
+	return nil
+}
+
+// resumeOut checks the checkpoint location of a resumed run: the resumed
+// checkpoint itself, or a directory that does not exist yet or is empty;
+// never another checkpoint, which the run would replace.
+func resumeOut(out, resume string) error {
+	oi, err := os.Stat(out)
+	if err != nil {
+		return nil // missing: OutCheckpoint checks the rest
+	}
+	if ri, err := os.Stat(resume); err == nil && os.SameFile(oi, ri) {
+		return nil
+	}
+	if ents, err := os.ReadDir(out); err == nil && len(ents) == 0 {
+		return nil
+	}
+	return cli.Usagef("-out: %s exists and is not the -resume checkpoint %s: a resumed run saves to its own checkpoint or to a new or empty directory, never over another", out, resume)
 }
 
 // checkVocab verifies that the data's vocabulary is the one the model

@@ -99,7 +99,7 @@ func command(args []string) error {
 	if err != nil {
 		return err
 	}
-	if err := cli.First(cli.OutDir("out", o.out), cli.OutDir("figdir", o.figdir)); err != nil {
+	if err := cli.First(cli.OutDir("out", o.out), cli.OutDir("figdir", o.figdir), cli.OutCheckpoints("out", plannedCheckpoints(o)...)); err != nil {
 		return err
 	}
 	if o.context >= o.M {
@@ -122,4 +122,22 @@ work), 1 a failure during the run.
 Flags:
 `)
 	cli.PrintDefaults(fs, w)
+}
+
+// plannedCheckpoints lists the checkpoint of every run -kernels and -seeds
+// ask for, for the up-front check of -out.
+func plannedCheckpoints(o options) []string {
+	kernels, err := parseKernels(o.kernels)
+	if err != nil {
+		return nil
+	}
+	var dirs []string
+	for _, kern := range kernels {
+		for _, name := range modelNames {
+			for s := 0; s < o.seeds; s++ {
+				dirs = append(dirs, ckptDir(o, keyOf(o, kern, name, o.seed+uint64(s))))
+			}
+		}
+	}
+	return dirs
 }

@@ -104,6 +104,10 @@ func TestInputAndOutputFiles(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(ckOut, "gd-linear-K1"), []byte("x"), 0o644); err != nil {
 		t.Fatal(err)
 	}
+	ylink := filepath.Join(dir, "ylink.npy")
+	if err := os.Symlink(y, ylink); err != nil {
+		t.Fatal(err)
+	}
 	fresh := filepath.Join(dir, "fresh") // must stay absent: every case below is refused
 	fifo := clitest.FIFO(t)
 	a := func(s ...string) []string { return s }
@@ -119,6 +123,9 @@ func TestInputAndOutputFiles(t *testing.T) {
 		clitest.Usage("y device", eval(x, "/dev/zero", filepath.Join(fresh, "p.npy")), "-y", "/dev/zero"),
 		clitest.Usage("x directory", eval(dir, y, filepath.Join(fresh, "p.npy")), "-x", "directory"),
 		clitest.Usage("pred is a directory", eval(x, y, dir), "-pred", dir),
+		clitest.Usage("pred is -x", eval(x, y, x), "-pred", "is -x"),
+		clitest.Usage("pred is -y through a link", eval(x, y, ylink), "-pred", "is -y"),
+		clitest.Usage("pred inside the checkpoint", eval(x, y, filepath.Join(ck, "new.npy")), "-pred", "inside -eval"),
 		clitest.Usage("pred under a file", eval(x, y, filepath.Join(file, "p.npy")), "-pred", "not a directory"),
 		// Not a device such as /dev/null: a command that wrongly let it
 		// through would rename its output over it (the write is atomic),

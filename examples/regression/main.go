@@ -101,6 +101,10 @@ func command(args []string) error {
 		if err != nil {
 			return cli.Usage(err)
 		}
+		if err := cli.NotInputs([]cli.Path{{Flag: "pred", Path: o.predPath}},
+			cli.Path{Flag: "eval", Path: o.evalDir}, cli.Path{Flag: "x", Path: o.xPath}, cli.Path{Flag: "y", Path: o.yPath}); err != nil {
+			return err
+		}
 		return evalCheckpoint(o, in)
 	}
 	p, err := resolve(o)

@@ -62,8 +62,24 @@ func TestCommandLine(t *testing.T) {
 	eval := func(ckpt string, more ...string) []string {
 		return append([]string{"-eval", ckpt, "-x", x, "-y", y, "-probs", filepath.Join(dir, "p.npy")}, more...)
 	}
+	link := filepath.Join(dir, "link.npy")
+	if err := os.Symlink(y, link); err != nil {
+		t.Fatal(err)
+	}
+	foreign := filepath.Join(dir, "photos") // -out whose blocks1-seed1 is not a checkpoint
+	if err := os.MkdirAll(filepath.Join(foreign, "blocks1-seed1"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(foreign, "blocks1-seed1", "cat.jpg"), []byte("meow"), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	cases := []clitest.Case{
 		clitest.OK("help", []string{"-h"}, "Usage:", "-blocks"),
+		clitest.Usage("probs is -x", eval(ck, "-probs", x), "-probs", "is -x"),
+		clitest.Usage("probs is -y through a link", eval(ck, "-probs", link), "-probs", "is -y"),
+		clitest.Usage("probs inside the checkpoint", eval(ck, "-probs", filepath.Join(ck, "config.json")), "-probs", "inside -eval"),
+		clitest.Usage("sets over the size limit", []string{"-N", "4096", "-batch", "65536", "-L", "65536"}, "-L", "data.MaxElements"),
+		clitest.Usage("out holds a non-checkpoint", []string{"-out", foreign}, "-out", "not a checkpoint"),
 		clitest.Usage("stray argument", []string{"train"}, `unexpected argument "train"`),
 		clitest.Usage("unknown flag", []string{"-nope"}, "-nope"),
 		clitest.Usage("unparsable int", []string{"-L", "many"}, "-L"),

@@ -1,8 +1,10 @@
 package main
 
 import (
+	"fmt"
 	"path/filepath"
 
+	"github.com/gdattn/gdattn/data"
 	"github.com/gdattn/gdattn/gd"
 	"github.com/gdattn/gdattn/internal/cli"
 )
@@ -46,4 +48,43 @@ func checkSavedConfig(file string, m gd.Config) error {
 		cli.Check("gd.blocks", m.Blocks, cli.IntIn(1, maxBlocks)),
 		cli.Check("gd.heads", m.Heads, cli.IntIn(1, maxHeads)),
 	)
+}
+
+// checkSetSizes refuses, before any work starts, a training or test set
+// or minibatch whose contexts would exceed data.MaxElements (B×T×d inputs
+// and B×T×C true probabilities, T = N+1).
+func checkSetSizes(o options) error {
+	cfg := data.DefaultSyntheticConfig()
+	width := max(cfg.D, cfg.C)
+	for _, f := range []struct {
+		flag string
+		n    int
+	}{{"L", o.L}, {"M", o.M}, {"batch", o.batch}} {
+		if e := int64(f.n) * int64(o.N+1) * int64(width); e > data.MaxElements {
+			return cli.Usagef("-%s %d with -N %d: %d contexts × %d positions × %d values = %d, over the limit of %d elements (data.MaxElements)",
+				f.flag, f.n, o.N, f.n, o.N+1, width, e, int64(data.MaxElements))
+		}
+	}
+	return nil
+}
+
+// blockCheckpoint is where the default mode saves the model of K blocks
+// and seed (under -out).
+func blockCheckpoint(o options, K int, seed uint64) string {
+	return filepath.Join(o.out, fmt.Sprintf("blocks%d-seed%d", K, seed))
+}
+
+// blockCheckpoints lists every checkpoint the default mode will save.
+func blockCheckpoints(o options) []string {
+	blocks, err := parseInts(o.blocks)
+	if err != nil || o.out == "" {
+		return nil
+	}
+	var dirs []string
+	for _, K := range blocks {
+		for s := 0; s < o.seeds; s++ {
+			dirs = append(dirs, blockCheckpoint(o, K, o.seed+uint64(s)))
+		}
+	}
+	return dirs
 }

@@ -121,7 +121,9 @@ func run(o options) error {
 		if o.xPath == "" || o.yPath == "" {
 			return cli.Usagef("-eval needs -x and -y")
 		}
-		if err := cli.First(cli.OutFile("probs", o.probsPath), checkEvalInputs(o)); err != nil {
+		outs := []cli.Path{{Flag: "probs", Path: o.probsPath}}
+		if err := cli.First(cli.OutFile("probs", o.probsPath), checkEvalInputs(o), cli.NotInputs(outs, cli.Path{Flag: "eval", Path: o.evalDir},
+			cli.Path{Flag: "x", Path: o.xPath}, cli.Path{Flag: "y", Path: o.yPath})); err != nil {
 			return err
 		}
 	case sweep:
@@ -132,7 +134,7 @@ func run(o options) error {
 			return err
 		}
 	default:
-		if err := cli.OutDir("out", o.out); err != nil {
+		if err := cli.First(checkSetSizes(o), cli.OutDir("out", o.out), cli.OutCheckpoints("out", blockCheckpoints(o)...)); err != nil {
 			return err
 		}
 	}

@@ -5,7 +5,6 @@ import (
 	"io"
 	"math/rand/v2"
 	"os"
-	"path/filepath"
 	"time"
 
 	"github.com/gdattn/gdattn/data"
@@ -234,7 +233,7 @@ func trainBlocks(o options) error {
 			fmt.Printf("blocks %d seed %d: %v\n", K, seed, met)
 			top1, nll, oracle = append(top1, met.Top1), append(nll, met.NLL), met.Oracle
 			if o.out != "" {
-				dir := filepath.Join(o.out, fmt.Sprintf("blocks%d-seed%d", K, seed))
+				dir := blockCheckpoint(o, K, seed)
 				if err := t.model.(*gd.Model).Save(dir); err != nil {
 					return err
 				}

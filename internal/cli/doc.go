@@ -14,8 +14,11 @@
 //	   starts: a flag that does not parse, a value out of its range, a flag
 //	   that does not apply to the chosen mode, a positional argument, a
 //	   missing, unreadable or corrupt input file or checkpoint (including a
-//	   checkpoint config with sizes out of range). These errors are
-//	   [*UsageError] values.
+//	   checkpoint config with sizes out of range), an output that is one of
+//	   the inputs ([NotInputs]), an output location that cannot be written
+//	   or a checkpoint location holding something else ([OutCheckpoint]).
+//	   These errors are [*UsageError] values, and nothing is printed before
+//	   them (clitest checks it).
 //	1  a failure once the work has started (a diverging training, a full
 //	   disk, a device error), and a recovered panic ("internal error: ...",
 //	   a bug: the validations are meant to refuse every bad input first).

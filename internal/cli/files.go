@@ -107,15 +107,17 @@ func probeWrite(dir string) error {
 
 // OutCheckpoint checks, before any work starts, that the checkpoint
 // directory path given by flag name (no dash) can be saved: a save writes
-// a new directory beside path and swaps it in, so path must be a directory
-// or not exist yet, and its parent must exist or be creatable, and be
-// writable (probed as [OutDir] does). An empty path is accepted.
+// a new directory beside path and swaps it in, so path must not exist yet,
+// or be an empty directory or a checkpoint (checkpoint.CheckReplace: a
+// directory holding anything else is refused now, not after the training),
+// and its parent must exist or be creatable, and be writable (probed as
+// [OutDir] does). An empty path is accepted.
 func OutCheckpoint(name, path string) error {
 	if path == "" {
 		return nil
 	}
-	if fi, err := os.Stat(path); err == nil && !fi.IsDir() {
-		return Usagef("-%s: %s is not a directory", name, path)
+	if err := checkpointHere(name, path); err != nil {
+		return err
 	}
 	return OutDir(name, filepath.Dir(filepath.Clean(path)))
 }

@@ -67,8 +67,9 @@ var stackMarks = []string{"goroutine ", "panic:", ".go:", "runtime."}
 
 // Run runs bin with each case's arguments (in an empty working directory)
 // and checks the exit status, that stderr holds exactly one line starting
-// with "name: " and containing every Want, and that no stack trace is
-// printed on either stream.
+// with "name: " and containing every Want (for a refusal, exit status 2,
+// nothing on stdout either: no progress before it), and that no stack trace
+// is printed on either stream.
 func Run(t *testing.T, bin, name string, cases []Case) {
 	t.Helper()
 	for _, c := range cases {
@@ -92,6 +93,9 @@ func Run(t *testing.T, bin, name string, cases []Case) {
 					}
 				}
 				return
+			}
+			if c.Code == 2 && stdout != "" {
+				t.Errorf("%v: refused, but printed %q on stdout first: a refusal comes before any work or progress", c.Args, stdout)
 			}
 			if strings.Count(stderr, "\n") != 1 || !strings.HasSuffix(stderr, "\n") {
 				t.Errorf("%v: stderr %q, want exactly one line", c.Args, stderr)
