@@ -79,8 +79,8 @@ func expRowSum32(row, raw []float32, g, shift float64) float64 {
 	return sum
 }
 
-// expRowSumF32 is expRowSum32 for the attention head's scores (kernelRow):
-// x_i = g·s_i − mx rounded to float32 first, as the head computes it.
+// expRowSumF32 is expRowSum32 for float32 scores and shift (softmax, expect):
+// x_i = g·s_i − mx rounded to float32 first.
 func expRowSumF32(w, s []float32, g, mx float32) float64 {
 	w = w[:len(s)]
 	var sum float64
@@ -94,21 +94,6 @@ func expRowSumF32(w, s []float32, g, mx float32) float64 {
 		}
 	}
 	return expRowTailF32(w, s, g, mx, i, sum)
-}
-
-// expRowSumF32x2 is expRowSumF32 of two rows of the same length at once
-// (expChunkF32x2: their sums' chains of additions overlap), returning both
-// sums, each the same bits as expRowSumF32 of its row.
-func expRowSumF32x2(w0, s0, w1, s1 []float32, g, mx0, mx1 float32) (float64, float64) {
-	w0, w1, s1 = w0[:len(s0)], w1[:len(s0)], s1[:len(s0)]
-	var sum0, sum1 float64
-	i := 0
-	if haveExpAVX2 {
-		if n := len(s0) &^ 3; n > 0 {
-			i = expChunkF32x2(&w0[0], &s0[0], &w1[0], &s1[0], n, g, mx0, mx1, &sum0, &sum1)
-		}
-	}
-	return expRowTailF32(w0, s0, g, mx0, i, sum0), expRowTailF32(w1, s1, g, mx1, i, sum1)
 }
 
 // expRowTailF32 is expRowSumF32 from index i on, sum holding the sum of

@@ -43,14 +43,6 @@ func expChunk32(row, raw *float32, n int, scale, shift float64, sum *float64) in
 //go:noescape
 func expChunkF32(row, s *float32, n int, gs, mx float32, sum *float64) int
 
-// expChunkF32x2 is expChunkF32 of two rows of the same length at once (row
-// 0: w0, s0, shift mx0, sum0; row 1: w1, s1, mx1, sum1), so that their
-// chains of additions overlap; it stops where either row's group leaves
-// the fast range, both rows computed up to the index it returns.
-//
-//go:noescape
-func expChunkF32x2(w0, s0, w1, s1 *float32, n int, gs, mx0, mx1 float32, sum0, sum1 *float64) int
-
 // expChunk32E is expChunk32 writing each e_i to e[i] (float64) instead of
 // adding it to a sum: for callers that combine the exponentials themselves
 // (the log-softmax gradient, the sparse cross-entropy's two sums). The same

@@ -10,10 +10,5 @@ func expChunk32(row, raw *float32, n int, scale, shift float64, sum *float64) in
 // expChunkF32 is never called where haveExpAVX2 is false.
 func expChunkF32(row, s *float32, n int, gs, mx float32, sum *float64) int { return 0 }
 
-// expChunkF32x2 is never called where haveExpAVX2 is false.
-func expChunkF32x2(w0, s0, w1, s1 *float32, n int, gs, mx0, mx1 float32, sum0, sum1 *float64) int {
-	return 0
-}
-
 // expChunk32E is never called where haveExpAVX2 is false.
 func expChunk32E(row, raw *float32, n int, scale, shift float64, e *float64) int { return 0 }

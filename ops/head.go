@@ -319,14 +319,7 @@ func headForward[F float32 | float64](op *HeadOp, st *headState[F], d headDims, 
 		// cache from one to the next.
 		sb, wb := st.s[b*T*Tk:(b+1)*T*Tk], st.w[b*T*Tk:(b+1)*T*Tk]
 		Gemm(false, true, T, Tk, Din, 1, hb, nh, zb, Din, 0, sb, Tk) // s_ji = P_j·z_i
-		j := 0
-		if s32, ok := any(sb).([]float32); ok && op.kind == KindSoftmax && Tk > 0 {
-			w32 := any(wb).([]float32)
-			for ; j+2 <= T; j += 2 { // two rows at a time: softmaxRowPair32
-				softmaxRowPair32(float32(g), s32[j*Tk:(j+1)*Tk], w32[j*Tk:(j+1)*Tk], s32[(j+1)*Tk:(j+2)*Tk], w32[(j+1)*Tk:(j+2)*Tk])
-			}
-		}
-		for ; j < T; j++ {
+		for j := 0; j < T; j++ {
 			kernelRow(op.kind, g, sb[j*Tk:(j+1)*Tk], wb[j*Tk:(j+1)*Tk])
 		}
 		mulAddRows(T, Dout, Tk, wb, Tk, 1, hb[Din:], nh, out[b*T*Dout:], Dout, false) // out_j = Σ_i w_ji Vu_i
@@ -345,18 +338,18 @@ func kernelRow[F float32 | float64](kind KernelKind, g F, s, w []F) {
 	case KindLinear:
 		copy(w, s)
 	case KindExp:
-		exp := math.Exp
-		if is32[F]() {
-			exp = Exp32
+		if s32, ok := any(s).([]float32); ok {
+			expRowFast32(any(w).([]float32), s32, float32(g), 0)
+			return
 		}
 		for i, v := range s {
-			w[i] = F(exp(float64(g * v)))
+			w[i] = F(math.Exp(float64(g * v)))
 		}
 	case KindSoftmax:
 		var sum float64
 		if s32, ok := any(s).([]float32); ok {
 			g32 := float32(g)
-			sum = expRowSumF32(any(w).([]float32), s32, g32, maxScaledF32(s32, g32))
+			sum = expRowFast32(any(w).([]float32), s32, g32, maxScaledF32(s32, g32))
 		} else {
 			mx := g * s[0]
 			for _, v := range s[1:] {
@@ -372,15 +365,6 @@ func kernelRow[F float32 | float64](kind KernelKind, g F, s, w []F) {
 		}
 		scaleRowF(w, 1/sum)
 	}
-}
-
-// softmaxRowPair32 is kernelRow's softmax of two float32 rows of the same
-// non-zero length, the same bits, their exponentials' sums computed side by
-// side (expRowSumF32x2).
-func softmaxRowPair32(g float32, s0, w0, s1, w1 []float32) {
-	sum0, sum1 := expRowSumF32x2(w0, s0, w1, s1, g, maxScaledF32(s0, g), maxScaledF32(s1, g))
-	scaleRowF(w0, 1/sum0)
-	scaleRowF(w1, 1/sum1)
 }
 
 // matches reports whether st holds the forward values of these inputs.
@@ -451,12 +435,7 @@ func headBackward[F float32 | float64](op *HeadOp, st *headState[F], d headDims,
 					dg += float64(e) * float64(srow[i])
 				}
 			case KindSoftmax:
-				rs := rsb[j]
-				for i, wi := range wrow {
-					e := wi * (dw[i] - rs)
-					ds[i] = g * e
-					dg += float64(e) * float64(srow[i])
-				}
+				dg += softmaxDS(ds, wrow, dw, srow, rsb[j], g)
 			}
 		}
 		// The sequence's products (mulAddRows, rows side by side):
@@ -743,4 +722,40 @@ func rowDots[F float32 | float64](out, w, v []F, m, n int) {
 		}
 		out[j] = s
 	}
+}
+
+// softmaxDS sets ds_i = g·w_i·(dw_i − rs), the softmax row's score
+// gradients, and returns Σ_i w_i·(dw_i − rs)·s_i, its share of dL/dg: for
+// float64 one chain of additions in index order, for float32 four chains
+// (i mod 4) added at the end, so that the float64 additions overlap.
+func softmaxDS[F float32 | float64](ds, w, dw, s []F, rs, g F) float64 {
+	w, dw, s = w[:len(ds)], dw[:len(ds)], s[:len(ds)]
+	if !is32[F]() {
+		var dg float64
+		for i, wi := range w {
+			e := wi * (dw[i] - rs)
+			ds[i] = g * e
+			dg += float64(e) * float64(s[i])
+		}
+		return dg
+	}
+	var d0, d1, d2, d3 float64
+	i := 0
+	for ; i+4 <= len(ds); i += 4 {
+		e0 := w[i] * (dw[i] - rs)
+		e1 := w[i+1] * (dw[i+1] - rs)
+		e2 := w[i+2] * (dw[i+2] - rs)
+		e3 := w[i+3] * (dw[i+3] - rs)
+		ds[i], ds[i+1], ds[i+2], ds[i+3] = g*e0, g*e1, g*e2, g*e3
+		d0 += float64(e0) * float64(s[i])
+		d1 += float64(e1) * float64(s[i+1])
+		d2 += float64(e2) * float64(s[i+2])
+		d3 += float64(e3) * float64(s[i+3])
+	}
+	for ; i < len(ds); i++ {
+		e := w[i] * (dw[i] - rs)
+		ds[i] = g * e
+		d0 += float64(e) * float64(s[i])
+	}
+	return (d0 + d1) + (d2 + d3)
 }

@@ -505,6 +505,10 @@ func kernelDGSoftmax[F float32 | float64](n int, w, dw, raw []F, dg0 float64) fl
 		for r := 0; r < h; r++ {
 			o := (r0 + r) * n
 			wr, dr, rr := w[o:o+n], dw[o:o+n], raw[o:o+n]
+			if is32[F]() {
+				dg += dgRow32(wr, dr, rr, rs[r])
+				continue
+			}
 			for i, wi := range wr {
 				dg += float64(wi) * (float64(dr[i]) - rs[r]) * float64(rr[i])
 			}
@@ -513,15 +517,38 @@ func kernelDGSoftmax[F float32 | float64](n int, w, dw, raw []F, dg0 float64) fl
 	return dg
 }
 
+// dgRow32 is Σ_i w_i (dw_i − rs) raw_i in float64 for a float32 row, in four
+// chains of additions (i mod 4) added at the end, so that they overlap
+// (float64 rows keep one chain in index order).
+func dgRow32[F float32 | float64](w, dw, raw []F, rs float64) float64 {
+	dw, raw = dw[:len(w)], raw[:len(w)]
+	var d0, d1, d2, d3 float64
+	i := 0
+	for ; i+4 <= len(w); i += 4 {
+		d0 += float64(w[i]) * (float64(dw[i]) - rs) * float64(raw[i])
+		d1 += float64(w[i+1]) * (float64(dw[i+1]) - rs) * float64(raw[i+1])
+		d2 += float64(w[i+2]) * (float64(dw[i+2]) - rs) * float64(raw[i+2])
+		d3 += float64(w[i+3]) * (float64(dw[i+3]) - rs) * float64(raw[i+3])
+	}
+	for ; i < len(w); i++ {
+		d0 += float64(w[i]) * (float64(dw[i]) - rs) * float64(raw[i])
+	}
+	return (d0 + d1) + (d2 + d3)
+}
+
 // dotWeights sets the weights of one query row from its scores q·k_i for
 // the dot-product kernels (linear, exp, softmax), as kernelForward does,
-// the exponentials fused into one pass over the row (expRowSum: Exp32 for
-// float32 weights, math.Exp for float64).
+// the exponentials fused into one pass over the row (expRowFast32's fast
+// exponential for float32 weights, math.Exp for float64).
 func dotWeights[F float32 | float64](kind KernelKind, g float64, raw, row []F) {
 	switch kind {
 	case KindLinear:
 		copy(row, raw)
 	case KindExp:
+		if r32, ok := any(raw).([]float32); ok {
+			expRowFast32(any(row).([]float32), r32, float32(g), 0)
+			return
+		}
 		expRowSum(row, raw, g, 0)
 	case KindSoftmax:
 		var mx float64
@@ -547,6 +574,10 @@ func dotWeights[F float32 | float64](kind KernelKind, g float64, raw, row []F) {
 					mx = v
 				}
 			}
+		}
+		if r32, ok := any(raw).([]float32); ok {
+			scaleRowF(row, 1/expRowFast32(any(row).([]float32), r32, float32(g), float32(mx)))
+			return
 		}
 		scaleRowF(row, 1/expRowSum(row, raw, g, mx))
 	}

@@ -50,7 +50,8 @@ func TestRowOps(t *testing.T) {
 
 // TestKernelDGSoftmaxBits checks the four-row softmax dg against the
 // row-at-a-time sums it replaces, bit for bit (row counts around the groups
-// of four).
+// of four): float32 rows' dg in four chains (i mod 4, dgRow32), float64
+// rows' in one chain in index order.
 func TestKernelDGSoftmaxBits(t *testing.T) {
 	rng := rand.New(rand.NewPCG(5, 6))
 	for _, rows := range []int{1, 3, 4, 5, 8, 126} {
@@ -59,19 +60,33 @@ func TestKernelDGSoftmaxBits(t *testing.T) {
 			for i := range w {
 				w[i], dw[i], raw[i] = float32(rng.Float64()), float32(rng.NormFloat64()), float32(rng.NormFloat64())
 			}
-			var want float64
+			var want, want64 float64
+			w64, dw64, raw64 := make([]float64, rows*n), make([]float64, rows*n), make([]float64, rows*n)
 			for o := 0; o < rows*n; o += n {
 				var rs float64
 				for i := o; i < o+n; i++ {
 					rs += float64(w[i]) * float64(dw[i])
+					w64[i], dw64[i], raw64[i] = float64(w[i]), float64(dw[i]), float64(raw[i])
 				}
+				var d [4]float64
 				for i := o; i < o+n; i++ {
-					want += float64(w[i]) * (float64(dw[i]) - rs) * float64(raw[i])
+					t := float64(w[i]) * (float64(dw[i]) - rs) * float64(raw[i])
+					if j := i - o; j < n&^3 {
+						d[j&3] += t
+					} else {
+						d[0] += t // the tail joins the first chain
+					}
+					want64 += t
 				}
+				want += (d[0] + d[1]) + (d[2] + d[3])
 			}
 			got := kernelDG(KindSoftmax, kernelArgs{b: 1, tq: rows, tk: n}, w, dw, raw, 0)
 			if math.Float64bits(got) != math.Float64bits(want) {
 				t.Fatalf("rows %d n %d: dg %v, want %v", rows, n, got, want)
+			}
+			got64 := kernelDG(KindSoftmax, kernelArgs{b: 1, tq: rows, tk: n}, w64, dw64, raw64, 0)
+			if math.Float64bits(got64) != math.Float64bits(want64) {
+				t.Fatalf("float64, rows %d n %d: dg %v, want %v", rows, n, got64, want64)
 			}
 		}
 	}
