@@ -16,11 +16,14 @@
 // with bench.LMTrainConfig on both sides (AdamW as examples/language, with
 // gradient clipping); the in-context ones with Adam.
 //
-// PyTorch runs in two implementations of the same models (-impl; see
+// PyTorch runs in three implementations of the same models (-impl; see
 // peer.py): "mirror", the same operations as gdattn's graph (selection
-// matrices as products, one-hot label embedding), and "idiomatic", what a
+// matrices as products, one-hot label embedding), "idiomatic", what a
 // PyTorch user would write (slices, a gather, the GD erase and
-// cross-attention as one assignment). Every side runs as a child process,
+// cross-attention as one assignment), and "fast", the fastest formulation
+// of the same functions found (products regrouped: the TF head's scores
+// through g W_Q W_Kᵀ and its values through W_V W_O, the GD kernel weights
+// once for all blocks; additive masks). Every side runs as a child process,
 // one workload at a time, the order rotating from one repetition to the
 // next so that a change in the machine's load hits all alike; each child warms up, then
 // times single steps until it has -min-steps of them and -min-time, and
@@ -152,7 +155,7 @@ func command(args []string) error {
 	fs.StringVar(&o.sweepN, "N", "", "comma-separated context sizes N (e.g. 10,50,125,250): every in-context workload is timed at each (empty: each workload's own N)")
 	fs.BoolVar(&o.allowSlowBLAS, "allow-slow-blas", false, fmt.Sprintf("time against a PyTorch whose sgemm runs below %d GFLOP/s (a reference BLAS) instead of refusing; the report says so in bold", minPeerGFLOPS))
 	fs.BoolVar(&o.lmPaper, "lm-paper", false, "allow the language workloads of the paper preset (language/gd-paper, ...: tens of seconds per step)")
-	fs.StringVar(&o.impl, "impl", "mirror,idiomatic", "PyTorch implementations to time (peer.py --impl): mirror, idiomatic or both")
+	fs.StringVar(&o.impl, "impl", "mirror,idiomatic,fast", "PyTorch implementations to time (peer.py --impl), comma-separated: mirror, idiomatic, fast")
 	fs.BoolVar(&o.noCheck, "nocheck", false, "skip the loss and gradient comparison (then -check-workloads and -keep do not apply)")
 	fs.BoolVar(&o.keepExport, "keep", false, "keep the exported .npy directories of the check")
 	fs.StringVar(&o.python, "python", "/usr/bin/python3", "Python interpreter with torch and numpy")
@@ -174,7 +177,7 @@ func command(args []string) error {
 	err = cli.Validate(fs, cli.Rules{
 		"reps": cli.IntIn(1, 1000), "threads": cli.IntIn(1, 1024), "dtype": cli.OneOf("float32", "float64"),
 		"mode": cli.OneOf("train", "infer"), "workloads": cli.List(cli.NonEmpty), "check-workloads": cli.Optional(cli.List(cli.NonEmpty)),
-		"lm-paper": cli.Any, "impl": cli.List(cli.OneOf("mirror", "idiomatic")), "nocheck": cli.Any, "keep": cli.Any,
+		"lm-paper": cli.Any, "impl": cli.List(cli.OneOf("mirror", "idiomatic", "fast")), "nocheck": cli.Any, "keep": cli.Any,
 		"python": cli.NonEmpty, "peer": cli.Any, "out": cli.Any, "warmup": cli.IntIn(0, 1000000),
 		"min-steps": cli.IntIn(1, 1000000), "min-time": cli.NonNegative, "worker": cli.Optional(cli.OneOf("train", "infer")),
 		"workload": cli.Any, "N": cli.Optional(cli.List(cli.IntIn(1, 100000))), "allow-slow-blas": cli.Any,
@@ -325,8 +328,8 @@ func drive(o options) error {
 	}
 	var impls []string
 	for _, impl := range strings.Split(o.impl, ",") {
-		if impl = strings.TrimSpace(impl); impl != "mirror" && impl != "idiomatic" {
-			return fmt.Errorf("-impl %q: want mirror, idiomatic or both", impl)
+		if impl = strings.TrimSpace(impl); impl != "mirror" && impl != "idiomatic" && impl != "fast" {
+			return fmt.Errorf("-impl %q: want mirror, idiomatic or fast (comma-separated)", impl)
 		}
 		impls = append(impls, impl)
 	}
@@ -342,6 +345,10 @@ func drive(o options) error {
 		return fmt.Errorf("PyTorch peer unavailable (apt-get install -y python3-torch): %s version: %w", o.peer, err)
 	}
 	thr := strconv.Itoa(o.threads)
+	coreLine, err := chooseCoreType(o.python, o.peer)
+	if err != nil {
+		return err
+	}
 	blas, err := peerBLAS(o.python, o.peer, "1")
 	if err != nil {
 		return err
@@ -363,7 +370,7 @@ func drive(o options) error {
 	fmt.Fprintf(out, "%s\n\n", bench.Describe())
 	fmt.Fprintf(out, "PyTorch %v, Python %v, numpy %v. Command: `go run ./bench/peer %s`\n\n",
 		verInfo["torch"], verInfo["python"], verInfo["numpy"], strings.Join(os.Args[1:], " "))
-	fmt.Fprintf(out, "%s\n\n", blasLine(blas, blasN, o.threads))
+	fmt.Fprintf(out, "%s\n\n%s\n\n", blasLine(blas, blasN, o.threads), coreLine)
 	if slow {
 		fmt.Fprintf(out, "**Warning: the PyTorch peer's BLAS is not an optimised one (%.1f GFLOP/s < %d): every ratio below flatters gdattn.**\n\n",
 			blas.GFLOPSCPU, minPeerGFLOPS)
@@ -441,7 +448,7 @@ func drive(o options) error {
 	}
 	fmt.Fprintf(out, "| (process baseline) | gdattn: start and exit; PyTorch: import torch, numpy | | | | | | | | | %.0f | %.0f |\n\n",
 		bench.MB(base[0]), bench.MB(base[1]))
-	fmt.Fprintf(out, "ms: wall time per step; CPU ms: process CPU time (user + system) per step. Each is the median over %d repetitions of each child's median step (%d warm-up steps, then at least %d steps and %v per child); per-rep range: the smallest and largest ratio of wall times within one repetition. PyTorch impl: mirror = the same operations as gdattn's graph, idiomatic = what a PyTorch user would write: slices and gathers; for the language models the heads fused as in nanoGPT (see peer.py).\n",
+	fmt.Fprintf(out, "ms: wall time per step; CPU ms: process CPU time (user + system) per step. Each is the median over %d repetitions of each child's median step (%d warm-up steps, then at least %d steps and %v per child); per-rep range: the smallest and largest ratio of wall times within one repetition. PyTorch impl: mirror = the same operations as gdattn's graph, idiomatic = what a PyTorch user would write: slices and gathers; for the language models the heads fused as in nanoGPT; fast = the fastest formulation of the same functions found: products regrouped (TF: scores z·(g W_Q W_Kᵀ)·z_cᵀ, values z_c·(W_V W_O); GD: the weights once for all blocks), additive masks (see peer.py).\n",
 		o.reps, o.warmup, o.minSteps, o.minTime)
 	if o.out != "" {
 		return os.WriteFile(o.out, report.Bytes(), 0o644)
@@ -544,8 +551,8 @@ func checkAll(o options, out io.Writer) error {
 }
 
 // numImpls is the number of implementations peer.py check compares with
-// gdattn (mirror and idiomatic), in that order, for each directory.
-const numImpls = 2
+// gdattn (mirror, idiomatic and fast), in that order, for each directory.
+const numImpls = 3
 
 // peerCheck runs peer.py check on dirs and returns one result per dir and
 // implementation.
@@ -699,6 +706,95 @@ func peerBLAS(python, peer, threads string) (blasInfo, error) {
 		return blasInfo{}, fmt.Errorf("peer.py blas: output %q: %w", out, err)
 	}
 	return b, nil
+}
+
+// coreTypes are the OpenBLAS core types chooseCoreType tries besides
+// OpenBLAS's own choice: the AVX-512 ones first (OpenBLAS 0.3.21 does not
+// recognise some AVX-512 CPUs and falls back to its SSE3 Prescott kernels),
+// then AVX2 and AVX. A type the CPU cannot run fails or falls back by
+// itself; either way it is measured as it runs.
+var coreTypes = []string{"Cooperlake", "SkylakeX", "Haswell", "Zen", "Sandybridge"}
+
+// chooseCoreType sets OPENBLAS_CORETYPE for every PyTorch child to the core
+// type whose short sgemm (512³, one thread, best of two) runs fastest, and
+// returns the report's line saying which and at what rates; an
+// OPENBLAS_CORETYPE already set in the environment is kept (and said so).
+// On a peer that is not OpenBLAS the variable does nothing: it is left
+// unset.
+func chooseCoreType(python, peer string) (string, error) {
+	if v, ok := os.LookupEnv("OPENBLAS_CORETYPE"); ok {
+		return fmt.Sprintf("OpenBLAS core type: **%s** (OPENBLAS_CORETYPE set in the environment).", v), nil
+	}
+	rate := func(core string) (float64, string, error) {
+		best, got := 0.0, ""
+		for try := 0; try < 2; try++ {
+			c := exec.Command(python, peer, "blas", "--threads", "1", "--size", "512", "--min-time", "0.2")
+			c.Env = threadEnv("1")
+			if core != "" {
+				c.Env = append(c.Env, "OPENBLAS_CORETYPE="+core)
+			}
+			out, err := c.Output()
+			if err != nil {
+				return 0, "", err
+			}
+			var b blasInfo
+			if err := json.Unmarshal(bytes.TrimSpace(out), &b); err != nil {
+				return 0, "", err
+			}
+			if b.BLAS != "OpenBLAS" {
+				return 0, "", errNotOpenBLAS
+			}
+			best, got = max(best, b.GFLOPSCPU), coreOf(b.Config)
+		}
+		return best, got, nil
+	}
+	def, defCore, err := rate("")
+	if errors.Is(err, errNotOpenBLAS) {
+		return "OpenBLAS core type: not applicable (the peer's BLAS is not OpenBLAS).", nil
+	}
+	if err != nil {
+		return "", fmt.Errorf("peer.py blas: %w", err)
+	}
+	best, bestRate := "", def
+	parts := []string{fmt.Sprintf("OpenBLAS's own choice (%s) %.0f", defCore, def)}
+	for _, core := range coreTypes {
+		r, got, err := rate(core)
+		if err != nil {
+			parts = append(parts, core+" fails")
+			continue
+		}
+		name := core
+		if got != "" && !strings.EqualFold(got, core) {
+			name += " (runs as " + got + ")"
+		}
+		parts = append(parts, fmt.Sprintf("%s %.0f", name, r))
+		if r > bestRate*1.03 { // a clear gain over the default only
+			best, bestRate = core, r
+		}
+	}
+	line := "OpenBLAS core type: **%s**, chosen by bench/peer as the fastest 512³ sgemm on one thread, GFLOP/s per CPU-second (best of 2): " + strings.Join(parts, ", ") + "."
+	if best == "" {
+		return fmt.Sprintf(line, "OpenBLAS's own choice, "+defCore), nil
+	}
+	if err := os.Setenv("OPENBLAS_CORETYPE", best); err != nil {
+		return "", err
+	}
+	return fmt.Sprintf(line, best), nil
+}
+
+var errNotOpenBLAS = errors.New("not OpenBLAS")
+
+// coreOf is the core name in OpenBLAS's configuration string ("OpenBLAS
+// 0.3.21 NO_LAPACKE DYNAMIC_ARCH NO_AFFINITY Haswell MAX_THREADS=64"): the
+// word before MAX_THREADS, or "".
+func coreOf(config string) string {
+	f := strings.Fields(config)
+	for i := 1; i < len(f); i++ {
+		if strings.HasPrefix(f[i], "MAX_THREADS") {
+			return f[i-1]
+		}
+	}
+	return ""
 }
 
 // blasLine is the report header's line on the peer's BLAS: the library,

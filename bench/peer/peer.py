@@ -42,6 +42,22 @@ tokens (x, w_{e,y} - w_bar [0 at the query row], 0) without Cross (D = d+2d'),
 the GD tokens with Cross; logits = (z_query R) W_e. Its two implementations
 differ only in how w_{e,y} is formed.
 
+fast: the fastest formulation of the same functions found (reported beside
+the idiomatic one, checked equal as the others): every query position of
+every layer still computed, as the models define them, but the products
+regrouped where that saves work. GD: the kernel weights depend only on x
+and g, so they are computed once for all blocks, with g applied to x
+(B, T, d) instead of to the scores (B, T, N) and the step alpha/N to the
+values; the keys' transpose made contiguous once. TF: the head as gdattn's
+fused op computes it, scores z (g W_Q W_K^T) z_c^T and values z_c (W_V W_O)
+(two D x D projections instead of four), the context keys z_c = z[:, :N]
+contiguous, tokens built by broadcasting. Language models: the scale folded
+into the query weights (GPT) and the causal mask as a precomputed additive
+-inf bias instead of masked_fill (GPT and GD LM), otherwise idiomatic.
+(Computing only the query row of the last layer, which alone reaches the
+loss of the in-context models, would cut the last layer's attention by a
+factor of N + 1 on either side; neither gdattn nor this peer does it.)
+
 Language models (--model gdlm [--ff] | gpt; classes GDLM and GPT below):
 gdattn's gd.LM (Appendix H), GD + FF and tf.GPT, same parameter names,
 shapes and token layout, float32 or float64, trained with the optimiser of
@@ -81,7 +97,7 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
-IMPLS = ["mirror", "idiomatic"]
+IMPLS = ["mirror", "idiomatic", "fast"]
 
 
 def sel(rows, cols, pairs, dtype, sign=1.0):
@@ -126,7 +142,30 @@ class GD:
         return z.view(B, T, self.D)
 
     def logits(self, inp):
+        if self.impl == "fast":
+            return self.fast(inp)
         return self.idiomatic(inp) if self.impl == "idiomatic" else self.mirror(inp)
+
+    def fast(self, inp):
+        """idiomatic with the products regrouped: the weights (the same in
+        every block) once, g on x, alpha/N on the values."""
+        p, N = self.params, self.N
+        we = p["we"]
+        step = torch.exp(p["log_alpha"]) / N
+        g = torch.exp(p["kernel/log_gamma"])
+        x = inp.x
+        B, T, _ = x.shape
+        keys_t = x[:, :N].transpose(1, 2).contiguous()  # (B, d, N)
+        a = torch.softmax((g * x) @ keys_t, -1)  # (B, T, N)
+        wy = we.t()[inp.y[:, :N]]  # (B, N, d'), the context labels only
+        e = we.mean(1)  # E(w_e | f = 0), the same row everywhere
+        f = None
+        for blk in range(self.blocks):
+            v = step * (wy - e)
+            f = a @ v if f is None else f + a @ v
+            if blk + 1 < self.blocks:  # the next block's E at the context rows
+                e = torch.softmax(f[:, :N] @ we, -1) @ we.t()
+        return f[:, N] @ we
 
     def idiomatic(self, inp):
         """The same model written as a PyTorch user would: the token slots
@@ -211,11 +250,38 @@ class TF:
             z = torch.cat([x.reshape(B * T, d), wy - rows, f0], 1)
         return z.view(B, T, self.D)
 
+    def fast_tokens(self, inp):
+        """tokens() by broadcasting: (x, w_{e,y} - w_bar, 0) (0 in the label
+        slot at the query) or, with Cross, (x, w_{e,y}, w_bar, 0)."""
+        x = inp.x
+        B, T, d = x.shape
+        we = self.params["we"]
+        wy = we.t()[inp.y] * inp.ctx  # (B, T, d'), 0 at the query
+        wbar = we.mean(1)
+        zeros = x.new_zeros(B, T, self.dp)
+        if self.cross:
+            return torch.cat([x, wy, wbar.expand(B, T, self.dp), zeros], 2)
+        return torch.cat([x, wy - wbar * inp.ctx, zeros], 2)
+
     def logits(self, inp):
         p, N = self.params, self.N
         we = p["we"]
-        z = self.tokens(inp)
+        fast = self.impl == "fast"
+        z = self.fast_tokens(inp) if fast else self.tokens(inp)
         for l in range(self.layers):
+            if fast:  # scores z (g W_Q W_K^T) z_c^T, values z_c (W_V W_O)
+                h = f"layer{l}/head0/"
+                a_qk = torch.exp(p[h + "log_gamma"]) * (p[h + "wq"] @ p[h + "wk"].t())
+                zc = z[:, :N].contiguous()
+                a = torch.softmax((z @ a_qk) @ zc.transpose(1, 2), -1)
+                z = z + a @ (zc @ (p[h + "wv"] @ p[h + "wo"]))
+            if self.cross and fast:
+                c = f"layer{l}/cross/"
+                keys = p[c + "wq"] @ (p[c + "wk"].t() @ we)  # (D, C)
+                vals = (p[c + "wv"].t() @ we).t() @ p[c + "wo"]  # (C, D)
+                z = z + torch.softmax(z @ keys, -1) @ vals
+            if fast:
+                continue
             h = f"layer{l}/head0/"
             g = torch.exp(p[h + "log_gamma"])
             q, k, v = z @ p[h + "wq"], z @ p[h + "wk"], z @ p[h + "wv"]
@@ -295,6 +361,7 @@ class GDLM:
         keep = torch.tril(torch.ones(T + 1, T, dtype=dtype), diagonal=-1)  # key i < query j
         self.keep, self.bias = keep, (1 - keep) * -1e30
         self.visible = torch.tril(torch.ones(T, T, dtype=torch.bool))  # queries 1..T: keys i <= j-1
+        self.neg = torch.zeros(T, T, dtype=dtype).masked_fill(~self.visible, float("-inf"))  # fast: additive mask
         self.mean_row = torch.full((1, vocab), 1.0 / vocab, dtype=dtype)
 
     def logits(self, ids):
@@ -316,7 +383,8 @@ class GDLM:
             values = emb - wte.mean(0)
             lam = torch.stack([p[f"head{m}/lambda"] for m in range(self.M)])  # (M, d')
             q = p["wpe"].unsqueeze(0) * lam.unsqueeze(1)  # (M, T+1, d')
-            s = (q[:, 1:] @ q[:, :T].transpose(1, 2)).masked_fill(~self.visible, float("-inf"))
+            s = q[:, 1:] @ q[:, :T].transpose(1, 2)
+            s = s + self.neg if self.impl == "fast" else s.masked_fill(~self.visible, float("-inf"))
             a = torch.softmax(s, -1)  # (M, T, T)
             o = a.unsqueeze(0) @ values.unsqueeze(1)  # (B, M, T, d')
             pm = torch.cat([p[f"head{m}/p"] for m in range(self.M)], 0)  # (M d', d')
@@ -361,6 +429,7 @@ class GPT:
         keep = torch.tril(torch.ones(T, T, dtype=dtype))  # key i <= query j
         self.keep, self.bias = keep, (1 - keep) * -1e30
         self.visible = keep.bool()
+        self.neg = torch.zeros(T, T, dtype=dtype).masked_fill(~self.visible, float("-inf"))  # fast: additive mask
         self.scale = 1.0 / math.sqrt(hd)
 
     def attn_mirror(self, a, l):
@@ -377,11 +446,16 @@ class GPT:
         p, H, d = self.params, self.H, self.d
         B, T, hd = a.shape[0], a.shape[1], d // H
         heads = [f"h{l}/attn/head{h}/" for h in range(H)]
-        w_qkv = torch.cat([p[n + m] for m in ("wq", "wk", "wv") for n in heads], 1)  # (d', 3d')
+        fast = self.impl == "fast"
+        wq = [p[n + "wq"] * self.scale if fast else p[n + "wq"] for n in heads]  # fast: the scale in W_Q
+        w_qkv = torch.cat(wq + [p[n + m] for m in ("wk", "wv") for n in heads], 1)  # (d', 3d')
         q, k, v = (a @ w_qkv).split(d, 2)
         q, k, v = (t.view(B, T, H, hd).transpose(1, 2) for t in (q, k, v))  # (B, H, T, hd)
-        att = (q @ k.transpose(-2, -1)) * self.scale
-        att = torch.softmax(att.masked_fill(~self.visible, float("-inf")), -1)
+        if fast:
+            att = torch.softmax(q @ k.transpose(-2, -1) + self.neg, -1)
+        else:
+            att = (q @ k.transpose(-2, -1)) * self.scale
+            att = torch.softmax(att.masked_fill(~self.visible, float("-inf")), -1)
         y = (att @ v).transpose(1, 2).reshape(B, T, d)
         return y @ torch.cat([p[n + "wo"] for n in heads], 0)
 
@@ -390,7 +464,7 @@ class GPT:
         x = p["wte/w"][ids] + p["wpe"]  # (B, T, d')
         for l in range(self.L):
             a = layer_norm(x, p, f"h{l}/ln_1")
-            x = x + (self.attn_idiomatic(a, l) if self.impl == "idiomatic" else self.attn_mirror(a, l))
+            x = x + (self.attn_mirror(a, l) if self.impl == "mirror" else self.attn_idiomatic(a, l))
             x = x + mlp(layer_norm(x, p, f"h{l}/ln_2"), p, f"h{l}/mlp")
         return layer_norm(x.reshape(-1, self.d), p, "ln_f") @ p["wte/w"].t()
 
