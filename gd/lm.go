@@ -211,6 +211,9 @@ type LM struct {
 	s          *graph.Scope
 	emb        *layers.SparseEmbedding
 	attnParams G.Nodes
+	// kernels are the heads' weights (1, T+1, T) before the batch
+	// broadcast: positional only, read by NewDecoder.
+	kernels G.Nodes
 }
 
 // NewLM builds the model's graph in s.
@@ -390,6 +393,7 @@ func (m *LM) headKernels(wpe *G.Node) ([]*G.Node, error) {
 		if norm != nil {
 			w = G.Must(G.HadamardProd(w, norm))
 		}
+		m.kernels = append(m.kernels, w)
 		flat := G.Must(ops.Reshape(w, tensor.Shape{1, (T + 1) * T}))           // (1, (T+1)T)
 		rep := G.Must(G.Mul(ones, flat))                                       // (B, (T+1)T): the same for every sequence
 		out = append(out, G.Must(ops.Reshape(rep, tensor.Shape{B, T + 1, T}))) // (B, T+1, T)
