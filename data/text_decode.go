@@ -500,13 +500,27 @@ func argmax(v []float64) int {
 
 // topIndices returns the indices of the k largest values, largest first
 // (ties by lower index).
+// It keeps the k best in order while scanning v once (what a stable sort
+// of all of v would put first, without sorting the whole vocabulary).
 func topIndices(v []float64, k int) []int {
-	idx := make([]int, len(v))
-	for i := range idx {
-		idx[i] = i
+	k = min(k, len(v))
+	top := make([]int, 0, k)
+	for i, x := range v {
+		if len(top) == k {
+			if k == 0 || !(x > v[top[k-1]]) {
+				continue
+			}
+			top = top[:k-1]
+		}
+		j := len(top)
+		for j > 0 && x > v[top[j-1]] {
+			j--
+		}
+		top = append(top, 0)
+		copy(top[j+1:], top[j:])
+		top[j] = i
 	}
-	sort.SliceStable(idx, func(a, b int) bool { return v[idx[a]] > v[idx[b]] })
-	return idx[:min(k, len(idx))]
+	return top
 }
 
 // sample draws an id from softmax(lp/temperature), restricted to the topK
