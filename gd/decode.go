@@ -95,6 +95,7 @@ func newLMDecoder[F kvcache.Float](m *LM) (*lmDecoder[F], error) {
 	if dec.wte, err = get("wte/w"); err != nil {
 		return nil, err
 	}
+	dec.head = kvcache.Head[F]{V: dec.V, D: d, WteT: kvcache.Transpose(dec.wte, dec.V, d)}
 	// The kernel weights, by the model's graph: positional only.
 	if len(m.kernels) != M {
 		return nil, fmt.Errorf("gd: lm: decoder: %d kernel nodes for %d heads", len(m.kernels), M)
@@ -148,7 +149,6 @@ func newLMDecoder[F kvcache.Float](m *LM) (*lmDecoder[F], error) {
 			}
 		}
 	}
-	dec.head = kvcache.Head[F]{V: dec.V, D: d, Wte: dec.wte}
 	if dec.head.Scale, err = get("ln_f/scale"); err != nil {
 		return nil, err
 	}
@@ -166,7 +166,7 @@ func (dec *lmDecoder[F]) shared() bool { return dec.K == 1 || dec.meanE }
 // e (n, d): the exact cross-attention over the vocabulary.
 func (dec *lmDecoder[F]) expect(f []F, n int, e []F) {
 	s := make([]F, n*dec.V)
-	kvcache.MatMul(true, n, dec.V, dec.d, f, dec.wte, false, s)
+	kvcache.WideMatMul(n, dec.V, dec.d, f, dec.head.WteT, s)
 	for r := 0; r < n; r++ {
 		kvcache.SoftmaxRow(s[r*dec.V : (r+1)*dec.V])
 	}

@@ -3,8 +3,11 @@ package kvcache
 import (
 	"fmt"
 	"math"
+	"runtime"
+	"sync"
 
 	"github.com/gdattn/gdattn/gemm"
+	"github.com/gdattn/gdattn/ops"
 	G "gorgonia.org/gorgonia"
 )
 
@@ -147,7 +150,17 @@ func sigmoid[F Float](z F) F {
 	case z > hi:
 		return 1
 	}
-	return F(1 / (1 + math.Exp(-float64(z))))
+	return F(1 / (1 + exp[F](-float64(z))))
+}
+
+// exp is math.Exp, or ops.Exp32 (relative error below 1e-9, three times
+// as fast) for results stored as float32.
+func exp[F Float](x float64) float64 {
+	var z F
+	if _, ok := any(z).(float32); ok {
+		return ops.Exp32(x)
+	}
+	return math.Exp(x)
 }
 
 // MatMul is c (m, n) = a (m, k) · b (k, n), or · bᵀ with b stored (n, k)
@@ -175,6 +188,35 @@ func MatMul[F Float](transB bool, m, n, k int, a, b []F, acc bool, c []F) {
 	}
 }
 
+// WideMatMul is [MatMul] (without transB or acc) for a product with many
+// columns, such as the logits over the vocabulary: on GOMAXPROCS > 1 the
+// columns are split over goroutines (package gemm splits only the products
+// it packs, and a product of a few rows runs on its row kernels instead).
+// Each element is computed as by MatMul, so the result does not depend on
+// the split.
+func WideMatMul[F Float](m, n, k int, a, b []F, c []F) {
+	parts := runtime.GOMAXPROCS(0)
+	if work := 2 * m * n * k; work < 8<<20 || parts < 2 || n < 64*parts {
+		MatMul(false, m, n, k, a, b, false, c)
+		return
+	}
+	var wg sync.WaitGroup
+	for p := 0; p < parts; p++ {
+		lo, hi := p*n/parts/32*32, (p+1)*n/parts/32*32
+		if p == parts-1 {
+			hi = n
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if err := gemm.Gemm(false, false, m, hi-lo, k, 1, a, k, b[lo:], n, 0, c[lo:], n); err != nil {
+				panic(err) // sized by the callers: a failure is a bug
+			}
+		}()
+	}
+	wg.Wait()
+}
+
 // AddBias adds bias (d) to every row of x (n, d).
 func AddBias[F Float](x []F, bias []F) {
 	d := len(bias)
@@ -199,7 +241,7 @@ func SoftmaxRow[F Float](x []F) {
 	}
 	var s float64
 	for i, v := range x {
-		e := math.Exp(float64(v - mx))
+		e := exp[F](float64(v - mx))
 		x[i] = F(e)
 		s += e
 	}
@@ -213,8 +255,28 @@ func SoftmaxRow[F Float](x []F) {
 // ln_f and the logits tied to the token embedding.
 type Head[F Float] struct {
 	Scale, Bias []F // ln_f (d)
-	Wte         []F // token embedding (V, d)
-	V, D        int
+	// WteT is the token embedding transposed, (d, V): the product's rows
+	// are read in order (a transposed right factor would be copied by
+	// every product).
+	WteT []F
+	V, D int
+}
+
+// Transpose returns the transpose (cols, rows) of the row-major
+// (rows, cols) matrix w.
+func Transpose[F Float](w []F, rows, cols int) []F {
+	out := make([]F, len(w))
+	const blk = 64
+	for r0 := 0; r0 < rows; r0 += blk {
+		for c0 := 0; c0 < cols; c0 += blk {
+			for r := r0; r < min(r0+blk, rows); r++ {
+				for c := c0; c < min(c0+blk, cols); c++ {
+					out[c*rows+r] = w[r*cols+c]
+				}
+			}
+		}
+	}
+	return out
 }
 
 // Logits writes the logits of the n rows h (n, d) into out[r] (len V):
@@ -224,7 +286,7 @@ func (h *Head[F]) Logits(x []F, n int, out [][]float64) {
 	y := make([]F, n*d)
 	LayerNorm(x, n, d, h.Scale, h.Bias, 1e-5, y)
 	l := make([]F, n*V)
-	MatMul(true, n, V, d, y, h.Wte, false, l)
+	WideMatMul(n, V, d, y, h.WteT, l)
 	for r := 0; r < n; r++ {
 		o := out[r]
 		for j, v := range l[r*V : (r+1)*V] {

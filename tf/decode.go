@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 
+	"github.com/gdattn/gdattn/gemm"
 	"github.com/gdattn/gdattn/kvcache"
 	"gorgonia.org/tensor"
 )
@@ -114,7 +115,7 @@ func newGPTDecoder[F kvcache.Float](m *GPT) (*gptDecoder[F], error) {
 		}
 		dec.layers = append(dec.layers, ly)
 	}
-	dec.head = kvcache.Head[F]{V: cfg.Vocab, D: d, Wte: dec.wte}
+	dec.head = kvcache.Head[F]{V: cfg.Vocab, D: d, WteT: kvcache.Transpose(dec.wte, cfg.Vocab, d)}
 	if dec.head.Scale, err = get("ln_f/scale"); err != nil {
 		return nil, err
 	}
@@ -189,40 +190,40 @@ func (dec *gptDecoder[F]) Append(rows []kvcache.Row, chunks [][]int, logits [][]
 		kvcache.MatMul(false, total, 3*d, d, a, ly.wqkv, false, qkv)
 		for _, s := range spans {
 			r := s.r
+			if cap(r.k[l]) < len(r.ids)*d {
+				r.k[l] = append(make([]F, 0, T*d), r.k[l]...)
+				r.v[l] = append(make([]F, 0, T*d), r.v[l]...)
+			}
 			for i := 0; i < s.n; i++ {
 				p := qkv[(s.offset+i)*3*d:]
 				r.k[l] = append(r.k[l], p[d:2*d]...)
 				r.v[l] = append(r.v[l], p[2*d:3*d]...)
 			}
+			// Per head: scores g·q·kᵀ of the new positions against every
+			// key, masked causally (position lo+i sees keys 0..lo+i), then
+			// the weighted values, as matrix products.
 			keys, vals := r.k[l], r.v[l]
-			for i := 0; i < s.n; i++ {
-				pos := s.lo + i
-				q := qkv[(s.offset+i)*3*d : (s.offset+i)*3*d+d]
-				out := o[(s.offset+i)*d : (s.offset+i+1)*d]
-				clear(out)
-				if cap(scores) < pos+1 {
-					scores = make([]F, pos+1, T)
+			L := s.lo + s.n
+			if cap(scores) < s.n*L {
+				scores = make([]F, s.n*L, s.n*T)
+			}
+			w := scores[:s.n*L]
+			for h := 0; h < dec.H; h++ {
+				lo := h * dec.hd
+				if err := gemm.Gemm(false, true, s.n, L, dec.hd, 1, qkv[s.offset*3*d+lo:], 3*d, keys[lo:], d, 0, w, L); err != nil {
+					return fmt.Errorf("tf: gpt: decoder: %w", err)
 				}
-				w := scores[:pos+1]
-				for h := 0; h < dec.H; h++ {
-					lo, hi := h*dec.hd, (h+1)*dec.hd
-					qh := q[lo:hi]
-					for t := range w {
-						kh := keys[t*d+lo : t*d+hi]
-						var dot F
-						for j, v := range qh {
-							dot += v * kh[j]
-						}
-						w[t] = dec.g * dot
+				for i := 0; i < s.n; i++ {
+					row := w[i*L : (i+1)*L]
+					seen := s.lo + i + 1
+					for t := range row[:seen] {
+						row[t] *= dec.g
 					}
-					kvcache.SoftmaxRow(w)
-					oh := out[lo:hi]
-					for t, wt := range w {
-						vh := vals[t*d+lo : t*d+hi]
-						for j, v := range vh {
-							oh[j] += wt * v
-						}
-					}
+					kvcache.SoftmaxRow(row[:seen])
+					clear(row[seen:])
+				}
+				if err := gemm.Gemm(false, false, s.n, dec.hd, L, 1, w, L, vals[lo:], d, 0, o[s.offset*d+lo:], d); err != nil {
+					return fmt.Errorf("tf: gpt: decoder: %w", err)
 				}
 			}
 		}
