@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"strings"
+	"time"
 
 	"github.com/gdattn/gdattn/checkpoint"
 	"github.com/gdattn/gdattn/data"
@@ -303,9 +304,18 @@ func cmdGenerate(args []string) error {
 		return err
 	}
 	defer g.Close()
+	start := time.Now()
 	outs, err := g.Generate([][]int{ids}, train.TextDecodeConfig(codec, dec.config()))
 	if err != nil {
 		return err
+	}
+	// The speed goes to stderr: stdout is the text alone.
+	if secs := time.Since(start).Seconds(); len(outs[0]) > 0 && secs > 0 {
+		how := "full recompute"
+		if g.Cached() {
+			how = "key/value cache"
+		}
+		fmt.Fprintf(os.Stderr, "generated %d tokens in %.2f s: %.1f tokens/s (%s)\n", len(outs[0]), secs, float64(len(outs[0]))/secs, how)
 	}
 	text, err := codec.Decode(outs[0])
 	if err != nil {
