@@ -189,15 +189,34 @@ func MatMul[F Float](transB bool, m, n, k int, a, b []F, acc bool, c []F) {
 }
 
 // WideMatMul is [MatMul] (without transB or acc) for a product with many
-// columns, such as the logits over the vocabulary: on GOMAXPROCS > 1 the
+// columns, such as the logits over the vocabulary. On GOMAXPROCS > 1 the
 // columns are split over goroutines (package gemm splits only the products
 // it packs, and a product of a few rows runs on its row kernels instead).
-// Each element is computed as by MatMul, so the result does not depend on
-// the split.
+// With 2 to 6 rows the columns go by blocks of 128, every row of a block on
+// gemm's row kernels while the block is in cache: b is read from memory
+// once, where gemm would read it once per row (row kernels) or copy it
+// (packing). Each element is computed as by MatMul (gemm gives the row and
+// packed paths the same bits), so the result does not depend on the split.
 func WideMatMul[F Float](m, n, k int, a, b []F, c []F) {
+	cols := func(lo, hi int) {
+		if m < 2 || m > 6 {
+			if err := gemm.Gemm(false, false, m, hi-lo, k, 1, a, k, b[lo:], n, 0, c[lo:], n); err != nil {
+				panic(err) // sized by the callers: a failure is a bug
+			}
+			return
+		}
+		for j := lo; j < hi; j += 128 {
+			w := min(128, hi-j)
+			for i := 0; i < m; i++ {
+				if err := gemm.Gemm(false, false, 1, w, k, 1, a[i*k:], k, b[j:], n, 0, c[i*n+j:], n); err != nil {
+					panic(err)
+				}
+			}
+		}
+	}
 	parts := runtime.GOMAXPROCS(0)
 	if work := 2 * m * n * k; work < 8<<20 || parts < 2 || n < 64*parts {
-		MatMul(false, m, n, k, a, b, false, c)
+		cols(0, n)
 		return
 	}
 	var wg sync.WaitGroup
@@ -209,9 +228,7 @@ func WideMatMul[F Float](m, n, k int, a, b []F, c []F) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			if err := gemm.Gemm(false, false, m, hi-lo, k, 1, a, k, b[lo:], n, 0, c[lo:], n); err != nil {
-				panic(err) // sized by the callers: a failure is a bug
-			}
+			cols(lo, hi)
 		}()
 	}
 	wg.Wait()

@@ -6,25 +6,28 @@ import (
 	"testing"
 )
 
-// TestWideMatMulSplit: the product split over goroutines by columns gives
-// the bits of the single product, whatever GOMAXPROCS.
+// TestWideMatMulSplit: the product split over goroutines by columns (and
+// with 2 to 6 rows by blocks of columns) gives the bits of the single
+// product.
 func TestWideMatMulSplit(t *testing.T) {
 	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(3))
 	rng := rand.New(rand.NewPCG(1, 2))
-	const m, n, k = 2, 20011, 130
-	a, b := make([]float32, m*k), make([]float32, k*n)
-	for i := range a {
-		a[i] = float32(rng.NormFloat64())
-	}
-	for i := range b {
-		b[i] = float32(rng.NormFloat64())
-	}
-	want, got := make([]float32, m*n), make([]float32, m*n)
-	MatMul(false, m, n, k, a, b, false, want)
-	WideMatMul(m, n, k, a, b, got)
-	for i := range want {
-		if got[i] != want[i] {
-			t.Fatalf("element %d: %v split, %v whole", i, got[i], want[i])
+	const n, k = 20011, 130
+	for _, m := range []int{1, 2, 5, 7} {
+		a, b := make([]float32, m*k), make([]float32, k*n)
+		for i := range a {
+			a[i] = float32(rng.NormFloat64())
+		}
+		for i := range b {
+			b[i] = float32(rng.NormFloat64())
+		}
+		want, got := make([]float32, m*n), make([]float32, m*n)
+		MatMul(false, m, n, k, a, b, false, want)
+		WideMatMul(m, n, k, a, b, got)
+		for i := range want {
+			if got[i] != want[i] {
+				t.Fatalf("%d rows, element %d: %v split, %v whole", m, i, got[i], want[i])
+			}
 		}
 	}
 }
