@@ -74,9 +74,12 @@
 // codec) every CkptEvery steps; Fit checks every id of its streams before
 // the first step. [Generator] generates from a generation graph (greedy,
 // top-k sampling with temperature, beam search; contexts cropped to the
-// window), from ids or text, stopping by default at the model's
-// end-of-text (data.StopNever() for exactly MaxNew ids) and saying why it
-// stopped; its Probs and LogProbs give the next-token distribution:
+// window), from ids or text, on a key/value cache of the model's positions
+// (package kvcache; docs/generation.md: a new token costs one position's
+// work, and several goroutines may each use their own Generator over one
+// model), stopping by default at the model's end-of-text (data.StopNever()
+// for exactly MaxNew ids) and saying why it stopped; its Probs and LogProbs
+// give the next-token distribution:
 //
 //	m, _ := gd.NewLM(s, gd.LMConfig{Vocab: ds.Codec.Vocab.Size(), DPrime: 64, Context: 64, Heads: 4}, gd.LMOptions{Batch: 16})
 //	t, _ := train.NewLMTrainer(m, train.LMConfig{Steps: 1500, Warmup: 100, LR: 1e-3, MinLR: 1e-4, ClipNorm: 1, Dir: "ckpt"})

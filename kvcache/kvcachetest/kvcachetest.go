@@ -1,5 +1,3 @@
-// Package kvcachetest checks an incremental decoder (package kvcache)
-// against its model's generation graph, the full recompute.
 package kvcachetest
 
 import (
