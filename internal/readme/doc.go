@@ -11,4 +11,8 @@
 // ../shared (the shared data), with a 5-minute limit; one that mentions
 // ../shared is skipped when that folder is missing. Add a block to README
 // and it is tested: nothing else to register.
+//
+// TestReadmeShape keeps README a page read in one sitting: at most 250
+// lines, with Install, Quick start and the three recipes (classifier,
+// language model, regression) starting within the first 120.
 package readme
