@@ -6,10 +6,9 @@ import (
 	"io"
 	"os"
 	"slices"
-	"strconv"
-	"strings"
 
 	"github.com/gdattn/gdattn/examples/internal/device"
+	"github.com/gdattn/gdattn/experiment"
 	"github.com/gdattn/gdattn/internal/cli"
 	"github.com/gdattn/gdattn/layers"
 )
@@ -28,7 +27,7 @@ const (
 
 // Flags that apply only to -sweep, only to -eval, and not to -eval (see run).
 var (
-	sweepOnly = []string{"quick", "Ls", "results", "figures", "plan", "plot-only", "shard"}
+	sweepOnly = append([]string{"quick", "Ls", "results", "figures"}, experiment.FlagNames...)
 	evalOnly  = []string{"x", "y", "probs"}
 	notEval   = []string{"blocks", "kernel", "L", "M", "N", "epochs", "batch", "lr", "seeds", "seed", "data-seed", "dtype", "out", "device", "sweep"}
 )
@@ -62,15 +61,14 @@ func command(args []string) error {
 	fs.StringVar(&o.ls, "Ls", "", "with -sweep: comma-separated training-context counts L of fig2 and fig4")
 	fs.StringVar(&o.results, "results", "", "with -sweep: results directory (default results/synthetic, or results/synthetic-quick with -quick)")
 	fs.StringVar(&o.figures, "figures", "", "with -sweep: directory for the PNGs (default the results directory)")
-	fs.BoolVar(&o.plan, "plan", false, "with -sweep: print the pending runs and the time estimate, train nothing")
-	fs.BoolVar(&o.plotOnly, "plot-only", false, "with -sweep: write JSON, CSV and PNG from the recorded runs, train nothing (not with -plan or -shard)")
-	fs.StringVar(&o.shard, "shard", "", "with -sweep: i/n runs only every n-th pending run from the i-th (0 <= i < n), to run n processes on one results directory")
+	o.exp.Register(fs) // -plan, -index, -shard, -merge, -submit, ... (with -sweep)
 	fs.StringVar(&o.device, "device", "cpu", "where the graphs run (not with -eval): "+device.Names)
 	if err := cli.Parse(fs, args, func(w io.Writer) { usage(w, fs) }); err != nil {
 		return err
 	}
 	o.set = cli.Given(fs)
-	err := cli.Validate(fs, cli.Rules{
+	o.fs = fs
+	rules := cli.Rules{
 		"blocks": cli.List(cli.IntIn(1, maxBlocks)), "kernel": cli.OneOf(layers.KernelNames()...),
 		"L": cli.IntIn(1, maxContexts), "M": cli.IntIn(1, maxContexts), "N": cli.IntIn(1, maxN),
 		"epochs": cli.IntIn(1, maxEpochs), "batch": cli.IntIn(1, maxBatch), "lr": cli.Positive,
@@ -78,9 +76,12 @@ func command(args []string) error {
 		"dtype": cli.OneOf("float32", "float64"), "out": cli.Any, "eval": cli.Any, "x": cli.Any, "y": cli.Any,
 		"probs": cli.NonEmpty, "quiet": cli.Any, "sweep": cli.Optional(sweepRule), "quick": cli.Any,
 		"Ls": cli.Optional(cli.List(cli.IntIn(1, maxContexts))), "results": cli.Any, "figures": cli.Any,
-		"plan": cli.Any, "plot-only": cli.Any, "shard": cli.Optional(shardRule),
 		"device": cli.OneOf("cpu", "cuda", "emulator"),
-	})
+	}
+	for _, n := range experiment.FlagNames { // experiment.Flags.Check checks these
+		rules[n] = cli.Any
+	}
+	err := cli.Validate(fs, rules)
 	if err != nil {
 		return err
 	}
@@ -89,17 +90,6 @@ func command(args []string) error {
 
 // sweepRule accepts -sweep all or a list of the figures.
 var sweepRule = cli.List(cli.OneOf(append(append(slices.Clone(figureNames), extraFigureNames...), "all")...))
-
-// shardRule accepts -shard i/n with 0 <= i < n.
-func shardRule(name string, v any) error {
-	i, n, ok := strings.Cut(v.(string), "/")
-	a, errI := strconv.Atoi(i)
-	b, errN := strconv.Atoi(n)
-	if !ok || errI != nil || errN != nil || b < 1 || a < 0 || a >= b {
-		return fmt.Errorf("%s %q: want i/n with 0 <= i < n", name, v)
-	}
-	return nil
-}
 
 // run checks which flags the mode takes (the default training, -eval or
 // -sweep) and the files -eval reads, then runs the mode. Every refusal is a
@@ -110,7 +100,6 @@ func run(o options) error {
 		cli.Needs(o.set, sweep, "-sweep", sweepOnly...),
 		cli.Needs(o.set, eval, "-eval", evalOnly...),
 		cli.NotWith(o.set, eval, "-eval", notEval...),
-		cli.NotWith(o.set, o.plotOnly, "-plot-only", "plan", "shard"),
 	)
 	if err != nil {
 		return err
@@ -127,6 +116,9 @@ func run(o options) error {
 			return err
 		}
 	case sweep:
+		if err := o.exp.Check(o.set); err != nil {
+			return cli.Usage(err)
+		}
 		if st, err = resolveSweep(o); err != nil {
 			return cli.Usage(err)
 		}
@@ -175,18 +167,21 @@ Sweeps (-sweep fig2,fig3,fig4 or -sweep all):
   command line override the preset: -Ls, -epochs, -seeds, -seed, -data-seed, -M, -N, -batch,
   -lr, -dtype, -L (fig3's L), -blocks (fig3's K). -kernel and -out do not apply.
 
-  Every finished run is appended to <results>/runs.jsonl, keyed by its configuration; a rerun
-  skips the runs already there, so an interrupted sweep (Ctrl-C) resumes where it stopped and
-  only the run in progress is lost. Before training, the sweep times each model in CPU time
+  Every finished run is written to its own file, <results>/runs/<hash of its configuration>.json
+  (package experiment; an older <results>/runs.jsonl journal is read too); a rerun skips the
+  runs already there, so an interrupted sweep (Ctrl-C) resumes where it stopped and only the
+  run in progress is lost. Before training, the sweep times each model in CPU time
   on this machine and prints the estimated time (on one free core; a busy machine takes
   longer). Each run shows a progress bar (a line every 10%% when the output is not a terminal)
   and a summary with the time left. After the sweep (and every minute during it) it writes,
   per figure:
     <results>/figN.json, figN.csv        mean and std over seeds of every point
     <figures>/synthetic-figN[-quick].png  the figure, error bars = std over seeds
-  -plan prints the plan and the estimate only; -plot-only rewrites the figures from the
-  journal; -shard i/n splits the pending runs over n processes sharing one results directory
-  (start i = 0..n-1 side by side, one core each; the last to finish writes the full figures).
+  -plan (-plan-json) prints the plan: every run's index, estimated CPU time and key. -index i
+  runs run i only, -shard i/n runs i, i+n, ...: workers on any number of machines sharing the
+  results directory (NFS is fine) need no lock; -merge then writes the figures (refused while
+  runs are missing, unless -partial). -submit slurm submits the missing runs as a Slurm job
+  array and a merge job (see docs/cluster.md).
 
 Each flag applies to one mode only where its help says so (-x, -y, -probs with -eval; the
 training flags not with -eval); a flag given to a mode it does not apply to is refused.

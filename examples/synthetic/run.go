@@ -1,6 +1,7 @@
 package main
 
 import (
+	"flag"
 	"fmt"
 	"io"
 	"math/rand/v2"
@@ -9,6 +10,7 @@ import (
 
 	"github.com/gdattn/gdattn/data"
 	"github.com/gdattn/gdattn/examples/internal/sweep"
+	"github.com/gdattn/gdattn/experiment"
 	"github.com/gdattn/gdattn/gd"
 	"github.com/gdattn/gdattn/graph"
 	"github.com/gdattn/gdattn/layers"
@@ -25,9 +27,11 @@ type options struct {
 	quiet                                                        bool
 
 	// Sweeps (sweep.go).
-	sweep, ls, results, figures, shard string
-	quick, plan, plotOnly              bool
-	set                                map[string]bool // flags given on the command line
+	sweep, ls, results, figures string
+	quick                       bool
+	exp                         experiment.Flags
+	set                         map[string]bool // flags given on the command line
+	fs                          *flag.FlagSet
 }
 
 // runSpec is one training run: a model, its training and the data. Its JSON

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bufio"
 	"bytes"
 	"encoding/json"
 	"os"
@@ -10,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/gdattn/gdattn/examples/internal/sweep"
+	"github.com/gdattn/gdattn/experiment"
 	"github.com/gdattn/gdattn/train"
 )
 
@@ -42,25 +42,19 @@ func sweepOnce(t *testing.T, o options) string {
 	return log.String()
 }
 
-func journalLines(t *testing.T, dir string) []string {
+// runFiles lists the result files in dir/runs.
+func runFiles(t *testing.T, dir string) []string {
 	t.Helper()
-	f, err := os.Open(filepath.Join(dir, "runs.jsonl"))
+	m, err := filepath.Glob(filepath.Join(dir, "runs", "*.json"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer f.Close()
-	var lines []string
-	sc := bufio.NewScanner(f)
-	sc.Buffer(nil, 1<<24)
-	for sc.Scan() {
-		lines = append(lines, sc.Text())
-	}
-	return lines
+	return m
 }
 
 // TestSweepResume runs a tiny sweep, reruns it (nothing to do), then
-// simulates an interruption (the journal cut in the middle of a line) and
-// checks that the rerun trains exactly the missing runs, reproducibly.
+// simulates an interruption (results lost, a temporary file left) and checks
+// that the rerun trains exactly the missing runs, reproducibly.
 func TestSweepResume(t *testing.T) {
 	dir := t.TempDir()
 	o := tinyOptions(dir)
@@ -68,9 +62,9 @@ func TestSweepResume(t *testing.T) {
 	if !strings.Contains(log, "28 runs, 0 already") || !strings.Contains(log, "estimated time") {
 		t.Errorf("first sweep log:\n%s", log)
 	}
-	lines := journalLines(t, dir)
-	if len(lines) != tinyRuns {
-		t.Fatalf("journal has %d lines, want %d", len(lines), tinyRuns)
+	files := runFiles(t, dir)
+	if len(files) != tinyRuns {
+		t.Fatalf("%d result files, want %d", len(files), tinyRuns)
 	}
 	for _, name := range []string{"fig2.json", "fig2.csv", "synthetic-fig2.png", "fig3.json", "fig3.csv", "synthetic-fig3.png", "fig4.json", "fig4.csv", "synthetic-fig4.png"} {
 		if st, err := os.Stat(filepath.Join(dir, name)); err != nil || st.Size() == 0 {
@@ -83,8 +77,8 @@ func TestSweepResume(t *testing.T) {
 		t.Fatal(err)
 	}
 	// 2 kernels x 2 models x 2 Ls, each over 2 seeds.
-	if ff.Runs != 16 || ff.Done != 16 || len(ff.Points) != 8 || ff.Points[0].Seeds != 2 {
-		t.Errorf("fig2.json: %d/%d runs, %d points (first over %d seeds); want 16/16, 8, 2", ff.Done, ff.Runs, len(ff.Points), ff.Points[0].Seeds)
+	if ff.Runs != 16 || ff.Done != 16 || len(ff.Points) != 8 || ff.Points[0].Seeds != 2 || ff.Partial != "" {
+		t.Errorf("fig2.json: %d/%d runs, %d points (first over %d seeds), partial %q; want 16/16, 8, 2, none", ff.Done, ff.Runs, len(ff.Points), ff.Points[0].Seeds, ff.Partial)
 	}
 	raw, _ = os.ReadFile(filepath.Join(dir, "fig3.json"))
 	if err := json.Unmarshal(raw, &ff); err != nil {
@@ -93,87 +87,136 @@ func TestSweepResume(t *testing.T) {
 	if len(ff.Points) != 2 || ff.Points[0].X != 1 || ff.X != "epoch" {
 		t.Errorf("fig3.json: %d points, first at x=%v, x %q; want one epoch per K", len(ff.Points), ff.Points[0].X, ff.X)
 	}
+	csv2, _ := os.ReadFile(filepath.Join(dir, "fig2.csv"))
 
 	// A rerun finds everything done.
 	log = sweepOnce(t, o)
-	if !strings.Contains(log, "28 already") || len(journalLines(t, dir)) != tinyRuns {
+	if !strings.Contains(log, "28 already") || len(runFiles(t, dir)) != tinyRuns {
 		t.Errorf("rerun trained again:\n%s", log)
 	}
 
-	// Interrupted: keep 10 runs and half of the 11th line.
-	cut := strings.Join(lines[:10], "\n") + "\n" + lines[10][:len(lines[10])/2]
-	if err := os.WriteFile(filepath.Join(dir, "runs.jsonl"), []byte(cut), 0o644); err != nil {
-		t.Fatal(err)
+	// Interrupted: 18 results lost, a temporary file of a killed writer left.
+	orig, _ := os.ReadFile(files[10])
+	for _, f := range files[10:] {
+		os.Remove(f)
 	}
+	os.WriteFile(filepath.Join(dir, "runs", ".tmp-x.json-1"), []byte(`{"key":`), 0o644)
 	log = sweepOnce(t, o)
-	if !strings.Contains(log, "10 already") || !strings.Contains(log, "skipped 1 unreadable line") {
+	if !strings.Contains(log, "10 already") || len(runFiles(t, dir)) != tinyRuns {
 		t.Errorf("resumed sweep log:\n%s", log)
 	}
-	j, err := sweep.OpenJournal(filepath.Join(dir, "runs.jsonl"))
-	if err != nil {
-		t.Fatal(err)
+	// The runs are deterministic: the rerun of the 11th matches the original,
+	// and so do the tables.
+	again, _ := os.ReadFile(files[10])
+	var a, b experiment.Result
+	json.Unmarshal(orig, &a)
+	json.Unmarshal(again, &b)
+	if a.Key == "" || string(a.Output) != string(b.Output) {
+		t.Errorf("rerun of %s: %s, original %s", a.Key, b.Output, a.Output)
 	}
-	if j.Len() != tinyRuns || len(journalLines(t, dir)) != tinyRuns+1 {
-		t.Fatalf("after resuming: %d runs in %d lines, want %d runs (plus the broken line)", j.Len(), len(journalLines(t, dir)), tinyRuns)
+	if csv, _ := os.ReadFile(filepath.Join(dir, "fig2.csv")); string(csv) != string(csv2) {
+		t.Errorf("fig2.csv after the resumed sweep:\n%s\nfirst:\n%s", csv, csv2)
 	}
-	// The runs are deterministic: the rerun of the 11th matches the original.
-	var orig sweep.Record
-	full := lines[10]
-	if err := json.Unmarshal([]byte(full), &orig); err != nil {
-		t.Fatal(err)
+}
+
+// TestSweepJournal: the results of an older journal (runs.jsonl) count as
+// done and make the same figures.
+func TestSweepJournal(t *testing.T) {
+	dir := t.TempDir()
+	o := tinyOptions(dir)
+	o.sweep = "fig4"
+	sweepOnce(t, o)
+	csv, _ := os.ReadFile(filepath.Join(dir, "fig4.csv"))
+	// The same runs as journal lines (the older format), and no run files.
+	var journal []byte
+	for _, f := range runFiles(t, dir) {
+		raw, _ := os.ReadFile(f)
+		var r experiment.Result
+		if err := json.Unmarshal(raw, &r); err != nil {
+			t.Fatal(err)
+		}
+		var out runOutput
+		json.Unmarshal(r.Output, &out)
+		line, _ := json.Marshal(sweep.Record{Config: r.Config, Final: out.Final, Curve: out.Curve, TrainSeconds: r.Seconds, Finished: r.Finished})
+		journal = append(append(journal, line...), '\n')
+		os.Remove(f)
 	}
-	var c bytes.Buffer
-	json.Compact(&c, orig.Config)
-	again, ok := j.Get(c.String())
-	if !ok || again.Final.Top1 != orig.Final.Top1 || again.Final.NLL != orig.Final.NLL {
-		t.Errorf("rerun of %s: %v, original %v", c.String(), again.Final, orig.Final)
+	os.WriteFile(filepath.Join(dir, "runs.jsonl"), journal, 0o644)
+	o.exp.Merge = true
+	log := sweepOnce(t, o)
+	if !strings.Contains(log, "8 done, 0 missing") || len(runFiles(t, dir)) != 0 {
+		t.Errorf("merge of the journal:\n%s", log)
+	}
+	if again, _ := os.ReadFile(filepath.Join(dir, "fig4.csv")); string(again) != string(csv) {
+		t.Errorf("fig4.csv from the journal:\n%s\nfrom the run files:\n%s", again, csv)
 	}
 }
 
 // TestSweepShards runs a sweep as two shards in turn on one results
-// directory: together they do every run once.
+// directory, then one run again with -index: together they do every run
+// once, and -merge refuses the figures until they are all done.
 func TestSweepShards(t *testing.T) {
 	dir := t.TempDir()
 	o := tinyOptions(dir)
 	o.sweep = "fig4"
-	o.set["shard"] = true
-	o.shard = "0/2"
+	o.exp.Shard = "0/2"
 	log := sweepOnce(t, o)
-	if n := len(journalLines(t, dir)); n != 4 || !strings.Contains(log, "not in") {
+	if n := len(runFiles(t, dir)); n != 4 || !strings.Contains(log, "this worker runs 4") {
 		t.Errorf("shard 0/2: %d runs, want 4 of 8; log:\n%s", n, log)
 	}
-	o.shard = "1/2"
-	sweepOnce(t, o)
-	j, _ := sweep.OpenJournal(filepath.Join(dir, "runs.jsonl"))
-	if j.Len() != 8 || len(journalLines(t, dir)) != 8 {
-		t.Errorf("both shards: %d runs in %d lines, want 8 in 8", j.Len(), len(journalLines(t, dir)))
+	if _, err := os.Stat(filepath.Join(dir, "fig4.json")); !os.IsNotExist(err) {
+		t.Errorf("a worker wrote the figures: %v", err)
 	}
-	raw, _ := os.ReadFile(filepath.Join(dir, "fig4.json"))
+	o.exp.Shard = ""
+	o.exp.Merge = true
+	st, _ := resolveSweep(o)
+	var buf bytes.Buffer
+	st.logOut = &buf
+	if err := runSweep(st); err == nil || !strings.Contains(err.Error(), "4 of 8 runs") || !strings.Contains(err.Error(), "indices 1,3,5,7") {
+		t.Errorf("merge with runs missing: %v", err)
+	}
+	o.exp.Partial = true
+	log = sweepOnce(t, o)
 	var ff figureFile
+	raw, _ := os.ReadFile(filepath.Join(dir, "fig4.json"))
 	json.Unmarshal(raw, &ff)
-	if ff.Done != 8 {
-		t.Errorf("fig4.json after the last shard: %d runs finished, want 8", ff.Done)
+	if ff.Done != 4 || !strings.HasPrefix(ff.Partial, "PARTIAL: 4 of 8") || !strings.Contains(log, "PARTIAL") {
+		t.Errorf("partial merge: %d done, partial %q; log:\n%s", ff.Done, ff.Partial, log)
+	}
+	o.exp.Merge, o.exp.Partial = false, false
+	o.exp.Shard = "1/2"
+	sweepOnce(t, o)
+	o.exp.Shard, o.exp.Index = "", "3" // done already: skipped
+	if log := sweepOnce(t, o); !strings.Contains(log, "this worker runs 0") {
+		t.Errorf("-index 3 after the shards:\n%s", log)
+	}
+	if n := len(runFiles(t, dir)); n != 8 {
+		t.Errorf("both shards: %d run files, want 8", n)
+	}
+	o.exp.Index, o.exp.Merge = "", true
+	sweepOnce(t, o)
+	raw, _ = os.ReadFile(filepath.Join(dir, "fig4.json"))
+	ff = figureFile{}
+	json.Unmarshal(raw, &ff)
+	if ff.Done != 8 || ff.Partial != "" {
+		t.Errorf("fig4.json after the merge: %d runs finished, partial %q; want 8, none", ff.Done, ff.Partial)
 	}
 }
 
-func TestSweepPlanAndPlotOnly(t *testing.T) {
+func TestSweepPlan(t *testing.T) {
 	dir := t.TempDir()
 	o := tinyOptions(dir)
-	o.plan = true
+	o.exp.Plan = true
 	log := sweepOnce(t, o)
-	if len(journalLines(t, dir)) != 0 || !strings.Contains(log, "estimated time") || !strings.Contains(log, "steps/s") {
+	if len(runFiles(t, dir)) != 0 || !strings.Contains(log, "plan synthetic-fig2-fig3-fig4: 28 runs, estimated") || !strings.Contains(log, "steps/s") ||
+		!strings.Contains(log, `  27  ~`) {
 		t.Errorf("-plan trained or printed no estimate:\n%s", log)
 	}
-	o.plan, o.plotOnly = false, true
-	sweepOnce(t, o)
-	if len(journalLines(t, dir)) != 0 {
-		t.Error("-plot-only trained")
-	}
-	if _, err := os.Stat(filepath.Join(dir, "fig2.csv")); err != nil {
-		t.Errorf("-plot-only with no runs: %v", err)
-	}
-	if _, err := os.Stat(filepath.Join(dir, "synthetic-fig2.png")); !os.IsNotExist(err) {
-		t.Errorf("-plot-only with no runs drew a PNG: %v", err)
+	o.exp.Plan, o.exp.PlanJSON = false, true
+	log = sweepOnce(t, o)
+	var pj experiment.PlanJSON
+	if err := json.Unmarshal([]byte(log), &pj); err != nil || pj.Count != tinyRuns || !(pj.Runs[0].Estimate > 0) || !(pj.EstimateSeconds > 0) {
+		t.Errorf("-plan-json: %v\n%s", err, log)
 	}
 }
 
@@ -186,15 +229,20 @@ func TestPoints(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	j, _ := sweep.OpenJournal(filepath.Join(dir, "runs.jsonl"))
+	recs := map[string]runOutput{}
+	add := func(r runSpec, out runOutput) {
+		k, _ := experiment.Key(r)
+		recs[k] = out
+	}
+	j := func(key string) (runOutput, bool, error) { r, ok := recs[key]; return r, ok, nil }
 	fig2, fig3 := st.figs[0], st.figs[1]
 	s := fig2.Series[0] // GD, RBF
 	for i, seed := range st.seeds {
 		r := fig2.runs(s, seed)[1] // L = 24
-		j.Append(r, sweep.Record{Final: train.Metrics{Top1: 0.4 + 0.2*float64(i), NLL: 2, Oracle: 0.8}})
+		add(r, runOutput{Final: train.Metrics{Top1: 0.4 + 0.2*float64(i), NLL: 2, Oracle: 0.8}})
 	}
 	r := fig3.runs(fig3.Series[1], st.seeds[0])[0] // K = 2, seed 1 only
-	j.Append(r, sweep.Record{Curve: []train.EpochMetrics{{Epoch: 1, Metrics: train.Metrics{Top1: 0.3, NLL: 3}}}})
+	add(r, runOutput{Curve: []train.EpochMetrics{{Epoch: 1, Metrics: train.Metrics{Top1: 0.3, NLL: 3}}}})
 
 	pts, runs, done, err := fig2.points(j, st.seeds)
 	if err != nil {
@@ -251,8 +299,6 @@ func TestSweepFlags(t *testing.T) {
 		{"kernel", func(o *options) { o.set["kernel"] = true }, "-kernel does not apply"},
 		{"out", func(o *options) { o.set["out"] = true }, "-out does not apply"},
 		{"figure", func(o *options) { o.sweep = "fig9" }, `unknown figure "fig9"`},
-		{"shard", func(o *options) { o.set["shard"], o.shard = true, "2/2" }, "-shard"},
-		{"shard syntax", func(o *options) { o.set["shard"], o.shard = true, "1" }, "-shard"},
 		{"Ls", func(o *options) { o.ls = "16,x" }, "-Ls"},
 		{"blocks", func(o *options) { o.blocks = "0" }, "-blocks"},
 		{"seeds", func(o *options) { o.seeds = 0 }, "-seeds"},
