@@ -444,3 +444,46 @@ func TestGivenFlags(t *testing.T) {
 		t.Errorf("GivenFlags = %q", got)
 	}
 }
+
+// TestNoEstimates: a plan without estimates prints "?" and needs -time to be
+// submitted.
+func TestNoEstimates(t *testing.T) {
+	dir := t.TempDir()
+	p := Plan{Name: "noest"}
+	p.Add(cfg{"rbf", 1, 1}, "a", 0)
+	var text bytes.Buffer
+	p.WriteText(&text, nil)
+	if !strings.Contains(text.String(), "no CPU-time estimates") || !strings.Contains(text.String(), "   0  ?") {
+		t.Errorf("plan text:\n%s", text.String())
+	}
+	s, _ := OpenStore(dir)
+	rep, _ := Collect(p, s)
+	fake := filepath.Join(dir, "sbatch")
+	os.WriteFile(fake, []byte("#!/bin/sh\necho 7\n"), 0o755)
+	o := SlurmOptions{CPUs: 1, MemMB: 100, TimeFactor: 3, Sbatch: fake}
+	if _, err := SubmitSlurm(rep, []string{"/bin/x"}, dir, o, &text); err == nil || !strings.Contains(err.Error(), "-time") {
+		t.Errorf("submission without estimates or -time: %v", err)
+	}
+	o.Time = "2:00:00"
+	sub, err := SubmitSlurm(rep, []string{"/bin/x"}, dir, o, &text)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b, _ := os.ReadFile(sub.Script); !strings.Contains(string(b), "#SBATCH --time=2:00:00\n") {
+		t.Errorf("script:\n%s", b)
+	}
+}
+
+// TestSetJournal: an older journal under another name is read.
+func TestSetJournal(t *testing.T) {
+	dir := t.TempDir()
+	os.WriteFile(filepath.Join(dir, "journal.jsonl"), []byte(`{"config":{"a":1},"final":{"top1":0.5}}`+"\n"), 0o644)
+	s, _ := OpenStore(dir)
+	if c, _ := s.Load(); len(c.Results) != 0 {
+		t.Errorf("journal.jsonl read without SetJournal")
+	}
+	s.SetJournal("journal.jsonl")
+	if c, _ := s.Load(); len(c.Results) != 1 || string(c.Results[`{"a":1}`].Output) != `{"final":{"top1":0.5}}` {
+		t.Errorf("with SetJournal: %+v", c.Results)
+	}
+}

@@ -34,7 +34,7 @@ type Flags struct {
 // does with its plan, and a worker submitted by SubmitSlurm gets the
 // command line without them.
 var FlagNames = []string{"plan", "plan-json", "index", "shard", "merge", "partial", "submit",
-	"parallel", "cpus", "mem", "time-factor", "partition", "sbatch-args", "gpu"}
+	"parallel", "cpus", "mem", "time-factor", "time", "partition", "sbatch-args", "gpu"}
 
 // Register defines the flags on fs.
 func (f *Flags) Register(fs *flag.FlagSet) {
@@ -49,6 +49,7 @@ func (f *Flags) Register(fs *flag.FlagSet) {
 	fs.IntVar(&f.Slurm.CPUs, "cpus", 1, "with -submit: CPUs per task (--cpus-per-task)")
 	fs.IntVar(&f.Slurm.MemMB, "mem", 2048, "with -submit: memory per task in MiB (--mem)")
 	fs.Float64Var(&f.Slurm.TimeFactor, "time-factor", 3, "with -submit: the time limit of a task is this times the longest run's estimate, plus 10 minutes")
+	fs.StringVar(&f.Slurm.Time, "time", "", "with -submit: each task's time limit (--time, e.g. 2:00:00; default from the plan's estimates)")
 	fs.StringVar(&f.Slurm.Partition, "partition", "", "with -submit: the Slurm partition (default: the cluster's)")
 	fs.StringVar(&f.Slurm.ExtraArgs, "sbatch-args", "", "with -submit: more sbatch options, space-separated (e.g. --account=abc --qos=long)")
 	fs.BoolVar(&f.Slurm.GPU, "gpu", false, "with -submit: request one GPU per task (--gres=gpu:1; for the CUDA build)")
@@ -75,7 +76,7 @@ func (f *Flags) Check(set map[string]bool) error {
 	if f.Submit != "" && f.Submit != "slurm" {
 		return fmt.Errorf("-submit %q: want slurm", f.Submit)
 	}
-	for _, n := range []string{"parallel", "cpus", "mem", "time-factor", "partition", "sbatch-args", "gpu"} {
+	for _, n := range []string{"parallel", "cpus", "mem", "time-factor", "time", "partition", "sbatch-args", "gpu"} {
 		if set[n] && f.Submit == "" {
 			return fmt.Errorf("-%s needs -submit", n)
 		}

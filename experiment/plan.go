@@ -140,8 +140,12 @@ func (p Plan) WriteText(w io.Writer, done func(key string) bool) error {
 			}
 		}
 	}
-	fmt.Fprintf(w, "plan %s: %d runs, estimated %s of CPU time (%.2f CPU-hours; longest run %s)",
-		p.Name, len(p.Runs), FormatSeconds(total), total/3600, FormatSeconds(longest))
+	if total > 0 {
+		fmt.Fprintf(w, "plan %s: %d runs, estimated %s of CPU time (%.2f CPU-hours; longest run %s)",
+			p.Name, len(p.Runs), FormatSeconds(total), total/3600, FormatSeconds(longest))
+	} else {
+		fmt.Fprintf(w, "plan %s: %d runs (no CPU-time estimates)", p.Name, len(p.Runs))
+	}
 	if done != nil {
 		fmt.Fprintf(w, ", %d done", ndone)
 	}
@@ -155,7 +159,11 @@ func (p Plan) WriteText(w io.Writer, done func(key string) bool) error {
 		if len(r.Tags) > 0 {
 			tags = " [" + strings.Join(r.Tags, ",") + "]"
 		}
-		if _, err := fmt.Fprintf(w, "%4d  ~%-8s %s%s%s  %s\n", i, FormatSeconds(r.Estimate), r.Label, tags, mark, r.Key); err != nil {
+		est := "~" + FormatSeconds(r.Estimate)
+		if r.Estimate == 0 {
+			est = "?" // no estimate
+		}
+		if _, err := fmt.Fprintf(w, "%4d  %-9s %s%s%s  %s\n", i, est, r.Label, tags, mark, r.Key); err != nil {
 			return err
 		}
 	}

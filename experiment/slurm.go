@@ -23,6 +23,9 @@ type SlurmOptions struct {
 	// TimeFactor scales the longest missing run's estimate into the
 	// tasks' --time (plus 10 minutes).
 	TimeFactor float64
+	// Time, if set, is the tasks' --time instead (Slurm's format, e.g.
+	// 2:00:00 or 1-00:00:00); a plan without estimates needs it.
+	Time string
 	// Partition is --partition (empty: the cluster's default).
 	Partition string
 	// ExtraArgs are more sbatch options, space-separated.
@@ -92,6 +95,11 @@ func SubmitSlurm(rep *Report, command []string, dir string, o SlurmOptions, w io
 		longest = max(longest, rep.Plan.Runs[i].Estimate)
 	}
 	sub := &Submission{Indices: rep.Missing, Time: SlurmTime(longest*o.TimeFactor + 600)}
+	if o.Time != "" {
+		sub.Time = o.Time
+	} else if longest == 0 && len(rep.Missing) > 0 {
+		return nil, fmt.Errorf("-submit: plan %s has no CPU-time estimates: give the tasks' time limit with -time (e.g. -time 2:00:00)", name)
+	}
 	common := []string{"--chdir=" + cwd, fmt.Sprintf("--cpus-per-task=%d", o.CPUs), fmt.Sprintf("--mem=%d", o.MemMB)}
 	if o.Partition != "" {
 		common = append(common, "--partition="+o.Partition)

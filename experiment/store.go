@@ -50,9 +50,11 @@ func (e *ConflictError) Error() string {
 
 // Store is a directory of run results, one file per run under
 // <dir>/runs/, shared by any number of workers (see the package
-// documentation). Older journals (<dir>/runs.jsonl) are read by Load.
+// documentation). An older journal (<dir>/runs.jsonl, or the name given to
+// SetJournal) is read by Load.
 type Store struct {
-	dir string
+	dir     string
+	journal string // the older journal's file name in dir
 }
 
 // JournalName is the file name of the older one-file journal that Load
@@ -73,8 +75,12 @@ func OpenStore(dir string) (*Store, error) {
 	if err := os.MkdirAll(filepath.Join(dir, "runs"), 0o755); err != nil {
 		return nil, fmt.Errorf("experiment: store: %w", err)
 	}
-	return &Store{dir: dir}, nil
+	return &Store{dir: dir, journal: JournalName}, nil
 }
+
+// SetJournal sets the file name (in the store's directory) of the older
+// journal that Load reads beneath the run files (default JournalName).
+func (s *Store) SetJournal(name string) { s.journal = name }
 
 // Dir is the store's directory.
 func (s *Store) Dir() string { return s.dir }
@@ -295,7 +301,7 @@ type Contents struct {
 // Load reads every result of the store.
 func (s *Store) Load() (*Contents, error) {
 	c := &Contents{Results: map[string]Result{}, Failures: map[string]Result{}}
-	if err := readJournal(filepath.Join(s.dir, JournalName), c); err != nil {
+	if err := readJournal(filepath.Join(s.dir, s.journal), c); err != nil {
 		return nil, err
 	}
 	entries, err := os.ReadDir(s.RunsDir())
@@ -415,7 +421,7 @@ func journalRecord(line []byte) (Result, error) {
 // results written.
 func (s *Store) Convert() (int, error) {
 	c := &Contents{Results: map[string]Result{}}
-	if err := readJournal(filepath.Join(s.dir, JournalName), c); err != nil {
+	if err := readJournal(filepath.Join(s.dir, s.journal), c); err != nil {
 		return 0, err
 	}
 	keys := make([]string, 0, len(c.Results))
