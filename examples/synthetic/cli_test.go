@@ -114,6 +114,7 @@ func TestCommandLine(t *testing.T) {
 		clitest.Usage("plan with merge", []string{"-sweep", "all", "-merge", "-plan"}, "exclude each other"),
 		clitest.Usage("partial without merge", []string{"-sweep", "all", "-partial"}, "-partial needs -merge"),
 		clitest.Usage("index without sweep", []string{"-index", "3"}, "-index needs -sweep"),
+		clitest.Usage("quick without sweep", []string{"-quick"}, "-quick needs -sweep"),
 		clitest.Usage("missing checkpoint", eval(filepath.Join(dir, "nope")), filepath.Join(dir, "nope")),
 		clitest.Usage("missing x", []string{"-eval", ck, "-x", filepath.Join(dir, "nope.npy"), "-y", y}, "nope.npy"),
 		clitest.Usage("garbage y", []string{"-eval", ck, "-x", x, "-y", garbage}, "garbage.npy"),

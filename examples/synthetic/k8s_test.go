@@ -11,6 +11,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/gdattn/gdattn/examples/internal/synthetic"
 	"github.com/gdattn/gdattn/internal/cli/clitest"
 )
 
@@ -56,12 +57,11 @@ func TestKubernetesIndexedJob(t *testing.T) {
 		t.Fatalf("worker %q, merge %q: want synthetic ... -index env and synthetic ... -merge", worker, merge)
 	}
 	// completions is the full plan's run count.
-	o := options{sweep: "fig2", set: map[string]bool{"sweep": true}}
-	st, err := resolveSweep(o)
+	st, err := synthetic.ResolveSweep(synthetic.Options{Sweep: "fig2", Set: map[string]bool{"sweep": true}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, p, err := experimentPlan(st)
+	p, err := st.Plan()
 	if err != nil {
 		t.Fatal(err)
 	}

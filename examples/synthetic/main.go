@@ -8,6 +8,7 @@ import (
 	"slices"
 
 	"github.com/gdattn/gdattn/examples/internal/device"
+	"github.com/gdattn/gdattn/examples/internal/synthetic"
 	"github.com/gdattn/gdattn/experiment"
 	"github.com/gdattn/gdattn/internal/cli"
 	"github.com/gdattn/gdattn/layers"
@@ -38,36 +39,36 @@ func main() { cli.Main("synthetic", func() error { return command(os.Args[1:]) }
 func command(args []string) error {
 	var o options
 	fs := cli.NewFlagSet("synthetic")
-	fs.StringVar(&o.blocks, "blocks", "1", fmt.Sprintf("comma-separated numbers of GD blocks (steps) to train, each 1..%d, e.g. 1,2,3 (with -sweep: fig3's K, default 1,...,6)", maxBlocks))
-	fs.StringVar(&o.kernel, "kernel", "softmax", "update kernel: linear, rbf, exp, laplacian or softmax")
+	fs.StringVar(&o.Blocks, "blocks", "1", fmt.Sprintf("comma-separated numbers of GD blocks (steps) to train, each 1..%d, e.g. 1,2,3 (with -sweep: fig3's K, default 1,...,6)", maxBlocks))
+	fs.StringVar(&o.Kernel, "kernel", "softmax", "update kernel: linear, rbf, exp, laplacian or softmax")
 	fs.IntVar(&o.L, "L", 2048, fmt.Sprintf("number of training contexts, 1..%d (with -sweep: fig3's L)", maxContexts))
 	fs.IntVar(&o.M, "M", 2048, fmt.Sprintf("number of test contexts, 1..%d", maxContexts))
 	fs.IntVar(&o.N, "N", 10, fmt.Sprintf("context size (examples per context), 1..%d", maxN))
-	fs.IntVar(&o.epochs, "epochs", 60, fmt.Sprintf("training epochs, 1..%d", maxEpochs))
-	fs.IntVar(&o.batch, "batch", 64, fmt.Sprintf("contexts per minibatch, 1..%d", maxBatch))
-	fs.Float64Var(&o.lr, "lr", 1e-2, "Adam learning rate (finite, > 0)")
-	fs.IntVar(&o.seeds, "seeds", 1, fmt.Sprintf("number of model seeds (seed, seed+1, ...), 1..%d; mean ± std is reported", maxSeeds))
-	fs.Uint64Var(&o.seed, "seed", 1, "first model seed (initialisation and minibatch order)")
-	fs.Uint64Var(&o.dataSeed, "data-seed", 1, "seed of the task (W_e) and of the train/test contexts")
-	fs.StringVar(&o.dtype, "dtype", "float64", "float32 or float64")
-	fs.StringVar(&o.out, "out", "checkpoints/synthetic", "directory for checkpoints (one per blocks/seed); empty: none")
+	fs.IntVar(&o.Epochs, "epochs", 60, fmt.Sprintf("training epochs, 1..%d", maxEpochs))
+	fs.IntVar(&o.Batch, "batch", 64, fmt.Sprintf("contexts per minibatch, 1..%d", maxBatch))
+	fs.Float64Var(&o.LR, "lr", 1e-2, "Adam learning rate (finite, > 0)")
+	fs.IntVar(&o.Seeds, "seeds", 1, fmt.Sprintf("number of model seeds (seed, seed+1, ...), 1..%d; mean ± std is reported", maxSeeds))
+	fs.Uint64Var(&o.Seed, "seed", 1, "first model seed (initialisation and minibatch order)")
+	fs.Uint64Var(&o.DataSeed, "data-seed", 1, "seed of the task (W_e) and of the train/test contexts")
+	fs.StringVar(&o.Dtype, "dtype", "float64", "float32 or float64")
+	fs.StringVar(&o.Out, "out", "checkpoints/synthetic", "directory for checkpoints (one per blocks/seed); empty: none")
 	fs.StringVar(&o.evalDir, "eval", "", "evaluate this checkpoint instead of training (needs -x and -y; the training flags do not apply)")
 	fs.StringVar(&o.xPath, "x", "", "with -eval: contexts x, .npy float64 (B, N+1, d)")
 	fs.StringVar(&o.yPath, "y", "", "with -eval: labels y, .npy int64 (B, N+1); the last label may be -1")
 	fs.StringVar(&o.probsPath, "probs", defaultProbs, "with -eval: where to write the query probabilities (B, C)")
-	fs.BoolVar(&o.quiet, "quiet", false, "no progress output")
-	fs.StringVar(&o.sweep, "sweep", "", "run the sweeps of these figures: fig2, fig3, fig4, linear (comma-separated) or all (fig2,fig3,fig4)")
-	fs.BoolVar(&o.quick, "quick", false, "with -sweep: the small preset (a few minutes) instead of the full one (hours)")
-	fs.StringVar(&o.ls, "Ls", "", "with -sweep: comma-separated training-context counts L of fig2 and fig4")
-	fs.StringVar(&o.results, "results", "", "with -sweep: results directory (default results/synthetic, or results/synthetic-quick with -quick)")
-	fs.StringVar(&o.figures, "figures", "", "with -sweep: directory for the PNGs (default the results directory)")
-	o.exp.Register(fs) // -plan, -index, -shard, -merge, -submit, ... (with -sweep)
+	fs.BoolVar(&o.Quiet, "quiet", false, "no progress output")
+	fs.StringVar(&o.Sweep, "sweep", "", "run the sweeps of these figures: fig2, fig3, fig4, linear (comma-separated) or all (fig2,fig3,fig4)")
+	fs.BoolVar(&o.Quick, "quick", false, "with -sweep: the small preset (a few minutes) instead of the full one (hours)")
+	fs.StringVar(&o.Ls, "Ls", "", "with -sweep: comma-separated training-context counts L of fig2 and fig4")
+	fs.StringVar(&o.Results, "results", "", "with -sweep: results directory (default results/synthetic, or results/synthetic-quick with -quick)")
+	fs.StringVar(&o.Figures, "figures", "", "with -sweep: directory for the PNGs (default the results directory)")
+	o.Exp.Register(fs) // -plan, -index, -shard, -merge, -submit, ... (with -sweep)
 	fs.StringVar(&o.device, "device", "cpu", "where the graphs run (not with -eval): "+device.Names)
 	if err := cli.Parse(fs, args, func(w io.Writer) { usage(w, fs) }); err != nil {
 		return err
 	}
-	o.set = cli.Given(fs)
-	o.fs = fs
+	o.Set = cli.Given(fs)
+	o.FlagSet = fs
 	rules := cli.Rules{
 		"blocks": cli.List(cli.IntIn(1, maxBlocks)), "kernel": cli.OneOf(layers.KernelNames()...),
 		"L": cli.IntIn(1, maxContexts), "M": cli.IntIn(1, maxContexts), "N": cli.IntIn(1, maxN),
@@ -89,22 +90,22 @@ func command(args []string) error {
 }
 
 // sweepRule accepts -sweep all or a list of the figures.
-var sweepRule = cli.List(cli.OneOf(append(append(slices.Clone(figureNames), extraFigureNames...), "all")...))
+var sweepRule = cli.List(cli.OneOf(append(append(slices.Clone(synthetic.FigureNames), synthetic.ExtraFigureNames...), "all")...))
 
 // run checks which flags the mode takes (the default training, -eval or
 // -sweep) and the files -eval reads, then runs the mode. Every refusal is a
 // usage error (exit status 2), given before any work starts.
 func run(o options) error {
-	eval, sweep := o.evalDir != "", o.sweep != ""
+	eval, sweep := o.evalDir != "", o.Sweep != ""
 	err := cli.First(
-		cli.Needs(o.set, sweep, "-sweep", sweepOnly...),
-		cli.Needs(o.set, eval, "-eval", evalOnly...),
-		cli.NotWith(o.set, eval, "-eval", notEval...),
+		cli.Needs(o.Set, sweep, "-sweep", sweepOnly...),
+		cli.Needs(o.Set, eval, "-eval", evalOnly...),
+		cli.NotWith(o.Set, eval, "-eval", notEval...),
 	)
 	if err != nil {
 		return err
 	}
-	var st *sweepSetup
+	var st *synthetic.Setup
 	switch {
 	case eval:
 		if o.xPath == "" || o.yPath == "" {
@@ -116,17 +117,18 @@ func run(o options) error {
 			return err
 		}
 	case sweep:
-		if err := o.exp.Check(o.set); err != nil {
+		if err := o.Exp.Check(o.Set); err != nil {
 			return cli.Usage(err)
 		}
-		if st, err = resolveSweep(o); err != nil {
+		if st, err = synthetic.ResolveSweep(o.Options); err != nil {
 			return cli.Usage(err)
 		}
-		if err := cli.First(cli.OutDir("results", st.resultsDir), cli.OutDir("figures", st.figDir)); err != nil {
+		results, figures := st.Dirs()
+		if err := cli.First(cli.OutDir("results", results), cli.OutDir("figures", figures)); err != nil {
 			return err
 		}
 	default:
-		if err := cli.First(checkSetSizes(o), cli.OutDir("out", o.out), cli.OutCheckpoints("out", blockCheckpoints(o)...)); err != nil {
+		if err := cli.First(checkSetSizes(o), cli.OutDir("out", o.Out), cli.OutCheckpoints("out", blockCheckpoints(o)...)); err != nil {
 			return err
 		}
 	}
@@ -139,9 +141,10 @@ func run(o options) error {
 	case eval:
 		return evalCheckpoint(o)
 	case sweep:
-		return runSweep(st)
+		return synthetic.RunSweep(st, executor)
 	}
-	return trainBlocks(o)
+	o.Executor = executor
+	return synthetic.TrainBlocks(o.Options)
 }
 
 func usage(w io.Writer, fs *flag.FlagSet) {
@@ -190,8 +193,8 @@ Exit status: 0 done, 2 bad command line or input (one line on stderr, before any
 
 Flags:
 `, presetRow("preset", "L (fig2, fig4)", "epochs", "fig3", "seeds", "M", "time"),
-		presetRow("full", joinInts(fullPreset.Ls), fullPreset.Epochs, fmt.Sprintf("L=%d, %d ep", fullPreset.CurveL, fullPreset.CurveEpochs), fullPreset.Seeds, fullPreset.M, "~2.5 h CPU (-plan)"),
-		presetRow("-quick", joinInts(quickPreset.Ls), quickPreset.Epochs, fmt.Sprintf("L=%d, %d ep", quickPreset.CurveL, quickPreset.CurveEpochs), quickPreset.Seeds, quickPreset.M, "~70 s CPU"))
+		presetRow("full", joinInts(synthetic.FullPreset.Ls), synthetic.FullPreset.Epochs, fmt.Sprintf("L=%d, %d ep", synthetic.FullPreset.CurveL, synthetic.FullPreset.CurveEpochs), synthetic.FullPreset.Seeds, synthetic.FullPreset.M, "~2.5 h CPU (-plan)"),
+		presetRow("-quick", joinInts(synthetic.QuickPreset.Ls), synthetic.QuickPreset.Epochs, fmt.Sprintf("L=%d, %d ep", synthetic.QuickPreset.CurveL, synthetic.QuickPreset.CurveEpochs), synthetic.QuickPreset.Seeds, synthetic.QuickPreset.M, "~70 s CPU"))
 	cli.PrintDefaults(fs, w)
 }
 
@@ -210,4 +213,9 @@ func joinInts(v []int) string {
 	return s
 }
 
-func parseInts(s string) ([]int, error) { return parseIntList("-blocks", s) }
+// options is the command line: the experiments' flags and those of -eval
+// and -device.
+type options struct {
+	synthetic.Options
+	evalDir, xPath, yPath, probsPath, device string
+}

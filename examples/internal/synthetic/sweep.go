@@ -1,4 +1,4 @@
-package main
+package synthetic
 
 import (
 	"errors"
@@ -16,6 +16,7 @@ import (
 	"github.com/gdattn/gdattn/examples/internal/sweep"
 	"github.com/gdattn/gdattn/experiment"
 	"github.com/gdattn/gdattn/gd"
+	"github.com/gdattn/gdattn/graph"
 	"github.com/gdattn/gdattn/train"
 )
 
@@ -23,10 +24,11 @@ import (
 // series (a model), each trained for every swept value and every seed; the
 // runs of all selected figures form one plan, run in order (seed by seed, so
 // that an interrupted sweep already has every figure with fewer seeds) and
-// recorded in a journal keyed by run configuration, so that a rerun resumes.
+// recorded in a store of package experiment, one file per run keyed by its
+// configuration, so that a rerun resumes and workers on several machines share it.
 
-// preset holds the sizes of a sweep.
-type preset struct {
+// Preset holds the sizes of a sweep.
+type Preset struct {
 	Ls           []int   `json:"Ls"`           // training contexts of fig2 and fig4
 	Epochs       int     `json:"epochs"`       // epochs of fig2 and fig4
 	CurveL       int     `json:"curve_L"`      // training contexts of fig3
@@ -45,13 +47,13 @@ type preset struct {
 }
 
 var (
-	fullPreset = preset{
+	FullPreset = Preset{
 		Ls: []int{2048, 4096, 8192, 16384, 32768}, Epochs: 60,
 		CurveL: 2048, CurveEpochs: 100, Blocks: []int{1, 2, 3, 4, 5, 6},
 		Seeds: 5, M: 2048, N: 10, Batch: 64, LR: 1e-2, Seed: 1, DataSeed: 1, Dtype: "float64",
 		ResultsDir: filepath.Join("results", "synthetic"),
 	}
-	quickPreset = preset{
+	QuickPreset = Preset{
 		Ls: []int{256, 1024, 4096}, Epochs: 10,
 		CurveL: 1024, CurveEpochs: 20, Blocks: []int{1, 2, 3, 4, 5, 6},
 		Seeds: 2, M: 512, N: 10, Batch: 64, LR: 1e-2, Seed: 1, DataSeed: 1, Dtype: "float64",
@@ -76,14 +78,14 @@ type figure struct {
 	Series []series
 }
 
-var figureNames = []string{"fig2", "fig3", "fig4"}
+var FigureNames = []string{"fig2", "fig3", "fig4"}
 
-// extraFigureNames are figures outside "all": the linear-attention
+// ExtraFigureNames are figures outside "all": the linear-attention
 // comparison that Section 5.1 says was examined but does not plot.
-var extraFigureNames = []string{"linear"}
+var ExtraFigureNames = []string{"linear"}
 
 // figures returns the named figures with the sizes of p.
-func figures(names []string, p preset) ([]figure, error) {
+func figures(names []string, p Preset) ([]figure, error) {
 	base := runSpec{N: p.N, M: p.M, Epochs: p.Epochs, Batch: p.Batch, LR: p.LR, Dtype: p.Dtype, DataSeed: p.DataSeed}
 	with := func(f func(*runSpec)) runSpec {
 		r := base
@@ -142,7 +144,7 @@ func figures(names []string, p preset) ([]figure, error) {
 					})},
 				}})
 		default:
-			return nil, fmt.Errorf("-sweep: unknown figure %q (want %s or all)", name, strings.Join(append(slices.Clone(figureNames), extraFigureNames...), ", "))
+			return nil, fmt.Errorf("-sweep: unknown figure %q (want %s or all)", name, strings.Join(append(slices.Clone(FigureNames), ExtraFigureNames...), ", "))
 		}
 	}
 	return out, nil
@@ -197,52 +199,57 @@ func plan(figs []figure, seeds []uint64) ([]plannedRun, error) {
 	return out, nil
 }
 
-// sweepSetup is a resolved -sweep command line.
-type sweepSetup struct {
-	preset             preset
+// Setup is a resolved -sweep command line (ResolveSweep).
+type Setup struct {
+	preset             Preset
 	figs               []figure
 	seeds              []uint64
 	resultsDir, figDir string
 	exp                experiment.Flags
 	fs                 *flag.FlagSet // the command line (-submit passes it on to the workers)
+	exec               graph.ExecutorFactory
 	progress, logOut   io.Writer
 	now                func() time.Time
 }
 
-// resolveSweep applies the preset and the flags given on the command line.
-func resolveSweep(o options) (*sweepSetup, error) {
+// Dirs returns the directories the sweep writes to: its results (run files,
+// JSON, CSV) and its figures.
+func (st *Setup) Dirs() (results, figures string) { return st.resultsDir, st.figDir }
+
+// ResolveSweep applies the preset and the flags given on the command line.
+func ResolveSweep(o Options) (*Setup, error) {
 	for _, f := range []string{"kernel", "out", "eval", "x", "y", "probs"} {
-		if o.set[f] {
+		if o.Set[f] {
 			return nil, fmt.Errorf("-%s does not apply to -sweep (the figures fix their models; see -h)", f)
 		}
 	}
-	p := fullPreset
-	if o.quick {
-		p = quickPreset
+	p := FullPreset
+	if o.Quick {
+		p = QuickPreset
 	}
 	var err error
-	if o.set["Ls"] {
-		if p.Ls, err = parseIntList("-Ls", o.ls); err != nil {
+	if o.Set["Ls"] {
+		if p.Ls, err = ParseIntList("-Ls", o.Ls); err != nil {
 			return nil, err
 		}
 	}
-	if o.set["blocks"] {
-		if p.Blocks, err = parseIntList("-blocks", o.blocks); err != nil {
+	if o.Set["blocks"] {
+		if p.Blocks, err = ParseIntList("-blocks", o.Blocks); err != nil {
 			return nil, err
 		}
 	}
-	if o.set["epochs"] {
-		p.Epochs, p.CurveEpochs = o.epochs, o.epochs
+	if o.Set["epochs"] {
+		p.Epochs, p.CurveEpochs = o.Epochs, o.Epochs
 	}
-	if o.set["L"] {
+	if o.Set["L"] {
 		p.CurveL = o.L
 	}
 	for _, v := range []struct {
 		flag string
 		dst  *int
 		val  int
-	}{{"seeds", &p.Seeds, o.seeds}, {"M", &p.M, o.M}, {"N", &p.N, o.N}, {"batch", &p.Batch, o.batch}} {
-		if o.set[v.flag] {
+	}{{"seeds", &p.Seeds, o.Seeds}, {"M", &p.M, o.M}, {"N", &p.N, o.N}, {"batch", &p.Batch, o.Batch}} {
+		if o.Set[v.flag] {
 			if v.val <= 0 {
 				return nil, fmt.Errorf("-%s = %d, want > 0", v.flag, v.val)
 			}
@@ -252,38 +259,38 @@ func resolveSweep(o options) (*sweepSetup, error) {
 	if p.Epochs <= 0 || p.CurveEpochs <= 0 {
 		return nil, fmt.Errorf("-epochs must be positive")
 	}
-	if o.set["lr"] {
-		p.LR = o.lr
+	if o.Set["lr"] {
+		p.LR = o.LR
 	}
 	if !(p.LR > 0) {
 		return nil, fmt.Errorf("-lr = %v, want > 0", p.LR)
 	}
-	if o.set["seed"] {
-		p.Seed = o.seed
+	if o.Set["seed"] {
+		p.Seed = o.Seed
 	}
-	if o.set["data-seed"] {
-		p.DataSeed = o.dataSeed
+	if o.Set["data-seed"] {
+		p.DataSeed = o.DataSeed
 	}
-	if o.set["dtype"] {
-		p.Dtype = o.dtype
+	if o.Set["dtype"] {
+		p.Dtype = o.Dtype
 	}
-	if o.set["results"] {
-		p.ResultsDir = o.results
+	if o.Set["results"] {
+		p.ResultsDir = o.Results
 	}
-	names := strings.Split(o.sweep, ",")
-	if strings.TrimSpace(o.sweep) == "all" {
-		names = slices.Clone(figureNames)
+	names := strings.Split(o.Sweep, ",")
+	if strings.TrimSpace(o.Sweep) == "all" {
+		names = slices.Clone(FigureNames)
 	}
 	for i := range names {
 		names[i] = strings.TrimSpace(names[i])
 	}
-	st := &sweepSetup{preset: p, resultsDir: p.ResultsDir, figDir: p.ResultsDir, exp: o.exp, fs: o.fs,
+	st := &Setup{preset: p, resultsDir: p.ResultsDir, figDir: p.ResultsDir, exp: o.Exp, fs: o.FlagSet,
 		logOut: os.Stdout, progress: os.Stderr, now: time.Now}
-	if o.quiet {
+	if o.Quiet {
 		st.progress = nil
 	}
-	if o.set["figures"] {
-		st.figDir = o.figures
+	if o.Set["figures"] {
+		st.figDir = o.Figures
 	}
 	if st.figs, err = figures(names, p); err != nil {
 		return nil, err
@@ -321,8 +328,14 @@ func newRunOutput(rec sweep.Record) runOutput {
 	return out
 }
 
+// Plan returns the sweep's plan of package experiment (without estimates).
+func (st *Setup) Plan() (experiment.Plan, error) {
+	_, p, err := experimentPlan(st)
+	return p, err
+}
+
 // experimentPlan is the sweep as a plan of package experiment.
-func experimentPlan(st *sweepSetup) ([]plannedRun, experiment.Plan, error) {
+func experimentPlan(st *Setup) ([]plannedRun, experiment.Plan, error) {
 	runs, err := plan(st.figs, st.seeds)
 	if err != nil {
 		return nil, experiment.Plan{}, err
@@ -338,7 +351,7 @@ func experimentPlan(st *sweepSetup) ([]plannedRun, experiment.Plan, error) {
 
 // estimate measures the speed of the kinds of model of runs at indices and
 // sets their runs' estimates in p; it returns the sum.
-func estimate(st *sweepSetup, runs []plannedRun, p experiment.Plan, indices []int) (map[string]stepCost, float64, error) {
+func estimate(st *Setup, runs []plannedRun, p experiment.Plan, indices []int) (map[string]stepCost, float64, error) {
 	if len(indices) == 0 {
 		return nil, 0, nil
 	}
@@ -359,11 +372,12 @@ func estimate(st *sweepSetup, runs []plannedRun, p experiment.Plan, indices []in
 	return cost, total, nil
 }
 
-// runSweep does what the experiment flags ask: print the plan, submit it to
+// RunSweep does what the experiment flags ask: print the plan, submit it to
 // Slurm, merge the runs done into the figures, run a share of it (-index,
 // -shard), or, by default, run every pending run and write every figure's
 // JSON, CSV and PNG.
-func runSweep(st *sweepSetup) error {
+func RunSweep(st *Setup, exec graph.ExecutorFactory) error {
+	st.exec = exec
 	runs, p, err := experimentPlan(st)
 	if err != nil {
 		return err
@@ -407,7 +421,7 @@ func runSweep(st *sweepSetup) error {
 		fmt.Fprintf(st.logOut, "; this worker runs %d of them", len(pending))
 	}
 	fmt.Fprintln(st.logOut)
-	if st.preset.FigureSuffix == quickPreset.FigureSuffix && hasTF(st.figs) {
+	if st.preset.FigureSuffix == QuickPreset.FigureSuffix && hasTF(st.figs) {
 		fmt.Fprintln(st.logOut, "note: the quick preset undertrains the Trained TF baselines (few epochs, small L): it checks the pipeline; the full preset (no -quick) gives the paper's comparison")
 	}
 	total := 0.0
@@ -435,7 +449,7 @@ func runSweep(st *sweepSetup) error {
 			sets[dk] = d
 		}
 		label := fmt.Sprintf("[%d/%d] %s", n, len(pending), er.Label)
-		t, err := r.spec.train(sets[dk], st.progress, label)
+		t, err := r.spec.train(sets[dk], st.exec, st.progress, label)
 		if err != nil {
 			return nil, err
 		}
@@ -469,7 +483,7 @@ func runSweep(st *sweepSetup) error {
 }
 
 // writeFiguresFrom writes the figures from the runs in store so far.
-func writeFiguresFrom(st *sweepSetup, p experiment.Plan, store *experiment.Store) error {
+func writeFiguresFrom(st *Setup, p experiment.Plan, store *experiment.Store) error {
 	rep, err := experiment.Collect(p, store)
 	if err != nil {
 		return err
@@ -479,7 +493,7 @@ func writeFiguresFrom(st *sweepSetup, p experiment.Plan, store *experiment.Store
 
 // mergeSweep writes the figures from the runs done: the status first, and
 // a refusal while runs are missing unless -partial.
-func mergeSweep(st *sweepSetup, p experiment.Plan, store *experiment.Store) error {
+func mergeSweep(st *Setup, p experiment.Plan, store *experiment.Store) error {
 	rep, err := experiment.Collect(p, store)
 	if err != nil {
 		return err
@@ -496,7 +510,7 @@ func mergeSweep(st *sweepSetup, p experiment.Plan, store *experiment.Store) erro
 
 // planSweep prints the plan with estimates measured on this machine (-plan,
 // -plan-json), or submits its missing runs to Slurm (-submit).
-func planSweep(st *sweepSetup, runs []plannedRun, p experiment.Plan, store *experiment.Store, done func(string) bool) error {
+func planSweep(st *Setup, runs []plannedRun, p experiment.Plan, store *experiment.Store, done func(string) bool) error {
 	all := make([]int, len(runs))
 	for i := range all {
 		all[i] = i
@@ -656,8 +670,8 @@ func fmtDuration(sec float64) string {
 	return d.Round(100 * time.Millisecond).String()
 }
 
-// parseIntList parses comma-separated positive integers for flag name.
-func parseIntList(name, s string) ([]int, error) {
+// ParseIntList parses comma-separated positive integers for flag name.
+func ParseIntList(name, s string) ([]int, error) {
 	var out []int
 	for _, f := range strings.Split(s, ",") {
 		v, err := strconv.Atoi(strings.TrimSpace(f))

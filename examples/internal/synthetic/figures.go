@@ -1,4 +1,4 @@
-package main
+package synthetic
 
 import (
 	"bytes"
@@ -17,7 +17,7 @@ type figureFile struct {
 	Figure  string        `json:"figure"`
 	Title   string        `json:"title"`
 	X       string        `json:"x"` // "L" or "epoch"
-	Preset  preset        `json:"preset"`
+	Preset  Preset        `json:"preset"`
 	Seeds   []uint64      `json:"seeds"`
 	Runs    int           `json:"runs"`     // runs of the figure
 	Done    int           `json:"finished"` // of which finished
@@ -82,7 +82,7 @@ func (f figure) points(get func(key string) (runOutput, bool, error), seeds []ui
 // writeFigures writes <fig>.json and <fig>.csv to the results directory and
 // synthetic-<fig>[-quick].png to the figure directory for every figure of
 // the sweep, from the runs of rep.
-func writeFigures(st *sweepSetup, rep *experiment.Report) error {
+func writeFigures(st *Setup, rep *experiment.Report) error {
 	get := func(key string) (runOutput, bool, error) {
 		var out runOutput
 		res, ok := rep.Get(key)

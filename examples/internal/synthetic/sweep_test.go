@@ -1,4 +1,4 @@
-package main
+package synthetic
 
 import (
 	"bytes"
@@ -16,27 +16,27 @@ import (
 // tinyOptions is a sweep of every figure at toy sizes: fig2 and fig4 at
 // L = 16, 24, fig3 with K = 1, 2 at L = 16; one epoch, two seeds, 8 test
 // contexts. That is 16 + 4 + 8 = 28 runs.
-func tinyOptions(dir string) options {
-	o := options{sweep: "all", ls: "16,24", epochs: 1, seeds: 2, M: 8, batch: 8, blocks: "1,2", L: 16,
-		results: dir, quiet: true}
-	o.set = map[string]bool{}
+func tinyOptions(dir string) Options {
+	o := Options{Sweep: "all", Ls: "16,24", Epochs: 1, Seeds: 2, M: 8, Batch: 8, Blocks: "1,2", L: 16,
+		Results: dir, Quiet: true}
+	o.Set = map[string]bool{}
 	for _, f := range []string{"sweep", "Ls", "epochs", "seeds", "M", "batch", "blocks", "L", "results", "quiet"} {
-		o.set[f] = true
+		o.Set[f] = true
 	}
 	return o
 }
 
 const tinyRuns = 28
 
-func sweepOnce(t *testing.T, o options) string {
+func sweepOnce(t *testing.T, o Options) string {
 	t.Helper()
-	st, err := resolveSweep(o)
+	st, err := ResolveSweep(o)
 	if err != nil {
 		t.Fatal(err)
 	}
 	var log bytes.Buffer
 	st.logOut = &log
-	if err := runSweep(st); err != nil {
+	if err := RunSweep(st, nil); err != nil {
 		t.Fatalf("%v\n%s", err, log.String())
 	}
 	return log.String()
@@ -124,7 +124,7 @@ func TestSweepResume(t *testing.T) {
 func TestSweepJournal(t *testing.T) {
 	dir := t.TempDir()
 	o := tinyOptions(dir)
-	o.sweep = "fig4"
+	o.Sweep = "fig4"
 	sweepOnce(t, o)
 	csv, _ := os.ReadFile(filepath.Join(dir, "fig4.csv"))
 	// The same runs as journal lines (the older format), and no run files.
@@ -142,7 +142,7 @@ func TestSweepJournal(t *testing.T) {
 		os.Remove(f)
 	}
 	os.WriteFile(filepath.Join(dir, "runs.jsonl"), journal, 0o644)
-	o.exp.Merge = true
+	o.Exp.Merge = true
 	log := sweepOnce(t, o)
 	if !strings.Contains(log, "8 done, 0 missing") || len(runFiles(t, dir)) != 0 {
 		t.Errorf("merge of the journal:\n%s", log)
@@ -158,8 +158,8 @@ func TestSweepJournal(t *testing.T) {
 func TestSweepShards(t *testing.T) {
 	dir := t.TempDir()
 	o := tinyOptions(dir)
-	o.sweep = "fig4"
-	o.exp.Shard = "0/2"
+	o.Sweep = "fig4"
+	o.Exp.Shard = "0/2"
 	log := sweepOnce(t, o)
 	if n := len(runFiles(t, dir)); n != 4 || !strings.Contains(log, "this worker runs 4") {
 		t.Errorf("shard 0/2: %d runs, want 4 of 8; log:\n%s", n, log)
@@ -167,15 +167,15 @@ func TestSweepShards(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(dir, "fig4.json")); !os.IsNotExist(err) {
 		t.Errorf("a worker wrote the figures: %v", err)
 	}
-	o.exp.Shard = ""
-	o.exp.Merge = true
-	st, _ := resolveSweep(o)
+	o.Exp.Shard = ""
+	o.Exp.Merge = true
+	st, _ := ResolveSweep(o)
 	var buf bytes.Buffer
 	st.logOut = &buf
-	if err := runSweep(st); err == nil || !strings.Contains(err.Error(), "4 of 8 runs") || !strings.Contains(err.Error(), "indices 1,3,5,7") {
+	if err := RunSweep(st, nil); err == nil || !strings.Contains(err.Error(), "4 of 8 runs") || !strings.Contains(err.Error(), "indices 1,3,5,7") {
 		t.Errorf("merge with runs missing: %v", err)
 	}
-	o.exp.Partial = true
+	o.Exp.Partial = true
 	log = sweepOnce(t, o)
 	var ff figureFile
 	raw, _ := os.ReadFile(filepath.Join(dir, "fig4.json"))
@@ -183,17 +183,17 @@ func TestSweepShards(t *testing.T) {
 	if ff.Done != 4 || !strings.HasPrefix(ff.Partial, "PARTIAL: 4 of 8") || !strings.Contains(log, "PARTIAL") {
 		t.Errorf("partial merge: %d done, partial %q; log:\n%s", ff.Done, ff.Partial, log)
 	}
-	o.exp.Merge, o.exp.Partial = false, false
-	o.exp.Shard = "1/2"
+	o.Exp.Merge, o.Exp.Partial = false, false
+	o.Exp.Shard = "1/2"
 	sweepOnce(t, o)
-	o.exp.Shard, o.exp.Index = "", "3" // done already: skipped
+	o.Exp.Shard, o.Exp.Index = "", "3" // done already: skipped
 	if log := sweepOnce(t, o); !strings.Contains(log, "this worker runs 0") {
 		t.Errorf("-index 3 after the shards:\n%s", log)
 	}
 	if n := len(runFiles(t, dir)); n != 8 {
 		t.Errorf("both shards: %d run files, want 8", n)
 	}
-	o.exp.Index, o.exp.Merge = "", true
+	o.Exp.Index, o.Exp.Merge = "", true
 	sweepOnce(t, o)
 	raw, _ = os.ReadFile(filepath.Join(dir, "fig4.json"))
 	ff = figureFile{}
@@ -206,13 +206,13 @@ func TestSweepShards(t *testing.T) {
 func TestSweepPlan(t *testing.T) {
 	dir := t.TempDir()
 	o := tinyOptions(dir)
-	o.exp.Plan = true
+	o.Exp.Plan = true
 	log := sweepOnce(t, o)
 	if len(runFiles(t, dir)) != 0 || !strings.Contains(log, "plan synthetic-fig2-fig3-fig4: 28 runs, estimated") || !strings.Contains(log, "steps/s") ||
 		!strings.Contains(log, `  27  ~`) {
 		t.Errorf("-plan trained or printed no estimate:\n%s", log)
 	}
-	o.exp.Plan, o.exp.PlanJSON = false, true
+	o.Exp.Plan, o.Exp.PlanJSON = false, true
 	log = sweepOnce(t, o)
 	var pj experiment.PlanJSON
 	if err := json.Unmarshal([]byte(log), &pj); err != nil || pj.Count != tinyRuns || !(pj.Runs[0].Estimate > 0) || !(pj.EstimateSeconds > 0) {
@@ -224,8 +224,8 @@ func TestSweepPlan(t *testing.T) {
 func TestPoints(t *testing.T) {
 	dir := t.TempDir()
 	o := tinyOptions(dir)
-	o.sweep = "fig2,fig3"
-	st, err := resolveSweep(o)
+	o.Sweep = "fig2,fig3"
+	st, err := ResolveSweep(o)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -265,7 +265,7 @@ func TestPoints(t *testing.T) {
 func near(a, b float64) bool { return a-b < 1e-6 && b-a < 1e-6 }
 
 func TestPlan(t *testing.T) {
-	figs, err := figures([]string{"fig2", "fig3", "fig4"}, fullPreset)
+	figs, err := figures([]string{"fig2", "fig3", "fig4"}, FullPreset)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -293,45 +293,40 @@ func TestPlan(t *testing.T) {
 func TestSweepFlags(t *testing.T) {
 	tests := []struct {
 		name string
-		edit func(*options)
+		edit func(*Options)
 		want string
 	}{
-		{"kernel", func(o *options) { o.set["kernel"] = true }, "-kernel does not apply"},
-		{"out", func(o *options) { o.set["out"] = true }, "-out does not apply"},
-		{"figure", func(o *options) { o.sweep = "fig9" }, `unknown figure "fig9"`},
-		{"Ls", func(o *options) { o.ls = "16,x" }, "-Ls"},
-		{"blocks", func(o *options) { o.blocks = "0" }, "-blocks"},
-		{"seeds", func(o *options) { o.seeds = 0 }, "-seeds"},
-		{"lr", func(o *options) { o.set["lr"], o.lr = true, -1 }, "-lr"},
+		{"kernel", func(o *Options) { o.Set["kernel"] = true }, "-kernel does not apply"},
+		{"out", func(o *Options) { o.Set["out"] = true }, "-out does not apply"},
+		{"figure", func(o *Options) { o.Sweep = "fig9" }, `unknown figure "fig9"`},
+		{"Ls", func(o *Options) { o.Ls = "16,x" }, "-Ls"},
+		{"blocks", func(o *Options) { o.Blocks = "0" }, "-blocks"},
+		{"seeds", func(o *Options) { o.Seeds = 0 }, "-seeds"},
+		{"lr", func(o *Options) { o.Set["lr"], o.LR = true, -1 }, "-lr"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			o := tinyOptions(t.TempDir())
 			tc.edit(&o)
-			if _, err := resolveSweep(o); err == nil || !strings.Contains(err.Error(), tc.want) {
+			if _, err := ResolveSweep(o); err == nil || !strings.Contains(err.Error(), tc.want) {
 				t.Errorf("got error %v, want one containing %q", err, tc.want)
 			}
 		})
 	}
-	// Sweep-only flags need -sweep.
-	o := options{set: map[string]bool{"quick": true}}
-	if err := run(o); err == nil || !strings.Contains(err.Error(), "-quick needs -sweep") {
-		t.Errorf("-quick alone: %v", err)
-	}
 	// Flags override the preset; the rest comes from it.
-	o = tinyOptions(t.TempDir())
-	o.quick = true
-	st, err := resolveSweep(o)
+	o := tinyOptions(t.TempDir())
+	o.Quick = true
+	st, err := ResolveSweep(o)
 	if err != nil {
 		t.Fatal(err)
 	}
 	p := st.preset
-	if len(p.Ls) != 2 || p.Epochs != 1 || p.CurveEpochs != 1 || p.CurveL != 16 || p.Seeds != 2 || p.LR != quickPreset.LR || p.N != 10 || st.figDir != o.results {
+	if len(p.Ls) != 2 || p.Epochs != 1 || p.CurveEpochs != 1 || p.CurveL != 16 || p.Seeds != 2 || p.LR != QuickPreset.LR || p.N != 10 || st.figDir != o.Results {
 		t.Errorf("resolved preset %+v", p)
 	}
-	o.set["results"] = false
-	st, _ = resolveSweep(o)
-	if st.resultsDir != quickPreset.ResultsDir || !strings.HasSuffix(st.preset.FigureSuffix, "quick") {
+	o.Set["results"] = false
+	st, _ = ResolveSweep(o)
+	if st.resultsDir != QuickPreset.ResultsDir || !strings.HasSuffix(st.preset.FigureSuffix, "quick") {
 		t.Errorf("quick preset: results in %q, suffix %q", st.resultsDir, st.preset.FigureSuffix)
 	}
 }
@@ -339,7 +334,7 @@ func TestSweepFlags(t *testing.T) {
 // TestLinearFigureKeys: the linear figure's GD runs use the journal's name
 // for the one-step form, as fig2's do, so that their keys stay stable.
 func TestLinearFigureKeys(t *testing.T) {
-	figs, err := figures([]string{"fig2", "linear"}, fullPreset)
+	figs, err := figures([]string{"fig2", "linear"}, FullPreset)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -349,5 +344,17 @@ func TestLinearFigureKeys(t *testing.T) {
 				t.Errorf("%s %q: form %q, want \"onestep\"", f.Name, s.Label, s.Run.Form)
 			}
 		}
+	}
+}
+
+func TestParseIntList(t *testing.T) {
+	for _, s := range []string{"", "0", "1,x", "-1"} {
+		if _, err := ParseIntList("-blocks", s); err == nil {
+			t.Errorf("ParseIntList(%q): no error", s)
+		}
+	}
+	got, err := ParseIntList("-blocks", "1, 2,3")
+	if err != nil || len(got) != 3 || got[2] != 3 {
+		t.Errorf("ParseIntList = %v, %v", got, err)
 	}
 }
