@@ -123,6 +123,11 @@ func run(o options) error {
 		if st, err = synthetic.ResolveSweep(o.Options); err != nil {
 			return cli.Usage(err)
 		}
+		if p, err := st.Plan(); err != nil {
+			return err
+		} else if _, err := o.Exp.Indices(len(p.Runs)); err != nil { // -index past the plan, or -index env unset
+			return cli.Usage(err)
+		}
 		results, figures := st.Dirs()
 		if err := cli.First(cli.OutDir("results", results), cli.OutDir("figures", figures)); err != nil {
 			return err
