@@ -47,7 +47,7 @@ func (f figure) points(get func(key string) (runOutput, bool, error), seeds []ui
 		for _, seed := range seeds {
 			for _, r := range f.runs(s, seed) {
 				runs++
-				key, err := sweep.Key(r)
+				key, err := experiment.Key(r)
 				if err != nil {
 					return nil, 0, 0, err
 				}

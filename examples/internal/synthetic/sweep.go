@@ -180,7 +180,7 @@ func plan(figs []figure, seeds []uint64) ([]plannedRun, error) {
 		for _, f := range figs {
 			for _, s := range f.Series {
 				for _, r := range f.runs(s, seed) {
-					key, err := sweep.Key(r)
+					key, err := experiment.Key(r)
 					if err != nil {
 						return nil, err
 					}
@@ -579,7 +579,7 @@ func (c stepCost) seconds(r runSpec) float64 {
 }
 
 func archKey(r runSpec) string {
-	k, _ := sweep.Key(r.arch())
+	k, _ := experiment.Key(r.arch())
 	return k
 }
 
