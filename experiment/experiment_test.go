@@ -99,6 +99,12 @@ func TestStorePut(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	if c, err := s.Load(); err != nil || len(c.Results) != 0 {
+		t.Fatalf("a store not yet created: %v, %v; want empty", c, err)
+	}
+	if _, err := os.Stat(s.Dir()); !os.IsNotExist(err) {
+		t.Errorf("OpenStore or Load created %s", s.Dir())
+	}
 	key := `{"kernel":"rbf","L":16,"seed":1}`
 	r := Result{Key: key, Output: json.RawMessage(`{"top1":0.5,"nll":1.25}`)}
 	if stored, err := s.Put(r); !stored || err != nil {

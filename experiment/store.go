@@ -67,13 +67,11 @@ const (
 	maxJournalBytes = 1 << 30
 )
 
-// OpenStore opens the store in dir, creating dir/runs if needed.
+// OpenStore opens the store in dir. Nothing is created until a result is
+// stored (then dir/runs); a store whose directory does not exist is empty.
 func OpenStore(dir string) (*Store, error) {
 	if dir == "" {
 		return nil, errors.New("experiment: store: empty directory name")
-	}
-	if err := os.MkdirAll(filepath.Join(dir, "runs"), 0o755); err != nil {
-		return nil, fmt.Errorf("experiment: store: %w", err)
 	}
 	return &Store{dir: dir, journal: JournalName}, nil
 }
@@ -191,6 +189,9 @@ func (s *Store) encode(r *Result) ([]byte, error) {
 // writeTemp writes data to a new temporary file in the runs directory,
 // synced to disk, and returns its name.
 func (s *Store) writeTemp(name string, data []byte) (string, error) {
+	if err := os.MkdirAll(s.RunsDir(), 0o755); err != nil {
+		return "", fmt.Errorf("experiment: store: %w", err)
+	}
 	f, err := os.CreateTemp(s.RunsDir(), ".tmp-"+name+"-*")
 	if err != nil {
 		return "", fmt.Errorf("experiment: store: %w", err)
@@ -305,7 +306,7 @@ func (s *Store) Load() (*Contents, error) {
 		return nil, err
 	}
 	entries, err := os.ReadDir(s.RunsDir())
-	if err != nil {
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return nil, fmt.Errorf("experiment: store: %w", err)
 	}
 	var failed []Result
