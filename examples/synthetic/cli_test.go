@@ -115,7 +115,7 @@ func TestCommandLine(t *testing.T) {
 		clitest.Usage("bad Ls", []string{"-sweep", "fig2", "-Ls", "16,0"}, "-Ls"),
 		clitest.Usage("plan with merge", []string{"-sweep", "all", "-merge", "-plan"}, "exclude each other"),
 		clitest.Usage("partial without merge", []string{"-sweep", "all", "-partial"}, "-partial needs -merge"),
-		clitest.Usage("index without sweep", []string{"-index", "3"}, "-index needs -sweep"),
+		clitest.Usage("index without sweep: of -sweep all", []string{"-index", "180"}, "-index 180", "0..179"),
 		clitest.Usage("quick without sweep", []string{"-quick"}, "-quick needs -sweep"),
 		clitest.Usage("index past the plan", []string{"-sweep", "fig2", "-index", "100"}, "-index 100", "0..99"),
 		clitest.Usage("index env unset", []string{"-sweep", "fig2", "-index", "env"}, "JOB_COMPLETION_INDEX"),

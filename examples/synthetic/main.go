@@ -62,13 +62,21 @@ func command(args []string) error {
 	fs.StringVar(&o.Ls, "Ls", "", "with -sweep: comma-separated training-context counts L of fig2 and fig4")
 	fs.StringVar(&o.Results, "results", "", "with -sweep: results directory (default results/synthetic, or results/synthetic-quick with -quick)")
 	fs.StringVar(&o.Figures, "figures", "", "with -sweep: directory for the PNGs (default the results directory)")
-	o.Exp.Register(fs) // -plan, -index, -shard, -merge, -submit, ... (with -sweep)
+	o.Exp.Register(fs) // -plan, -index, -shard, -merge, -submit, ... (with -sweep; alone: -sweep all)
 	fs.StringVar(&o.device, "device", "cpu", "where the graphs run (not with -eval): "+device.Names)
 	if err := cli.Parse(fs, args, func(w io.Writer) { usage(w, fs) }); err != nil {
 		return err
 	}
 	o.Set = cli.Given(fs)
 	o.FlagSet = fs
+	if !o.Set["sweep"] && o.evalDir == "" {
+		for _, n := range experiment.FlagNames {
+			if o.Set[n] { // -plan, -index, ... without -sweep: the paper's figures, -sweep all
+				o.Sweep, o.Set["sweep"] = "all", true
+				break
+			}
+		}
+	}
 	rules := cli.Rules{
 		"blocks": cli.List(cli.IntIn(1, maxBlocks)), "kernel": cli.OneOf(layers.KernelNames()...),
 		"L": cli.IntIn(1, maxContexts), "M": cli.IntIn(1, maxContexts), "N": cli.IntIn(1, maxN),
@@ -189,7 +197,7 @@ Sweeps (-sweep fig2,fig3,fig4 or -sweep all):
   runs run i only, -shard i/n runs i, i+n, ...: workers on any number of machines sharing the
   results directory (NFS is fine) need no lock; -merge then writes the figures (refused while
   runs are missing, unless -partial). -submit slurm submits the missing runs as a Slurm job
-  array and a merge job (see docs/cluster.md).
+  array and a merge job (see docs/cluster.md). Without -sweep these flags apply to -sweep all.
 
 Each flag applies to one mode only where its help says so (-x, -y, -probs with -eval; the
 training flags not with -eval); a flag given to a mode it does not apply to is refused.
