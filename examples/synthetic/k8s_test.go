@@ -115,3 +115,51 @@ func TestKubernetesIndexedJob(t *testing.T) {
 		t.Errorf("fig2.csv of the Indexed Job:\n%s\nof one process:\n%s", a, b)
 	}
 }
+
+// TestDuplicateWorkers runs the same run in two worker processes at once
+// (a duplicated array task, a retried pod whose first attempt still runs):
+// both succeed and leave one result, identical to a single process's.
+func TestDuplicateWorkers(t *testing.T) {
+	bin := clitest.Build(t, ".")
+	dir, ref := t.TempDir(), t.TempDir()
+	args := []string{"-sweep", "fig2", "-Ls", "16", "-epochs", "1", "-M", "8", "-batch", "8", "-seeds", "1", "-quiet", "-index", "3"}
+	outs := make([][]byte, 2)
+	errs := make([]error, 2)
+	done := make(chan int)
+	for w := 0; w < 2; w++ {
+		go func(w int) {
+			c := exec.Command(bin, append(args, "-results", dir)...)
+			c.Dir = t.TempDir()
+			outs[w], errs[w] = c.CombinedOutput()
+			done <- w
+		}(w)
+	}
+	<-done
+	<-done
+	for w := range errs {
+		if errs[w] != nil {
+			t.Fatalf("worker %d: %v\n%s", w, errs[w], outs[w])
+		}
+	}
+	c := exec.Command(bin, append(args, "-results", ref)...)
+	c.Dir = t.TempDir()
+	if out, err := c.CombinedOutput(); err != nil {
+		t.Fatalf("single worker: %v\n%s", err, out)
+	}
+	files, _ := os.ReadDir(filepath.Join(dir, "runs"))
+	refFiles, _ := filepath.Glob(filepath.Join(ref, "runs", "*.json"))
+	if len(files) != 1 || len(refFiles) != 1 || files[0].Name() != filepath.Base(refFiles[0]) {
+		t.Fatalf("runs/ holds %v, want one result (%v)", files, refFiles)
+	}
+	output := func(path string) string {
+		raw, _ := os.ReadFile(path)
+		var r struct {
+			Output json.RawMessage `json:"output"`
+		}
+		json.Unmarshal(raw, &r)
+		return string(r.Output)
+	}
+	if a, b := output(filepath.Join(dir, "runs", files[0].Name())), output(refFiles[0]); a == "" || a != b {
+		t.Errorf("duplicated run's output %s, single worker's %s", a, b)
+	}
+}
