@@ -493,3 +493,23 @@ func TestSetJournal(t *testing.T) {
 		t.Errorf("with SetJournal: %+v", c.Results)
 	}
 }
+
+// TestNotRegular: a journal or a result that is not a regular file (a
+// directory, a named pipe with no writer) is an error or unreadable, never
+// waited on.
+func TestNotRegular(t *testing.T) {
+	dir := t.TempDir()
+	if err := syscallMkfifo(filepath.Join(dir, JournalName)); err != nil {
+		t.Skip("no named pipes here:", err)
+	}
+	s, _ := OpenStore(dir)
+	if _, err := s.Load(); err == nil || !strings.Contains(err.Error(), JournalName) {
+		t.Errorf("a FIFO journal: %v, want an error naming it", err)
+	}
+	os.Remove(filepath.Join(dir, JournalName))
+	os.MkdirAll(filepath.Join(dir, "runs", FileName("{}")), 0o755)
+	c, err := s.Load()
+	if err != nil || len(c.Unreadable) != 1 {
+		t.Errorf("a directory as a result file: %v, unreadable %v", err, c.Unreadable)
+	}
+}

@@ -6,12 +6,15 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/gdattn/gdattn/internal/infile"
 )
 
 // Result is a run's result as a [Store] holds it.
@@ -263,14 +266,13 @@ func syncDir(dir string) error {
 
 func readResult(path string) (Result, error) {
 	var r Result
-	st, err := os.Lstat(path)
+	// A regular file only, opened without waiting on a writer (internal/infile).
+	f, _, err := infile.Open(path, maxResultBytes)
 	if err != nil {
 		return r, fmt.Errorf("experiment: store: %w", err)
 	}
-	if !st.Mode().IsRegular() || st.Size() > maxResultBytes {
-		return r, fmt.Errorf("experiment: store: %s: not a regular file of at most %d bytes", path, maxResultBytes)
-	}
-	b, err := os.ReadFile(path)
+	b, err := io.ReadAll(f)
+	f.Close()
 	if err != nil {
 		return r, fmt.Errorf("experiment: store: %w", err)
 	}
@@ -344,17 +346,10 @@ func (s *Store) Load() (*Contents, error) {
 // configuration under "config", "train_seconds" and "finished" optional;
 // the rest of the object is the run's output) into c, if it exists.
 func readJournal(path string, c *Contents) error {
-	st, err := os.Lstat(path)
-	if errors.Is(err, fs.ErrNotExist) {
+	if _, err := os.Lstat(path); errors.Is(err, fs.ErrNotExist) {
 		return nil
 	}
-	if err != nil {
-		return fmt.Errorf("experiment: journal: %w", err)
-	}
-	if !st.Mode().IsRegular() || st.Size() > maxJournalBytes {
-		return fmt.Errorf("experiment: journal %s: not a regular file of at most %d bytes", path, maxJournalBytes)
-	}
-	f, err := os.Open(path)
+	f, _, err := infile.Open(path, maxJournalBytes) // a regular file only, never waited on
 	if err != nil {
 		return fmt.Errorf("experiment: journal: %w", err)
 	}
