@@ -175,6 +175,8 @@ Sweeps (-sweep fig2,fig3,fig4 or -sweep all):
   fig3  test top-1 and NLL after every training epoch: GD with K = 1..6 blocks, softmax
   fig4  (left) as fig2 for 2 GD blocks vs a 2-layer Trained TF with cross-attention, softmax
   linear  as fig2 with the linear kernel (Section 5.1 examined it; not in "all")
+  depth   GD with K = 1..6 blocks (-blocks) at fig3's L, final test metrics: the depth sweep
+          (the authors': -N 125 -epochs 30; the same runs as the default mode's -blocks; not in "all")
 
 %s
 %s

@@ -81,8 +81,10 @@ type figure struct {
 var FigureNames = []string{"fig2", "fig3", "fig4"}
 
 // ExtraFigureNames are figures outside "all": the linear-attention
-// comparison that Section 5.1 says was examined but does not plot.
-var ExtraFigureNames = []string{"linear"}
+// comparison that Section 5.1 says was examined but does not plot, and the
+// depth sweep (GD with K blocks at fig3's L, final metrics only; the
+// authors' published depth sweep is at N = 125).
+var ExtraFigureNames = []string{"linear", "depth"}
 
 // figures returns the named figures with the sizes of p.
 func figures(names []string, p Preset) ([]figure, error) {
@@ -143,6 +145,20 @@ func figures(names []string, p Preset) ([]figure, error) {
 						r.Model, r.Depth, r.Heads, r.Kernel = "tf", 1, 1, "linear"
 					})},
 				}})
+		case "depth":
+			fig := figure{Name: name, ByL: true, Ls: []int{p.CurveL},
+				Title: fmt.Sprintf("Depth sweep: GD with K blocks, softmax kernel, L=%d", p.CurveL)}
+			for _, K := range p.Blocks {
+				label := fmt.Sprintf("K=%d blocks", K)
+				if K == 1 {
+					label = "K=1 block"
+				}
+				// The runs of the default mode's -blocks K (the same keys).
+				fig.Series = append(fig.Series, series{"softmax kernel", label, with(func(r *runSpec) {
+					r.Model, r.Form, r.Depth, r.Kernel = "gd", gd.Interleaved.String(), K, "softmax"
+				})})
+			}
+			out = append(out, fig)
 		default:
 			return nil, fmt.Errorf("-sweep: unknown figure %q (want %s or all)", name, strings.Join(append(slices.Clone(FigureNames), ExtraFigureNames...), ", "))
 		}

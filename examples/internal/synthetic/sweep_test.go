@@ -10,6 +10,7 @@ import (
 
 	"github.com/gdattn/gdattn/examples/internal/sweep"
 	"github.com/gdattn/gdattn/experiment"
+	"github.com/gdattn/gdattn/gd"
 	"github.com/gdattn/gdattn/train"
 )
 
@@ -356,5 +357,29 @@ func TestParseIntList(t *testing.T) {
 	got, err := ParseIntList("-blocks", "1, 2,3")
 	if err != nil || len(got) != 3 || got[2] != 3 {
 		t.Errorf("ParseIntList = %v, %v", got, err)
+	}
+}
+
+// TestDepthFigureKeys: the depth sweep's runs are the default mode's
+// (TrainBlocks) runs, key for key, so either reproduces the other.
+func TestDepthFigureKeys(t *testing.T) {
+	p := FullPreset
+	p.N, p.Epochs = 125, 30
+	figs, err := figures([]string{"depth"}, p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	runs, err := plan(figs, []uint64{1, 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(runs) != 12 {
+		t.Fatalf("%d runs, want 6 K x 2 seeds", len(runs))
+	}
+	// As TrainBlocks builds them for -blocks 2 -N 125 -epochs 30 (the other flags' defaults).
+	want, _ := experiment.Key(runSpec{Model: "gd", Form: gd.Interleaved.String(), Depth: 2, Kernel: "softmax", N: 125,
+		L: 2048, M: 2048, Epochs: 30, Batch: 64, LR: 1e-2, Dtype: "float64", Seed: 1, DataSeed: 1})
+	if runs[1].key != want {
+		t.Errorf("depth K=2 seed 1: key %s, want %s", runs[1].key, want)
 	}
 }
