@@ -128,6 +128,9 @@ func run(o options) error {
 		if err := o.Exp.Check(o.Set); err != nil {
 			return cli.Usage(err)
 		}
+		if o.device == "cuda" { // the CUDA build's tasks each need a GPU (--gres=gpu:1)
+			o.Exp.Slurm.GPU = true
+		}
 		if st, err = synthetic.ResolveSweep(o.Options); err != nil {
 			return cli.Usage(err)
 		}
