@@ -148,6 +148,9 @@ func run(o options) error {
 			return err
 		}
 	}
+	if sweep && (o.Exp.Merge || o.Exp.Plan || o.Exp.PlanJSON || o.Exp.Submit != "") {
+		return synthetic.RunSweep(st, nil) // nothing trains: no device (a merge job has no GPU)
+	}
 	closeDev, err := openDevice(o.device)
 	if err != nil {
 		return err
