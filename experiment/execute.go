@@ -45,15 +45,13 @@ func Execute(plan Plan, store *Store, indices []int, run RunFunc, log io.Writer)
 			if b, err = json.Marshal(out); err == nil {
 				var stored bool
 				stored, err = store.Put(Result{Key: r.Key, Config: r.Config, Label: r.Label, Output: b, Seconds: secs})
-				if err == nil && !stored {
-					fmt.Fprintf(log, "run %d (%s): another worker stored the same result first\n", i, r.Label)
-				}
-				var conflict *ConflictError
-				if errors.As(err, &conflict) {
-					return err // not a run failure: the experiment is not deterministic
-				}
 				if err != nil {
+					// Not a failure of the run: the store cannot be written,
+					// or (*ConflictError) the experiment is not deterministic.
 					return err
+				}
+				if !stored {
+					fmt.Fprintf(log, "run %d (%s): another worker stored the same result first\n", i, r.Label)
 				}
 				continue
 			}
