@@ -513,3 +513,30 @@ func TestNotRegular(t *testing.T) {
 		t.Errorf("a directory as a result file: %v, unreadable %v", err, c.Unreadable)
 	}
 }
+
+// TestExecuteRace: another worker stores the run while this one runs it:
+// the same output is accepted (one result stays), a different one stops
+// Execute with a ConflictError.
+func TestExecuteRace(t *testing.T) {
+	p := testPlan(t)
+	s, _ := OpenStore(t.TempDir())
+	other := func(want string) RunFunc {
+		return func(i int, r Run) (any, error) {
+			if _, err := s.Put(Result{Key: r.Key, Output: json.RawMessage(`{"x":1}`)}); err != nil {
+				return nil, err
+			}
+			return json.RawMessage(want), nil
+		}
+	}
+	var log bytes.Buffer
+	if err := Execute(p, s, []int{0}, other(`{"x":1}`), &log); err != nil || !strings.Contains(log.String(), "another worker stored the same result first") {
+		t.Errorf("same output: %v; log %q", err, log.String())
+	}
+	var conflict *ConflictError
+	if err := Execute(p, s, []int{1}, other(`{"x":2}`), nil); !errors.As(err, &conflict) {
+		t.Errorf("different output: %v, want a ConflictError", err)
+	}
+	if c, _ := s.Load(); len(c.Results) != 2 || len(c.Failures) != 0 {
+		t.Errorf("%d results, %d failures; want 2 and 0", len(c.Results), len(c.Failures))
+	}
+}
