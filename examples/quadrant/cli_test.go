@@ -36,5 +36,12 @@ func TestCommandLine(t *testing.T) {
 		clitest.Usage("empty kernel", a("-kernels", "rbf,"), "-kernels"),
 		clitest.Usage("empty out", a("-out", ""), "-out"),
 		clitest.Usage("bad bool", a("-quick=maybe"), "-quick"),
+		clitest.Usage("partial without merge", a("-partial"), "-partial needs -merge"),
+		clitest.Usage("plan with merge", a("-plan", "-merge"), "exclude each other"),
+		clitest.Usage("bad shard", a("-shard", "3/3"), "-shard"),
+		clitest.Usage("bad index", a("-index", "first"), "-index"),
+		clitest.Usage("index past the plan", a("-quick", "-index", "8"), "-index 8", "0..7"),
+		clitest.Usage("unknown scheduler", a("-submit", "pbs"), "-submit"),
+		clitest.Usage("slurm option without submit", a("-parallel", "4"), "-parallel needs -submit"),
 	})
 }

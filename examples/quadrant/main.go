@@ -13,9 +13,10 @@
 //	results.json            every number behind the figures
 //
 // into -out, and copies the figures to -figdir if given (-figdir docs/figures
-// updates the tracked ones). Finished runs are kept in
-// -out/journal.jsonl with their parameters under -out/ckpt, so an
-// interrupted sweep resumes where it stopped.
+// updates the tracked ones). Finished runs are kept in -out/runs (package
+// experiment; an older -out/journal.jsonl is read too) with their
+// parameters under -out/ckpt, so an interrupted sweep resumes where it
+// stopped, and -index/-shard workers on several machines can share -out.
 //
 //	go run ./examples/quadrant -quick   # about 2 minutes on 2 cores
 //	go run ./examples/quadrant          # the full sweep (5 kernels × 5 seeds)
@@ -28,6 +29,7 @@ import (
 	"os"
 	"strings"
 
+	"github.com/gdattn/gdattn/experiment"
 	"github.com/gdattn/gdattn/internal/cli"
 	"github.com/gdattn/gdattn/layers"
 )
@@ -72,6 +74,8 @@ func command(args []string) error {
 	fs.StringVar(&o.out, "out", "results/quadrant", "output directory (results.json, figures, journal, checkpoints; not empty)")
 	fs.StringVar(&o.figdir, "figdir", "", "directory the figures are copied to, e.g. docs/figures to update the tracked ones (default: none; they stay in -out)")
 	fs.BoolVar(&o.quiet, "quiet", false, "no per-step progress output")
+	o.exp.Register(fs) // -plan, -index, -shard, -merge, -submit, ... (package experiment)
+	o.fs = fs
 	fs.BoolVar(&quick, "quick", false, "small preset (rbf and softmax, 2 seeds, L=512, 20 epochs, output in results/quadrant-quick, -figdir unset); explicit flags still apply")
 	if err := cli.Parse(fs, args, func(w io.Writer) { usage(w, fs) }); err != nil {
 		return err
@@ -88,16 +92,27 @@ func command(args []string) error {
 			}
 		}
 	}
-	err := cli.Validate(fs, cli.Rules{
+	rules := cli.Rules{
 		"kernels": cli.List(cli.OneOf(layers.KernelNames()...)), "seeds": cli.IntIn(1, maxSeeds),
 		"seed": cli.Any, "data-seed": cli.Any, "L": cli.IntIn(1, maxContexts), "M": cli.IntIn(1, maxContexts),
 		"eval-M": cli.IntIn(1, maxContexts), "N": cli.IntIn(1, maxN), "C": cli.IntIn(4, maxC), "dprime": cli.IntIn(1, maxDPrime), "epochs": cli.IntIn(1, maxEpochs),
 		"every": cli.IntIn(1, maxEpochs), "batch": cli.IntIn(1, maxBatch), "lr": cli.Positive,
 		"grid": cli.IntIn(2, maxGrid), "context": cli.IntIn(-1, maxContexts-1), "out": cli.NonEmpty,
 		"figdir": cli.Any, "quiet": cli.Any, "quick": cli.Any,
-	})
-	if err != nil {
+	}
+	for _, n := range experiment.FlagNames { // experiment.Flags.Check checks these
+		rules[n] = cli.Any
+	}
+	if err := cli.Validate(fs, rules); err != nil {
 		return err
+	}
+	if err := o.exp.Check(cli.Given(fs)); err != nil {
+		return cli.Usage(err)
+	}
+	if kernels, err := parseKernels(o.kernels); err == nil { // -index past the plan, or -index env unset
+		if _, err := o.exp.Indices(len(kernels) * len(modelNames) * o.seeds); err != nil {
+			return cli.Usage(err)
+		}
 	}
 	if err := cli.First(cli.OutDir("out", o.out), cli.OutDir("figdir", o.figdir), cli.OutCheckpoints("out", plannedCheckpoints(o)...)); err != nil {
 		return err
@@ -115,8 +130,12 @@ func usage(w io.Writer, fs *flag.FlagSet) {
 	fmt.Fprintf(w, `Usage: quadrant [flags]
 
 Trains one-layer GD and Trained TF models on the quadrant task of the paper's Appendix F
-for each kernel and seed, and writes Figures 6-9 and results.json into -out (a rerun resumes
-from -out's journal). Exit status: 0 done, 2 bad command line (one line on stderr, before any
+for each kernel and seed, and writes Figures 6-9 and results.json into -out. Each run's
+result is its own file under -out/runs (an older -out/journal.jsonl is read too), its
+parameters under -out/ckpt: a rerun resumes. The runs form a plan (package experiment):
+-plan lists them, -index i and -shard i/n run a part of it on any number of machines sharing
+-out, -merge (-partial) draws the figures from the runs done, -submit slurm submits the
+missing runs as a Slurm job array (docs/cluster.md). Exit status: 0 done, 2 bad command line (one line on stderr, before any
 work), 1 a failure during the run.
 
 Flags:

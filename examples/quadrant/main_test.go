@@ -7,6 +7,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/gdattn/gdattn/data"
@@ -161,21 +162,63 @@ func TestRunTiny(t *testing.T) {
 			t.Errorf("figure %s: %v", f, err)
 		}
 	}
-	// A second run finds every run in the journal.
-	j, err := os.ReadFile(filepath.Join(dir, "journal.jsonl"))
-	if err != nil {
-		t.Fatal(err)
+	// A second run finds every run done: no result file changes.
+	files, _ := filepath.Glob(filepath.Join(dir, "runs", "*.json"))
+	if len(files) != 8 {
+		t.Fatalf("%d result files, want 8", len(files))
+	}
+	before := map[string]string{}
+	for _, f := range files {
+		b, _ := os.ReadFile(f)
+		before[f] = string(b)
 	}
 	if err := run(o, "test"); err != nil {
 		t.Fatal(err)
 	}
-	j2, err := os.ReadFile(filepath.Join(dir, "journal.jsonl"))
-	if err != nil {
+	for _, f := range files {
+		if b, _ := os.ReadFile(f); string(b) != before[f] {
+			t.Errorf("the second run retrained %s", f)
+		}
+	}
+
+	// Two shards, then -merge, on a fresh -out: the same results.json
+	// numbers; -merge refuses while a shard is missing.
+	o2 := o
+	o2.out, o2.figdir = t.TempDir(), ""
+	o2.exp.Shard = "0/2"
+	if err := run(o2, "test"); err != nil {
 		t.Fatal(err)
 	}
-	if string(j) != string(j2) {
-		t.Errorf("the second run retrained: journal grew from %d to %d bytes", len(j), len(j2))
+	o2.exp.Shard, o2.exp.Merge = "", true
+	if err := run(o2, "test"); err == nil || !strings.Contains(err.Error(), "4 of 8 runs") {
+		t.Errorf("-merge with a shard missing: %v", err)
 	}
+	o2.exp.Merge, o2.exp.Index = false, "3"
+	if err := run(o2, "test"); err != nil {
+		t.Fatal(err)
+	}
+	o2.exp.Index, o2.exp.Shard = "", "1/2"
+	if err := run(o2, "test"); err != nil {
+		t.Fatal(err)
+	}
+	o2.exp.Shard, o2.exp.Merge = "", true
+	if err := run(o2, "test"); err != nil {
+		t.Fatal(err)
+	}
+	raw2, _ := os.ReadFile(filepath.Join(o2.out, "results.json"))
+	var res2 results
+	json.Unmarshal(raw2, &res2)
+	for k, kr := range res.Kernels {
+		for _, name := range modelNames {
+			if a, b := kr.Models[name].Top1.Values, res2.Kernels[k].Models[name].Top1.Values; fmt.Sprint(a) != fmt.Sprint(b) {
+				t.Errorf("%s %s top-1: sharded %v, one process %v", kr.Kernel, name, b, a)
+			}
+		}
+		if a, b := fmt.Sprint(kr.Map.Categories), fmt.Sprint(res2.Kernels[k].Map.Categories); a != b {
+			t.Errorf("%s map: sharded %s, one process %s", kr.Kernel, b, a)
+		}
+	}
+
 }
 
 // TestKeySizes: the task sizes enter the journal key only when they differ

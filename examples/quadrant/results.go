@@ -122,6 +122,7 @@ type results struct {
 	Kernels     []*kernelResult `json:"kernels"`
 	Figures     []string        `json:"figures"`
 	WallSeconds float64         `json:"wall_seconds"`
+	Partial     string          `json:"partial,omitempty"` // set when runs of the plan are missing (-merge -partial)
 }
 
 // summarise aggregates the runs of one kernel and reads each run's

@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"flag"
 	"fmt"
 	"hash/fnv"
 	"io"
@@ -9,6 +10,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -16,6 +18,7 @@ import (
 	"github.com/gdattn/gdattn/checkpoint"
 	"github.com/gdattn/gdattn/data"
 	"github.com/gdattn/gdattn/examples/internal/sweep"
+	"github.com/gdattn/gdattn/experiment"
 	"github.com/gdattn/gdattn/gd"
 	"github.com/gdattn/gdattn/graph"
 	"github.com/gdattn/gdattn/layers"
@@ -34,6 +37,8 @@ type options struct {
 	lr                            float64
 	out, figdir                   string
 	quiet                         bool
+	exp                           experiment.Flags
+	fs                            *flag.FlagSet // the command line (-submit passes it on to the workers)
 }
 
 // runKey identifies one training run in the journal; every field changes
@@ -174,42 +179,86 @@ type savedConfig struct {
 	Run runKey `json:"run"`
 }
 
-// trainAll trains every (kernel, model, seed) the journal lacks, saving
-// each run's parameters, and returns all records in sweep order.
-func trainAll(o options, st *sets, kernels []string, progress io.Writer) ([]runRecord, error) {
-	j, err := sweep.OpenJournal(filepath.Join(o.out, "journal.jsonl"))
-	if err != nil {
-		return nil, err
-	}
-	stepsPerEpoch := (o.L + o.batch - 1) / o.batch
-	var out []runRecord
+// sweepPlan lists the runs, kernel by kernel, model by model, seed by
+// seed, as a plan of package experiment, with their keys.
+func sweepPlan(o options, kernels []string) (experiment.Plan, []runKey, error) {
+	p := experiment.Plan{Name: "quadrant"}
+	var keys []runKey
 	for _, kern := range kernels {
 		for _, name := range modelNames {
 			for s := 0; s < o.seeds; s++ {
 				key := keyOf(o, kern, name, o.seed+uint64(s))
-				jk, err := sweep.Key(key)
-				if err != nil {
-					return nil, err
+				if _, err := p.Add(key, fmt.Sprintf("%s %s seed %d", kern, name, key.Seed), 0, kern); err != nil {
+					return p, nil, err
 				}
-				if rec, ok := j.Get(jk); ok {
-					if _, err := os.Stat(filepath.Join(ckptDir(o, key), "config.json")); err == nil {
-						fmt.Printf("%-9s %s seed %d: from %s: %v\n", kern, name, key.Seed, j.Path(), rec.Final)
-						out = append(out, runRecord{key, rec})
-						continue
-					}
-				}
-				rec, err := trainOne(o, st, key, stepsPerEpoch, progress)
-				if err != nil {
-					return nil, fmt.Errorf("%s %s seed %d: %w", kern, name, key.Seed, err)
-				}
-				if err := j.Append(key, rec); err != nil {
-					return nil, err
-				}
-				out = append(out, runRecord{key, rec})
+				keys = append(keys, key)
 			}
 		}
 	}
-	return out, nil
+	return p, keys, nil
+}
+
+// openStore opens the results of -out: one file per run under -out/runs,
+// and the older journal -out/journal.jsonl.
+func openStore(o options) (*experiment.Store, error) {
+	s, err := experiment.OpenStore(o.out)
+	if err != nil {
+		return nil, err
+	}
+	s.SetJournal("journal.jsonl")
+	return s, nil
+}
+
+// runOutput is a run's result in the store: its final test metrics and
+// training curve, without the evaluation times (so that a rerun stores an
+// identical output).
+type runOutput struct {
+	Final train.Metrics        `json:"final"`
+	Curve []train.EpochMetrics `json:"curve,omitempty"`
+}
+
+// trainAll trains the runs of p at indices that have no result, saving each
+// run's parameters under -out/ckpt and its result in store.
+func trainAll(o options, st *sets, p experiment.Plan, keys []runKey, indices []int, store *experiment.Store, progress io.Writer) error {
+	stepsPerEpoch := (o.L + o.batch - 1) / o.batch
+	return experiment.Execute(p, store, indices, func(i int, _ experiment.Run) (any, error) {
+		rec, err := trainOne(o, st, keys[i], stepsPerEpoch, progress)
+		if err != nil {
+			return nil, err
+		}
+		out := runOutput{Final: rec.Final, Curve: slices.Clone(rec.Curve)}
+		out.Final.Seconds = 0
+		for c := range out.Curve {
+			out.Curve[c].Seconds = 0
+		}
+		return out, nil
+	}, progress)
+}
+
+// collect returns the records of the runs done, in plan order, and the
+// kernels all of whose runs are done.
+func collect(rep *experiment.Report, keys []runKey, kernels []string) ([]runRecord, []string, error) {
+	var runs []runRecord
+	missing := map[string]bool{}
+	for i, r := range rep.Plan.Runs {
+		res, ok := rep.Get(r.Key)
+		if !ok {
+			missing[keys[i].Kernel] = true
+			continue
+		}
+		var out runOutput
+		if err := json.Unmarshal(res.Output, &out); err != nil {
+			return nil, nil, fmt.Errorf("result of %s (%s): %w", r.Label, res.Source, err)
+		}
+		runs = append(runs, runRecord{keys[i], sweep.Record{Final: out.Final, Curve: out.Curve, TrainSeconds: res.Seconds}})
+	}
+	var complete []string
+	for _, k := range kernels {
+		if !missing[k] {
+			complete = append(complete, k)
+		}
+	}
+	return runs, complete, nil
 }
 
 func trainOne(o options, st *sets, key runKey, stepsPerEpoch int, progress io.Writer) (sweep.Record, error) {
@@ -269,7 +318,9 @@ func parseKernels(s string) ([]string, error) {
 	return out, nil
 }
 
-// run is the whole experiment: train (or resume), summarise, draw.
+// run is the whole experiment: train (or resume), summarise, draw; or the
+// part of it the experiment flags ask for (-plan, -submit, -index, -shard,
+// -merge).
 func run(o options, command string) error {
 	start := time.Now()
 	kernels, err := parseKernels(o.kernels)
@@ -279,6 +330,37 @@ func run(o options, command string) error {
 	if o.seeds <= 0 || o.L <= 0 || o.M <= 0 || o.evalM <= 0 || o.N <= 0 || o.epochs <= 0 || o.every <= 0 || o.batch <= 0 || o.grid < 2 {
 		return fmt.Errorf("-seeds, -L, -M, -eval-M, -N, -epochs, -every and -batch must be positive and -grid >= 2")
 	}
+	p, keys, err := sweepPlan(o, kernels)
+	if err != nil {
+		return err
+	}
+	store, err := openStore(o)
+	if err != nil {
+		return err
+	}
+	switch {
+	case o.exp.Plan, o.exp.PlanJSON:
+		c, err := store.Load()
+		if err != nil {
+			return err
+		}
+		done := func(k string) bool { _, ok := c.Results[k]; return ok }
+		if o.exp.PlanJSON {
+			return p.WriteJSON(os.Stdout, done)
+		}
+		return p.WriteText(os.Stdout, done)
+	case o.exp.Submit != "":
+		rep, err := experiment.Collect(p, store)
+		if err != nil {
+			return err
+		}
+		cmd, err := experiment.WorkerCommand(o.fs)
+		if err != nil {
+			return err
+		}
+		_, err = experiment.SubmitSlurm(rep, cmd, filepath.Join(o.out, "slurm"), o.exp.Slurm, os.Stdout)
+		return err
+	}
 	st, err := makeSets(o)
 	if err != nil {
 		return err
@@ -287,16 +369,43 @@ func run(o options, command string) error {
 	if o.quiet {
 		progress = nil
 	}
-	fmt.Printf("quadrant task: d=2 C=%d d'=%d N=%d, L=%d train / M=%d test contexts, oracle %.4f; kernels %v, %d seeds, %d epochs of %d steps\n",
-		st.task.Config.C, st.task.Config.DPrime, o.N, o.L, o.M, st.test.Oracle(), kernels, o.seeds, o.epochs, (o.L+o.batch-1)/o.batch)
-	runs, err := trainAll(o, st, kernels, progress)
+	if !o.exp.Merge {
+		fmt.Printf("quadrant task: d=2 C=%d d'=%d N=%d, L=%d train / M=%d test contexts, oracle %.4f; kernels %v, %d seeds, %d epochs of %d steps\n",
+			st.task.Config.C, st.task.Config.DPrime, o.N, o.L, o.M, st.test.Oracle(), kernels, o.seeds, o.epochs, (o.L+o.batch-1)/o.batch)
+		indices, err := o.exp.Indices(len(p.Runs))
+		if err != nil {
+			return err
+		}
+		if err := trainAll(o, st, p, keys, indices, store, progress); err != nil || o.exp.Worker() {
+			return err
+		}
+	}
+	rep, err := experiment.Collect(p, store)
 	if err != nil {
 		return err
 	}
+	if o.exp.Merge {
+		rep.WriteStatus(os.Stdout)
+	}
+	if err := rep.Check(o.exp.Partial); err != nil {
+		return err
+	}
+	runs, complete, err := collect(rep, keys, kernels)
+	if err != nil {
+		return err
+	}
+	if note := rep.Note(); note != "" {
+		fmt.Printf("%s; the figures leave out the kernels with runs missing (%d of %d kept)\n", note, len(complete), len(kernels))
+		if len(complete) == 0 {
+			return fmt.Errorf("no kernel has all its runs done: nothing to draw")
+		}
+	}
+	kernels = complete
 	res := &results{Command: command, Task: st.task.Config, Oracle: st.test.Oracle(), EvalOracle: st.eval.Oracle()}
 	res.Options.Kernels, res.Options.Seeds, res.Options.Seed, res.Options.DataSeed = kernels, o.seeds, o.seed, o.dataSeed
 	res.Options.L, res.Options.M, res.Options.EvalM, res.Options.N = o.L, o.M, o.evalM, o.N
 	res.Options.Epochs, res.Options.Batch, res.Options.LR = o.epochs, o.batch, o.lr
+	res.Partial = rep.Note()
 	var figs []string
 	save := func(f interface{ Save(string) error }, name string) error {
 		path := filepath.Join(o.out, name)

@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 
+	"github.com/gdattn/gdattn/experiment"
 	"github.com/gdattn/gdattn/internal/cli"
 )
 
@@ -28,14 +29,15 @@ type options struct {
 	noise, lr                                     float64
 	seed, dataSeed                                uint64
 	quick, quiet                                  bool
+	exp                                           experiment.Flags
 	set                                           cli.Set
 }
 
 // Flags of -eval, and the flags that do not apply to it.
 var (
 	evalOnly = []string{"x", "y", "pred", "bayes"}
-	notEval  = []string{"exp", "steps", "Ls", "dtype", "results", "figures", "out", "d", "N", "dy", "L", "M", "epochs",
-		"batch", "seeds", "noise", "lr", "seed", "data-seed", "quick"}
+	notEval  = append([]string{"exp", "steps", "Ls", "dtype", "results", "figures", "out", "d", "N", "dy", "L", "M", "epochs",
+		"batch", "seeds", "noise", "lr", "seed", "data-seed", "quick"}, experiment.FlagNames...)
 )
 
 func main() { cli.Main("regression", func() error { return command(os.Args[1:]) }) }
@@ -69,11 +71,12 @@ func command(args []string) error {
 	fs.StringVar(&o.yPath, "y", "", "with -eval: targets y, .npy float64 (B, N+1, d_y); the query's row is ignored (any value)")
 	fs.StringVar(&o.predPath, "pred", defaultPred, "with -eval: where to write the query predictions f_K, .npy float64 (B, d_y)")
 	fs.StringVar(&o.bayesPath, "bayes", "", "with -eval: the Bayes error of each query, .npy float64 (B) (data.Batch.WriteNPY writes it), printed beside the MSE")
+	o.exp.Register(fs) // -plan, -index, -shard, -merge, -submit, ... (package experiment)
 	if err := cli.Parse(fs, args, func(w io.Writer) { usage(w, fs) }); err != nil {
 		return err
 	}
 	o.set = cli.Given(fs)
-	err := cli.Validate(fs, cli.Rules{
+	rules := cli.Rules{
 		"exp": cli.List(cli.OneOf("linear", "nonlinear")), "steps": cli.List(cli.IntIn(1, maxDepth)),
 		"Ls": cli.Optional(cli.List(cli.IntIn(1, maxContexts))), "d": cli.IntIn(1, maxD), "N": cli.IntIn(1, maxN),
 		"dy": cli.IntIn(1, maxD), "noise": cli.NonNegative, "L": cli.IntIn(1, maxContexts),
@@ -82,9 +85,15 @@ func command(args []string) error {
 		"seed": cli.Any, "data-seed": cli.Any, "dtype": cli.OneOf("float32", "float64"), "quick": cli.Any,
 		"results": cli.Any, "figures": cli.Any, "out": cli.Any, "quiet": cli.Any,
 		"eval": cli.Any, "x": cli.Any, "y": cli.Any, "pred": cli.NonEmpty, "bayes": cli.Any,
-	})
-	if err != nil {
+	}
+	for _, n := range experiment.FlagNames { // experiment.Flags.Check checks these
+		rules[n] = cli.Any
+	}
+	if err := cli.Validate(fs, rules); err != nil {
 		return err
+	}
+	if err := o.exp.Check(o.set); err != nil {
+		return cli.Usage(err)
 	}
 	eval := o.evalDir != ""
 	if err := cli.First(cli.Needs(o.set, eval, "-eval", evalOnly...), cli.NotWith(o.set, eval, "-eval", notEval...)); err != nil {
@@ -111,10 +120,15 @@ func command(args []string) error {
 	if err != nil {
 		return cli.Usage(err)
 	}
+	if ep, _, err := runPlan(p); err != nil {
+		return cli.Usage(err)
+	} else if _, err := o.exp.Indices(len(ep.Runs)); err != nil { // -index past the plan, or -index env unset
+		return cli.Usage(err)
+	}
 	if err := checkOutputs(p); err != nil {
 		return err
 	}
-	return runAll(p)
+	return runAll(p, o.exp, fs)
 }
 
 func usage(w io.Writer, fs *flag.FlagSet) {
@@ -147,6 +161,12 @@ linear task (first seed) to <out>/gd-linear-K<k>, and prints the path of each fi
 writes results/synthetic/probs.npy), prints where, and prints the query MSE when every query row
 of -y is finite (with -bayes, the mean Bayes error beside it). Every output location is checked before any work starts; the input files (-x, -y)
 must be regular files.
+
+The runs (linear: a K-step GD and a K-layer TF per K and seed; nonlinear: one model per L,
+model and seed) form a plan (package experiment), each run's result a file under
+<results>/runs: -plan lists them, -index i and -shard i/n run a part of them on any number of
+machines sharing <results>, -merge (-partial) writes the tables and figures from the runs done,
+-submit slurm -time T submits the missing runs as a Slurm job array (docs/cluster.md).
 
 Exit status: 0 done, 2 bad command line or input (one line on stderr, before any work),
 1 a failure during the run.

@@ -6,6 +6,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/gdattn/gdattn/data"
@@ -113,5 +114,49 @@ func TestOptimalAlpha(t *testing.T) {
 		if math.Abs(a-amc) > 0.02*a || math.Abs(m-mmc) > 0.02*m {
 			t.Errorf("%+v: closed form α* %.4f, MSE %.4f; Monte Carlo %.4f, %.4f", c, a, m, amc, mmc)
 		}
+	}
+}
+
+// TestShardsAndMerge runs a tiny plan as two shards, an -index rerun and
+// -merge (refused while a shard is missing), and checks that the tables equal
+// a single process's.
+func TestShardsAndMerge(t *testing.T) {
+	if testing.Short() {
+		t.Skip("trains models")
+	}
+	dir := t.TempDir()
+	base := []string{"-quick", "-quiet", "-L", "64", "-M", "32", "-epochs", "1", "-seeds", "2", "-steps", "1,2", "-Ls", "32,64",
+		"-batch", "16", "-d", "4", "-N", "5", "-out", ""}
+	with := func(res string, more ...string) []string {
+		return append(append(append([]string{}, base...), "-results", res), more...)
+	}
+	one, many := filepath.Join(dir, "one"), filepath.Join(dir, "many")
+	if err := command(with(one)); err != nil {
+		t.Fatal(err)
+	}
+	if err := command(with(many, "-shard", "0/2")); err != nil {
+		t.Fatal(err)
+	}
+	if err := command(with(many, "-merge")); err == nil || !strings.Contains(err.Error(), "8 of 16 runs") {
+		t.Errorf("-merge with a shard missing: %v", err)
+	}
+	for _, more := range [][]string{{"-shard", "1/2"}, {"-index", "3"}, {"-merge"}} {
+		if err := command(with(many, more...)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	files, _ := filepath.Glob(filepath.Join(many, "runs", "*"))
+	if len(files) != 16 {
+		t.Errorf("%d files in runs/, want 16", len(files))
+	}
+	for _, f := range []string{"linear.csv", "nonlinear.csv"} {
+		a, _ := os.ReadFile(filepath.Join(one, f))
+		b, _ := os.ReadFile(filepath.Join(many, f))
+		if len(a) == 0 || string(a) != string(b) {
+			t.Errorf("%s: sharded\n%s\none process\n%s", f, b, a)
+		}
+	}
+	if err := command(with(many, "-index", "16")); err == nil || !strings.Contains(err.Error(), "-index 16") {
+		t.Errorf("-index 16 of 16 runs: %v", err)
 	}
 }

@@ -1,10 +1,10 @@
 package main
 
 import (
-	"fmt"
 	"path/filepath"
 
 	"github.com/gdattn/gdattn/data"
+	"github.com/gdattn/gdattn/examples/internal/synthetic"
 	"github.com/gdattn/gdattn/gd"
 	"github.com/gdattn/gdattn/internal/cli"
 )
@@ -59,7 +59,7 @@ func checkSetSizes(o options) error {
 	for _, f := range []struct {
 		flag string
 		n    int
-	}{{"L", o.L}, {"M", o.M}, {"batch", o.batch}} {
+	}{{"L", o.L}, {"M", o.M}, {"batch", o.Batch}} {
 		if e := int64(f.n) * int64(o.N+1) * int64(width); e > data.MaxElements {
 			return cli.Usagef("-%s %d with -N %d: %d contexts × %d positions × %d values = %d, over the limit of %d elements (data.MaxElements)",
 				f.flag, f.n, o.N, f.n, o.N+1, width, e, int64(data.MaxElements))
@@ -68,22 +68,16 @@ func checkSetSizes(o options) error {
 	return nil
 }
 
-// blockCheckpoint is where the default mode saves the model of K blocks
-// and seed (under -out).
-func blockCheckpoint(o options, K int, seed uint64) string {
-	return filepath.Join(o.out, fmt.Sprintf("blocks%d-seed%d", K, seed))
-}
-
 // blockCheckpoints lists every checkpoint the default mode will save.
 func blockCheckpoints(o options) []string {
-	blocks, err := parseInts(o.blocks)
-	if err != nil || o.out == "" {
+	blocks, err := synthetic.ParseIntList("-blocks", o.Blocks)
+	if err != nil || o.Out == "" {
 		return nil
 	}
 	var dirs []string
 	for _, K := range blocks {
-		for s := 0; s < o.seeds; s++ {
-			dirs = append(dirs, blockCheckpoint(o, K, o.seed+uint64(s)))
+		for s := 0; s < o.Seeds; s++ {
+			dirs = append(dirs, synthetic.BlockCheckpoint(o.Options, K, o.Seed+uint64(s)))
 		}
 	}
 	return dirs

@@ -6,10 +6,10 @@ import (
 	"io"
 	"os"
 	"slices"
-	"strconv"
-	"strings"
 
 	"github.com/gdattn/gdattn/examples/internal/device"
+	"github.com/gdattn/gdattn/examples/internal/synthetic"
+	"github.com/gdattn/gdattn/experiment"
 	"github.com/gdattn/gdattn/internal/cli"
 	"github.com/gdattn/gdattn/layers"
 )
@@ -28,7 +28,7 @@ const (
 
 // Flags that apply only to -sweep, only to -eval, and not to -eval (see run).
 var (
-	sweepOnly = []string{"quick", "Ls", "results", "figures", "plan", "plot-only", "shard"}
+	sweepOnly = append([]string{"quick", "Ls", "results", "figures"}, experiment.FlagNames...)
 	evalOnly  = []string{"x", "y", "probs"}
 	notEval   = []string{"blocks", "kernel", "L", "M", "N", "epochs", "batch", "lr", "seeds", "seed", "data-seed", "dtype", "out", "device", "sweep"}
 )
@@ -39,38 +39,45 @@ func main() { cli.Main("synthetic", func() error { return command(os.Args[1:]) }
 func command(args []string) error {
 	var o options
 	fs := cli.NewFlagSet("synthetic")
-	fs.StringVar(&o.blocks, "blocks", "1", fmt.Sprintf("comma-separated numbers of GD blocks (steps) to train, each 1..%d, e.g. 1,2,3 (with -sweep: fig3's K, default 1,...,6)", maxBlocks))
-	fs.StringVar(&o.kernel, "kernel", "softmax", "update kernel: linear, rbf, exp, laplacian or softmax")
+	fs.StringVar(&o.Blocks, "blocks", "1", fmt.Sprintf("comma-separated numbers of GD blocks (steps) to train, each 1..%d, e.g. 1,2,3 (with -sweep: fig3's K, default 1,...,6)", maxBlocks))
+	fs.StringVar(&o.Kernel, "kernel", "softmax", "update kernel: linear, rbf, exp, laplacian or softmax")
 	fs.IntVar(&o.L, "L", 2048, fmt.Sprintf("number of training contexts, 1..%d (with -sweep: fig3's L)", maxContexts))
 	fs.IntVar(&o.M, "M", 2048, fmt.Sprintf("number of test contexts, 1..%d", maxContexts))
 	fs.IntVar(&o.N, "N", 10, fmt.Sprintf("context size (examples per context), 1..%d", maxN))
-	fs.IntVar(&o.epochs, "epochs", 60, fmt.Sprintf("training epochs, 1..%d", maxEpochs))
-	fs.IntVar(&o.batch, "batch", 64, fmt.Sprintf("contexts per minibatch, 1..%d", maxBatch))
-	fs.Float64Var(&o.lr, "lr", 1e-2, "Adam learning rate (finite, > 0)")
-	fs.IntVar(&o.seeds, "seeds", 1, fmt.Sprintf("number of model seeds (seed, seed+1, ...), 1..%d; mean ± std is reported", maxSeeds))
-	fs.Uint64Var(&o.seed, "seed", 1, "first model seed (initialisation and minibatch order)")
-	fs.Uint64Var(&o.dataSeed, "data-seed", 1, "seed of the task (W_e) and of the train/test contexts")
-	fs.StringVar(&o.dtype, "dtype", "float64", "float32 or float64")
-	fs.StringVar(&o.out, "out", "checkpoints/synthetic", "directory for checkpoints (one per blocks/seed); empty: none")
+	fs.IntVar(&o.Epochs, "epochs", 60, fmt.Sprintf("training epochs, 1..%d", maxEpochs))
+	fs.IntVar(&o.Batch, "batch", 64, fmt.Sprintf("contexts per minibatch, 1..%d", maxBatch))
+	fs.Float64Var(&o.LR, "lr", 1e-2, "Adam learning rate (finite, > 0)")
+	fs.IntVar(&o.Seeds, "seeds", 1, fmt.Sprintf("number of model seeds (seed, seed+1, ...), 1..%d; mean ± std is reported", maxSeeds))
+	fs.Uint64Var(&o.Seed, "seed", 1, "first model seed (initialisation and minibatch order)")
+	fs.Uint64Var(&o.DataSeed, "data-seed", 1, "seed of the task (W_e) and of the train/test contexts")
+	fs.StringVar(&o.Dtype, "dtype", "float64", "float32 or float64")
+	fs.StringVar(&o.Out, "out", "checkpoints/synthetic", "directory for checkpoints (one per blocks/seed); empty: none")
 	fs.StringVar(&o.evalDir, "eval", "", "evaluate this checkpoint instead of training (needs -x and -y; the training flags do not apply)")
 	fs.StringVar(&o.xPath, "x", "", "with -eval: contexts x, .npy float64 (B, N+1, d)")
 	fs.StringVar(&o.yPath, "y", "", "with -eval: labels y, .npy int64 (B, N+1); the last label may be -1")
 	fs.StringVar(&o.probsPath, "probs", defaultProbs, "with -eval: where to write the query probabilities (B, C)")
-	fs.BoolVar(&o.quiet, "quiet", false, "no progress output")
-	fs.StringVar(&o.sweep, "sweep", "", "run the sweeps of these figures: fig2, fig3, fig4, linear (comma-separated) or all (fig2,fig3,fig4)")
-	fs.BoolVar(&o.quick, "quick", false, "with -sweep: the small preset (a few minutes) instead of the full one (hours)")
-	fs.StringVar(&o.ls, "Ls", "", "with -sweep: comma-separated training-context counts L of fig2 and fig4")
-	fs.StringVar(&o.results, "results", "", "with -sweep: results directory (default results/synthetic, or results/synthetic-quick with -quick)")
-	fs.StringVar(&o.figures, "figures", "", "with -sweep: directory for the PNGs (default the results directory)")
-	fs.BoolVar(&o.plan, "plan", false, "with -sweep: print the pending runs and the time estimate, train nothing")
-	fs.BoolVar(&o.plotOnly, "plot-only", false, "with -sweep: write JSON, CSV and PNG from the recorded runs, train nothing (not with -plan or -shard)")
-	fs.StringVar(&o.shard, "shard", "", "with -sweep: i/n runs only every n-th pending run from the i-th (0 <= i < n), to run n processes on one results directory")
+	fs.BoolVar(&o.Quiet, "quiet", false, "no progress output")
+	fs.StringVar(&o.Sweep, "sweep", "", "run the sweeps of these figures: fig2, fig3, fig4, linear (comma-separated) or all (fig2,fig3,fig4)")
+	fs.BoolVar(&o.Quick, "quick", false, "with -sweep: the small preset (a few minutes) instead of the full one (hours)")
+	fs.StringVar(&o.Ls, "Ls", "", "with -sweep: comma-separated training-context counts L of fig2 and fig4")
+	fs.StringVar(&o.Results, "results", "", "with -sweep: results directory (default results/synthetic, or results/synthetic-quick with -quick)")
+	fs.StringVar(&o.Figures, "figures", "", "with -sweep: directory for the PNGs (default the results directory)")
+	o.Exp.Register(fs) // -plan, -index, -shard, -merge, -submit, ... (with -sweep; alone: -sweep all)
 	fs.StringVar(&o.device, "device", "cpu", "where the graphs run (not with -eval): "+device.Names)
 	if err := cli.Parse(fs, args, func(w io.Writer) { usage(w, fs) }); err != nil {
 		return err
 	}
-	o.set = cli.Given(fs)
-	err := cli.Validate(fs, cli.Rules{
+	o.Set = cli.Given(fs)
+	o.FlagSet = fs
+	if !o.Set["sweep"] && o.evalDir == "" {
+		for _, n := range experiment.FlagNames {
+			if o.Set[n] { // -plan, -index, ... without -sweep: the paper's figures, -sweep all
+				o.Sweep, o.Set["sweep"] = "all", true
+				break
+			}
+		}
+	}
+	rules := cli.Rules{
 		"blocks": cli.List(cli.IntIn(1, maxBlocks)), "kernel": cli.OneOf(layers.KernelNames()...),
 		"L": cli.IntIn(1, maxContexts), "M": cli.IntIn(1, maxContexts), "N": cli.IntIn(1, maxN),
 		"epochs": cli.IntIn(1, maxEpochs), "batch": cli.IntIn(1, maxBatch), "lr": cli.Positive,
@@ -78,9 +85,12 @@ func command(args []string) error {
 		"dtype": cli.OneOf("float32", "float64"), "out": cli.Any, "eval": cli.Any, "x": cli.Any, "y": cli.Any,
 		"probs": cli.NonEmpty, "quiet": cli.Any, "sweep": cli.Optional(sweepRule), "quick": cli.Any,
 		"Ls": cli.Optional(cli.List(cli.IntIn(1, maxContexts))), "results": cli.Any, "figures": cli.Any,
-		"plan": cli.Any, "plot-only": cli.Any, "shard": cli.Optional(shardRule),
 		"device": cli.OneOf("cpu", "cuda", "emulator"),
-	})
+	}
+	for _, n := range experiment.FlagNames { // experiment.Flags.Check checks these
+		rules[n] = cli.Any
+	}
+	err := cli.Validate(fs, rules)
 	if err != nil {
 		return err
 	}
@@ -88,34 +98,22 @@ func command(args []string) error {
 }
 
 // sweepRule accepts -sweep all or a list of the figures.
-var sweepRule = cli.List(cli.OneOf(append(append(slices.Clone(figureNames), extraFigureNames...), "all")...))
-
-// shardRule accepts -shard i/n with 0 <= i < n.
-func shardRule(name string, v any) error {
-	i, n, ok := strings.Cut(v.(string), "/")
-	a, errI := strconv.Atoi(i)
-	b, errN := strconv.Atoi(n)
-	if !ok || errI != nil || errN != nil || b < 1 || a < 0 || a >= b {
-		return fmt.Errorf("%s %q: want i/n with 0 <= i < n", name, v)
-	}
-	return nil
-}
+var sweepRule = cli.List(cli.OneOf(append(append(slices.Clone(synthetic.FigureNames), synthetic.ExtraFigureNames...), "all")...))
 
 // run checks which flags the mode takes (the default training, -eval or
 // -sweep) and the files -eval reads, then runs the mode. Every refusal is a
 // usage error (exit status 2), given before any work starts.
 func run(o options) error {
-	eval, sweep := o.evalDir != "", o.sweep != ""
+	eval, sweep := o.evalDir != "", o.Sweep != ""
 	err := cli.First(
-		cli.Needs(o.set, sweep, "-sweep", sweepOnly...),
-		cli.Needs(o.set, eval, "-eval", evalOnly...),
-		cli.NotWith(o.set, eval, "-eval", notEval...),
-		cli.NotWith(o.set, o.plotOnly, "-plot-only", "plan", "shard"),
+		cli.Needs(o.Set, sweep, "-sweep", sweepOnly...),
+		cli.Needs(o.Set, eval, "-eval", evalOnly...),
+		cli.NotWith(o.Set, eval, "-eval", notEval...),
 	)
 	if err != nil {
 		return err
 	}
-	var st *sweepSetup
+	var st *synthetic.Setup
 	switch {
 	case eval:
 		if o.xPath == "" || o.yPath == "" {
@@ -127,16 +125,31 @@ func run(o options) error {
 			return err
 		}
 	case sweep:
-		if st, err = resolveSweep(o); err != nil {
+		if err := o.Exp.Check(o.Set); err != nil {
 			return cli.Usage(err)
 		}
-		if err := cli.First(cli.OutDir("results", st.resultsDir), cli.OutDir("figures", st.figDir)); err != nil {
+		if o.device == "cuda" { // the CUDA build's tasks each need a GPU (--gres=gpu:1)
+			o.Exp.Slurm.GPU = true
+		}
+		if st, err = synthetic.ResolveSweep(o.Options); err != nil {
+			return cli.Usage(err)
+		}
+		if p, err := st.Plan(); err != nil {
+			return err
+		} else if _, err := o.Exp.Indices(len(p.Runs)); err != nil { // -index past the plan, or -index env unset
+			return cli.Usage(err)
+		}
+		results, figures := st.Dirs()
+		if err := cli.First(cli.OutDir("results", results), cli.OutDir("figures", figures)); err != nil {
 			return err
 		}
 	default:
-		if err := cli.First(checkSetSizes(o), cli.OutDir("out", o.out), cli.OutCheckpoints("out", blockCheckpoints(o)...)); err != nil {
+		if err := cli.First(checkSetSizes(o), cli.OutDir("out", o.Out), cli.OutCheckpoints("out", blockCheckpoints(o)...)); err != nil {
 			return err
 		}
+	}
+	if sweep && (o.Exp.Merge || o.Exp.Plan || o.Exp.PlanJSON || o.Exp.Submit != "") {
+		return synthetic.RunSweep(st, nil) // nothing trains: no device (a merge job has no GPU)
 	}
 	closeDev, err := openDevice(o.device)
 	if err != nil {
@@ -147,9 +160,10 @@ func run(o options) error {
 	case eval:
 		return evalCheckpoint(o)
 	case sweep:
-		return runSweep(st)
+		return synthetic.RunSweep(st, executor)
 	}
-	return trainBlocks(o)
+	o.Executor = executor
+	return synthetic.TrainBlocks(o.Options)
 }
 
 func usage(w io.Writer, fs *flag.FlagSet) {
@@ -167,6 +181,8 @@ Sweeps (-sweep fig2,fig3,fig4 or -sweep all):
   fig3  test top-1 and NLL after every training epoch: GD with K = 1..6 blocks, softmax
   fig4  (left) as fig2 for 2 GD blocks vs a 2-layer Trained TF with cross-attention, softmax
   linear  as fig2 with the linear kernel (Section 5.1 examined it; not in "all")
+  depth   GD with K = 1..6 blocks (-blocks) at fig3's L, final test metrics: the depth sweep
+          (the authors': -N 125 -epochs 30; the same runs as the default mode's -blocks; not in "all")
 
 %s
 %s
@@ -175,18 +191,21 @@ Sweeps (-sweep fig2,fig3,fig4 or -sweep all):
   command line override the preset: -Ls, -epochs, -seeds, -seed, -data-seed, -M, -N, -batch,
   -lr, -dtype, -L (fig3's L), -blocks (fig3's K). -kernel and -out do not apply.
 
-  Every finished run is appended to <results>/runs.jsonl, keyed by its configuration; a rerun
-  skips the runs already there, so an interrupted sweep (Ctrl-C) resumes where it stopped and
-  only the run in progress is lost. Before training, the sweep times each model in CPU time
+  Every finished run is written to its own file, <results>/runs/<hash of its configuration>.json
+  (package experiment; an older <results>/runs.jsonl journal is read too); a rerun skips the
+  runs already there, so an interrupted sweep (Ctrl-C) resumes where it stopped and only the
+  run in progress is lost. Before training, the sweep times each model in CPU time
   on this machine and prints the estimated time (on one free core; a busy machine takes
   longer). Each run shows a progress bar (a line every 10%% when the output is not a terminal)
   and a summary with the time left. After the sweep (and every minute during it) it writes,
   per figure:
     <results>/figN.json, figN.csv        mean and std over seeds of every point
     <figures>/synthetic-figN[-quick].png  the figure, error bars = std over seeds
-  -plan prints the plan and the estimate only; -plot-only rewrites the figures from the
-  journal; -shard i/n splits the pending runs over n processes sharing one results directory
-  (start i = 0..n-1 side by side, one core each; the last to finish writes the full figures).
+  -plan (-plan-json) prints the plan: every run's index, estimated CPU time and key. -index i
+  runs run i only, -shard i/n runs i, i+n, ...: workers on any number of machines sharing the
+  results directory (NFS is fine) need no lock; -merge then writes the figures (refused while
+  runs are missing, unless -partial). -submit slurm submits the missing runs as a Slurm job
+  array and a merge job (see docs/cluster.md). Without -sweep these flags apply to -sweep all.
 
 Each flag applies to one mode only where its help says so (-x, -y, -probs with -eval; the
 training flags not with -eval); a flag given to a mode it does not apply to is refused.
@@ -195,8 +214,8 @@ Exit status: 0 done, 2 bad command line or input (one line on stderr, before any
 
 Flags:
 `, presetRow("preset", "L (fig2, fig4)", "epochs", "fig3", "seeds", "M", "time"),
-		presetRow("full", joinInts(fullPreset.Ls), fullPreset.Epochs, fmt.Sprintf("L=%d, %d ep", fullPreset.CurveL, fullPreset.CurveEpochs), fullPreset.Seeds, fullPreset.M, "~2.5 h CPU (-plan)"),
-		presetRow("-quick", joinInts(quickPreset.Ls), quickPreset.Epochs, fmt.Sprintf("L=%d, %d ep", quickPreset.CurveL, quickPreset.CurveEpochs), quickPreset.Seeds, quickPreset.M, "~70 s CPU"))
+		presetRow("full", joinInts(synthetic.FullPreset.Ls), synthetic.FullPreset.Epochs, fmt.Sprintf("L=%d, %d ep", synthetic.FullPreset.CurveL, synthetic.FullPreset.CurveEpochs), synthetic.FullPreset.Seeds, synthetic.FullPreset.M, "~2.5 h CPU (-plan)"),
+		presetRow("-quick", joinInts(synthetic.QuickPreset.Ls), synthetic.QuickPreset.Epochs, fmt.Sprintf("L=%d, %d ep", synthetic.QuickPreset.CurveL, synthetic.QuickPreset.CurveEpochs), synthetic.QuickPreset.Seeds, synthetic.QuickPreset.M, "~70 s CPU"))
 	cli.PrintDefaults(fs, w)
 }
 
@@ -215,4 +234,9 @@ func joinInts(v []int) string {
 	return s
 }
 
-func parseInts(s string) ([]int, error) { return parseIntList("-blocks", s) }
+// options is the command line: the experiments' flags and those of -eval
+// and -device.
+type options struct {
+	synthetic.Options
+	evalDir, xPath, yPath, probsPath, device string
+}

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/gdattn/gdattn/data"
+	"github.com/gdattn/gdattn/examples/internal/synthetic"
 	"github.com/gdattn/gdattn/graph/npy"
 )
 
@@ -36,9 +37,9 @@ func TestTrainSaveEvaluate(t *testing.T) {
 		t.Skip("trains a model")
 	}
 	dir := t.TempDir()
-	o := options{blocks: "2", kernel: "rbf", dtype: "float64", out: filepath.Join(dir, "ck"),
-		L: 128, M: 64, N: 10, epochs: 2, batch: 32, seeds: 1, lr: 1e-2, seed: 3, dataSeed: 4, quiet: true}
-	if err := trainBlocks(o); err != nil {
+	o := options{Options: synthetic.Options{Blocks: "2", Kernel: "rbf", Dtype: "float64", Out: filepath.Join(dir, "ck"),
+		L: 128, M: 64, N: 10, Epochs: 2, Batch: 32, Seeds: 1, LR: 1e-2, Seed: 3, DataSeed: 4, Quiet: true}}
+	if err := synthetic.TrainBlocks(o.Options); err != nil {
 		t.Fatal(err)
 	}
 	ck := filepath.Join(dir, "ck", "blocks2-seed3")
@@ -102,17 +103,5 @@ func TestTrainSaveEvaluate(t *testing.T) {
 	o.evalDir = filepath.Join(dir, "nope")
 	if err := evalCheckpoint(o); err == nil {
 		t.Error("missing checkpoint: no error")
-	}
-}
-
-func TestParseInts(t *testing.T) {
-	for _, s := range []string{"", "0", "1,x", "-1"} {
-		if _, err := parseInts(s); err == nil {
-			t.Errorf("parseInts(%q): no error", s)
-		}
-	}
-	got, err := parseInts("1, 2,3")
-	if err != nil || len(got) != 3 || got[2] != 3 {
-		t.Errorf("parseInts = %v, %v", got, err)
 	}
 }

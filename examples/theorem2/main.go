@@ -27,6 +27,7 @@ import (
 	"os"
 	"strings"
 
+	"github.com/gdattn/gdattn/experiment"
 	"github.com/gdattn/gdattn/internal/cli"
 	"github.com/gdattn/gdattn/layers"
 )
@@ -72,6 +73,8 @@ func command(args []string) error {
 	fs.BoolVar(&o.quiet, "quiet", false, "no progress output")
 	replot := fs.String("replot", "", "recompute the summaries of this results_<task>.json and redraw its figure (into its directory and -figdir) instead of running; only -figdir applies with it")
 	fs.BoolVar(&quick, "quick", false, "small preset (softmax, N=10, 20k contexts, 2 directions; output in results/theorem2-quick); explicit flags still apply")
+	o.exp.Register(fs) // -plan, -index, -shard, -merge, -submit, ... (package experiment)
+	o.fs = fs
 	if err := cli.Parse(fs, args, func(w io.Writer) { usage(w, fs) }); err != nil {
 		return err
 	}
@@ -90,14 +93,30 @@ func command(args []string) error {
 			}
 		}
 	}
-	err := cli.Validate(fs, cli.Rules{
+	rules := cli.Rules{
 		"kernels": cli.List(cli.OneOf(layers.KernelNames()...)), "task": cli.OneOf(tasks...), "aniso": cli.Positive,
 		"N": cli.IntIn(1, maxN), "batch": cli.IntIn(2, maxBatch), "nb": cli.IntIn(2, maxBatches),
 		"pert-nb": cli.IntIn(2, maxBatches), "scales": cli.Optional(cli.List(cli.Positive)), "dirs": cli.IntIn(0, maxDirs),
 		"adam-steps": cli.IntIn(1, maxSteps), "newton": cli.IntIn(0, maxNewton), "newton-batches": cli.IntIn(2, maxBatches),
 		"hess-batches": cli.IntIn(1, maxBatches), "seed": cli.Any, "data-seed": cli.Any, "out": cli.Any, "figdir": cli.Any,
 		"quiet": cli.Any, "replot": cli.Any, "quick": cli.Any,
-	})
+	}
+	for _, n := range experiment.FlagNames { // experiment.Flags.Check checks these
+		rules[n] = cli.Any
+	}
+	err := cli.Validate(fs, rules)
+	if err == nil {
+		err = cli.Usage(o.exp.Check(set))
+	}
+	if err == nil && o.exp.Index != "" { // -index past the plan, or -index env unset
+		if kernels, kerr := parseKernels(o.kernels); kerr == nil {
+			_, err = o.exp.Indices(len(kernels))
+			err = cli.Usage(err)
+		}
+	}
+	if err == nil && o.out == "" && (o.exp.Worker() || o.exp.Merge || o.exp.Submit != "") {
+		err = cli.Usagef("-out: the runs of -index, -shard, -merge and -submit need a results directory")
+	}
 	if err == nil {
 		err = cli.Needs(set, o.task == TaskAnisotropic, "-task anisotropic", "aniso")
 	}
@@ -124,8 +143,12 @@ func usage(w io.Writer, fs *flag.FlagSet) {
 
 Checks numerically that a single-layer Trained TF sits at a stationary point of the
 population cross-entropy at the one-step GD construction (the paper's Theorem 2,
-Appendix I). Exit status: 0 done, 2 bad command line or input (one line on stderr,
-before any work), 1 a failure during the run.
+Appendix I). Each kernel's check is a run of a plan (package experiment), its result a file
+under -out/runs: -plan lists them, -index i and -shard i/n run some on any number of machines
+sharing -out, -merge (-partial) writes results_<task>.json and the figure from the runs done,
+-submit slurm -time T submits the missing ones as a Slurm job array (docs/cluster.md).
+Exit status: 0 done, 2 bad command line or input (one line on stderr, before any work), 1 a
+failure during the run.
 
 Flags:
 `)

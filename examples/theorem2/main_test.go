@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/json"
 	"io"
 	"math"
 	"math/rand/v2"
@@ -292,5 +293,51 @@ func TestRunQuick(t *testing.T) {
 		if _, err := run(bad, "test", io.Discard); err == nil || !strings.Contains(err.Error(), "-") {
 			t.Errorf("options %+v: error %v, want one naming a flag", bad, err)
 		}
+	}
+}
+
+// TestShardsAndMerge: the kernels of a tiny check run as two shards, then
+// -merge (refused while a shard is missing), give the results of one
+// process, but the timings.
+func TestShardsAndMerge(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs the check")
+	}
+	o := options{kernels: "linear,softmax", task: TaskUniform, scales: "0.1", aniso: 0.5, N: 6, batch: 20, nb: 20, pertNB: 10, dirs: 1,
+		adamSteps: 20, newtonIters: 1, newtonBatches: 10, hessBatches: 5, seed: 1, dataSeed: 1, out: t.TempDir(), quiet: true}
+	one, err := run(o, "test", io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	o.out = t.TempDir()
+	o.exp.Shard = "1/2"
+	if _, err := run(o, "test", io.Discard); err != nil {
+		t.Fatal(err)
+	}
+	o.exp.Shard, o.exp.Merge = "", true
+	if _, err := run(o, "test", io.Discard); err == nil || !strings.Contains(err.Error(), "indices 0") {
+		t.Errorf("-merge with run 0 missing: %v", err)
+	}
+	o.exp.Merge, o.exp.Index = false, "0"
+	if _, err := run(o, "test", io.Discard); err != nil {
+		t.Fatal(err)
+	}
+	o.exp.Index, o.exp.Merge = "", true
+	merged, err := run(o, "test", io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	strip := func(res *results) string {
+		var out []string
+		for _, kr := range res.Kernels {
+			c := *kr
+			c.Seconds, c.Fit.Seconds = 0, 0
+			b, _ := json.Marshal(c)
+			out = append(out, string(b))
+		}
+		return strings.Join(out, "\n")
+	}
+	if a, b := strip(one), strip(merged); a == "" || a != b {
+		t.Errorf("merged kernels:\n%s\none process:\n%s", b, a)
 	}
 }

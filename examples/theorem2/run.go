@@ -1,6 +1,8 @@
 package main
 
 import (
+	"encoding/json"
+	"flag"
 	"fmt"
 	"io"
 	"math"
@@ -13,6 +15,7 @@ import (
 	"time"
 
 	"github.com/gdattn/gdattn/examples/internal/sweep"
+	"github.com/gdattn/gdattn/experiment"
 	"github.com/gdattn/gdattn/internal/cli"
 	"github.com/gdattn/gdattn/internal/infile"
 	"github.com/gdattn/gdattn/internal/strictjson"
@@ -29,6 +32,8 @@ type options struct {
 	seed, dataSeed                        uint64
 	out, figdir                           string
 	quiet                                 bool
+	exp                                   experiment.Flags
+	fs                                    *flag.FlagSet // the command line (-submit passes it on to the workers)
 }
 
 // pointStats are the gradient statistics at one parameter point.
@@ -108,6 +113,46 @@ type results struct {
 	Figure   string          `json:"figure,omitempty"`
 }
 
+// runKey is one run of the plan: the check of one kernel, with every
+// setting that changes its result.
+type runKey struct {
+	Kernel        string    `json:"kernel"`
+	Task          string    `json:"task"`
+	Aniso         float64   `json:"aniso,omitempty"` // -task anisotropic
+	N             int       `json:"N"`
+	Batch         int       `json:"batch"`
+	NB            int       `json:"nb"`
+	PertNB        int       `json:"pert_nb"`
+	Scales        []float64 `json:"scales"`
+	Dirs          int       `json:"dirs"`
+	AdamSteps     int       `json:"adam_steps"`
+	NewtonIters   int       `json:"newton"`
+	NewtonBatches int       `json:"newton_batches"`
+	HessBatches   int       `json:"hess_batches"`
+	Seed          uint64    `json:"seed"`
+	DataSeed      uint64    `json:"data_seed"`
+}
+
+// runPlan lists the runs: one per kernel.
+func runPlan(o options, kernels []string, scales []float64) (experiment.Plan, error) {
+	p := experiment.Plan{Name: "theorem2-" + o.task}
+	for _, kern := range kernels {
+		k := runKey{Kernel: kern, Task: o.task, N: o.N, Batch: o.batch, NB: o.nb, PertNB: o.pertNB, Scales: scales, Dirs: o.dirs,
+			AdamSteps: o.adamSteps, NewtonIters: o.newtonIters, NewtonBatches: o.newtonBatches, HessBatches: o.hessBatches,
+			Seed: o.seed, DataSeed: o.dataSeed}
+		if o.task == TaskAnisotropic {
+			k.Aniso = o.aniso
+		}
+		if _, err := p.Add(k, kern, 0); err != nil {
+			return p, err
+		}
+	}
+	return p, nil
+}
+
+// run is the check of every kernel (each a run of a plan of package
+// experiment, stored under -out/runs), then the results file and figure;
+// or the part of it the experiment flags ask for.
 func run(o options, command string, w io.Writer) (*results, error) {
 	kernels, err := parseKernels(o.kernels)
 	if err != nil {
@@ -119,6 +164,44 @@ func run(o options, command string, w io.Writer) (*results, error) {
 	}
 	if o.N <= 0 || o.batch <= 1 || o.nb <= 1 || o.pertNB <= 1 || o.dirs < 0 || o.adamSteps <= 0 || o.newtonBatches <= 1 || o.newtonIters < 0 {
 		return nil, fmt.Errorf("-N, -batch, -nb, -pert-nb, -adam-steps, -newton-batches must be positive (-batch, -nb, -pert-nb, -newton-batches > 1)")
+	}
+	ep, err := runPlan(o, kernels, scales)
+	if err != nil {
+		return nil, err
+	}
+	dir := o.out
+	if dir == "" { // no output: the runs' results go to a temporary store
+		if dir, err = os.MkdirTemp("", "theorem2-"); err != nil {
+			return nil, err
+		}
+		defer os.RemoveAll(dir)
+	}
+	store, err := experiment.OpenStore(dir)
+	if err != nil {
+		return nil, err
+	}
+	switch {
+	case o.exp.Plan, o.exp.PlanJSON:
+		c, err := store.Load()
+		if err != nil {
+			return nil, err
+		}
+		done := func(k string) bool { _, ok := c.Results[k]; return ok }
+		if o.exp.PlanJSON {
+			return nil, ep.WriteJSON(w, done)
+		}
+		return nil, ep.WriteText(w, done)
+	case o.exp.Submit != "":
+		rep, err := experiment.Collect(ep, store)
+		if err != nil {
+			return nil, err
+		}
+		cmd, err := experiment.WorkerCommand(o.fs)
+		if err != nil {
+			return nil, err
+		}
+		_, err = experiment.SubmitSlurm(rep, cmd, filepath.Join(dir, "slurm"), o.exp.Slurm, w)
+		return nil, err
 	}
 	p, err := newProblem(o.task, o.N, o.aniso, o.dataSeed)
 	if err != nil {
@@ -132,85 +215,46 @@ func run(o options, command string, w io.Writer) (*results, error) {
 	res := &results{Command: command, Task: o.task, Symmetry: p.symmetry, N: o.N, Batch: o.batch, Contexts: o.nb * o.batch}
 	fmt.Fprintf(w, "Theorem 2 check on the quadrant task (%s: %s), d=2 C=%d d'=%d N=%d; %d contexts at the GD point, %d per perturbed point\n",
 		o.task, p.symmetry, cfg.C, cfg.DPrime, o.N, o.nb*o.batch, o.pertNB*o.batch)
-	for _, kern := range kernels {
-		start := time.Now()
-		kr := &kernelResult{Kernel: kern}
-		if kr.Fit, err = fitScalars(p, kern, o.N, o.adamSteps, o.batch, o.newtonIters, o.newtonBatches, o.hessBatches, o.seed, progress); err != nil {
-			return nil, err
-		}
-		fmt.Fprintf(w, "\n== %s: fitted α = %.4g, g = %.4g (loss %.4f); gradient wrt (log α, log g) on %d fixed contexts: %s before Newton, %s after (SE %s)\n",
-			kern, kr.Fit.Alpha, kr.Fit.Gamma, kr.Fit.Loss, kr.Fit.NewtonContexts, fmtVec(kr.Fit.GradBefore), fmtVec(kr.Fit.GradAfter), fmtVec(kr.Fit.SE))
-		gm, err := newGradModel(kern, 2, cfg.DPrime, cfg.C, o.N, o.batch, kr.Fit.Alpha, kr.Fit.Gamma, p.task.We)
+	if !o.exp.Merge {
+		indices, err := o.exp.Indices(len(ep.Runs))
 		if err != nil {
 			return nil, err
 		}
-		_, hasGamma := gm.s.Lookup("layer0/head0/log_gamma")
-		cats := categories(&gm.lay, 2, cfg.DPrime, hasGamma)
-		// The GD point, main sample.
-		att, other, loss, err := gm.sampleGrads(p, o.nb, rand.New(rand.NewPCG(o.seed, 21)))
-		if err != nil {
-			gm.close()
-			return nil, err
-		}
-		kr.GD = newPoint(cats, att, 0, -1, o.nb*o.batch, loss, true)
-		kr.ScalarsPFitCorrected = scalarsPFitCorrected(kr, o.batch)
-		kr.Other = otherStats(gm, other)
-		printPoint(w, kr.GD, true)
-		if pc := kr.ScalarsPFitCorrected; pc != nil {
-			fmt.Fprintf(w, "   GD scalars p-value allowing for the fit's own Monte Carlo error (%d contexts): %.3g\n", kr.Fit.NewtonContexts, *pc)
-		}
-		for _, c := range kr.Other {
-			fmt.Fprintf(w, "   %-26s ‖ḡ‖ %.3e  noise %.3e  debiased %.3e  (not an attention parameter)\n", c.Name, c.Norm, c.Noise, c.Debiased)
-		}
-		// Perturbed points and the GD point on one common smaller sample.
-		small := func() *rand.Rand { return rand.New(rand.NewPCG(o.seed, 41)) }
-		attGD, _, loss, err := gm.sampleGrads(p, o.pertNB, small())
-		if err != nil {
-			gm.close()
-			return nil, err
-		}
-		kr.GDSmall = newPoint(cats, attGD, 0, -1, o.pertNB*o.batch, loss, true)
-		fmt.Fprintf(w, "   perturbations (%d contexts each, the same for every point): ‖ḡ‖ (noise floor) of the symmetry-forbidden part with the smallest\n   Hotelling p-value of its 3 categories, of all attention parameters, and of the change ḡ(θ) − ḡ(θ_GD)\n", o.pertNB*o.batch)
-		fmt.Fprintf(w, "   ε = 0 (GD):     sym %.3e (%.1e) p %-9.3g all %.3e (%.1e)\n", kr.GDSmall.Symmetry.Norm, kr.GDSmall.Symmetry.Noise, symP(kr.GDSmall), kr.GDSmall.All.Norm, kr.GDSmall.All.Noise)
-		for _, eps := range scales {
-			for dir := 0; dir < o.dirs; dir++ {
-				if err := gm.set(gm.perturbation(eps, rand.New(rand.NewPCG(o.seed+uint64(dir), 31)))); err != nil {
-					gm.close()
-					return nil, err
-				}
-				att, _, loss, err := gm.sampleGrads(p, o.pertNB, small())
-				if err != nil {
-					gm.close()
-					return nil, err
-				}
-				ps := newPoint(cats, att, eps, dir, o.pertNB*o.batch, loss, true)
-				diff := make([][]float64, len(att))
-				for k := range att {
-					diff[k] = make([]float64, len(att[k]))
-					for i := range diff[k] {
-						diff[k][i] = att[k][i] - attGD[k][i]
-					}
-				}
-				ch := newPoint(cats, diff, eps, dir, o.pertNB*o.batch, 0, false)
-				ps.ChangeSymmetry, ps.ChangeAll = &ch.Symmetry, &ch.All
-				kr.Perturbed = append(kr.Perturbed, ps)
-				fmt.Fprintf(w, "   ε = %-6g dir %d: sym %.3e (%.1e) p %-9.3g all %.3e (%.1e) | change: sym %.3e (%.1e) all %.3e (%.1e) | loss %+.2e\n", eps, dir,
-					ps.Symmetry.Norm, ps.Symmetry.Noise, symP(ps), ps.All.Norm, ps.All.Noise,
-					ch.Symmetry.Norm, ch.Symmetry.Noise, ch.All.Norm, ch.All.Noise, ps.Loss-kr.GDSmall.Loss)
+		err = experiment.Execute(ep, store, indices, func(i int, _ experiment.Run) (any, error) {
+			kr, err := checkKernel(o, p, kernels[i], scales, progress, w)
+			if err != nil {
+				return nil, err
 			}
-		}
-		if err := gm.set(nil); err != nil {
-			gm.close()
+			kr.Seconds, kr.Fit.Seconds = 0, 0 // the output is what a rerun reproduces: no timings
+			return kr, nil
+		}, progress)
+		if err != nil || o.exp.Worker() {
 			return nil, err
 		}
-		if r := resolution(kr); !math.IsNaN(r) {
-			kr.Resolution = &r
-			fmt.Fprintf(w, "   resolution: the Monte Carlo noise floor %.2e of the symmetry-forbidden gradient at GD equals the change a perturbation of ε ≈ %.2g produces\n",
-				kr.GD.Symmetry.Noise, r)
+	}
+	rep, err := experiment.Collect(ep, store)
+	if err != nil {
+		return nil, err
+	}
+	if o.exp.Merge {
+		rep.WriteStatus(w)
+	}
+	if err := rep.Check(o.exp.Partial); err != nil {
+		return nil, err
+	}
+	if note := rep.Note(); note != "" {
+		fmt.Fprintln(w, note)
+	}
+	for _, r := range ep.Runs {
+		out, ok := rep.Get(r.Key)
+		if !ok {
+			continue
 		}
-		gm.close()
-		kr.Seconds = time.Since(start).Seconds()
-		fmt.Fprintf(w, "   (%s done in %.0f s)\n", kern, kr.Seconds)
+		kr := &kernelResult{}
+		if err := json.Unmarshal(out.Output, kr); err != nil {
+			return nil, fmt.Errorf("result of %s (%s): %w", r.Label, out.Source, err)
+		}
+		kr.Seconds = out.Seconds
 		res.Kernels = append(res.Kernels, kr)
 	}
 	if o.out != "" {
@@ -227,6 +271,92 @@ func run(o options, command string, w io.Writer) (*results, error) {
 		fmt.Fprintf(w, "\nwrote %s\n", path)
 	}
 	return res, nil
+}
+
+// checkKernel checks the kernel kern at its fitted GD construction and at
+// perturbations of it, printing the statistics to w.
+func checkKernel(o options, p *problem, kern string, scales []float64, progress, w io.Writer) (*kernelResult, error) {
+	cfg := p.task.Config
+	var err error
+	start := time.Now()
+	kr := &kernelResult{Kernel: kern}
+	if kr.Fit, err = fitScalars(p, kern, o.N, o.adamSteps, o.batch, o.newtonIters, o.newtonBatches, o.hessBatches, o.seed, progress); err != nil {
+		return nil, err
+	}
+	fmt.Fprintf(w, "\n== %s: fitted α = %.4g, g = %.4g (loss %.4f); gradient wrt (log α, log g) on %d fixed contexts: %s before Newton, %s after (SE %s)\n",
+		kern, kr.Fit.Alpha, kr.Fit.Gamma, kr.Fit.Loss, kr.Fit.NewtonContexts, fmtVec(kr.Fit.GradBefore), fmtVec(kr.Fit.GradAfter), fmtVec(kr.Fit.SE))
+	gm, err := newGradModel(kern, 2, cfg.DPrime, cfg.C, o.N, o.batch, kr.Fit.Alpha, kr.Fit.Gamma, p.task.We)
+	if err != nil {
+		return nil, err
+	}
+	_, hasGamma := gm.s.Lookup("layer0/head0/log_gamma")
+	cats := categories(&gm.lay, 2, cfg.DPrime, hasGamma)
+	// The GD point, main sample.
+	att, other, loss, err := gm.sampleGrads(p, o.nb, rand.New(rand.NewPCG(o.seed, 21)))
+	if err != nil {
+		gm.close()
+		return nil, err
+	}
+	kr.GD = newPoint(cats, att, 0, -1, o.nb*o.batch, loss, true)
+	kr.ScalarsPFitCorrected = scalarsPFitCorrected(kr, o.batch)
+	kr.Other = otherStats(gm, other)
+	printPoint(w, kr.GD, true)
+	if pc := kr.ScalarsPFitCorrected; pc != nil {
+		fmt.Fprintf(w, "   GD scalars p-value allowing for the fit's own Monte Carlo error (%d contexts): %.3g\n", kr.Fit.NewtonContexts, *pc)
+	}
+	for _, c := range kr.Other {
+		fmt.Fprintf(w, "   %-26s ‖ḡ‖ %.3e  noise %.3e  debiased %.3e  (not an attention parameter)\n", c.Name, c.Norm, c.Noise, c.Debiased)
+	}
+	// Perturbed points and the GD point on one common smaller sample.
+	small := func() *rand.Rand { return rand.New(rand.NewPCG(o.seed, 41)) }
+	attGD, _, loss, err := gm.sampleGrads(p, o.pertNB, small())
+	if err != nil {
+		gm.close()
+		return nil, err
+	}
+	kr.GDSmall = newPoint(cats, attGD, 0, -1, o.pertNB*o.batch, loss, true)
+	fmt.Fprintf(w, "   perturbations (%d contexts each, the same for every point): ‖ḡ‖ (noise floor) of the symmetry-forbidden part with the smallest\n   Hotelling p-value of its 3 categories, of all attention parameters, and of the change ḡ(θ) − ḡ(θ_GD)\n", o.pertNB*o.batch)
+	fmt.Fprintf(w, "   ε = 0 (GD):     sym %.3e (%.1e) p %-9.3g all %.3e (%.1e)\n", kr.GDSmall.Symmetry.Norm, kr.GDSmall.Symmetry.Noise, symP(kr.GDSmall), kr.GDSmall.All.Norm, kr.GDSmall.All.Noise)
+	for _, eps := range scales {
+		for dir := 0; dir < o.dirs; dir++ {
+			if err := gm.set(gm.perturbation(eps, rand.New(rand.NewPCG(o.seed+uint64(dir), 31)))); err != nil {
+				gm.close()
+				return nil, err
+			}
+			att, _, loss, err := gm.sampleGrads(p, o.pertNB, small())
+			if err != nil {
+				gm.close()
+				return nil, err
+			}
+			ps := newPoint(cats, att, eps, dir, o.pertNB*o.batch, loss, true)
+			diff := make([][]float64, len(att))
+			for k := range att {
+				diff[k] = make([]float64, len(att[k]))
+				for i := range diff[k] {
+					diff[k][i] = att[k][i] - attGD[k][i]
+				}
+			}
+			ch := newPoint(cats, diff, eps, dir, o.pertNB*o.batch, 0, false)
+			ps.ChangeSymmetry, ps.ChangeAll = &ch.Symmetry, &ch.All
+			kr.Perturbed = append(kr.Perturbed, ps)
+			fmt.Fprintf(w, "   ε = %-6g dir %d: sym %.3e (%.1e) p %-9.3g all %.3e (%.1e) | change: sym %.3e (%.1e) all %.3e (%.1e) | loss %+.2e\n", eps, dir,
+				ps.Symmetry.Norm, ps.Symmetry.Noise, symP(ps), ps.All.Norm, ps.All.Noise,
+				ch.Symmetry.Norm, ch.Symmetry.Noise, ch.All.Norm, ch.All.Noise, ps.Loss-kr.GDSmall.Loss)
+		}
+	}
+	if err := gm.set(nil); err != nil {
+		gm.close()
+		return nil, err
+	}
+	if r := resolution(kr); !math.IsNaN(r) {
+		kr.Resolution = &r
+		fmt.Fprintf(w, "   resolution: the Monte Carlo noise floor %.2e of the symmetry-forbidden gradient at GD equals the change a perturbation of ε ≈ %.2g produces\n",
+			kr.GD.Symmetry.Noise, r)
+	}
+	gm.close()
+	kr.Seconds = time.Since(start).Seconds()
+	fmt.Fprintf(w, "   (%s done in %.0f s)\n", kern, kr.Seconds)
+	return kr, nil
 }
 
 // resolution interpolates, linearly in ε (the change is first order), the

@@ -1,14 +1,17 @@
-package main
+package synthetic
 
 import (
+	"flag"
 	"fmt"
 	"io"
 	"math/rand/v2"
 	"os"
+	"path/filepath"
 	"time"
 
 	"github.com/gdattn/gdattn/data"
 	"github.com/gdattn/gdattn/examples/internal/sweep"
+	"github.com/gdattn/gdattn/experiment"
 	"github.com/gdattn/gdattn/gd"
 	"github.com/gdattn/gdattn/graph"
 	"github.com/gdattn/gdattn/layers"
@@ -16,18 +19,25 @@ import (
 	"github.com/gdattn/gdattn/train"
 )
 
-type options struct {
-	blocks, kernel, dtype, out, evalDir, xPath, yPath, probsPath string
-	device                                                       string
-	L, M, N, epochs, batch, seeds                                int
-	lr                                                           float64
-	seed, dataSeed                                               uint64
-	quiet                                                        bool
+// Options is a command line of examples/synthetic: the training flags (TrainBlocks) and the
+// sweep flags (ResolveSweep).
+type Options struct {
+	Blocks, Kernel, Dtype, Out    string
+	L, M, N, Epochs, Batch, Seeds int
+	LR                            float64
+	Seed, DataSeed                uint64
+	Quiet                         bool
 
 	// Sweeps (sweep.go).
-	sweep, ls, results, figures, shard string
-	quick, plan, plotOnly              bool
-	set                                map[string]bool // flags given on the command line
+	Sweep, Ls, Results, Figures string
+	Quick                       bool
+	Exp                         experiment.Flags
+	Set                         map[string]bool // flags given on the command line
+	FlagSet                     *flag.FlagSet   // the command line (-submit passes it on to the workers)
+
+	// Executor runs the training and evaluation machines (nil: the Go VM
+	// on the CPU).
+	Executor graph.ExecutorFactory
 }
 
 // runSpec is one training run: a model, its training and the data. Its JSON
@@ -154,7 +164,7 @@ type trained struct {
 
 // train runs r on the data sets (which must match r's N and data seed),
 // with progress to w (nil: silent) under label.
-func (r runSpec) train(d *dataSets, w io.Writer, label string) (*trained, error) {
+func (r runSpec) train(d *dataSets, exec graph.ExecutorFactory, w io.Writer, label string) (*trained, error) {
 	if d.N != r.N || d.dataSeed != r.DataSeed {
 		return nil, fmt.Errorf("internal error: data sets for N=%d seed %d, run wants N=%d seed %d", d.N, d.dataSeed, r.N, r.DataSeed)
 	}
@@ -169,7 +179,7 @@ func (r runSpec) train(d *dataSets, w io.Writer, label string) (*trained, error)
 	}
 	run, err := train.NewRunner(m, train.RunnerConfig{
 		Optim:    train.Config{LR: r.LR, Progress: w, Label: label, Total: train.Steps(r.L, r.Batch, r.Epochs)},
-		Executor: executor,
+		Executor: exec,
 	})
 	if err != nil {
 		return nil, err
@@ -194,46 +204,52 @@ func (r runSpec) train(d *dataSets, w io.Writer, label string) (*trained, error)
 	return out, nil
 }
 
-// trainBlocks is the default mode: K-block GD models for every K of -blocks and
+// BlockCheckpoint is where TrainBlocks saves the model of K blocks and
+// seed (under o.Out).
+func BlockCheckpoint(o Options, K int, seed uint64) string {
+	return filepath.Join(o.Out, fmt.Sprintf("blocks%d-seed%d", K, seed))
+}
+
+// TrainBlocks is the default mode: K-block GD models for every K of -blocks and
 // every seed, with a checkpoint per run in -out.
-func trainBlocks(o options) error {
-	blocks, err := parseInts(o.blocks)
+func TrainBlocks(o Options) error {
+	blocks, err := ParseIntList("-blocks", o.Blocks)
 	if err != nil {
 		return err
 	}
-	if _, err := graph.ParseDtype(o.dtype); err != nil {
+	if _, err := graph.ParseDtype(o.Dtype); err != nil {
 		return err
 	}
-	if o.L <= 0 || o.M <= 0 || o.N <= 0 || o.epochs <= 0 || o.batch <= 0 || o.seeds <= 0 {
+	if o.L <= 0 || o.M <= 0 || o.N <= 0 || o.Epochs <= 0 || o.Batch <= 0 || o.Seeds <= 0 {
 		return fmt.Errorf("-L, -M, -N, -epochs, -batch and -seeds must be positive")
 	}
-	d, err := newDataSets(o.N, o.dataSeed)
+	d, err := newDataSets(o.N, o.DataSeed)
 	if err != nil {
 		return err
 	}
 	var progress io.Writer = os.Stderr
-	if o.quiet {
+	if o.Quiet {
 		progress = nil
 	}
 	cfg := d.task.Config
 	fmt.Printf("synthetic task: C=%d d'=%d d=%d N=%d, L=%d train / M=%d test contexts, kernel %s, %s\n",
-		cfg.C, cfg.DPrime, cfg.D, o.N, o.L, o.M, o.kernel, o.dtype)
+		cfg.C, cfg.DPrime, cfg.D, o.N, o.L, o.M, o.Kernel, o.Dtype)
 	for _, K := range blocks {
 		var top1, nll []float64
 		var oracle float64
-		for s := 0; s < o.seeds; s++ {
-			seed := o.seed + uint64(s)
-			r := runSpec{Model: "gd", Form: gd.Interleaved.String(), Depth: K, Kernel: o.kernel, N: o.N,
-				L: o.L, M: o.M, Epochs: o.epochs, Batch: o.batch, LR: o.lr, Dtype: o.dtype, Seed: seed, DataSeed: o.dataSeed}
-			t, err := r.train(d, progress, fmt.Sprintf("K=%d seed=%d", K, seed))
+		for s := 0; s < o.Seeds; s++ {
+			seed := o.Seed + uint64(s)
+			r := runSpec{Model: "gd", Form: gd.Interleaved.String(), Depth: K, Kernel: o.Kernel, N: o.N,
+				L: o.L, M: o.M, Epochs: o.Epochs, Batch: o.Batch, LR: o.LR, Dtype: o.Dtype, Seed: seed, DataSeed: o.DataSeed}
+			t, err := r.train(d, o.Executor, progress, fmt.Sprintf("K=%d seed=%d", K, seed))
 			if err != nil {
 				return err
 			}
 			met := t.rec.Final
 			fmt.Printf("blocks %d seed %d: %v\n", K, seed, met)
 			top1, nll, oracle = append(top1, met.Top1), append(nll, met.NLL), met.Oracle
-			if o.out != "" {
-				dir := blockCheckpoint(o, K, seed)
+			if o.Out != "" {
+				dir := BlockCheckpoint(o, K, seed)
 				if err := t.model.(*gd.Model).Save(dir); err != nil {
 					return err
 				}
@@ -242,7 +258,7 @@ func trainBlocks(o options) error {
 		}
 		mt, st := sweep.MeanStd(top1)
 		mn, sn := sweep.MeanStd(nll)
-		fmt.Printf("== blocks %d (%d seeds): top-1 %.3f ± %.3f  NLL %.3f ± %.3f  oracle %.3f\n", K, o.seeds, mt, st, mn, sn, oracle)
+		fmt.Printf("== blocks %d (%d seeds): top-1 %.3f ± %.3f  NLL %.3f ± %.3f  oracle %.3f\n", K, o.Seeds, mt, st, mn, sn, oracle)
 	}
 	return nil
 }

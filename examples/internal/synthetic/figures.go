@@ -1,13 +1,15 @@
-package main
+package synthetic
 
 import (
 	"bytes"
+	"encoding/json"
 	"fmt"
 	"math"
 	"path/filepath"
 
 	"github.com/gdattn/gdattn/examples/internal/plot"
 	"github.com/gdattn/gdattn/examples/internal/sweep"
+	"github.com/gdattn/gdattn/experiment"
 )
 
 // figureFile is what <fig>.json holds.
@@ -15,18 +17,19 @@ type figureFile struct {
 	Figure  string        `json:"figure"`
 	Title   string        `json:"title"`
 	X       string        `json:"x"` // "L" or "epoch"
-	Preset  preset        `json:"preset"`
+	Preset  Preset        `json:"preset"`
 	Seeds   []uint64      `json:"seeds"`
 	Runs    int           `json:"runs"`     // runs of the figure
 	Done    int           `json:"finished"` // of which finished
 	Points  []sweep.Point `json:"points"`
 	PNG     string        `json:"png,omitempty"`
-	Journal string        `json:"journal"`
+	Results string        `json:"results"`           // the results directory (its runs/ and any runs.jsonl)
+	Partial string        `json:"partial,omitempty"` // set when runs of the plan are missing
 }
 
 // points aggregates the figure's finished runs over seeds: one point per
 // series and L (or epoch), skipping points no seed has reached yet.
-func (f figure) points(j *sweep.Journal, seeds []uint64) (pts []sweep.Point, runs, done int, err error) {
+func (f figure) points(get func(key string) (runOutput, bool, error), seeds []uint64) (pts []sweep.Point, runs, done int, err error) {
 	for _, s := range f.Series {
 		type acc struct{ top1, nll []float64 }
 		byX := map[float64]*acc{}
@@ -44,11 +47,14 @@ func (f figure) points(j *sweep.Journal, seeds []uint64) (pts []sweep.Point, run
 		for _, seed := range seeds {
 			for _, r := range f.runs(s, seed) {
 				runs++
-				key, err := sweep.Key(r)
+				key, err := experiment.Key(r)
 				if err != nil {
 					return nil, 0, 0, err
 				}
-				rec, ok := j.Get(key)
+				rec, ok, err := get(key)
+				if err != nil {
+					return nil, 0, 0, err
+				}
 				if !ok {
 					continue
 				}
@@ -75,15 +81,26 @@ func (f figure) points(j *sweep.Journal, seeds []uint64) (pts []sweep.Point, run
 
 // writeFigures writes <fig>.json and <fig>.csv to the results directory and
 // synthetic-<fig>[-quick].png to the figure directory for every figure of
-// the sweep, from the runs in the journal.
-func writeFigures(st *sweepSetup, j *sweep.Journal) error {
+// the sweep, from the runs of rep.
+func writeFigures(st *Setup, rep *experiment.Report) error {
+	get := func(key string) (runOutput, bool, error) {
+		var out runOutput
+		res, ok := rep.Get(key)
+		if !ok {
+			return out, false, nil
+		}
+		if err := json.Unmarshal(res.Output, &out); err != nil {
+			return out, false, fmt.Errorf("result of %s (%s): %w", key, res.Source, err)
+		}
+		return out, true, nil
+	}
 	for _, f := range st.figs {
-		pts, runs, done, err := f.points(j, st.seeds)
+		pts, runs, done, err := f.points(get, st.seeds)
 		if err != nil {
 			return err
 		}
 		ff := figureFile{Figure: f.Name, Title: f.Title, X: "epoch", Preset: st.preset, Seeds: st.seeds,
-			Runs: runs, Done: done, Points: pts, Journal: j.Path()}
+			Runs: runs, Done: done, Points: pts, Results: st.resultsDir, Partial: rep.Note()}
 		if f.ByL {
 			ff.X = "L"
 		}

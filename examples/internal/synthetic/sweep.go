@@ -1,6 +1,8 @@
-package main
+package synthetic
 
 import (
+	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"math/rand/v2"
@@ -12,7 +14,9 @@ import (
 	"time"
 
 	"github.com/gdattn/gdattn/examples/internal/sweep"
+	"github.com/gdattn/gdattn/experiment"
 	"github.com/gdattn/gdattn/gd"
+	"github.com/gdattn/gdattn/graph"
 	"github.com/gdattn/gdattn/train"
 )
 
@@ -20,10 +24,11 @@ import (
 // series (a model), each trained for every swept value and every seed; the
 // runs of all selected figures form one plan, run in order (seed by seed, so
 // that an interrupted sweep already has every figure with fewer seeds) and
-// recorded in a journal keyed by run configuration, so that a rerun resumes.
+// recorded in a store of package experiment, one file per run keyed by its
+// configuration, so that a rerun resumes and workers on several machines share it.
 
-// preset holds the sizes of a sweep.
-type preset struct {
+// Preset holds the sizes of a sweep.
+type Preset struct {
 	Ls           []int   `json:"Ls"`           // training contexts of fig2 and fig4
 	Epochs       int     `json:"epochs"`       // epochs of fig2 and fig4
 	CurveL       int     `json:"curve_L"`      // training contexts of fig3
@@ -42,13 +47,13 @@ type preset struct {
 }
 
 var (
-	fullPreset = preset{
+	FullPreset = Preset{
 		Ls: []int{2048, 4096, 8192, 16384, 32768}, Epochs: 60,
 		CurveL: 2048, CurveEpochs: 100, Blocks: []int{1, 2, 3, 4, 5, 6},
 		Seeds: 5, M: 2048, N: 10, Batch: 64, LR: 1e-2, Seed: 1, DataSeed: 1, Dtype: "float64",
 		ResultsDir: filepath.Join("results", "synthetic"),
 	}
-	quickPreset = preset{
+	QuickPreset = Preset{
 		Ls: []int{256, 1024, 4096}, Epochs: 10,
 		CurveL: 1024, CurveEpochs: 20, Blocks: []int{1, 2, 3, 4, 5, 6},
 		Seeds: 2, M: 512, N: 10, Batch: 64, LR: 1e-2, Seed: 1, DataSeed: 1, Dtype: "float64",
@@ -73,14 +78,16 @@ type figure struct {
 	Series []series
 }
 
-var figureNames = []string{"fig2", "fig3", "fig4"}
+var FigureNames = []string{"fig2", "fig3", "fig4"}
 
-// extraFigureNames are figures outside "all": the linear-attention
-// comparison that Section 5.1 says was examined but does not plot.
-var extraFigureNames = []string{"linear"}
+// ExtraFigureNames are figures outside "all": the linear-attention
+// comparison that Section 5.1 says was examined but does not plot, and the
+// depth sweep (GD with K blocks at fig3's L, final metrics only; the
+// authors' published depth sweep is at N = 125).
+var ExtraFigureNames = []string{"linear", "depth"}
 
 // figures returns the named figures with the sizes of p.
-func figures(names []string, p preset) ([]figure, error) {
+func figures(names []string, p Preset) ([]figure, error) {
 	base := runSpec{N: p.N, M: p.M, Epochs: p.Epochs, Batch: p.Batch, LR: p.LR, Dtype: p.Dtype, DataSeed: p.DataSeed}
 	with := func(f func(*runSpec)) runSpec {
 		r := base
@@ -138,8 +145,22 @@ func figures(names []string, p preset) ([]figure, error) {
 						r.Model, r.Depth, r.Heads, r.Kernel = "tf", 1, 1, "linear"
 					})},
 				}})
+		case "depth":
+			fig := figure{Name: name, ByL: true, Ls: []int{p.CurveL},
+				Title: fmt.Sprintf("Depth sweep: GD with K blocks, softmax kernel, L=%d", p.CurveL)}
+			for _, K := range p.Blocks {
+				label := fmt.Sprintf("K=%d blocks", K)
+				if K == 1 {
+					label = "K=1 block"
+				}
+				// The runs of the default mode's -blocks K (the same keys).
+				fig.Series = append(fig.Series, series{"softmax kernel", label, with(func(r *runSpec) {
+					r.Model, r.Form, r.Depth, r.Kernel = "gd", gd.Interleaved.String(), K, "softmax"
+				})})
+			}
+			out = append(out, fig)
 		default:
-			return nil, fmt.Errorf("-sweep: unknown figure %q (want %s or all)", name, strings.Join(append(slices.Clone(figureNames), extraFigureNames...), ", "))
+			return nil, fmt.Errorf("-sweep: unknown figure %q (want %s or all)", name, strings.Join(append(slices.Clone(FigureNames), ExtraFigureNames...), ", "))
 		}
 	}
 	return out, nil
@@ -175,7 +196,7 @@ func plan(figs []figure, seeds []uint64) ([]plannedRun, error) {
 		for _, f := range figs {
 			for _, s := range f.Series {
 				for _, r := range f.runs(s, seed) {
-					key, err := sweep.Key(r)
+					key, err := experiment.Key(r)
 					if err != nil {
 						return nil, err
 					}
@@ -194,52 +215,57 @@ func plan(figs []figure, seeds []uint64) ([]plannedRun, error) {
 	return out, nil
 }
 
-// sweepSetup is a resolved -sweep command line.
-type sweepSetup struct {
-	preset             preset
+// Setup is a resolved -sweep command line (ResolveSweep).
+type Setup struct {
+	preset             Preset
 	figs               []figure
 	seeds              []uint64
 	resultsDir, figDir string
-	shardI, shardN     int
+	exp                experiment.Flags
+	fs                 *flag.FlagSet // the command line (-submit passes it on to the workers)
+	exec               graph.ExecutorFactory
 	progress, logOut   io.Writer
-	plan, plotOnly     bool
 	now                func() time.Time
 }
 
-// resolveSweep applies the preset and the flags given on the command line.
-func resolveSweep(o options) (*sweepSetup, error) {
+// Dirs returns the directories the sweep writes to: its results (run files,
+// JSON, CSV) and its figures.
+func (st *Setup) Dirs() (results, figures string) { return st.resultsDir, st.figDir }
+
+// ResolveSweep applies the preset and the flags given on the command line.
+func ResolveSweep(o Options) (*Setup, error) {
 	for _, f := range []string{"kernel", "out", "eval", "x", "y", "probs"} {
-		if o.set[f] {
+		if o.Set[f] {
 			return nil, fmt.Errorf("-%s does not apply to -sweep (the figures fix their models; see -h)", f)
 		}
 	}
-	p := fullPreset
-	if o.quick {
-		p = quickPreset
+	p := FullPreset
+	if o.Quick {
+		p = QuickPreset
 	}
 	var err error
-	if o.set["Ls"] {
-		if p.Ls, err = parseIntList("-Ls", o.ls); err != nil {
+	if o.Set["Ls"] {
+		if p.Ls, err = ParseIntList("-Ls", o.Ls); err != nil {
 			return nil, err
 		}
 	}
-	if o.set["blocks"] {
-		if p.Blocks, err = parseIntList("-blocks", o.blocks); err != nil {
+	if o.Set["blocks"] {
+		if p.Blocks, err = ParseIntList("-blocks", o.Blocks); err != nil {
 			return nil, err
 		}
 	}
-	if o.set["epochs"] {
-		p.Epochs, p.CurveEpochs = o.epochs, o.epochs
+	if o.Set["epochs"] {
+		p.Epochs, p.CurveEpochs = o.Epochs, o.Epochs
 	}
-	if o.set["L"] {
+	if o.Set["L"] {
 		p.CurveL = o.L
 	}
 	for _, v := range []struct {
 		flag string
 		dst  *int
 		val  int
-	}{{"seeds", &p.Seeds, o.seeds}, {"M", &p.M, o.M}, {"N", &p.N, o.N}, {"batch", &p.Batch, o.batch}} {
-		if o.set[v.flag] {
+	}{{"seeds", &p.Seeds, o.Seeds}, {"M", &p.M, o.M}, {"N", &p.N, o.N}, {"batch", &p.Batch, o.Batch}} {
+		if o.Set[v.flag] {
 			if v.val <= 0 {
 				return nil, fmt.Errorf("-%s = %d, want > 0", v.flag, v.val)
 			}
@@ -249,38 +275,38 @@ func resolveSweep(o options) (*sweepSetup, error) {
 	if p.Epochs <= 0 || p.CurveEpochs <= 0 {
 		return nil, fmt.Errorf("-epochs must be positive")
 	}
-	if o.set["lr"] {
-		p.LR = o.lr
+	if o.Set["lr"] {
+		p.LR = o.LR
 	}
 	if !(p.LR > 0) {
 		return nil, fmt.Errorf("-lr = %v, want > 0", p.LR)
 	}
-	if o.set["seed"] {
-		p.Seed = o.seed
+	if o.Set["seed"] {
+		p.Seed = o.Seed
 	}
-	if o.set["data-seed"] {
-		p.DataSeed = o.dataSeed
+	if o.Set["data-seed"] {
+		p.DataSeed = o.DataSeed
 	}
-	if o.set["dtype"] {
-		p.Dtype = o.dtype
+	if o.Set["dtype"] {
+		p.Dtype = o.Dtype
 	}
-	if o.set["results"] {
-		p.ResultsDir = o.results
+	if o.Set["results"] {
+		p.ResultsDir = o.Results
 	}
-	names := strings.Split(o.sweep, ",")
-	if strings.TrimSpace(o.sweep) == "all" {
-		names = slices.Clone(figureNames)
+	names := strings.Split(o.Sweep, ",")
+	if strings.TrimSpace(o.Sweep) == "all" {
+		names = slices.Clone(FigureNames)
 	}
 	for i := range names {
 		names[i] = strings.TrimSpace(names[i])
 	}
-	st := &sweepSetup{preset: p, resultsDir: p.ResultsDir, figDir: p.ResultsDir, plan: o.plan, plotOnly: o.plotOnly,
-		logOut: os.Stdout, progress: os.Stderr, now: time.Now, shardN: 1}
-	if o.quiet {
+	st := &Setup{preset: p, resultsDir: p.ResultsDir, figDir: p.ResultsDir, exp: o.Exp, fs: o.FlagSet,
+		logOut: os.Stdout, progress: os.Stderr, now: time.Now}
+	if o.Quiet {
 		st.progress = nil
 	}
-	if o.set["figures"] {
-		st.figDir = o.figures
+	if o.Set["figures"] {
+		st.figDir = o.Figures
 	}
 	if st.figs, err = figures(names, p); err != nil {
 		return nil, err
@@ -288,132 +314,260 @@ func resolveSweep(o options) (*sweepSetup, error) {
 	for s := 0; s < p.Seeds; s++ {
 		st.seeds = append(st.seeds, p.Seed+uint64(s))
 	}
-	if o.set["shard"] {
-		i, n, ok := strings.Cut(o.shard, "/")
-		st.shardI, err = strconv.Atoi(i)
-		if err == nil {
-			st.shardN, err = strconv.Atoi(n)
-		}
-		if !ok || err != nil || st.shardN < 1 || st.shardI < 0 || st.shardI >= st.shardN {
-			return nil, fmt.Errorf("-shard %q: want i/n with 0 <= i < n", o.shard)
-		}
-	}
 	return st, nil
 }
 
-// runSweep runs the pending runs of the plan, appending each to the journal,
-// then writes every figure's JSON, CSV and PNG.
-func runSweep(st *sweepSetup) error {
-	journal, err := sweep.OpenJournal(filepath.Join(st.resultsDir, "runs.jsonl"))
-	if err != nil {
-		return err
+// label is how the run is named in logs and plans, e.g. "fig2 gd-onestep K=1
+// rbf L=256 seed=1".
+func (r plannedRun) label() string {
+	return fmt.Sprintf("%s %s L=%d seed=%d", strings.Join(r.figs, ","), r.spec.name(), r.spec.L, r.spec.Seed)
+}
+
+// runOutput is a run's result in the store (package experiment): the test
+// metrics after training and, for fig3, after every epoch. (An older
+// journal line's fields other than config, train_seconds and finished are
+// the same.)
+type runOutput struct {
+	Final train.Metrics        `json:"final"`
+	Curve []train.EpochMetrics `json:"curve,omitempty"`
+}
+
+// newRunOutput keeps the deterministic part of rec: its metrics without the
+// evaluation times, so that a run repeated (a duplicated array task) stores
+// the identical output.
+func newRunOutput(rec sweep.Record) runOutput {
+	out := runOutput{Final: rec.Final, Curve: slices.Clone(rec.Curve)}
+	out.Final.Seconds = 0
+	for i := range out.Curve {
+		out.Curve[i].Seconds = 0
 	}
-	if journal.Skipped > 0 {
-		fmt.Fprintf(st.logOut, "warning: %s: skipped %d unreadable line(s) (an interrupted write?); those runs will rerun\n", journal.Path(), journal.Skipped)
-	}
+	return out
+}
+
+// Plan returns the sweep's plan of package experiment (without estimates).
+func (st *Setup) Plan() (experiment.Plan, error) {
+	_, p, err := experimentPlan(st)
+	return p, err
+}
+
+// experimentPlan is the sweep as a plan of package experiment.
+func experimentPlan(st *Setup) ([]plannedRun, experiment.Plan, error) {
 	runs, err := plan(st.figs, st.seeds)
 	if err != nil {
+		return nil, experiment.Plan{}, err
+	}
+	p := experiment.Plan{Name: "synthetic-" + strings.ReplaceAll(figNames(st.figs), ",", "-")}
+	for _, r := range runs {
+		if _, err := p.Add(r.spec, r.label(), 0, r.figs...); err != nil {
+			return nil, p, err
+		}
+	}
+	return runs, p, nil
+}
+
+// estimate measures the speed of the kinds of model of runs at indices and
+// sets their runs' estimates in p; it returns the sum.
+func estimate(st *Setup, runs []plannedRun, p experiment.Plan, indices []int) (map[string]stepCost, float64, error) {
+	if len(indices) == 0 {
+		return nil, 0, nil
+	}
+	sel := make([]plannedRun, len(indices))
+	for k, i := range indices {
+		sel[k] = runs[i]
+	}
+	fmt.Fprintf(st.logOut, "measuring the speed of %d model kinds on this machine ...\n", countArchs(sel))
+	cost, err := calibrate(sel)
+	if err != nil {
+		return nil, 0, err
+	}
+	total := 0.0
+	for _, i := range indices {
+		p.Runs[i].Estimate = cost[archKey(runs[i].spec)].seconds(runs[i].spec)
+		total += p.Runs[i].Estimate
+	}
+	return cost, total, nil
+}
+
+// RunSweep does what the experiment flags ask: print the plan, submit it to
+// Slurm, merge the runs done into the figures, run a share of it (-index,
+// -shard), or, by default, run every pending run and write every figure's
+// JSON, CSV and PNG.
+func RunSweep(st *Setup, exec graph.ExecutorFactory) error {
+	st.exec = exec
+	runs, p, err := experimentPlan(st)
+	if err != nil {
 		return err
 	}
-	var pending []plannedRun
-	for i, r := range runs {
-		if _, done := journal.Get(r.key); !done && i%st.shardN == st.shardI {
-			pending = append(pending, r)
+	store, err := experiment.OpenStore(st.resultsDir)
+	if err != nil {
+		return err
+	}
+	if st.exp.Merge {
+		return mergeSweep(st, p, store)
+	}
+	c, err := store.Load()
+	if err != nil {
+		return err
+	}
+	if len(c.Unreadable) > 0 {
+		fmt.Fprintf(st.logOut, "warning: %s: skipped %d unreadable result(s) (%s); those runs will rerun\n", st.resultsDir, len(c.Unreadable), strings.Join(c.Unreadable, ", "))
+	}
+	done := func(key string) bool { _, ok := c.Results[key]; return ok }
+	if st.exp.Plan || st.exp.PlanJSON || st.exp.Submit != "" {
+		return planSweep(st, runs, p, store, done)
+	}
+	indices, err := st.exp.Indices(len(p.Runs))
+	if err != nil {
+		return err
+	}
+	var pending []int
+	ndone := 0
+	for _, r := range p.Runs {
+		if done(r.Key) {
+			ndone++
 		}
 	}
-	done := len(runs) - countPending(runs, journal)
-	fmt.Fprintf(st.logOut, "sweep %s: %d runs, %d already in %s", figNames(st.figs), len(runs), done, journal.Path())
-	if st.shardN > 1 {
-		fmt.Fprintf(st.logOut, "; shard %d/%d runs %d of the rest", st.shardI, st.shardN, len(pending))
+	for _, i := range indices {
+		if !done(p.Runs[i].Key) {
+			pending = append(pending, i)
+		}
+	}
+	fmt.Fprintf(st.logOut, "sweep %s: %d runs, %d already in %s", figNames(st.figs), len(runs), ndone, store.RunsDir())
+	if st.exp.Worker() {
+		fmt.Fprintf(st.logOut, "; this worker runs %d of them", len(pending))
 	}
 	fmt.Fprintln(st.logOut)
-	if st.preset.FigureSuffix == quickPreset.FigureSuffix && hasTF(st.figs) {
+	if st.preset.FigureSuffix == QuickPreset.FigureSuffix && hasTF(st.figs) {
 		fmt.Fprintln(st.logOut, "note: the quick preset undertrains the Trained TF baselines (few epochs, small L): it checks the pipeline; the full preset (no -quick) gives the paper's comparison")
 	}
-	if st.plotOnly {
-		return writeFigures(st, journal)
-	}
-	var cost map[string]stepCost
-	if len(pending) > 0 {
-		fmt.Fprintf(st.logOut, "measuring the speed of %d model kinds on this machine ...\n", countArchs(pending))
-		if cost, err = calibrate(pending); err != nil {
+	total := 0.0
+	if st.exp.Index == "" { // one run needs no estimate
+		if _, total, err = estimate(st, runs, p, pending); err != nil {
 			return err
 		}
-	}
-	est := make([]float64, len(pending))
-	total := 0.0
-	for i, r := range pending {
-		est[i] = cost[archKey(r.spec)].seconds(r.spec)
-		total += est[i]
-	}
-	fmt.Fprintf(st.logOut, "estimated time: %s for %d runs, one after the other on one free core (CPU time measured just now; other jobs on the machine make it longer)\n",
-		fmtDuration(total), len(pending))
-	if st.plan {
-		seen := map[string]bool{}
-		fmt.Fprintf(st.logOut, "measured CPU time per %d-context minibatch:\n", st.preset.Batch)
-		for _, r := range pending {
-			if k := archKey(r.spec); !seen[k] {
-				seen[k] = true
-				c := cost[k]
-				fmt.Fprintf(st.logOut, "  %-40s %6.1f steps/s  forward %5.1f ms  build %4.0f ms\n", r.spec.name(), 1/c.step, 1e3*c.evalBatch, 1e3*c.build)
-			}
-		}
-		for i, r := range pending {
-			fmt.Fprintf(st.logOut, "  %3d  %-5s %-40s L=%-6d seed %d  epochs %d  ~%s\n", i+1, strings.Join(r.figs, ","), r.spec.name(), r.spec.L, r.spec.Seed, r.spec.Epochs, fmtDuration(est[i]))
-		}
-		return nil
+		fmt.Fprintf(st.logOut, "estimated time: %s for %d runs, one after the other on one free core (CPU time measured just now; other jobs on the machine make it longer)\n",
+			fmtDuration(total), len(pending))
 	}
 	sets := map[[2]uint64]*dataSets{}
 	start := st.now()
 	lastPlot := start
 	spentEst := 0.0
-	for i, r := range pending {
+	n := 0
+	err = experiment.Execute(p, store, pending, func(i int, er experiment.Run) (any, error) {
+		n++
+		r := runs[i]
 		dk := [2]uint64{uint64(r.spec.N), r.spec.DataSeed}
 		if sets[dk] == nil {
-			if sets[dk], err = newDataSets(r.spec.N, r.spec.DataSeed); err != nil {
-				return err
+			d, err := newDataSets(r.spec.N, r.spec.DataSeed)
+			if err != nil {
+				return nil, err
 			}
+			sets[dk] = d
 		}
-		label := fmt.Sprintf("[%d/%d] %s %s L=%d seed=%d", i+1, len(pending), strings.Join(r.figs, ","), r.spec.name(), r.spec.L, r.spec.Seed)
-		t, err := r.spec.train(sets[dk], st.progress, label)
+		label := fmt.Sprintf("[%d/%d] %s", n, len(pending), er.Label)
+		t, err := r.spec.train(sets[dk], st.exec, st.progress, label)
 		if err != nil {
-			return fmt.Errorf("%s: %w", label, err)
+			return nil, err
 		}
-		if err := journal.Append(r.spec, t.rec); err != nil {
-			return err
-		}
-		spentEst += est[i]
+		spentEst += er.Estimate
 		elapsed := st.now().Sub(start).Seconds()
 		left := (total - spentEst) * elapsed / max(spentEst, 1e-9) // rescaled by the speed seen so far
 		fmt.Fprintf(st.logOut, "%s: %v  (%.0fs; sweep %d/%d, elapsed %s, left ~%s)\n",
-			label, t.rec.Final, t.rec.TrainSeconds, i+1, len(pending), fmtDuration(elapsed), fmtDuration(left))
-		if st.now().Sub(lastPlot) > time.Minute && i+1 < len(pending) {
-			if err := journal.Reload(); err != nil {
-				return err
-			}
-			if err := writeFigures(st, journal); err != nil {
-				return err
+			label, t.rec.Final, t.rec.TrainSeconds, n, len(pending), fmtDuration(elapsed), fmtDuration(left))
+		if !st.exp.Worker() && st.now().Sub(lastPlot) > time.Minute && n < len(pending) {
+			if err := writeFiguresFrom(st, p, store); err != nil {
+				return nil, err
 			}
 			lastPlot = st.now()
 		}
-	}
-	if err := journal.Reload(); err != nil { // other shards' runs
+		return newRunOutput(t.rec), nil
+	}, st.progress)
+	if st.exp.Worker() {
+		if err == nil {
+			fmt.Fprintf(st.logOut, "worker done; -merge writes the figures once every run of the plan is done\n")
+		}
 		return err
 	}
-	if left := countPending(runs, journal); left > 0 {
-		fmt.Fprintf(st.logOut, "%d runs of the plan are not in %s yet (other shards?); the figures show what is there\n", left, journal.Path())
+	rep, cerr := experiment.Collect(p, store)
+	if cerr != nil {
+		return errors.Join(err, cerr)
 	}
-	return writeFigures(st, journal)
+	if !rep.Complete() {
+		fmt.Fprintf(st.logOut, "%d runs of the plan have no result in %s (failed, or other workers'); the figures show what is there\n", len(rep.Missing), store.RunsDir())
+	}
+	return errors.Join(err, writeFigures(st, rep))
 }
 
-func countPending(runs []plannedRun, j *sweep.Journal) int {
-	n := 0
-	for _, r := range runs {
-		if _, ok := j.Get(r.key); !ok {
-			n++
+// writeFiguresFrom writes the figures from the runs in store so far.
+func writeFiguresFrom(st *Setup, p experiment.Plan, store *experiment.Store) error {
+	rep, err := experiment.Collect(p, store)
+	if err != nil {
+		return err
+	}
+	return writeFigures(st, rep)
+}
+
+// mergeSweep writes the figures from the runs done: the status first, and
+// a refusal while runs are missing unless -partial.
+func mergeSweep(st *Setup, p experiment.Plan, store *experiment.Store) error {
+	rep, err := experiment.Collect(p, store)
+	if err != nil {
+		return err
+	}
+	rep.WriteStatus(st.logOut)
+	if err := rep.Check(st.exp.Partial); err != nil {
+		return err
+	}
+	if note := rep.Note(); note != "" {
+		fmt.Fprintln(st.logOut, note)
+	}
+	return writeFigures(st, rep)
+}
+
+// planSweep prints the plan with estimates measured on this machine (-plan,
+// -plan-json), or submits its missing runs to Slurm (-submit).
+func planSweep(st *Setup, runs []plannedRun, p experiment.Plan, store *experiment.Store, done func(string) bool) error {
+	all := make([]int, len(runs))
+	for i := range all {
+		all[i] = i
+	}
+	out := st.logOut
+	if st.exp.PlanJSON { // stdout is the JSON: the calibration message goes to stderr
+		st.logOut = st.progress
+		if st.logOut == nil {
+			st.logOut = io.Discard
 		}
 	}
-	return n
+	cost, _, err := estimate(st, runs, p, all)
+	st.logOut = out
+	if err != nil {
+		return err
+	}
+	switch {
+	case st.exp.PlanJSON:
+		return p.WriteJSON(st.logOut, done)
+	case st.exp.Submit != "":
+		rep, err := experiment.Collect(p, store)
+		if err != nil {
+			return err
+		}
+		cmd, err := experiment.WorkerCommand(st.fs)
+		if err != nil {
+			return err
+		}
+		_, err = experiment.SubmitSlurm(rep, cmd, filepath.Join(st.resultsDir, "slurm"), st.exp.Slurm, st.logOut)
+		return err
+	}
+	seen := map[string]bool{}
+	fmt.Fprintf(st.logOut, "measured CPU time per %d-context minibatch:\n", st.preset.Batch)
+	for _, r := range runs {
+		if k := archKey(r.spec); !seen[k] {
+			seen[k] = true
+			c := cost[k]
+			fmt.Fprintf(st.logOut, "  %-40s %6.1f steps/s  forward %5.1f ms  build %4.0f ms\n", r.spec.name(), 1/c.step, 1e3*c.evalBatch, 1e3*c.build)
+		}
+	}
+	return p.WriteText(st.logOut, done)
 }
 
 func figNames(figs []figure) string {
@@ -441,7 +595,7 @@ func (c stepCost) seconds(r runSpec) float64 {
 }
 
 func archKey(r runSpec) string {
-	k, _ := sweep.Key(r.arch())
+	k, _ := experiment.Key(r.arch())
 	return k
 }
 
@@ -532,8 +686,8 @@ func fmtDuration(sec float64) string {
 	return d.Round(100 * time.Millisecond).String()
 }
 
-// parseIntList parses comma-separated positive integers for flag name.
-func parseIntList(name, s string) ([]int, error) {
+// ParseIntList parses comma-separated positive integers for flag name.
+func ParseIntList(name, s string) ([]int, error) {
 	var out []int
 	for _, f := range strings.Split(s, ",") {
 		v, err := strconv.Atoi(strings.TrimSpace(f))
