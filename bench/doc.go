@@ -4,7 +4,7 @@
 // models at the paper's sizes, a PyTorch peer comparison (bench/peer), a
 // scaling sweep in N and C (bench/scaling), and a converter of benchmark
 // output to markdown (bench/benchtab). Results and the exact commands are
-// in bench/RESULTS.md; bench/run.sh re-runs everything:
+// in docs/performance.md and bench/results; bench/run.sh re-runs everything:
 //
 //	bash bench/run.sh -quick                                    # a few minutes
 //	GOMAXPROCS=1 go test ./bench -run '^$' -bench . -benchmem  # the benchmarks
@@ -54,7 +54,7 @@
 // 125 and 250 (the peer's -N sweep), and BenchmarkFitOverhead the same step
 // bare and through train.Runner.Fit (copying and feeding each minibatch;
 // ms/step and cpu-ms/step per training step), for the training loop's own
-// cost. bench/peer-tables.sh reruns every peer table of README and
+// cost. bench/peer-tables.sh reruns every peer table of docs/performance.md and
 // bench/results against the PyTorch peer, which must run on an optimised
 // BLAS (bench/peer checks it).
 //

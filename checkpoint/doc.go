@@ -21,7 +21,7 @@
 // arrays. Parameters are stored in the scope's dtype (<f4 or <f8), moments
 // always as <f8. The top-level sha256 holds the SHA-256 of the compact JSON
 // of the manifest and of the config, so a flipped bit anywhere is detected.
-// docs/checkpoints.md ("Checkpoint format (internals)") has the full description.
+// docs/checkpoints.md ("Layout", "config.json") has the full description.
 //
 // # Saving and reading safely
 //

@@ -108,7 +108,7 @@
 // fixed_alpha, the kernel's under "kernel/" (a learnable built-in:
 // "kernel/log_gamma" ()), and with heads > 1 "head<m>/lambda" (1, d) and
 // "head<m>/p" (d', d'); each is stored as <name with "/" as "__">.npy.
-// README.md ("Saving and loading models") shows a checkpoint written by numpy alone.
+// docs/checkpoints.md ("From Python") shows a checkpoint written by numpy alone.
 // [Model.SavedConfig] returns the config object, for saving with optimiser
 // state through checkpoint.Save.
 //

@@ -331,8 +331,8 @@ func npyBytes(shape []int, vals []float64) []byte {
 	return b.Bytes()
 }
 
-// TestLoadHandWritten writes, byte by byte, the checkpoint of the README's
-// Python example (section "Config schema", testdata/write_ckpt.py: a
+// TestLoadHandWritten writes, byte by byte, the checkpoint of the Python
+// example of docs/checkpoints.md ("From Python", testdata/write_ckpt.py: a
 // 2-block softmax GD model, d = 2, d' = 3, C = 4, N = 5, with W_e and α set
 // by numpy), checks that every file is byte-identical to what numpy wrote
 // (testdata/numpy-ckpt), and loads both: the model has those values and

@@ -38,7 +38,7 @@ const (
 	EraseExact Erase = iota
 	// EraseLambda is the paper's head: W_Q = W_K = λ·(select x), with the
 	// kernel named by Config.EraseKernel, so that κ(λx_j, λx_i) ≈ δ_ij for
-	// large λ. Its error falls as λ grows for "rbf"; see the README table.
+	// large λ. Its error falls as λ grows for "rbf"; see docs/results/exactness.md.
 	EraseLambda
 )
 

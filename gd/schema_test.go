@@ -176,7 +176,7 @@ func TestLMConfigJSON(t *testing.T) {
 }
 
 // TestConfigSchemaExample: the example config of the package documentation
-// and README.md decodes and validates to the model it describes.
+// and docs/checkpoints.md ("Model configs") decodes and validates to the model it describes.
 func TestConfigSchemaExample(t *testing.T) {
 	const example = `{"d": 10, "d_prime": 5, "c": 25, "n": 10, "form": "interleaved", "blocks": 2,
 	 "kernel": {"name": "softmax", "gamma": 1, "learnable": true},

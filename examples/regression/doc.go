@@ -30,5 +30,5 @@
 // (B, N+1, d) and y (B, N+1, d_y) float64 .npy files whose query rows are
 // ignored, and writes the query's f_K, (B, d_y) float64, to -pred.
 //
-// Results: README.md, "Real-valued Y (Appendix G)", and RESULTS.md here.
+// Results: RESULTS.md here, and docs/results/exactness.md (the Gaussian models).
 package main
