@@ -326,7 +326,13 @@ func runPeer(o options, m train.LM, model, strat string, prompts [][]int, g *tra
 		return peerResult{}, err
 	}
 	cmd := exec.Command(o.python, o.peerScript, dir)
-	cmd.Env = append(os.Environ(), fmt.Sprintf("OMP_NUM_THREADS=%d", o.threads), fmt.Sprintf("OPENBLAS_NUM_THREADS=%d", o.threads), "OPENBLAS_CORETYPE=Cooperlake")
+	cmd.Env = append(os.Environ(), fmt.Sprintf("OMP_NUM_THREADS=%d", o.threads), fmt.Sprintf("OPENBLAS_NUM_THREADS=%d", o.threads))
+	// OpenBLAS 0.3.21 misses some CPUs and falls back to its slow SSE3 kernels;
+	// a core type set by the caller (e.g. the one bench/peer measures fastest)
+	// is kept, else Cooperlake, which OpenBLAS downgrades on CPUs without AVX-512.
+	if _, ok := os.LookupEnv("OPENBLAS_CORETYPE"); !ok {
+		cmd.Env = append(cmd.Env, "OPENBLAS_CORETYPE=Cooperlake")
+	}
 	cmd.Stderr = os.Stderr
 	res, err := cmd.Output()
 	if err != nil {
