@@ -446,7 +446,7 @@ func RunSweep(st *Setup, exec graph.ExecutorFactory) error {
 			return err
 		}
 		fmt.Fprintf(st.logOut, "estimated time: %s for %d runs, one after the other on one free core (CPU time measured just now; other jobs on the machine make it longer)\n",
-			fmtDuration(total), len(pending))
+			experiment.FormatSeconds(total), len(pending))
 	}
 	sets := map[[2]uint64]*dataSets{}
 	start := st.now()
@@ -473,7 +473,7 @@ func RunSweep(st *Setup, exec graph.ExecutorFactory) error {
 		elapsed := st.now().Sub(start).Seconds()
 		left := (total - spentEst) * elapsed / max(spentEst, 1e-9) // rescaled by the speed seen so far
 		fmt.Fprintf(st.logOut, "%s: %v  (%.0fs; sweep %d/%d, elapsed %s, left ~%s)\n",
-			label, t.rec.Final, t.rec.TrainSeconds, n, len(pending), fmtDuration(elapsed), fmtDuration(left))
+			label, t.rec.Final, t.rec.TrainSeconds, n, len(pending), experiment.FormatSeconds(elapsed), experiment.FormatSeconds(left))
 		if !st.exp.Worker() && st.now().Sub(lastPlot) > time.Minute && n < len(pending) {
 			if err := writeFiguresFrom(st, p, store); err != nil {
 				return nil, err
@@ -673,17 +673,6 @@ func measure(spec runSpec) (stepCost, error) {
 	slices.Sort(perEval)
 	c.step, c.evalBatch = perStep[len(perStep)/2], perEval[len(perEval)/2]
 	return c, nil
-}
-
-func fmtDuration(sec float64) string {
-	d := time.Duration(sec * float64(time.Second))
-	switch {
-	case d >= time.Hour:
-		return d.Round(time.Minute).String()
-	case d >= time.Minute:
-		return d.Round(time.Second).String()
-	}
-	return d.Round(100 * time.Millisecond).String()
 }
 
 // ParseIntList parses comma-separated positive integers for flag name.
