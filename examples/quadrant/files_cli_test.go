@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/gdattn/gdattn/examples/internal/quadrant"
 	"github.com/gdattn/gdattn/internal/cli/clitest"
 )
 
@@ -19,9 +20,9 @@ func TestOutputFiles(t *testing.T) {
 	// -out whose checkpoint of the run (rbf, gd, seed 1) at these settings
 	// is a directory of something else: refused before any training.
 	photos := filepath.Join(t.TempDir(), "out")
-	o := options{kernels: "rbf", seeds: 1, seed: 1, dataSeed: 1, L: 8, M: 8, evalM: 8, N: 4, C: 20, dPrime: 5,
-		epochs: 1, every: 1, batch: 4, lr: 1e-2, out: photos}
-	planned := plannedCheckpoints(o)
+	o := quadrant.Options{Kernels: "rbf", Seeds: 1, Seed: 1, DataSeed: 1, L: 8, M: 8, EvalM: 8, N: 4, C: 20, DPrime: 5,
+		Epochs: 1, Every: 1, Batch: 4, LR: 1e-2, Out: photos}
+	planned := quadrant.PlannedCheckpoints(o)
 	if len(planned) != 2 {
 		t.Fatalf("planned checkpoints %v, want gd and tf", planned)
 	}

@@ -29,6 +29,7 @@ import (
 	"os"
 	"strings"
 
+	"github.com/gdattn/gdattn/examples/internal/quadrant"
 	"github.com/gdattn/gdattn/experiment"
 	"github.com/gdattn/gdattn/internal/cli"
 	"github.com/gdattn/gdattn/layers"
@@ -52,30 +53,30 @@ func main() { cli.Main("quadrant", func() error { return command(os.Args[1:]) })
 
 // command parses and checks the command line args, then runs it.
 func command(args []string) error {
-	var o options
+	var o quadrant.Options
 	var quick bool
 	fs := cli.NewFlagSet("quadrant")
-	fs.StringVar(&o.kernels, "kernels", "linear,rbf,exp,laplacian,softmax", "comma-separated attention kernels")
-	fs.IntVar(&o.seeds, "seeds", 5, fmt.Sprintf("model seeds per kernel and model (seed, seed+1, ...), 1..%d", maxSeeds))
-	fs.Uint64Var(&o.seed, "seed", 1, "first model seed (initialisation and minibatch order)")
-	fs.Uint64Var(&o.dataSeed, "data-seed", 1, "seed of W_e and of the train/test contexts")
+	fs.StringVar(&o.Kernels, "kernels", "linear,rbf,exp,laplacian,softmax", "comma-separated attention kernels")
+	fs.IntVar(&o.Seeds, "seeds", 5, fmt.Sprintf("model seeds per kernel and model (seed, seed+1, ...), 1..%d", maxSeeds))
+	fs.Uint64Var(&o.Seed, "seed", 1, "first model seed (initialisation and minibatch order)")
+	fs.Uint64Var(&o.DataSeed, "data-seed", 1, "seed of W_e and of the train/test contexts")
 	fs.IntVar(&o.L, "L", 2048, fmt.Sprintf("training contexts, 1..%d", maxContexts))
 	fs.IntVar(&o.M, "M", 2048, fmt.Sprintf("test contexts (final accuracy), 1..%d", maxContexts))
-	fs.IntVar(&o.evalM, "eval-M", 512, fmt.Sprintf("test contexts evaluated along the training curves, 1..%d", maxContexts))
+	fs.IntVar(&o.EvalM, "eval-M", 512, fmt.Sprintf("test contexts evaluated along the training curves, 1..%d", maxContexts))
 	fs.IntVar(&o.N, "N", 100, fmt.Sprintf("context size, 1..%d", maxN))
 	fs.IntVar(&o.C, "C", 20, fmt.Sprintf("number of categories, 4..%d (Appendix F's supplementary dataset: 100)", maxC))
-	fs.IntVar(&o.dPrime, "dprime", 5, fmt.Sprintf("embedding dimension d', 1..%d (Appendix F's supplementary dataset: 25)", maxDPrime))
-	fs.IntVar(&o.epochs, "epochs", 40, fmt.Sprintf("training epochs (steps = epochs·ceil(L/batch)), 1..%d", maxEpochs))
-	fs.IntVar(&o.every, "every", 2, "evaluate the curves every this many epochs (>= 1; the last epoch always)")
-	fs.IntVar(&o.batch, "batch", 32, fmt.Sprintf("contexts per minibatch, 1..%d", maxBatch))
-	fs.Float64Var(&o.lr, "lr", 1e-2, "Adam learning rate (GD and TF; finite, > 0)")
-	fs.IntVar(&o.grid, "grid", 81, fmt.Sprintf("points per side of the probability-map grid (Figure 7), 2..%d", maxGrid))
-	fs.IntVar(&o.context, "context", -1, "test context of Figure 7, 0..M-1 (-1: the first whose quadrants have 3 distinct most probable categories)")
-	fs.StringVar(&o.out, "out", "results/quadrant", "output directory (results.json, figures, journal, checkpoints; not empty)")
-	fs.StringVar(&o.figdir, "figdir", "", "directory the figures are copied to, e.g. docs/figures to update the tracked ones (default: none; they stay in -out)")
-	fs.BoolVar(&o.quiet, "quiet", false, "no per-step progress output")
-	o.exp.Register(fs) // -plan, -index, -shard, -merge, -submit, ... (package experiment)
-	o.fs = fs
+	fs.IntVar(&o.DPrime, "dprime", 5, fmt.Sprintf("embedding dimension d', 1..%d (Appendix F's supplementary dataset: 25)", maxDPrime))
+	fs.IntVar(&o.Epochs, "epochs", 40, fmt.Sprintf("training epochs (steps = epochs·ceil(L/batch)), 1..%d", maxEpochs))
+	fs.IntVar(&o.Every, "every", 2, "evaluate the curves every this many epochs (>= 1; the last epoch always)")
+	fs.IntVar(&o.Batch, "batch", 32, fmt.Sprintf("contexts per minibatch, 1..%d", maxBatch))
+	fs.Float64Var(&o.LR, "lr", 1e-2, "Adam learning rate (GD and TF; finite, > 0)")
+	fs.IntVar(&o.Grid, "grid", 81, fmt.Sprintf("points per side of the probability-map grid (Figure 7), 2..%d", maxGrid))
+	fs.IntVar(&o.Context, "context", -1, "test context of Figure 7, 0..M-1 (-1: the first whose quadrants have 3 distinct most probable categories)")
+	fs.StringVar(&o.Out, "out", "results/quadrant", "output directory (results.json, figures, journal, checkpoints; not empty)")
+	fs.StringVar(&o.Figdir, "figdir", "", "directory the figures are copied to, e.g. docs/figures to update the tracked ones (default: none; they stay in -out)")
+	fs.BoolVar(&o.Quiet, "quiet", false, "no per-step progress output")
+	o.Exp.Register(fs) // -plan, -index, -shard, -merge, -submit, ... (package experiment)
+	o.FS = fs
 	fs.BoolVar(&quick, "quick", false, "small preset (rbf and softmax, 2 seeds, L=512, 20 epochs, output in results/quadrant-quick, -figdir unset); explicit flags still apply")
 	if err := cli.Parse(fs, args, func(w io.Writer) { usage(w, fs) }); err != nil {
 		return err
@@ -106,24 +107,24 @@ func command(args []string) error {
 	if err := cli.Validate(fs, rules); err != nil {
 		return err
 	}
-	if err := o.exp.Check(cli.Given(fs)); err != nil {
+	if err := o.Exp.Check(cli.Given(fs)); err != nil {
 		return cli.Usage(err)
 	}
-	if kernels, err := parseKernels(o.kernels); err == nil { // -index past the plan, or -index env unset
-		if _, err := o.exp.Indices(len(kernels) * len(modelNames) * o.seeds); err != nil {
+	if kernels, err := quadrant.ParseKernels(o.Kernels); err == nil { // -index past the plan, or -index env unset
+		if _, err := o.Exp.Indices(len(kernels) * len(quadrant.ModelNames) * o.Seeds); err != nil {
 			return cli.Usage(err)
 		}
 	}
-	if err := cli.First(cli.OutDir("out", o.out), cli.OutDir("figdir", o.figdir), cli.OutCheckpoints("out", plannedCheckpoints(o)...)); err != nil {
+	if err := cli.First(cli.OutDir("out", o.Out), cli.OutDir("figdir", o.Figdir), cli.OutCheckpoints("out", quadrant.PlannedCheckpoints(o)...)); err != nil {
 		return err
 	}
-	if o.context >= o.M {
-		return cli.Usagef("-context %d: the test set has -M %d contexts (0..%d)", o.context, o.M, o.M-1)
+	if o.Context >= o.M {
+		return cli.Usagef("-context %d: the test set has -M %d contexts (0..%d)", o.Context, o.M, o.M-1)
 	}
 	if quick {
 		fmt.Fprintln(os.Stderr, "note: the quick preset undertrains the Trained TF baseline (L=512, 20 epochs, 2 seeds): it checks the pipeline; the full preset gives the paper's comparison")
 	}
-	return run(o, "go run ./examples/quadrant "+strings.Join(args, " "))
+	return quadrant.Run(o, "go run ./examples/quadrant "+strings.Join(args, " "))
 }
 
 func usage(w io.Writer, fs *flag.FlagSet) {
@@ -141,22 +142,4 @@ work), 1 a failure during the run.
 Flags:
 `)
 	cli.PrintDefaults(fs, w)
-}
-
-// plannedCheckpoints lists the checkpoint of every run -kernels and -seeds
-// ask for, for the up-front check of -out.
-func plannedCheckpoints(o options) []string {
-	kernels, err := parseKernels(o.kernels)
-	if err != nil {
-		return nil
-	}
-	var dirs []string
-	for _, kern := range kernels {
-		for _, name := range modelNames {
-			for s := 0; s < o.seeds; s++ {
-				dirs = append(dirs, ckptDir(o, keyOf(o, kern, name, o.seed+uint64(s))))
-			}
-		}
-	}
-	return dirs
 }

@@ -1,4 +1,4 @@
-package main
+package quadrant
 
 import (
 	"fmt"
@@ -25,7 +25,7 @@ func accuracyFigure(krs []*kernelResult, oracle float64) plot.Figure {
 		l := plot.Lines{Title: kr.Kernel + " attention", X: plot.Axis{Label: "training steps"},
 			Y: plot.Axis{Label: "test top-1 accuracy", Min: 0, Max: 0.6, Ticks: []float64{0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6}}, Legend: plot.BottomRight}
 		lo, hi := math.Inf(1), math.Inf(-1)
-		for _, name := range modelNames {
+		for _, name := range ModelNames {
 			mr := kr.Models[name]
 			if mr == nil || len(mr.Curve) == 0 {
 				continue
@@ -160,14 +160,14 @@ func mapFigure(kern string, seed uint64, side int, probs map[string][]float64, C
 		numbers[c] = true
 	}
 	var fig [][]plot.Panel
-	for _, name := range modelNames {
+	for _, name := range ModelNames {
 		var row []plot.Panel
 		for _, c := range cats {
 			vals := make([]float64, side*side)
 			hi := 0.0
 			for i := range vals {
 				vals[i] = probs[name][i*C+c]
-				for _, n := range modelNames {
+				for _, n := range ModelNames {
 					hi = math.Max(hi, probs[n][i*C+c])
 				}
 			}

@@ -1,4 +1,4 @@
-package main
+package quadrant
 
 import (
 	"encoding/json"
@@ -26,19 +26,19 @@ import (
 	"github.com/gdattn/gdattn/train"
 )
 
-// options are the command-line settings.
-type options struct {
-	kernels                       string
-	seeds                         int
-	seed, dataSeed                uint64
-	L, M, evalM, N, epochs, every int
-	C, dPrime                     int // task sizes (Appendix F's supplementary dataset: C = 100, d' = 25)
-	batch, grid, context          int
-	lr                            float64
-	out, figdir                   string
-	quiet                         bool
-	exp                           experiment.Flags
-	fs                            *flag.FlagSet // the command line (-submit passes it on to the workers)
+// Options are the settings of a sweep (the command line's flags).
+type Options struct {
+	Kernels                       string // comma-separated attention kernels
+	Seeds                         int
+	Seed, DataSeed                uint64
+	L, M, EvalM, N, Epochs, Every int
+	C, DPrime                     int // task sizes (Appendix F's supplementary dataset: C = 100, d' = 25)
+	Batch, Grid, Context          int
+	LR                            float64
+	Out, Figdir                   string
+	Quiet                         bool
+	Exp                           experiment.Flags
+	FS                            *flag.FlagSet // the command line (-submit passes it on to the workers)
 }
 
 // runKey identifies one training run in the journal; every field changes
@@ -75,8 +75,8 @@ func (k runKey) sizes() (C, dPrime int) {
 	return C, dPrime
 }
 
-// Models compared in every panel.
-var modelNames = []string{"gd", "tf"}
+// ModelNames are the models compared in every panel.
+var ModelNames = []string{"gd", "tf"}
 
 // model is a built GD or TF model with its scope.
 type model struct {
@@ -132,19 +132,19 @@ type sets struct {
 	eval        *data.Batch // the first evalM test contexts, for the curves
 }
 
-func makeSets(o options) (*sets, error) {
-	task, err := data.NewQuadrant(data.QuadrantConfig{N: o.N, C: o.C, DPrime: o.dPrime}, o.dataSeed)
+func makeSets(o Options) (*sets, error) {
+	task, err := data.NewQuadrant(data.QuadrantConfig{N: o.N, C: o.C, DPrime: o.DPrime}, o.DataSeed)
 	if err != nil {
 		return nil, err
 	}
 	st := &sets{task: task}
-	if st.train, err = task.Sample(o.L, rand.New(rand.NewPCG(o.dataSeed, 1))); err != nil {
+	if st.train, err = task.Sample(o.L, rand.New(rand.NewPCG(o.DataSeed, 1))); err != nil {
 		return nil, err
 	}
-	if st.test, st.testLatent, err = task.SampleLatent(o.M, rand.New(rand.NewPCG(o.dataSeed, 2))); err != nil {
+	if st.test, st.testLatent, err = task.SampleLatent(o.M, rand.New(rand.NewPCG(o.DataSeed, 2))); err != nil {
 		return nil, err
 	}
-	st.eval, err = st.test.Slice(0, min(o.evalM, o.M))
+	st.eval, err = st.test.Slice(0, min(o.EvalM, o.M))
 	return st, err
 }
 
@@ -155,11 +155,11 @@ type runRecord struct {
 }
 
 // keyOf is the journal key of a run with the options o.
-func keyOf(o options, kern, model string, seed uint64) runKey {
-	k := runKey{Kernel: kern, Model: model, Seed: seed, DataSeed: o.dataSeed,
-		L: o.L, EvalM: o.evalM, N: o.N, Epochs: o.epochs, Every: o.every, Batch: o.batch, LR: o.lr}
-	if def := data.DefaultQuadrantConfig(); o.C != def.C || o.dPrime != def.DPrime {
-		k.C, k.DPrime = o.C, o.dPrime
+func keyOf(o Options, kern, model string, seed uint64) runKey {
+	k := runKey{Kernel: kern, Model: model, Seed: seed, DataSeed: o.DataSeed,
+		L: o.L, EvalM: o.EvalM, N: o.N, Epochs: o.Epochs, Every: o.Every, Batch: o.Batch, LR: o.LR}
+	if def := data.DefaultQuadrantConfig(); o.C != def.C || o.DPrime != def.DPrime {
+		k.C, k.DPrime = o.C, o.DPrime
 	}
 	return k
 }
@@ -167,11 +167,11 @@ func keyOf(o options, kern, model string, seed uint64) runKey {
 // ckptDir is where the parameters of a run are saved: named by kernel,
 // model and seed, plus a hash of the whole key, so that runs with other
 // settings in the same -out keep their own parameters.
-func ckptDir(o options, k runKey) string {
+func ckptDir(o Options, k runKey) string {
 	h := fnv.New32a()
 	b, _ := json.Marshal(k) // a struct of plain fields: cannot fail
 	h.Write(b)
-	return filepath.Join(o.out, "ckpt", fmt.Sprintf("%s-%s-seed%d-%08x", k.Kernel, k.Model, k.Seed, h.Sum32()))
+	return filepath.Join(o.Out, "ckpt", fmt.Sprintf("%s-%s-seed%d-%08x", k.Kernel, k.Model, k.Seed, h.Sum32()))
 }
 
 // savedConfig is the config.json of a run's checkpoint.
@@ -181,13 +181,13 @@ type savedConfig struct {
 
 // sweepPlan lists the runs, kernel by kernel, model by model, seed by
 // seed, as a plan of package experiment, with their keys.
-func sweepPlan(o options, kernels []string) (experiment.Plan, []runKey, error) {
+func sweepPlan(o Options, kernels []string) (experiment.Plan, []runKey, error) {
 	p := experiment.Plan{Name: "quadrant"}
 	var keys []runKey
 	for _, kern := range kernels {
-		for _, name := range modelNames {
-			for s := 0; s < o.seeds; s++ {
-				key := keyOf(o, kern, name, o.seed+uint64(s))
+		for _, name := range ModelNames {
+			for s := 0; s < o.Seeds; s++ {
+				key := keyOf(o, kern, name, o.Seed+uint64(s))
 				if _, err := p.Add(key, fmt.Sprintf("%s %s seed %d", kern, name, key.Seed), 0, kern); err != nil {
 					return p, nil, err
 				}
@@ -200,8 +200,8 @@ func sweepPlan(o options, kernels []string) (experiment.Plan, []runKey, error) {
 
 // openStore opens the results of -out: one file per run under -out/runs,
 // and the older journal -out/journal.jsonl.
-func openStore(o options) (*experiment.Store, error) {
-	s, err := experiment.OpenStore(o.out)
+func openStore(o Options) (*experiment.Store, error) {
+	s, err := experiment.OpenStore(o.Out)
 	if err != nil {
 		return nil, err
 	}
@@ -219,8 +219,8 @@ type runOutput struct {
 
 // trainAll trains the runs of p at indices that have no result, saving each
 // run's parameters under -out/ckpt and its result in store.
-func trainAll(o options, st *sets, p experiment.Plan, keys []runKey, indices []int, store *experiment.Store, progress io.Writer) error {
-	stepsPerEpoch := (o.L + o.batch - 1) / o.batch
+func trainAll(o Options, st *sets, p experiment.Plan, keys []runKey, indices []int, store *experiment.Store, progress io.Writer) error {
+	stepsPerEpoch := (o.L + o.Batch - 1) / o.Batch
 	return experiment.Execute(p, store, indices, func(i int, _ experiment.Run) (any, error) {
 		rec, err := trainOne(o, st, keys[i], stepsPerEpoch, progress)
 		if err != nil {
@@ -261,19 +261,19 @@ func collect(rep *experiment.Report, keys []runKey, kernels []string) ([]runReco
 	return runs, complete, nil
 }
 
-func trainOne(o options, st *sets, key runKey, stepsPerEpoch int, progress io.Writer) (sweep.Record, error) {
-	m, err := build(key, o.batch)
+func trainOne(o Options, st *sets, key runKey, stepsPerEpoch int, progress io.Writer) (sweep.Record, error) {
+	m, err := build(key, o.Batch)
 	if err != nil {
 		return sweep.Record{}, err
 	}
-	r, err := train.NewRunner(m.m, train.RunnerConfig{Optim: train.Config{LR: o.lr, Progress: progress,
-		Label: fmt.Sprintf("%s %s seed %d", key.Kernel, key.Model, key.Seed), Total: o.epochs * stepsPerEpoch}})
+	r, err := train.NewRunner(m.m, train.RunnerConfig{Optim: train.Config{LR: o.LR, Progress: progress,
+		Label: fmt.Sprintf("%s %s seed %d", key.Kernel, key.Model, key.Seed), Total: o.Epochs * stepsPerEpoch}})
 	if err != nil {
 		return sweep.Record{}, err
 	}
 	defer r.Close()
 	start := time.Now()
-	curve, err := r.FitCurve(st.train, st.eval, train.FitConfig{Epochs: o.epochs, Seed: key.Seed}, o.every)
+	curve, err := r.FitCurve(st.train, st.eval, train.FitConfig{Epochs: o.Epochs, Seed: key.Seed}, o.Every)
 	if err != nil {
 		return sweep.Record{}, err
 	}
@@ -290,7 +290,7 @@ func trainOne(o options, st *sets, key runKey, stepsPerEpoch int, progress io.Wr
 }
 
 // load rebuilds the model of key (batch 1) with its saved parameters.
-func load(o options, key runKey) (*model, error) {
+func load(o Options, key runKey) (*model, error) {
 	m, err := build(key, 1)
 	if err != nil {
 		return nil, err
@@ -301,8 +301,8 @@ func load(o options, key runKey) (*model, error) {
 	return m, nil
 }
 
-// parseKernels splits a comma-separated kernel list and checks the names.
-func parseKernels(s string) ([]string, error) {
+// ParseKernels splits a comma-separated kernel list and checks the names.
+func ParseKernels(s string) ([]string, error) {
 	var out []string
 	for _, k := range strings.Split(s, ",") {
 		k = strings.TrimSpace(k)
@@ -318,16 +318,16 @@ func parseKernels(s string) ([]string, error) {
 	return out, nil
 }
 
-// run is the whole experiment: train (or resume), summarise, draw; or the
+// Run is the whole experiment: train (or resume), summarise, draw; or the
 // part of it the experiment flags ask for (-plan, -submit, -index, -shard,
 // -merge).
-func run(o options, command string) error {
+func Run(o Options, command string) error {
 	start := time.Now()
-	kernels, err := parseKernels(o.kernels)
+	kernels, err := ParseKernels(o.Kernels)
 	if err != nil {
 		return err
 	}
-	if o.seeds <= 0 || o.L <= 0 || o.M <= 0 || o.evalM <= 0 || o.N <= 0 || o.epochs <= 0 || o.every <= 0 || o.batch <= 0 || o.grid < 2 {
+	if o.Seeds <= 0 || o.L <= 0 || o.M <= 0 || o.EvalM <= 0 || o.N <= 0 || o.Epochs <= 0 || o.Every <= 0 || o.Batch <= 0 || o.Grid < 2 {
 		return fmt.Errorf("-seeds, -L, -M, -eval-M, -N, -epochs, -every and -batch must be positive and -grid >= 2")
 	}
 	p, keys, err := sweepPlan(o, kernels)
@@ -339,26 +339,26 @@ func run(o options, command string) error {
 		return err
 	}
 	switch {
-	case o.exp.Plan, o.exp.PlanJSON:
+	case o.Exp.Plan, o.Exp.PlanJSON:
 		c, err := store.Load()
 		if err != nil {
 			return err
 		}
 		done := func(k string) bool { _, ok := c.Results[k]; return ok }
-		if o.exp.PlanJSON {
+		if o.Exp.PlanJSON {
 			return p.WriteJSON(os.Stdout, done)
 		}
 		return p.WriteText(os.Stdout, done)
-	case o.exp.Submit != "":
+	case o.Exp.Submit != "":
 		rep, err := experiment.Collect(p, store)
 		if err != nil {
 			return err
 		}
-		cmd, err := experiment.WorkerCommand(o.fs)
+		cmd, err := experiment.WorkerCommand(o.FS)
 		if err != nil {
 			return err
 		}
-		_, err = experiment.SubmitSlurm(rep, cmd, filepath.Join(o.out, "slurm"), o.exp.Slurm, os.Stdout)
+		_, err = experiment.SubmitSlurm(rep, cmd, filepath.Join(o.Out, "slurm"), o.Exp.Slurm, os.Stdout)
 		return err
 	}
 	st, err := makeSets(o)
@@ -366,17 +366,17 @@ func run(o options, command string) error {
 		return err
 	}
 	var progress io.Writer = os.Stderr
-	if o.quiet {
+	if o.Quiet {
 		progress = nil
 	}
-	if !o.exp.Merge {
+	if !o.Exp.Merge {
 		fmt.Printf("quadrant task: d=2 C=%d d'=%d N=%d, L=%d train / M=%d test contexts, oracle %.4f; kernels %v, %d seeds, %d epochs of %d steps\n",
-			st.task.Config.C, st.task.Config.DPrime, o.N, o.L, o.M, st.test.Oracle(), kernels, o.seeds, o.epochs, (o.L+o.batch-1)/o.batch)
-		indices, err := o.exp.Indices(len(p.Runs))
+			st.task.Config.C, st.task.Config.DPrime, o.N, o.L, o.M, st.test.Oracle(), kernels, o.Seeds, o.Epochs, (o.L+o.Batch-1)/o.Batch)
+		indices, err := o.Exp.Indices(len(p.Runs))
 		if err != nil {
 			return err
 		}
-		if err := trainAll(o, st, p, keys, indices, store, progress); err != nil || o.exp.Worker() {
+		if err := trainAll(o, st, p, keys, indices, store, progress); err != nil || o.Exp.Worker() {
 			return err
 		}
 	}
@@ -384,10 +384,10 @@ func run(o options, command string) error {
 	if err != nil {
 		return err
 	}
-	if o.exp.Merge {
+	if o.Exp.Merge {
 		rep.WriteStatus(os.Stdout)
 	}
-	if err := rep.Check(o.exp.Partial); err != nil {
+	if err := rep.Check(o.Exp.Partial); err != nil {
 		return err
 	}
 	runs, complete, err := collect(rep, keys, kernels)
@@ -402,13 +402,13 @@ func run(o options, command string) error {
 	}
 	kernels = complete
 	res := &results{Command: command, Task: st.task.Config, Oracle: st.test.Oracle(), EvalOracle: st.eval.Oracle()}
-	res.Options.Kernels, res.Options.Seeds, res.Options.Seed, res.Options.DataSeed = kernels, o.seeds, o.seed, o.dataSeed
-	res.Options.L, res.Options.M, res.Options.EvalM, res.Options.N = o.L, o.M, o.evalM, o.N
-	res.Options.Epochs, res.Options.Batch, res.Options.LR = o.epochs, o.batch, o.lr
+	res.Options.Kernels, res.Options.Seeds, res.Options.Seed, res.Options.DataSeed = kernels, o.Seeds, o.Seed, o.DataSeed
+	res.Options.L, res.Options.M, res.Options.EvalM, res.Options.N = o.L, o.M, o.EvalM, o.N
+	res.Options.Epochs, res.Options.Batch, res.Options.LR = o.Epochs, o.Batch, o.LR
 	res.Partial = rep.Note()
 	var figs []string
 	save := func(f interface{ Save(string) error }, name string) error {
-		path := filepath.Join(o.out, name)
+		path := filepath.Join(o.Out, name)
 		if err := f.Save(path); err != nil {
 			return err
 		}
@@ -417,7 +417,7 @@ func run(o options, command string) error {
 	}
 	for _, kern := range kernels {
 		seed := medianSeed(runs, kern)
-		kr, err := summarise(o, kern, runs, (o.L+o.batch-1)/o.batch, seed)
+		kr, err := summarise(o, kern, runs, (o.L+o.Batch-1)/o.Batch, seed)
 		if err != nil {
 			return err
 		}
@@ -436,7 +436,7 @@ func run(o options, command string) error {
 		if err := save(paramsFigure(kern, seed, l), name); err != nil {
 			return err
 		}
-		kr.Files = append(kr.Files, kr.Map.File, filepath.Join(o.out, name))
+		kr.Files = append(kr.Files, kr.Map.File, filepath.Join(o.Out, name))
 		res.Kernels = append(res.Kernels, kr)
 		printSummary(kr)
 	}
@@ -447,7 +447,7 @@ func run(o options, command string) error {
 		return err
 	}
 	res.Figures = figs
-	if o.figdir != "" {
+	if o.Figdir != "" {
 		for _, f := range figs {
 			if !docFigures[filepath.Base(f)] {
 				continue
@@ -456,13 +456,13 @@ func run(o options, command string) error {
 			if err != nil {
 				return err
 			}
-			if err := sweep.WriteFile(filepath.Join(o.figdir, "quadrant_"+filepath.Base(f)), b); err != nil {
+			if err := sweep.WriteFile(filepath.Join(o.Figdir, "quadrant_"+filepath.Base(f)), b); err != nil {
 				return err
 			}
 		}
 	}
 	res.WallSeconds = time.Since(start).Seconds()
-	path := filepath.Join(o.out, "results.json")
+	path := filepath.Join(o.Out, "results.json")
 	if err := sweep.WriteJSON(path, res); err != nil {
 		return err
 	}
@@ -479,20 +479,20 @@ var docFigures = map[string]bool{
 
 // probMaps draws Figure 7 for kernel kern from the GD and TF of one seed,
 // evaluating all grid queries of each model in one forward pass.
-func probMaps(o options, st *sets, kern string, seed uint64, save func(interface{ Save(string) error }, string) error) (*mapResult, error) {
-	b, mp, cats, err := chooseContext(st, o.context)
+func probMaps(o Options, st *sets, kern string, seed uint64, save func(interface{ Save(string) error }, string) error) (*mapResult, error) {
+	b, mp, cats, err := chooseContext(st, o.Context)
 	if err != nil {
 		return nil, err
 	}
 	T, N, C := st.test.T, st.test.T-1, st.test.C
 	ctxX := st.test.X[b*T*2 : (b*T+N)*2]
 	ctxY := st.test.Y[b*T : b*T+N]
-	grid := squareGrid(o.grid)
+	grid := squareGrid(o.Grid)
 	mr := &mapResult{Seed: seed, Context: b, QuadrantCats: st.testLatent.Cats[4*b : 4*b+4], MostProbable: mp, Categories: cats,
-		Grid: o.grid, TrueAgree: map[string]float64{}, Seconds: map[string]float64{}}
+		Grid: o.Grid, TrueAgree: map[string]float64{}, Seconds: map[string]float64{}}
 	probs := map[string][]float64{}
 	truth := make([]float64, C)
-	for _, name := range modelNames {
+	for _, name := range ModelNames {
 		m, err := load(o, keyOf(o, kern, name, seed))
 		if err != nil {
 			return nil, err
@@ -524,8 +524,8 @@ func probMaps(o options, st *sets, kern string, seed uint64, save func(interface
 		}
 		mr.MaxAbsDiff = append(mr.MaxAbsDiff, d)
 	}
-	mr.File = filepath.Join(o.out, fmt.Sprintf("fig7_probmap_%s.png", kern))
-	return mr, save(mapFigure(kern, seed, o.grid, probs, C, cats, ctxX, ctxY), filepath.Base(mr.File))
+	mr.File = filepath.Join(o.Out, fmt.Sprintf("fig7_probmap_%s.png", kern))
+	return mr, save(mapFigure(kern, seed, o.Grid, probs, C, cats, ctxX, ctxY), filepath.Base(mr.File))
 }
 
 // medianSeed is the seed of the TF run of kern with the median final test
@@ -553,7 +553,7 @@ func argmax(p []float64) int {
 }
 
 func printSummary(kr *kernelResult) {
-	for _, name := range modelNames {
+	for _, name := range ModelNames {
 		if mr := kr.Models[name]; mr != nil {
 			fmt.Printf("== %-9s %-10s top-1 %.4f ± %.4f  NLL %.4f ± %.4f  g %.3g", kr.Kernel, modelLabels[name],
 				mr.Top1.Mean, mr.Top1.Std, mr.NLL.Mean, mr.NLL.Std, mr.Gamma.Mean)
@@ -580,4 +580,22 @@ func fmtFloats(v []float64) string {
 		parts[i] = fmt.Sprintf("%.3f", x)
 	}
 	return "[" + strings.Join(parts, " ") + "]"
+}
+
+// PlannedCheckpoints lists the checkpoint of every run o.Kernels and
+// o.Seeds ask for, for the up-front check of o.Out.
+func PlannedCheckpoints(o Options) []string {
+	kernels, err := ParseKernels(o.Kernels)
+	if err != nil {
+		return nil
+	}
+	var dirs []string
+	for _, kern := range kernels {
+		for _, name := range ModelNames {
+			for s := 0; s < o.Seeds; s++ {
+				dirs = append(dirs, ckptDir(o, keyOf(o, kern, name, o.Seed+uint64(s))))
+			}
+		}
+	}
+	return dirs
 }

@@ -1,4 +1,4 @@
-package main
+package quadrant
 
 import (
 	"fmt"
@@ -127,11 +127,11 @@ type results struct {
 
 // summarise aggregates the runs of one kernel and reads each run's
 // learned scalars and, for the TF, its parameter analysis.
-func summarise(o options, kern string, runs []runRecord, stepsPerEpoch int, mapSeed uint64) (*kernelResult, error) {
+func summarise(o Options, kern string, runs []runRecord, stepsPerEpoch int, mapSeed uint64) (*kernelResult, error) {
 	kr := &kernelResult{Kernel: kern, Models: map[string]*modelResult{}}
 	an := &analysisResult{}
 	var qd, qs, ed, es, md, ms []float64
-	for _, name := range modelNames {
+	for _, name := range ModelNames {
 		var mine []runRecord
 		for _, r := range runs {
 			if r.key.Kernel == kern && r.key.Model == name {

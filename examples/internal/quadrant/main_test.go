@@ -1,4 +1,4 @@
-package main
+package quadrant
 
 import (
 	"encoding/json"
@@ -43,7 +43,7 @@ func TestGridProbsMatchesModel(t *testing.T) {
 		y[g*T+N] = -1
 	}
 	for _, kern := range layers.KernelNames() {
-		for _, name := range modelNames {
+		for _, name := range ModelNames {
 			t.Run(kern+"/"+name, func(t *testing.T) {
 				m, err := build(runKey{Kernel: kern, Model: name, Seed: 7, N: N}, G)
 				if err != nil {
@@ -130,9 +130,9 @@ func TestRunTiny(t *testing.T) {
 		t.Skip("trains models")
 	}
 	dir := t.TempDir()
-	o := options{kernels: "softmax,linear", seeds: 2, seed: 1, dataSeed: 2, L: 64, M: 48, evalM: 16, N: 10,
-		epochs: 2, every: 1, batch: 16, lr: 1e-2, grid: 9, context: -1, out: dir, figdir: filepath.Join(dir, "figs"), quiet: true}
-	if err := run(o, "test"); err != nil {
+	o := Options{Kernels: "softmax,linear", Seeds: 2, Seed: 1, DataSeed: 2, L: 64, M: 48, EvalM: 16, N: 10,
+		Epochs: 2, Every: 1, Batch: 16, LR: 1e-2, Grid: 9, Context: -1, Out: dir, Figdir: filepath.Join(dir, "figs"), Quiet: true}
+	if err := Run(o, "test"); err != nil {
 		t.Fatal(err)
 	}
 	raw, err := os.ReadFile(filepath.Join(dir, "results.json"))
@@ -147,7 +147,7 @@ func TestRunTiny(t *testing.T) {
 		t.Fatalf("results for %d kernels, want softmax and linear", len(res.Kernels))
 	}
 	for _, kr := range res.Kernels {
-		for _, name := range modelNames {
+		for _, name := range ModelNames {
 			mr := kr.Models[name]
 			if mr == nil || len(mr.Top1.Values) != 2 || len(mr.Curve) != 2 || mr.Curve[1].Step != 8 {
 				t.Fatalf("%s %s: %+v, want 2 seeds and 2 curve points (steps 4, 8)", kr.Kernel, name, mr)
@@ -172,7 +172,7 @@ func TestRunTiny(t *testing.T) {
 		b, _ := os.ReadFile(f)
 		before[f] = string(b)
 	}
-	if err := run(o, "test"); err != nil {
+	if err := Run(o, "test"); err != nil {
 		t.Fatal(err)
 	}
 	for _, f := range files {
@@ -184,32 +184,32 @@ func TestRunTiny(t *testing.T) {
 	// Two shards, then -merge, on a fresh -out: the same results.json
 	// numbers; -merge refuses while a shard is missing.
 	o2 := o
-	o2.out, o2.figdir = t.TempDir(), ""
-	o2.exp.Shard = "0/2"
-	if err := run(o2, "test"); err != nil {
+	o2.Out, o2.Figdir = t.TempDir(), ""
+	o2.Exp.Shard = "0/2"
+	if err := Run(o2, "test"); err != nil {
 		t.Fatal(err)
 	}
-	o2.exp.Shard, o2.exp.Merge = "", true
-	if err := run(o2, "test"); err == nil || !strings.Contains(err.Error(), "4 of 8 runs") {
+	o2.Exp.Shard, o2.Exp.Merge = "", true
+	if err := Run(o2, "test"); err == nil || !strings.Contains(err.Error(), "4 of 8 runs") {
 		t.Errorf("-merge with a shard missing: %v", err)
 	}
-	o2.exp.Merge, o2.exp.Index = false, "3"
-	if err := run(o2, "test"); err != nil {
+	o2.Exp.Merge, o2.Exp.Index = false, "3"
+	if err := Run(o2, "test"); err != nil {
 		t.Fatal(err)
 	}
-	o2.exp.Index, o2.exp.Shard = "", "1/2"
-	if err := run(o2, "test"); err != nil {
+	o2.Exp.Index, o2.Exp.Shard = "", "1/2"
+	if err := Run(o2, "test"); err != nil {
 		t.Fatal(err)
 	}
-	o2.exp.Shard, o2.exp.Merge = "", true
-	if err := run(o2, "test"); err != nil {
+	o2.Exp.Shard, o2.Exp.Merge = "", true
+	if err := Run(o2, "test"); err != nil {
 		t.Fatal(err)
 	}
-	raw2, _ := os.ReadFile(filepath.Join(o2.out, "results.json"))
+	raw2, _ := os.ReadFile(filepath.Join(o2.Out, "results.json"))
 	var res2 results
 	json.Unmarshal(raw2, &res2)
 	for k, kr := range res.Kernels {
-		for _, name := range modelNames {
+		for _, name := range ModelNames {
 			if a, b := kr.Models[name].Top1.Values, res2.Kernels[k].Models[name].Top1.Values; fmt.Sprint(a) != fmt.Sprint(b) {
 				t.Errorf("%s %s top-1: sharded %v, one process %v", kr.Kernel, name, b, a)
 			}
@@ -224,11 +224,11 @@ func TestRunTiny(t *testing.T) {
 // TestKeySizes: the task sizes enter the journal key only when they differ
 // from the defaults (so older journals still match), and build uses them.
 func TestKeySizes(t *testing.T) {
-	def := keyOf(options{C: 20, dPrime: 5, N: 4}, "rbf", "gd", 1)
+	def := keyOf(Options{C: 20, DPrime: 5, N: 4}, "rbf", "gd", 1)
 	if def.C != 0 || def.DPrime != 0 {
 		t.Fatalf("default sizes in the key: C=%d DPrime=%d, want both omitted", def.C, def.DPrime)
 	}
-	big := keyOf(options{C: 100, dPrime: 25, N: 4}, "rbf", "gd", 1)
+	big := keyOf(Options{C: 100, DPrime: 25, N: 4}, "rbf", "gd", 1)
 	if C, dp := big.sizes(); C != 100 || dp != 25 {
 		t.Fatalf("sizes() = %d, %d, want 100, 25", C, dp)
 	}
