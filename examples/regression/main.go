@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 
+	"github.com/gdattn/gdattn/examples/internal/regression"
 	"github.com/gdattn/gdattn/experiment"
 	"github.com/gdattn/gdattn/internal/cli"
 )
@@ -23,14 +24,9 @@ const (
 
 // options are the parsed flags.
 type options struct {
-	exps, steps, ls, dtype, results, figures, out string
-	evalDir, xPath, yPath, predPath, bayesPath    string
-	d, n, dy, L, M, epochs, batch, seeds          int
-	noise, lr                                     float64
-	seed, dataSeed                                uint64
-	quick, quiet                                  bool
-	exp                                           experiment.Flags
-	set                                           cli.Set
+	regression.Options
+	evalDir, xPath, yPath, predPath, bayesPath string
+	exp                                        experiment.Flags
 }
 
 // Flags of -eval, and the flags that do not apply to it.
@@ -45,27 +41,27 @@ func main() { cli.Main("regression", func() error { return command(os.Args[1:]) 
 func command(args []string) error {
 	var o options
 	fs := cli.NewFlagSet("regression")
-	fs.StringVar(&o.exps, "exp", "linear,nonlinear", "experiments to run: linear, nonlinear (comma-separated)")
-	fs.StringVar(&o.steps, "steps", "1,2,3", fmt.Sprintf("linear: GD steps = TF layers to compare, each 1..%d", maxDepth))
-	fs.StringVar(&o.ls, "Ls", "", "nonlinear: comma-separated training-context counts L (default 256,1024,4096,16384; -quick 256,1024)")
-	fs.IntVar(&o.d, "d", 10, fmt.Sprintf("covariate dimension d, 1..%d", maxD))
-	fs.IntVar(&o.n, "N", 10, fmt.Sprintf("context size N, 1..%d", maxN))
-	fs.IntVar(&o.dy, "dy", 1, fmt.Sprintf("target dimension d_y, 1..%d", maxD))
-	fs.Float64Var(&o.noise, "noise", 0, "standard deviation σ of the targets' noise (linear task; the nonlinear task uses 0.1 unless given)")
+	fs.StringVar(&o.Exps, "exp", "linear,nonlinear", "experiments to run: linear, nonlinear (comma-separated)")
+	fs.StringVar(&o.Steps, "steps", "1,2,3", fmt.Sprintf("linear: GD steps = TF layers to compare, each 1..%d", maxDepth))
+	fs.StringVar(&o.Ls, "Ls", "", "nonlinear: comma-separated training-context counts L (default 256,1024,4096,16384; -quick 256,1024)")
+	fs.IntVar(&o.D, "d", 10, fmt.Sprintf("covariate dimension d, 1..%d", maxD))
+	fs.IntVar(&o.N, "N", 10, fmt.Sprintf("context size N, 1..%d", maxN))
+	fs.IntVar(&o.DY, "dy", 1, fmt.Sprintf("target dimension d_y, 1..%d", maxD))
+	fs.Float64Var(&o.Noise, "noise", 0, "standard deviation σ of the targets' noise (linear task; the nonlinear task uses 0.1 unless given)")
 	fs.IntVar(&o.L, "L", 8192, fmt.Sprintf("linear: training contexts, 1..%d (-quick: 2048)", maxContexts))
 	fs.IntVar(&o.M, "M", 2048, fmt.Sprintf("test contexts, 1..%d (-quick: 512)", maxContexts))
-	fs.IntVar(&o.epochs, "epochs", 40, fmt.Sprintf("training epochs, 1..%d (-quick: 20)", maxEpochs))
-	fs.IntVar(&o.batch, "batch", 64, fmt.Sprintf("contexts per minibatch, 1..%d", maxBatch))
-	fs.Float64Var(&o.lr, "lr", 1e-3, "Adam learning rate (finite, > 0)")
-	fs.IntVar(&o.seeds, "seeds", 5, fmt.Sprintf("model seeds seed, seed+1, ..., 1..%d (-quick: 2); mean ± std is reported", maxSeeds))
-	fs.Uint64Var(&o.seed, "seed", 1, "first model seed (initialisation and minibatch order)")
-	fs.Uint64Var(&o.dataSeed, "data-seed", 1, "seed of the training and test contexts")
-	fs.StringVar(&o.dtype, "dtype", "float64", "float32 or float64")
-	fs.BoolVar(&o.quick, "quick", false, "the small preset (under two minutes of CPU) instead of the full one")
-	fs.StringVar(&o.results, "results", "", "directory for the JSON and CSV results (default results/regression, -quick results/regression-quick)")
-	fs.StringVar(&o.figures, "figures", "", "directory for the PNG figures (default the results directory)")
-	fs.StringVar(&o.out, "out", "checkpoints/regression", "directory for the checkpoints of the linear task's GD models (first seed); empty: none")
-	fs.BoolVar(&o.quiet, "quiet", false, "no progress output")
+	fs.IntVar(&o.Epochs, "epochs", 40, fmt.Sprintf("training epochs, 1..%d (-quick: 20)", maxEpochs))
+	fs.IntVar(&o.Batch, "batch", 64, fmt.Sprintf("contexts per minibatch, 1..%d", maxBatch))
+	fs.Float64Var(&o.LR, "lr", 1e-3, "Adam learning rate (finite, > 0)")
+	fs.IntVar(&o.Seeds, "seeds", 5, fmt.Sprintf("model seeds seed, seed+1, ..., 1..%d (-quick: 2); mean ± std is reported", maxSeeds))
+	fs.Uint64Var(&o.Seed, "seed", 1, "first model seed (initialisation and minibatch order)")
+	fs.Uint64Var(&o.DataSeed, "data-seed", 1, "seed of the training and test contexts")
+	fs.StringVar(&o.Dtype, "dtype", "float64", "float32 or float64")
+	fs.BoolVar(&o.Quick, "quick", false, "the small preset (under two minutes of CPU) instead of the full one")
+	fs.StringVar(&o.Results, "results", "", "directory for the JSON and CSV results (default results/regression, -quick results/regression-quick)")
+	fs.StringVar(&o.Figures, "figures", "", "directory for the PNG figures (default the results directory)")
+	fs.StringVar(&o.Out, "out", "checkpoints/regression", "directory for the checkpoints of the linear task's GD models (first seed); empty: none")
+	fs.BoolVar(&o.Quiet, "quiet", false, "no progress output")
 	fs.StringVar(&o.evalDir, "eval", "", "evaluate this GD checkpoint (Gaussian likelihood) instead of training (needs -x and -y)")
 	fs.StringVar(&o.xPath, "x", "", "with -eval: contexts x, .npy float64 (B, N+1, d)")
 	fs.StringVar(&o.yPath, "y", "", "with -eval: targets y, .npy float64 (B, N+1, d_y); the query's row is ignored (any value)")
@@ -75,7 +71,7 @@ func command(args []string) error {
 	if err := cli.Parse(fs, args, func(w io.Writer) { usage(w, fs) }); err != nil {
 		return err
 	}
-	o.set = cli.Given(fs)
+	o.Set = cli.Given(fs)
 	rules := cli.Rules{
 		"exp": cli.List(cli.OneOf("linear", "nonlinear")), "steps": cli.List(cli.IntIn(1, maxDepth)),
 		"Ls": cli.Optional(cli.List(cli.IntIn(1, maxContexts))), "d": cli.IntIn(1, maxD), "N": cli.IntIn(1, maxN),
@@ -92,11 +88,11 @@ func command(args []string) error {
 	if err := cli.Validate(fs, rules); err != nil {
 		return err
 	}
-	if err := o.exp.Check(o.set); err != nil {
+	if err := o.exp.Check(o.Set); err != nil {
 		return cli.Usage(err)
 	}
 	eval := o.evalDir != ""
-	if err := cli.First(cli.Needs(o.set, eval, "-eval", evalOnly...), cli.NotWith(o.set, eval, "-eval", notEval...)); err != nil {
+	if err := cli.First(cli.Needs(o.Set, eval, "-eval", evalOnly...), cli.NotWith(o.Set, eval, "-eval", notEval...)); err != nil {
 		return err
 	}
 	if eval {
@@ -116,19 +112,19 @@ func command(args []string) error {
 		}
 		return evalCheckpoint(o, in)
 	}
-	p, err := resolve(o)
+	p, err := regression.Resolve(o.Options)
 	if err != nil {
 		return cli.Usage(err)
 	}
-	if ep, _, err := runPlan(p); err != nil {
+	if n, err := regression.PlannedRuns(p); err != nil {
 		return cli.Usage(err)
-	} else if _, err := o.exp.Indices(len(ep.Runs)); err != nil { // -index past the plan, or -index env unset
+	} else if _, err := o.exp.Indices(n); err != nil { // -index past the plan, or -index env unset
 		return cli.Usage(err)
 	}
-	if err := checkOutputs(p); err != nil {
+	if err := regression.CheckOutputs(p); err != nil {
 		return err
 	}
-	return runAll(p, o.exp, fs)
+	return regression.RunAll(p, o.exp, fs)
 }
 
 func usage(w io.Writer, fs *flag.FlagSet) {

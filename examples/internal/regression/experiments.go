@@ -1,4 +1,4 @@
-package main
+package regression
 
 import (
 	"encoding/json"
@@ -16,11 +16,12 @@ import (
 
 	"github.com/gdattn/gdattn/data"
 	"github.com/gdattn/gdattn/experiment"
+	"github.com/gdattn/gdattn/internal/cli"
 )
 
-// plan is the resolved command line: the preset with the flags given on
+// Plan is the resolved command line: the preset with the flags given on
 // the command line applied.
-type plan struct {
+type Plan struct {
 	Exps     []string `json:"exps"`
 	Steps    []int    `json:"steps"`
 	Ls       []int    `json:"Ls"`
@@ -42,59 +43,71 @@ type plan struct {
 	progress              io.Writer
 }
 
-func resolve(o options) (*plan, error) {
-	p := &plan{D: o.d, N: o.n, DY: o.dy, Noise: o.noise, NoiseRBF: 0.1, L: 8192, M: 2048,
-		Train: trainCfg{Epochs: 40, Batch: o.batch, LR: o.lr}, Seeds: 5, Seed: o.seed, DataSeed: o.dataSeed,
-		Dtype: o.dtype, Quick: o.quick, Ls: []int{256, 1024, 4096, 16384}}
-	if o.quick {
+// Options are the settings of the experiments (the command line's flags,
+// but -eval's); Set names the flags given on the command line.
+type Options struct {
+	Exps, Steps, Ls, Dtype, Results, Figures, Out string
+	D, N, DY, L, M, Epochs, Batch, Seeds          int
+	Noise, LR                                     float64
+	Seed, DataSeed                                uint64
+	Quick, Quiet                                  bool
+	Set                                           cli.Set
+}
+
+// Resolve applies the preset and the flags given in o to the defaults.
+func Resolve(o Options) (*Plan, error) {
+	p := &Plan{D: o.D, N: o.N, DY: o.DY, Noise: o.Noise, NoiseRBF: 0.1, L: 8192, M: 2048,
+		Train: trainCfg{Epochs: 40, Batch: o.Batch, LR: o.LR}, Seeds: 5, Seed: o.Seed, DataSeed: o.DataSeed,
+		Dtype: o.Dtype, Quick: o.Quick, Ls: []int{256, 1024, 4096, 16384}}
+	if o.Quick {
 		p.L, p.M, p.Train.Epochs, p.Seeds, p.Ls = 2048, 512, 20, 2, []int{256, 1024}
 	}
-	if o.set["noise"] {
-		p.NoiseRBF = o.noise
+	if o.Set["noise"] {
+		p.NoiseRBF = o.Noise
 	}
 	for _, f := range []struct {
 		name string
 		v    int
 		dst  *int
-	}{{"L", o.L, &p.L}, {"M", o.M, &p.M}, {"epochs", o.epochs, &p.Train.Epochs}, {"seeds", o.seeds, &p.Seeds}} {
-		if o.set[f.name] {
+	}{{"L", o.L, &p.L}, {"M", o.M, &p.M}, {"epochs", o.Epochs, &p.Train.Epochs}, {"seeds", o.Seeds, &p.Seeds}} {
+		if o.Set[f.name] {
 			*f.dst = f.v
 		}
 	}
 	var err error
-	p.Exps = strings.Split(o.exps, ",")
-	if p.Steps, err = ints(o.steps); err != nil {
+	p.Exps = strings.Split(o.Exps, ",")
+	if p.Steps, err = ints(o.Steps); err != nil {
 		return nil, fmt.Errorf("-steps: %w", err)
 	}
-	if o.ls != "" {
-		if p.Ls, err = ints(o.ls); err != nil {
+	if o.Ls != "" {
+		if p.Ls, err = ints(o.Ls); err != nil {
 			return nil, fmt.Errorf("-Ls: %w", err)
 		}
 	}
-	p.results = o.results
+	p.results = o.Results
 	if p.results == "" {
 		p.results = filepath.Join("results", "regression"+p.suffix())
 	}
-	p.figures = o.figures
+	p.figures = o.Figures
 	if p.figures == "" {
 		p.figures = p.results
 	}
-	p.out = o.out
-	if !o.quiet {
+	p.out = o.Out
+	if !o.Quiet {
 		p.progress = os.Stderr
 	}
 	return p, nil
 }
 
 // mcSamples is the number of tasks of the Monte Carlo estimate of α*.
-func (p *plan) mcSamples() int {
+func (p *Plan) mcSamples() int {
 	if p.Quick {
 		return 200_000
 	}
 	return 1_000_000
 }
 
-func (p *plan) suffix() string {
+func (p *Plan) suffix() string {
 	if p.Quick {
 		return "-quick"
 	}
@@ -151,7 +164,7 @@ type linearRow struct {
 
 // linearResult is linear.json.
 type linearResult struct {
-	Plan   *plan       `json:"plan"`
+	Plan   *Plan       `json:"plan"`
 	Oracle float64     `json:"oracle"`   // mean Bayes error of the test queries
 	Zero   float64     `json:"zero_mse"` // MSE of predicting 0 (E y_q² on the test set)
 	Rows   []linearRow `json:"rows"`
@@ -177,7 +190,7 @@ type nonlinearRow struct {
 }
 
 type nonlinearResult struct {
-	Plan    *plan          `json:"plan"`
+	Plan    *Plan          `json:"plan"`
 	Oracle  float64        `json:"oracle"`
 	Zero    float64        `json:"zero_mse"`
 	Rows    []nonlinearRow `json:"rows"`
@@ -225,7 +238,7 @@ var nonlinearSpecs = []spec{{"gd", 1, "rbf"}, {"gd", 1, "softmax"}, {"tf", 1, "s
 
 // runPlan lists the runs of p's experiments: linear K by K, seed by seed;
 // nonlinear L by L, model by model, seed by seed.
-func runPlan(p *plan) (experiment.Plan, []runKey, error) {
+func runPlan(p *Plan) (experiment.Plan, []runKey, error) {
 	ep := experiment.Plan{Name: "regression"}
 	var keys []runKey
 	add := func(k runKey, label string) error {
@@ -269,7 +282,7 @@ type linearData struct {
 	res         *linearResult
 }
 
-func newLinearData(p *plan) (*linearData, error) {
+func newLinearData(p *Plan) (*linearData, error) {
 	task, err := data.NewLinearRegression(data.LinearRegressionConfig{D: p.D, DY: p.DY, N: p.N, Noise: p.Noise})
 	if err != nil {
 		return nil, err
@@ -296,7 +309,7 @@ func newLinearData(p *plan) (*linearData, error) {
 	return d, nil
 }
 
-func (d *linearData) printHeader(p *plan) {
+func (d *linearData) printHeader(p *Plan) {
 	res := d.res
 	fmt.Printf("linear regression: d=%d, N=%d, d_y=%d, noise %g; L=%d, M=%d, %d epochs, %d seeds\n",
 		p.D, p.N, p.DY, p.Noise, p.L, p.M, p.Train.Epochs, p.Seeds)
@@ -306,7 +319,7 @@ func (d *linearData) printHeader(p *plan) {
 
 // runLinear trains the K-step GD and the K-layer TF of run k and compares
 // them; the first seed's GD is saved to -out.
-func runLinear(p *plan, d *linearData, k runKey) (linearOut, error) {
+func runLinear(p *Plan, d *linearData, k runKey) (linearOut, error) {
 	var out linearOut
 	g, err := trainOne(spec{"gd", k.K, "linear"}, p.Dtype, p.D, p.DY, p.N, d.train, d.test, p.Train, k.Seed, p.progress)
 	if err != nil {
@@ -341,7 +354,7 @@ type nonlinearData struct {
 	res        *nonlinearResult
 }
 
-func newNonlinearData(p *plan) (*nonlinearData, error) {
+func newNonlinearData(p *Plan) (*nonlinearData, error) {
 	task, err := data.NewRBFRegression(data.RBFRegressionConfig{D: p.D, DY: p.DY, N: p.N, Noise: p.NoiseRBF})
 	if err != nil {
 		return nil, err
@@ -360,7 +373,7 @@ func newNonlinearData(p *plan) (*nonlinearData, error) {
 	return d, nil
 }
 
-func runNonlinear(p *plan, d *nonlinearData, k runKey) (nonlinearOut, error) {
+func runNonlinear(p *Plan, d *nonlinearData, k runKey) (nonlinearOut, error) {
 	trainSet, err := d.pool.Slice(0, k.L) // the first L contexts: nested training sets
 	if err != nil {
 		return nonlinearOut{}, err
@@ -373,11 +386,11 @@ func runNonlinear(p *plan, d *nonlinearData, k runKey) (nonlinearOut, error) {
 	return nonlinearOut{MSE: f.met.MSE}, nil
 }
 
-// runAll does what the experiment flags ask: print the plan, submit it to
+// RunAll does what the experiment flags ask: print the plan, submit it to
 // Slurm, run a part of it (-index, -shard), merge the runs done into the
 // tables and figures (-merge), or, by default, run every run without a
 // result and merge.
-func runAll(p *plan, exp experiment.Flags, fs *flag.FlagSet) error {
+func RunAll(p *Plan, exp experiment.Flags, fs *flag.FlagSet) error {
 	start := time.Now()
 	ep, keys, err := runPlan(p)
 	if err != nil {
@@ -492,7 +505,7 @@ func outputs[T any](rep *experiment.Report, keys []runKey, exp string) ([]runKey
 	return ks, outs, nil
 }
 
-func mergeLinear(p *plan, res *linearResult, rep *experiment.Report, keys []runKey) error {
+func mergeLinear(p *Plan, res *linearResult, rep *experiment.Report, keys []runKey) error {
 	ks, outs, err := outputs[linearOut](rep, keys, "linear")
 	if err != nil {
 		return err
@@ -525,7 +538,7 @@ func mergeLinear(p *plan, res *linearResult, rep *experiment.Report, keys []runK
 	return writeLinear(p, res)
 }
 
-func mergeNonlinear(p *plan, res *nonlinearResult, rep *experiment.Report, keys []runKey) error {
+func mergeNonlinear(p *Plan, res *nonlinearResult, rep *experiment.Report, keys []runKey) error {
 	ks, outs, err := outputs[nonlinearOut](rep, keys, "nonlinear")
 	if err != nil {
 		return err
@@ -563,4 +576,13 @@ func mergeNonlinear(p *plan, res *nonlinearResult, rep *experiment.Report, keys 
 func experimentKey(k runKey) string {
 	s, _ := experiment.Key(k)
 	return s
+}
+
+// PlannedRuns is the number of runs in p's plan of package experiment.
+func PlannedRuns(p *Plan) (int, error) {
+	ep, _, err := runPlan(p)
+	if err != nil {
+		return 0, err
+	}
+	return len(ep.Runs), nil
 }

@@ -1,4 +1,4 @@
-package main
+package regression
 
 import (
 	"bytes"
@@ -23,19 +23,19 @@ type output struct {
 }
 
 // Where each experiment writes (one definition: the writers and
-// checkOutputs use these).
-func (p *plan) resultFile(exp, ext string) string { return filepath.Join(p.results, exp+"."+ext) }
-func (p *plan) figureFile(exp string) string {
+// CheckOutputs use these).
+func (p *Plan) resultFile(exp, ext string) string { return filepath.Join(p.results, exp+"."+ext) }
+func (p *Plan) figureFile(exp string) string {
 	return filepath.Join(p.figures, "regression-"+exp+p.suffix()+".png")
 }
-func (p *plan) checkpointDir(K int) string {
+func (p *Plan) checkpointDir(K int) string {
 	return filepath.Join(p.out, fmt.Sprintf("gd-linear-K%d%s", K, p.suffix()))
 }
 
 // outputs lists every location the run of p writes: per experiment its
 // JSON and CSV results and its figure, and for the linear experiment the
 // checkpoint of each K's GD model (when -out is set).
-func (p *plan) outputs() []output {
+func (p *Plan) outputs() []output {
 	var out []output
 	for _, e := range p.Exps {
 		out = append(out, output{"results", p.resultFile(e, "json"), false}, output{"results", p.resultFile(e, "csv"), false},
@@ -49,12 +49,12 @@ func (p *plan) outputs() []output {
 	return out
 }
 
-// checkOutputs checks, before any work starts, that every location the run
+// CheckOutputs checks, before any work starts, that every location the run
 // writes can be written: the -results, -figures and -out directories
 // (created if missing) and each file or checkpoint in them (a directory
 // where a file goes, or a file where a checkpoint goes, is refused). An
 // error is a usage error naming the flag.
-func checkOutputs(p *plan) error {
+func CheckOutputs(p *Plan) error {
 	errs := []error{cli.OutDir("results", p.results), cli.OutDir("figures", p.figures)}
 	for _, e := range p.Exps {
 		if e == "linear" {
@@ -110,7 +110,7 @@ func saveFigure(f plot.Figure, path string) error {
 }
 
 // writeLinear writes linear.json, linear.csv and regression-linear.png.
-func writeLinear(p *plan, res *linearResult) error {
+func writeLinear(p *Plan, res *linearResult) error {
 	if err := writeJSON(p.resultFile("linear", "json"), res); err != nil {
 		return err
 	}
@@ -156,7 +156,7 @@ func writeLinear(p *plan, res *linearResult) error {
 
 // writeNonlinear writes nonlinear.json, nonlinear.csv and
 // regression-nonlinear.png.
-func writeNonlinear(p *plan, res *nonlinearResult) error {
+func writeNonlinear(p *Plan, res *nonlinearResult) error {
 	if err := writeJSON(p.resultFile("nonlinear", "json"), res); err != nil {
 		return err
 	}
