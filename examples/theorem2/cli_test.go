@@ -1,7 +1,6 @@
 package main
 
 import (
-	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -67,24 +66,4 @@ func TestCommandLine(t *testing.T) {
 		// on a log axis: the drawing fails once redraw has started.
 		clitest.Failure("zero norms", a("-replot", file("zeros.json", `{"task": "uniform", "batch": 1, "figure": "x.png", "kernels": [{"kernel": "rbf", "gd": {`+cats+`}, "perturbed": [{"eps": 0.1, "ChangeSymmetry": {}, "ChangeAll": {}}, {"eps": 0.3, "ChangeSymmetry": {}, "ChangeAll": {}}]}]}`), "-figdir", ""), "theorem2_uniform.png", "log axis"),
 	})
-}
-
-// TestRunWritesValidResults checks that a results file run writes passes
-// the -replot checks.
-func TestRunWritesValidResults(t *testing.T) {
-	if testing.Short() {
-		t.Skip("runs the check")
-	}
-	o := options{kernels: "linear", task: TaskUniform, scales: "0.1,0.3", aniso: 0.5, N: 6, batch: 20, nb: 20, pertNB: 10, dirs: 1,
-		adamSteps: 20, newtonIters: 1, newtonBatches: 10, hessBatches: 5, seed: 1, dataSeed: 1, out: t.TempDir(), quiet: true}
-	if _, err := run(o, "test", io.Discard); err != nil {
-		t.Fatal(err)
-	}
-	path := filepath.Join(o.out, "results_"+TaskUniform+".json")
-	if err := checkReplot(path); err != nil {
-		t.Fatal(err)
-	}
-	if err := redraw(path, ""); err != nil {
-		t.Fatal(err)
-	}
 }

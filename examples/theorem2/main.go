@@ -27,6 +27,7 @@ import (
 	"os"
 	"strings"
 
+	"github.com/gdattn/gdattn/examples/internal/theorem2"
 	"github.com/gdattn/gdattn/experiment"
 	"github.com/gdattn/gdattn/internal/cli"
 	"github.com/gdattn/gdattn/layers"
@@ -44,37 +45,35 @@ const (
 	maxDirs    = 1000    // -dirs
 )
 
-var tasks = []string{TaskRotated, TaskSquare, TaskUniform, TaskAnisotropic}
-
 func main() { cli.Main("theorem2", func() error { return command(os.Args[1:]) }) }
 
 // command parses and checks the command line args, then runs it.
 func command(args []string) error {
-	var o options
+	var o theorem2.Options
 	var quick bool
 	fs := cli.NewFlagSet("theorem2")
-	fs.StringVar(&o.kernels, "kernels", "softmax,linear,exp,rbf,laplacian", "comma-separated attention kernels")
-	fs.StringVar(&o.task, "task", TaskRotated, "covariate law: rotated (x ~ N(0,I), quadrant axes at a random angle: O(2)-invariant), square (N(0,I), axis-aligned), uniform (the paper's U(-1,1)²), anisotropic (square with x₂ scaled by -aniso: a control that breaks the symmetry)")
-	fs.Float64Var(&o.aniso, "aniso", 0.5, "with -task anisotropic: the scale of x₂ (finite, > 0)")
+	fs.StringVar(&o.Kernels, "kernels", "softmax,linear,exp,rbf,laplacian", "comma-separated attention kernels")
+	fs.StringVar(&o.Task, "task", theorem2.TaskRotated, "covariate law: rotated (x ~ N(0,I), quadrant axes at a random angle: O(2)-invariant), square (N(0,I), axis-aligned), uniform (the paper's U(-1,1)²), anisotropic (square with x₂ scaled by -aniso: a control that breaks the symmetry)")
+	fs.Float64Var(&o.Aniso, "aniso", 0.5, "with -task anisotropic: the scale of x₂ (finite, > 0)")
 	fs.IntVar(&o.N, "N", 20, fmt.Sprintf("context size, 1..%d", maxN))
-	fs.IntVar(&o.batch, "batch", 100, fmt.Sprintf("contexts per minibatch, 2..%d", maxBatch))
-	fs.IntVar(&o.nb, "nb", 2000, fmt.Sprintf("minibatches at the GD point (contexts = nb·batch), 2..%d", maxBatches))
-	fs.IntVar(&o.pertNB, "pert-nb", 200, fmt.Sprintf("minibatches at each perturbed point (and at the GD point for comparison), 2..%d", maxBatches))
-	fs.StringVar(&o.scales, "scales", "0.003,0.01,0.03,0.1,0.3", "relative perturbation sizes ε, comma-separated, each finite and > 0 (empty: none)")
-	fs.IntVar(&o.dirs, "dirs", 3, fmt.Sprintf("random perturbation directions per size, 0..%d", maxDirs))
-	fs.IntVar(&o.adamSteps, "adam-steps", 400, fmt.Sprintf("Adam steps fitting α and g, 1..%d", maxSteps))
-	fs.IntVar(&o.newtonIters, "newton", 3, fmt.Sprintf("Newton steps polishing α and g on a fixed sample, 0..%d", maxNewton))
-	fs.IntVar(&o.newtonBatches, "newton-batches", 2000, fmt.Sprintf("minibatches of that fixed sample (independent of the check's), 2..%d", maxBatches))
-	fs.IntVar(&o.hessBatches, "hess-batches", 200, fmt.Sprintf("minibatches of it used for the finite-difference Hessian, 1..%d (at most -newton-batches are used)", maxBatches))
-	fs.Uint64Var(&o.seed, "seed", 1, "seed of the Monte Carlo samples and perturbations")
-	fs.Uint64Var(&o.dataSeed, "data-seed", 1, "seed of W_e")
-	fs.StringVar(&o.out, "out", "results/theorem2", "output directory (results_<task>.json, theorem2_<task>.png; empty: none)")
-	fs.StringVar(&o.figdir, "figdir", "", "directory the figure is copied to, e.g. docs/figures to update the tracked one (default: none)")
-	fs.BoolVar(&o.quiet, "quiet", false, "no progress output")
+	fs.IntVar(&o.Batch, "batch", 100, fmt.Sprintf("contexts per minibatch, 2..%d", maxBatch))
+	fs.IntVar(&o.NB, "nb", 2000, fmt.Sprintf("minibatches at the GD point (contexts = nb·batch), 2..%d", maxBatches))
+	fs.IntVar(&o.PertNB, "pert-nb", 200, fmt.Sprintf("minibatches at each perturbed point (and at the GD point for comparison), 2..%d", maxBatches))
+	fs.StringVar(&o.Scales, "scales", "0.003,0.01,0.03,0.1,0.3", "relative perturbation sizes ε, comma-separated, each finite and > 0 (empty: none)")
+	fs.IntVar(&o.Dirs, "dirs", 3, fmt.Sprintf("random perturbation directions per size, 0..%d", maxDirs))
+	fs.IntVar(&o.AdamSteps, "adam-steps", 400, fmt.Sprintf("Adam steps fitting α and g, 1..%d", maxSteps))
+	fs.IntVar(&o.NewtonIters, "newton", 3, fmt.Sprintf("Newton steps polishing α and g on a fixed sample, 0..%d", maxNewton))
+	fs.IntVar(&o.NewtonBatches, "newton-batches", 2000, fmt.Sprintf("minibatches of that fixed sample (independent of the check's), 2..%d", maxBatches))
+	fs.IntVar(&o.HessBatches, "hess-batches", 200, fmt.Sprintf("minibatches of it used for the finite-difference Hessian, 1..%d (at most -newton-batches are used)", maxBatches))
+	fs.Uint64Var(&o.Seed, "seed", 1, "seed of the Monte Carlo samples and perturbations")
+	fs.Uint64Var(&o.DataSeed, "data-seed", 1, "seed of W_e")
+	fs.StringVar(&o.Out, "out", "results/theorem2", "output directory (results_<task>.json, theorem2_<task>.png; empty: none)")
+	fs.StringVar(&o.Figdir, "figdir", "", "directory the figure is copied to, e.g. docs/figures to update the tracked one (default: none)")
+	fs.BoolVar(&o.Quiet, "quiet", false, "no progress output")
 	replot := fs.String("replot", "", "recompute the summaries of this results_<task>.json and redraw its figure (into its directory and -figdir) instead of running; only -figdir applies with it")
 	fs.BoolVar(&quick, "quick", false, "small preset (softmax, N=10, 20k contexts, 2 directions; output in results/theorem2-quick); explicit flags still apply")
-	o.exp.Register(fs) // -plan, -index, -shard, -merge, -submit, ... (package experiment)
-	o.fs = fs
+	o.Exp.Register(fs) // -plan, -index, -shard, -merge, -submit, ... (package experiment)
+	o.FS = fs
 	if err := cli.Parse(fs, args, func(w io.Writer) { usage(w, fs) }); err != nil {
 		return err
 	}
@@ -94,7 +93,7 @@ func command(args []string) error {
 		}
 	}
 	rules := cli.Rules{
-		"kernels": cli.List(cli.OneOf(layers.KernelNames()...)), "task": cli.OneOf(tasks...), "aniso": cli.Positive,
+		"kernels": cli.List(cli.OneOf(layers.KernelNames()...)), "task": cli.OneOf(theorem2.Tasks...), "aniso": cli.Positive,
 		"N": cli.IntIn(1, maxN), "batch": cli.IntIn(2, maxBatch), "nb": cli.IntIn(2, maxBatches),
 		"pert-nb": cli.IntIn(2, maxBatches), "scales": cli.Optional(cli.List(cli.Positive)), "dirs": cli.IntIn(0, maxDirs),
 		"adam-steps": cli.IntIn(1, maxSteps), "newton": cli.IntIn(0, maxNewton), "newton-batches": cli.IntIn(2, maxBatches),
@@ -106,34 +105,33 @@ func command(args []string) error {
 	}
 	err := cli.Validate(fs, rules)
 	if err == nil {
-		err = cli.Usage(o.exp.Check(set))
+		err = cli.Usage(o.Exp.Check(set))
 	}
-	if err == nil && o.exp.Index != "" { // -index past the plan, or -index env unset
-		if kernels, kerr := parseKernels(o.kernels); kerr == nil {
-			_, err = o.exp.Indices(len(kernels))
+	if err == nil && o.Exp.Index != "" { // -index past the plan, or -index env unset
+		if kernels, kerr := theorem2.ParseKernels(o.Kernels); kerr == nil {
+			_, err = o.Exp.Indices(len(kernels))
 			err = cli.Usage(err)
 		}
 	}
-	if err == nil && o.out == "" && (o.exp.Worker() || o.exp.Merge || o.exp.Submit != "") {
+	if err == nil && o.Out == "" && (o.Exp.Worker() || o.Exp.Merge || o.Exp.Submit != "") {
 		err = cli.Usagef("-out: the runs of -index, -shard, -merge and -submit need a results directory")
 	}
 	if err == nil {
-		err = cli.Needs(set, o.task == TaskAnisotropic, "-task anisotropic", "aniso")
+		err = cli.Needs(set, o.Task == theorem2.TaskAnisotropic, "-task anisotropic", "aniso")
 	}
 	if err != nil {
 		return err
 	}
 	if *replot != "" {
-		if err := cli.First(checkReplot(*replot), cli.OutDir("figdir", o.figdir)); err != nil {
+		if err := cli.First(theorem2.CheckReplot(*replot), cli.OutDir("figdir", o.Figdir)); err != nil {
 			return err
 		}
-		return redraw(*replot, o.figdir)
+		return theorem2.Redraw(*replot, o.Figdir)
 	}
-	if err := cli.First(cli.OutDir("out", o.out), cli.OutDir("figdir", o.figdir)); err != nil {
+	if err := cli.First(cli.OutDir("out", o.Out), cli.OutDir("figdir", o.Figdir)); err != nil {
 		return err
 	}
-	_, err = run(o, "go run ./examples/theorem2 "+strings.Join(args, " "), os.Stdout)
-	return err
+	return theorem2.Run(o, "go run ./examples/theorem2 "+strings.Join(args, " "), os.Stdout)
 }
 
 func usage(w io.Writer, fs *flag.FlagSet) {

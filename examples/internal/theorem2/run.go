@@ -1,4 +1,4 @@
-package main
+package theorem2
 
 import (
 	"encoding/json"
@@ -16,24 +16,32 @@ import (
 
 	"github.com/gdattn/gdattn/examples/internal/sweep"
 	"github.com/gdattn/gdattn/experiment"
-	"github.com/gdattn/gdattn/internal/cli"
-	"github.com/gdattn/gdattn/internal/infile"
-	"github.com/gdattn/gdattn/internal/strictjson"
 	"github.com/gdattn/gdattn/layers"
 	"gonum.org/v1/gonum/stat/distuv"
 )
 
-type options struct {
-	kernels, task, scales                 string
-	aniso                                 float64
-	N, batch, nb, pertNB, dirs            int
-	adamSteps, newtonIters, newtonBatches int
-	hessBatches                           int
-	seed, dataSeed                        uint64
-	out, figdir                           string
-	quiet                                 bool
-	exp                                   experiment.Flags
-	fs                                    *flag.FlagSet // the command line (-submit passes it on to the workers)
+// Options are the settings of a check (the command line's flags).
+type Options struct {
+	Kernels string  // comma-separated attention kernels
+	Task    string  // covariate law: TaskRotated, TaskSquare, TaskUniform or TaskAnisotropic
+	Aniso   float64 // with TaskAnisotropic: the scale of x₂
+	N       int     // context size
+	Batch   int     // contexts per minibatch
+	NB      int     // minibatches at the GD point (contexts = NB·Batch)
+	PertNB  int     // minibatches at each perturbed point (and at the GD point for comparison)
+	Scales  string  // relative perturbation sizes ε, comma-separated (empty: none)
+	Dirs    int     // random perturbation directions per size
+	// AdamSteps Adam steps fit α and g, then NewtonIters Newton steps on
+	// a fixed sample of NewtonBatches minibatches, with the Hessian from
+	// its first HessBatches.
+	AdamSteps, NewtonIters, NewtonBatches, HessBatches int
+	Seed                                               uint64 // the Monte Carlo samples and perturbations
+	DataSeed                                           uint64 // W_e
+	Out                                                string // output directory (results_<task>.json, theorem2_<task>.png, runs/; empty: none)
+	Figdir                                             string // directory the figure is copied to (empty: none)
+	Quiet                                              bool   // no progress output
+	Exp                                                experiment.Flags
+	FS                                                 *flag.FlagSet // the command line (-submit passes it on to the workers)
 }
 
 // pointStats are the gradient statistics at one parameter point.
@@ -134,14 +142,14 @@ type runKey struct {
 }
 
 // runPlan lists the runs: one per kernel.
-func runPlan(o options, kernels []string, scales []float64) (experiment.Plan, error) {
-	p := experiment.Plan{Name: "theorem2-" + o.task}
+func runPlan(o Options, kernels []string, scales []float64) (experiment.Plan, error) {
+	p := experiment.Plan{Name: "theorem2-" + o.Task}
 	for _, kern := range kernels {
-		k := runKey{Kernel: kern, Task: o.task, N: o.N, Batch: o.batch, NB: o.nb, PertNB: o.pertNB, Scales: scales, Dirs: o.dirs,
-			AdamSteps: o.adamSteps, NewtonIters: o.newtonIters, NewtonBatches: o.newtonBatches, HessBatches: o.hessBatches,
-			Seed: o.seed, DataSeed: o.dataSeed}
-		if o.task == TaskAnisotropic {
-			k.Aniso = o.aniso
+		k := runKey{Kernel: kern, Task: o.Task, N: o.N, Batch: o.Batch, NB: o.NB, PertNB: o.PertNB, Scales: scales, Dirs: o.Dirs,
+			AdamSteps: o.AdamSteps, NewtonIters: o.NewtonIters, NewtonBatches: o.NewtonBatches, HessBatches: o.HessBatches,
+			Seed: o.Seed, DataSeed: o.DataSeed}
+		if o.Task == TaskAnisotropic {
+			k.Aniso = o.Aniso
 		}
 		if _, err := p.Add(k, kern, 0); err != nil {
 			return p, err
@@ -150,26 +158,36 @@ func runPlan(o options, kernels []string, scales []float64) (experiment.Plan, er
 	return p, nil
 }
 
-// run is the check of every kernel (each a run of a plan of package
+// Run is the check of every kernel (each a run of a plan of package
+// experiment, stored under o.Out/runs), then the results file and figure;
+// or the part of it the experiment flags o.Exp ask for (-plan, -submit,
+// -index, -shard, -merge). It prints the tables to w, the progress to
+// stderr unless o.Quiet; command is recorded in the results file.
+func Run(o Options, command string, w io.Writer) error {
+	_, err := run(o, command, w)
+	return err
+}
+
+// run is Run, returning the results; it is the check of every kernel (each a run of a plan of package
 // experiment, stored under -out/runs), then the results file and figure;
 // or the part of it the experiment flags ask for.
-func run(o options, command string, w io.Writer) (*results, error) {
-	kernels, err := parseKernels(o.kernels)
+func run(o Options, command string, w io.Writer) (*results, error) {
+	kernels, err := ParseKernels(o.Kernels)
 	if err != nil {
 		return nil, err
 	}
-	scales, err := parseScales(o.scales)
+	scales, err := parseScales(o.Scales)
 	if err != nil {
 		return nil, err
 	}
-	if o.N <= 0 || o.batch <= 1 || o.nb <= 1 || o.pertNB <= 1 || o.dirs < 0 || o.adamSteps <= 0 || o.newtonBatches <= 1 || o.newtonIters < 0 {
+	if o.N <= 0 || o.Batch <= 1 || o.NB <= 1 || o.PertNB <= 1 || o.Dirs < 0 || o.AdamSteps <= 0 || o.NewtonBatches <= 1 || o.NewtonIters < 0 {
 		return nil, fmt.Errorf("-N, -batch, -nb, -pert-nb, -adam-steps, -newton-batches must be positive (-batch, -nb, -pert-nb, -newton-batches > 1)")
 	}
 	ep, err := runPlan(o, kernels, scales)
 	if err != nil {
 		return nil, err
 	}
-	dir := o.out
+	dir := o.Out
 	if dir == "" { // no output: the runs' results go to a temporary store
 		if dir, err = os.MkdirTemp("", "theorem2-"); err != nil {
 			return nil, err
@@ -181,42 +199,42 @@ func run(o options, command string, w io.Writer) (*results, error) {
 		return nil, err
 	}
 	switch {
-	case o.exp.Plan, o.exp.PlanJSON:
+	case o.Exp.Plan, o.Exp.PlanJSON:
 		c, err := store.Load()
 		if err != nil {
 			return nil, err
 		}
 		done := func(k string) bool { _, ok := c.Results[k]; return ok }
-		if o.exp.PlanJSON {
+		if o.Exp.PlanJSON {
 			return nil, ep.WriteJSON(w, done)
 		}
 		return nil, ep.WriteText(w, done)
-	case o.exp.Submit != "":
+	case o.Exp.Submit != "":
 		rep, err := experiment.Collect(ep, store)
 		if err != nil {
 			return nil, err
 		}
-		cmd, err := experiment.WorkerCommand(o.fs)
+		cmd, err := experiment.WorkerCommand(o.FS)
 		if err != nil {
 			return nil, err
 		}
-		_, err = experiment.SubmitSlurm(rep, cmd, filepath.Join(dir, "slurm"), o.exp.Slurm, w)
+		_, err = experiment.SubmitSlurm(rep, cmd, filepath.Join(dir, "slurm"), o.Exp.Slurm, w)
 		return nil, err
 	}
-	p, err := newProblem(o.task, o.N, o.aniso, o.dataSeed)
+	p, err := newProblem(o.Task, o.N, o.Aniso, o.DataSeed)
 	if err != nil {
 		return nil, err
 	}
 	var progress io.Writer = os.Stderr
-	if o.quiet {
+	if o.Quiet {
 		progress = nil
 	}
 	cfg := p.task.Config
-	res := &results{Command: command, Task: o.task, Symmetry: p.symmetry, N: o.N, Batch: o.batch, Contexts: o.nb * o.batch}
+	res := &results{Command: command, Task: o.Task, Symmetry: p.symmetry, N: o.N, Batch: o.Batch, Contexts: o.NB * o.Batch}
 	fmt.Fprintf(w, "Theorem 2 check on the quadrant task (%s: %s), d=2 C=%d d'=%d N=%d; %d contexts at the GD point, %d per perturbed point\n",
-		o.task, p.symmetry, cfg.C, cfg.DPrime, o.N, o.nb*o.batch, o.pertNB*o.batch)
-	if !o.exp.Merge {
-		indices, err := o.exp.Indices(len(ep.Runs))
+		o.Task, p.symmetry, cfg.C, cfg.DPrime, o.N, o.NB*o.Batch, o.PertNB*o.Batch)
+	if !o.Exp.Merge {
+		indices, err := o.Exp.Indices(len(ep.Runs))
 		if err != nil {
 			return nil, err
 		}
@@ -228,7 +246,7 @@ func run(o options, command string, w io.Writer) (*results, error) {
 			kr.Seconds, kr.Fit.Seconds = 0, 0 // the output is what a rerun reproduces: no timings
 			return kr, nil
 		}, progress)
-		if err != nil || o.exp.Worker() {
+		if err != nil || o.Exp.Worker() {
 			return nil, err
 		}
 	}
@@ -236,10 +254,10 @@ func run(o options, command string, w io.Writer) (*results, error) {
 	if err != nil {
 		return nil, err
 	}
-	if o.exp.Merge {
+	if o.Exp.Merge {
 		rep.WriteStatus(w)
 	}
-	if err := rep.Check(o.exp.Partial); err != nil {
+	if err := rep.Check(o.Exp.Partial); err != nil {
 		return nil, err
 	}
 	if note := rep.Note(); note != "" {
@@ -257,14 +275,14 @@ func run(o options, command string, w io.Writer) (*results, error) {
 		kr.Seconds = out.Seconds
 		res.Kernels = append(res.Kernels, kr)
 	}
-	if o.out != "" {
-		if len(scales) > 1 && o.dirs > 0 {
-			res.Figure = filepath.Join(o.out, "theorem2_"+o.task+".png")
-			if err := saveFigure(res, o.figdir); err != nil {
+	if o.Out != "" {
+		if len(scales) > 1 && o.Dirs > 0 {
+			res.Figure = filepath.Join(o.Out, "theorem2_"+o.Task+".png")
+			if err := saveFigure(res, o.Figdir); err != nil {
 				return nil, err
 			}
 		}
-		path := filepath.Join(o.out, "results_"+o.task+".json")
+		path := filepath.Join(o.Out, "results_"+o.Task+".json")
 		if err := sweep.WriteJSON(path, res); err != nil {
 			return nil, err
 		}
@@ -275,30 +293,30 @@ func run(o options, command string, w io.Writer) (*results, error) {
 
 // checkKernel checks the kernel kern at its fitted GD construction and at
 // perturbations of it, printing the statistics to w.
-func checkKernel(o options, p *problem, kern string, scales []float64, progress, w io.Writer) (*kernelResult, error) {
+func checkKernel(o Options, p *problem, kern string, scales []float64, progress, w io.Writer) (*kernelResult, error) {
 	cfg := p.task.Config
 	var err error
 	start := time.Now()
 	kr := &kernelResult{Kernel: kern}
-	if kr.Fit, err = fitScalars(p, kern, o.N, o.adamSteps, o.batch, o.newtonIters, o.newtonBatches, o.hessBatches, o.seed, progress); err != nil {
+	if kr.Fit, err = fitScalars(p, kern, o.N, o.AdamSteps, o.Batch, o.NewtonIters, o.NewtonBatches, o.HessBatches, o.Seed, progress); err != nil {
 		return nil, err
 	}
 	fmt.Fprintf(w, "\n== %s: fitted α = %.4g, g = %.4g (loss %.4f); gradient wrt (log α, log g) on %d fixed contexts: %s before Newton, %s after (SE %s)\n",
 		kern, kr.Fit.Alpha, kr.Fit.Gamma, kr.Fit.Loss, kr.Fit.NewtonContexts, fmtVec(kr.Fit.GradBefore), fmtVec(kr.Fit.GradAfter), fmtVec(kr.Fit.SE))
-	gm, err := newGradModel(kern, 2, cfg.DPrime, cfg.C, o.N, o.batch, kr.Fit.Alpha, kr.Fit.Gamma, p.task.We)
+	gm, err := newGradModel(kern, 2, cfg.DPrime, cfg.C, o.N, o.Batch, kr.Fit.Alpha, kr.Fit.Gamma, p.task.We)
 	if err != nil {
 		return nil, err
 	}
 	_, hasGamma := gm.s.Lookup("layer0/head0/log_gamma")
 	cats := categories(&gm.lay, 2, cfg.DPrime, hasGamma)
 	// The GD point, main sample.
-	att, other, loss, err := gm.sampleGrads(p, o.nb, rand.New(rand.NewPCG(o.seed, 21)))
+	att, other, loss, err := gm.sampleGrads(p, o.NB, rand.New(rand.NewPCG(o.Seed, 21)))
 	if err != nil {
 		gm.close()
 		return nil, err
 	}
-	kr.GD = newPoint(cats, att, 0, -1, o.nb*o.batch, loss, true)
-	kr.ScalarsPFitCorrected = scalarsPFitCorrected(kr, o.batch)
+	kr.GD = newPoint(cats, att, 0, -1, o.NB*o.Batch, loss, true)
+	kr.ScalarsPFitCorrected = scalarsPFitCorrected(kr, o.Batch)
 	kr.Other = otherStats(gm, other)
 	printPoint(w, kr.GD, true)
 	if pc := kr.ScalarsPFitCorrected; pc != nil {
@@ -308,27 +326,27 @@ func checkKernel(o options, p *problem, kern string, scales []float64, progress,
 		fmt.Fprintf(w, "   %-26s ‖ḡ‖ %.3e  noise %.3e  debiased %.3e  (not an attention parameter)\n", c.Name, c.Norm, c.Noise, c.Debiased)
 	}
 	// Perturbed points and the GD point on one common smaller sample.
-	small := func() *rand.Rand { return rand.New(rand.NewPCG(o.seed, 41)) }
-	attGD, _, loss, err := gm.sampleGrads(p, o.pertNB, small())
+	small := func() *rand.Rand { return rand.New(rand.NewPCG(o.Seed, 41)) }
+	attGD, _, loss, err := gm.sampleGrads(p, o.PertNB, small())
 	if err != nil {
 		gm.close()
 		return nil, err
 	}
-	kr.GDSmall = newPoint(cats, attGD, 0, -1, o.pertNB*o.batch, loss, true)
-	fmt.Fprintf(w, "   perturbations (%d contexts each, the same for every point): ‖ḡ‖ (noise floor) of the symmetry-forbidden part with the smallest\n   Hotelling p-value of its 3 categories, of all attention parameters, and of the change ḡ(θ) − ḡ(θ_GD)\n", o.pertNB*o.batch)
+	kr.GDSmall = newPoint(cats, attGD, 0, -1, o.PertNB*o.Batch, loss, true)
+	fmt.Fprintf(w, "   perturbations (%d contexts each, the same for every point): ‖ḡ‖ (noise floor) of the symmetry-forbidden part with the smallest\n   Hotelling p-value of its 3 categories, of all attention parameters, and of the change ḡ(θ) − ḡ(θ_GD)\n", o.PertNB*o.Batch)
 	fmt.Fprintf(w, "   ε = 0 (GD):     sym %.3e (%.1e) p %-9.3g all %.3e (%.1e)\n", kr.GDSmall.Symmetry.Norm, kr.GDSmall.Symmetry.Noise, symP(kr.GDSmall), kr.GDSmall.All.Norm, kr.GDSmall.All.Noise)
 	for _, eps := range scales {
-		for dir := 0; dir < o.dirs; dir++ {
-			if err := gm.set(gm.perturbation(eps, rand.New(rand.NewPCG(o.seed+uint64(dir), 31)))); err != nil {
+		for dir := 0; dir < o.Dirs; dir++ {
+			if err := gm.set(gm.perturbation(eps, rand.New(rand.NewPCG(o.Seed+uint64(dir), 31)))); err != nil {
 				gm.close()
 				return nil, err
 			}
-			att, _, loss, err := gm.sampleGrads(p, o.pertNB, small())
+			att, _, loss, err := gm.sampleGrads(p, o.PertNB, small())
 			if err != nil {
 				gm.close()
 				return nil, err
 			}
-			ps := newPoint(cats, att, eps, dir, o.pertNB*o.batch, loss, true)
+			ps := newPoint(cats, att, eps, dir, o.PertNB*o.Batch, loss, true)
 			diff := make([][]float64, len(att))
 			for k := range att {
 				diff[k] = make([]float64, len(att[k]))
@@ -336,7 +354,7 @@ func checkKernel(o options, p *problem, kern string, scales []float64, progress,
 					diff[k][i] = att[k][i] - attGD[k][i]
 				}
 			}
-			ch := newPoint(cats, diff, eps, dir, o.pertNB*o.batch, 0, false)
+			ch := newPoint(cats, diff, eps, dir, o.PertNB*o.Batch, 0, false)
 			ps.ChangeSymmetry, ps.ChangeAll = &ch.Symmetry, &ch.All
 			kr.Perturbed = append(kr.Perturbed, ps)
 			fmt.Fprintf(w, "   ε = %-6g dir %d: sym %.3e (%.1e) p %-9.3g all %.3e (%.1e) | change: sym %.3e (%.1e) all %.3e (%.1e) | loss %+.2e\n", eps, dir,
@@ -432,34 +450,6 @@ func saveFigure(res *results, figdir string) error {
 	return sweep.WriteFile(filepath.Join(figdir, filepath.Base(res.Figure)), b)
 }
 
-// redraw recomputes the resolutions and redraws the figure of a results
-// file written by run, rewriting the file.
-func redraw(path, figdir string) error {
-	raw, err := infile.ReadFile(path, cli.MaxResultsBytes)
-	if err != nil {
-		return err
-	}
-	var res results
-	if err := strictjson.Decode(raw, &res); err != nil {
-		return fmt.Errorf("%s: %w", path, err)
-	}
-	for _, kr := range res.Kernels {
-		kr.ScalarsPFitCorrected = scalarsPFitCorrected(kr, res.Batch)
-		kr.Resolution = nil
-		if r := resolution(kr); !math.IsNaN(r) {
-			kr.Resolution = &r
-		}
-	}
-	if err := sweep.WriteJSON(path, &res); err != nil {
-		return err
-	}
-	if res.Figure == "" {
-		return nil
-	}
-	res.Figure = filepath.Join(filepath.Dir(path), "theorem2_"+res.Task+".png")
-	return saveFigure(&res, figdir)
-}
-
 // symP is the smallest Hotelling p-value of the three symmetry-forbidden
 // categories of ps.
 func symP(ps pointStats) float64 {
@@ -512,7 +502,8 @@ func fmtVec(v []float64) string {
 	return "(" + strings.Join(parts, ", ") + ")"
 }
 
-func parseKernels(s string) ([]string, error) {
+// ParseKernels splits the -kernels list, refusing an unknown kernel.
+func ParseKernels(s string) ([]string, error) {
 	var out []string
 	for _, k := range strings.Split(s, ",") {
 		k = strings.TrimSpace(k)

@@ -1,16 +1,20 @@
-package main
+package theorem2
 
 import (
 	"fmt"
+	"math"
+	"path/filepath"
 
+	"github.com/gdattn/gdattn/examples/internal/sweep"
 	"github.com/gdattn/gdattn/internal/cli"
+	"github.com/gdattn/gdattn/internal/infile"
 	"github.com/gdattn/gdattn/internal/strictjson"
 )
 
-// checkReplot reads the results file of -replot before redrawing it and
-// refuses (a usage error naming the file) one that is not a results file
-// run wrote: redraw indexes its categories and divides by its batch.
-func checkReplot(path string) error {
+// CheckReplot reads the results file of -replot before Redraw redraws it
+// and refuses (a usage error naming the file) one that is not a results
+// file Run wrote: Redraw indexes its categories and divides by its batch.
+func CheckReplot(path string) error {
 	raw, err := cli.ReadInput("replot", path, cli.MaxResultsBytes)
 	if err != nil {
 		return err
@@ -19,17 +23,17 @@ func checkReplot(path string) error {
 	if err := strictjson.Decode(raw, &res); err != nil {
 		return cli.Usagef("-replot %s: %v", path, err)
 	}
-	// redraw rewrites the file and writes the figure beside it.
+	// Redraw rewrites the file and writes the figure beside it.
 	if err := cli.OutFile("replot", path); err != nil {
 		return err
 	}
 	return cli.InFile(path, checkResults(&res))
 }
 
-// checkResults checks what redraw relies on in res.
+// checkResults checks what Redraw relies on in res.
 func checkResults(res *results) error {
 	if err := cli.First(
-		cli.Check("task", res.Task, cli.OneOf(tasks...)),
+		cli.Check("task", res.Task, cli.OneOf(Tasks...)),
 		cli.Check("batch", res.Batch, cli.Positive),
 		cli.Check("contexts", res.Contexts, cli.NonNegative),
 	); err != nil {
@@ -64,4 +68,37 @@ func checkResults(res *results) error {
 		}
 	}
 	return nil
+}
+
+// Redraw recomputes the resolutions and redraws the figure of a results
+// file written by Run, rewriting the file, and copies the figure to figdir
+// (unless empty). It refuses a file whose numbers it cannot use; CheckReplot
+// also says so as a usage error, and checks that the file can be rewritten.
+func Redraw(path, figdir string) error {
+	raw, err := infile.ReadFile(path, cli.MaxResultsBytes)
+	if err != nil {
+		return err
+	}
+	var res results
+	if err := strictjson.Decode(raw, &res); err != nil {
+		return fmt.Errorf("%s: %w", path, err)
+	}
+	if err := checkResults(&res); err != nil {
+		return fmt.Errorf("%s: %w", path, err)
+	}
+	for _, kr := range res.Kernels {
+		kr.ScalarsPFitCorrected = scalarsPFitCorrected(kr, res.Batch)
+		kr.Resolution = nil
+		if r := resolution(kr); !math.IsNaN(r) {
+			kr.Resolution = &r
+		}
+	}
+	if err := sweep.WriteJSON(path, &res); err != nil {
+		return err
+	}
+	if res.Figure == "" {
+		return nil
+	}
+	res.Figure = filepath.Join(filepath.Dir(path), "theorem2_"+res.Task+".png")
+	return saveFigure(&res, figdir)
 }

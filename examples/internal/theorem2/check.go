@@ -1,4 +1,4 @@
-package main
+package theorem2
 
 import (
 	"fmt"
@@ -38,6 +38,9 @@ const (
 	// gradient in the x×x blocks: the check must detect it.
 	TaskAnisotropic = "anisotropic"
 )
+
+// Tasks are the tasks' names.
+var Tasks = []string{TaskRotated, TaskSquare, TaskUniform, TaskAnisotropic}
 
 // problem is the task the check runs on and its sampler.
 type problem struct {

@@ -1,4 +1,4 @@
-package main
+package theorem2
 
 import (
 	"fmt"

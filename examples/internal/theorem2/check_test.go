@@ -1,4 +1,4 @@
-package main
+package theorem2
 
 import (
 	"encoding/json"
@@ -272,8 +272,8 @@ func TestRunQuick(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs the check")
 	}
-	o := options{kernels: "linear", task: TaskUniform, scales: "0.1,0.3", aniso: 0.5, N: 6, batch: 20, nb: 20, pertNB: 10, dirs: 1,
-		adamSteps: 20, newtonIters: 1, newtonBatches: 10, hessBatches: 5, seed: 1, dataSeed: 1, out: t.TempDir(), quiet: true}
+	o := Options{Kernels: "linear", Task: TaskUniform, Scales: "0.1,0.3", Aniso: 0.5, N: 6, Batch: 20, NB: 20, PertNB: 10, Dirs: 1,
+		AdamSteps: 20, NewtonIters: 1, NewtonBatches: 10, HessBatches: 5, Seed: 1, DataSeed: 1, Out: t.TempDir(), Quiet: true}
 	res, err := run(o, "test", io.Discard)
 	if err != nil {
 		t.Fatal(err)
@@ -285,10 +285,10 @@ func TestRunQuick(t *testing.T) {
 	if got := res.Kernels[0].GD.Cats[3].Dims; got != 4 {
 		t.Errorf("linear kernel: %d GD scalars, want 4", got)
 	}
-	for _, bad := range []options{{kernels: "nope"}, {kernels: "rbf", scales: "x"}, {kernels: "rbf", task: "cube"}} {
-		bad.N, bad.batch, bad.nb, bad.pertNB, bad.adamSteps, bad.newtonBatches = 4, 4, 4, 4, 1, 4
-		if bad.task == "" {
-			bad.task = TaskRotated
+	for _, bad := range []Options{{Kernels: "nope"}, {Kernels: "rbf", Scales: "x"}, {Kernels: "rbf", Task: "cube"}} {
+		bad.N, bad.Batch, bad.NB, bad.PertNB, bad.AdamSteps, bad.NewtonBatches = 4, 4, 4, 4, 1, 4
+		if bad.Task == "" {
+			bad.Task = TaskRotated
 		}
 		if _, err := run(bad, "test", io.Discard); err == nil || !strings.Contains(err.Error(), "-") {
 			t.Errorf("options %+v: error %v, want one naming a flag", bad, err)
@@ -303,26 +303,26 @@ func TestShardsAndMerge(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs the check")
 	}
-	o := options{kernels: "linear,softmax", task: TaskUniform, scales: "0.1", aniso: 0.5, N: 6, batch: 20, nb: 20, pertNB: 10, dirs: 1,
-		adamSteps: 20, newtonIters: 1, newtonBatches: 10, hessBatches: 5, seed: 1, dataSeed: 1, out: t.TempDir(), quiet: true}
+	o := Options{Kernels: "linear,softmax", Task: TaskUniform, Scales: "0.1", Aniso: 0.5, N: 6, Batch: 20, NB: 20, PertNB: 10, Dirs: 1,
+		AdamSteps: 20, NewtonIters: 1, NewtonBatches: 10, HessBatches: 5, Seed: 1, DataSeed: 1, Out: t.TempDir(), Quiet: true}
 	one, err := run(o, "test", io.Discard)
 	if err != nil {
 		t.Fatal(err)
 	}
-	o.out = t.TempDir()
-	o.exp.Shard = "1/2"
+	o.Out = t.TempDir()
+	o.Exp.Shard = "1/2"
 	if _, err := run(o, "test", io.Discard); err != nil {
 		t.Fatal(err)
 	}
-	o.exp.Shard, o.exp.Merge = "", true
+	o.Exp.Shard, o.Exp.Merge = "", true
 	if _, err := run(o, "test", io.Discard); err == nil || !strings.Contains(err.Error(), "indices 0") {
 		t.Errorf("-merge with run 0 missing: %v", err)
 	}
-	o.exp.Merge, o.exp.Index = false, "0"
+	o.Exp.Merge, o.Exp.Index = false, "0"
 	if _, err := run(o, "test", io.Discard); err != nil {
 		t.Fatal(err)
 	}
-	o.exp.Index, o.exp.Merge = "", true
+	o.Exp.Index, o.Exp.Merge = "", true
 	merged, err := run(o, "test", io.Discard)
 	if err != nil {
 		t.Fatal(err)
