@@ -143,8 +143,9 @@ Checks numerically that a single-layer Trained TF sits at a stationary point of 
 population cross-entropy at the one-step GD construction (the paper's Theorem 2,
 Appendix I). Each kernel's check is a run of a plan (package experiment), its result a file
 under -out/runs: -plan lists them, -index i and -shard i/n run some on any number of machines
-sharing -out, -merge (-partial) writes results_<task>.json and the figure from the runs done,
--submit slurm -time T submits the missing ones as a Slurm job array (docs/cluster.md).
+sharing -out, -merge (-partial) prints the tables of the runs done and writes results_<task>.json
+and the figure from them, -submit slurm -time T submits the missing ones as a Slurm job array
+(docs/cluster.md).
 Exit status: 0 done, 2 bad command line or input (one line on stderr, before any work), 1 a
 failure during the run.
 

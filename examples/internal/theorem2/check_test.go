@@ -5,6 +5,8 @@ import (
 	"io"
 	"math"
 	"math/rand/v2"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -297,15 +299,16 @@ func TestRunQuick(t *testing.T) {
 }
 
 // TestShardsAndMerge: the kernels of a tiny check run as two shards, then
-// -merge (refused while a shard is missing), give the results of one
-// process, but the timings.
+// -merge (refused while a shard is missing), give the results and print
+// the tables of one process, but the timings.
 func TestShardsAndMerge(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs the check")
 	}
 	o := Options{Kernels: "linear,softmax", Task: TaskUniform, Scales: "0.1", Aniso: 0.5, N: 6, Batch: 20, NB: 20, PertNB: 10, Dirs: 1,
 		AdamSteps: 20, NewtonIters: 1, NewtonBatches: 10, HessBatches: 5, Seed: 1, DataSeed: 1, Out: t.TempDir(), Quiet: true}
-	one, err := run(o, "test", io.Discard)
+	var oneOut strings.Builder
+	one, err := run(o, "test", &oneOut)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -323,7 +326,8 @@ func TestShardsAndMerge(t *testing.T) {
 		t.Fatal(err)
 	}
 	o.Exp.Index, o.Exp.Merge = "", true
-	merged, err := run(o, "test", io.Discard)
+	var mergedOut strings.Builder
+	merged, err := run(o, "test", &mergedOut)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -339,5 +343,57 @@ func TestShardsAndMerge(t *testing.T) {
 	}
 	if a, b := strip(one), strip(merged); a == "" || a != b {
 		t.Errorf("merged kernels:\n%s\none process:\n%s", b, a)
+	}
+	// The tables, without the timings, the merge's status line and the
+	// path written.
+	tables := func(out string) string {
+		var keep []string
+		for _, l := range strings.Split(out, "\n") {
+			if !strings.HasPrefix(l, "plan ") && !strings.HasPrefix(l, "wrote ") && !strings.HasSuffix(l, " s)") {
+				keep = append(keep, l)
+			}
+		}
+		return strings.Join(keep, "\n")
+	}
+	if a, b := tables(oneOut.String()), tables(mergedOut.String()); !strings.Contains(a, "== softmax") || a != b {
+		t.Errorf("merged tables:\n%s\none process:\n%s", b, a)
+	}
+}
+
+// TestMergeRefusesCorruptResult: -merge over a run file whose result lacks
+// what the tables need (here the GD point's categories) returns an error
+// naming the file instead of indexing past them.
+func TestMergeRefusesCorruptResult(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs the check")
+	}
+	o := Options{Kernels: "linear", Task: TaskUniform, Scales: "0.1", Aniso: 0.5, N: 6, Batch: 20, NB: 20, PertNB: 10, Dirs: 1,
+		AdamSteps: 20, NewtonIters: 1, NewtonBatches: 10, HessBatches: 5, Seed: 1, DataSeed: 1, Out: t.TempDir(), Quiet: true}
+	if err := Run(o, "test", io.Discard); err != nil {
+		t.Fatal(err)
+	}
+	files, err := filepath.Glob(filepath.Join(o.Out, "runs", "*.json"))
+	if err != nil || len(files) != 1 {
+		t.Fatalf("run files %v (%v), want one", files, err)
+	}
+	raw, err := os.ReadFile(files[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rec map[string]any
+	if err := json.Unmarshal(raw, &rec); err != nil {
+		t.Fatal(err)
+	}
+	gd := rec["output"].(map[string]any)["gd"].(map[string]any)
+	gd["categories"] = gd["categories"].([]any)[:2]
+	if raw, err = json.Marshal(rec); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(files[0], raw, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	o.Exp.Merge = true
+	if err := Run(o, "test", io.Discard); err == nil || !strings.Contains(err.Error(), filepath.Base(files[0])) || !strings.Contains(err.Error(), "categories") {
+		t.Errorf("-merge over a corrupt result: %v, want an error naming the file and its categories", err)
 	}
 }

@@ -43,27 +43,35 @@ func checkResults(res *results) error {
 		if kr == nil {
 			return fmt.Errorf("kernels[%d] is null", i)
 		}
-		where := fmt.Sprintf("kernels[%d] (%s)", i, kr.Kernel)
-		if len(kr.GD.Cats) < 4 {
-			return fmt.Errorf("%s: gd: %d categories, want at least 4", where, len(kr.GD.Cats))
-		}
-		c := kr.GD.Cats[3]
-		if err := cli.First(
-			cli.Check(where+": gd: contexts", kr.GD.Contexts, cli.NonNegative),
-			cli.Check(where+": gd: categories[3].rank", c.Rank, cli.NonNegative),
-			cli.Check(where+": gd: categories[3].f", c.F, cli.NonNegative),
-			cli.Check(where+": scalar_fit: NewtonContexts", kr.Fit.NewtonContexts, cli.NonNegative),
-		); err != nil {
+		if err := checkKernelResult(fmt.Sprintf("kernels[%d] (%s): ", i, kr.Kernel), kr); err != nil {
 			return err
 		}
-		for j, p := range kr.Perturbed {
-			if (p.ChangeSymmetry == nil) != (p.ChangeAll == nil) {
-				return fmt.Errorf("%s: perturbed[%d]: ChangeSymmetry and ChangeAll must be both set or both absent", where, j)
-			}
-			if p.ChangeSymmetry != nil {
-				if err := cli.Check(fmt.Sprintf("%s: perturbed[%d]: eps", where, j), p.Eps, cli.Positive); err != nil {
-					return err
-				}
+	}
+	return nil
+}
+
+// checkKernelResult checks what redraw and printKernel rely on in one
+// kernel's result; where (empty or ending in ": ") prefixes the errors.
+func checkKernelResult(where string, kr *kernelResult) error {
+	if len(kr.GD.Cats) < 4 {
+		return fmt.Errorf("%sgd: %d categories, want at least 4", where, len(kr.GD.Cats))
+	}
+	c := kr.GD.Cats[3]
+	if err := cli.First(
+		cli.Check(where+"gd: contexts", kr.GD.Contexts, cli.NonNegative),
+		cli.Check(where+"gd: categories[3].rank", c.Rank, cli.NonNegative),
+		cli.Check(where+"gd: categories[3].f", c.F, cli.NonNegative),
+		cli.Check(where+"scalar_fit: NewtonContexts", kr.Fit.NewtonContexts, cli.NonNegative),
+	); err != nil {
+		return err
+	}
+	for j, p := range kr.Perturbed {
+		if (p.ChangeSymmetry == nil) != (p.ChangeAll == nil) {
+			return fmt.Errorf("%sperturbed[%d]: ChangeSymmetry and ChangeAll must be both set or both absent", where, j)
+		}
+		if p.ChangeSymmetry != nil {
+			if err := cli.Check(fmt.Sprintf("%sperturbed[%d]: eps", where, j), p.Eps, cli.Positive); err != nil {
+				return err
 			}
 		}
 	}

@@ -272,7 +272,13 @@ func run(o Options, command string, w io.Writer) (*results, error) {
 		if err := json.Unmarshal(out.Output, kr); err != nil {
 			return nil, fmt.Errorf("result of %s (%s): %w", r.Label, out.Source, err)
 		}
+		if err := checkKernelResult("", kr); err != nil {
+			return nil, fmt.Errorf("result of %s (%s): %w", r.Label, out.Source, err)
+		}
 		kr.Seconds = out.Seconds
+		if o.Exp.Merge {
+			printKernel(w, kr)
+		}
 		res.Kernels = append(res.Kernels, kr)
 	}
 	if o.Out != "" {
@@ -301,8 +307,6 @@ func checkKernel(o Options, p *problem, kern string, scales []float64, progress,
 	if kr.Fit, err = fitScalars(p, kern, o.N, o.AdamSteps, o.Batch, o.NewtonIters, o.NewtonBatches, o.HessBatches, o.Seed, progress); err != nil {
 		return nil, err
 	}
-	fmt.Fprintf(w, "\n== %s: fitted α = %.4g, g = %.4g (loss %.4f); gradient wrt (log α, log g) on %d fixed contexts: %s before Newton, %s after (SE %s)\n",
-		kern, kr.Fit.Alpha, kr.Fit.Gamma, kr.Fit.Loss, kr.Fit.NewtonContexts, fmtVec(kr.Fit.GradBefore), fmtVec(kr.Fit.GradAfter), fmtVec(kr.Fit.SE))
 	gm, err := newGradModel(kern, 2, cfg.DPrime, cfg.C, o.N, o.Batch, kr.Fit.Alpha, kr.Fit.Gamma, p.task.We)
 	if err != nil {
 		return nil, err
@@ -318,13 +322,6 @@ func checkKernel(o Options, p *problem, kern string, scales []float64, progress,
 	kr.GD = newPoint(cats, att, 0, -1, o.NB*o.Batch, loss, true)
 	kr.ScalarsPFitCorrected = scalarsPFitCorrected(kr, o.Batch)
 	kr.Other = otherStats(gm, other)
-	printPoint(w, kr.GD, true)
-	if pc := kr.ScalarsPFitCorrected; pc != nil {
-		fmt.Fprintf(w, "   GD scalars p-value allowing for the fit's own Monte Carlo error (%d contexts): %.3g\n", kr.Fit.NewtonContexts, *pc)
-	}
-	for _, c := range kr.Other {
-		fmt.Fprintf(w, "   %-26s ‖ḡ‖ %.3e  noise %.3e  debiased %.3e  (not an attention parameter)\n", c.Name, c.Norm, c.Noise, c.Debiased)
-	}
 	// Perturbed points and the GD point on one common smaller sample.
 	small := func() *rand.Rand { return rand.New(rand.NewPCG(o.Seed, 41)) }
 	attGD, _, loss, err := gm.sampleGrads(p, o.PertNB, small())
@@ -333,8 +330,6 @@ func checkKernel(o Options, p *problem, kern string, scales []float64, progress,
 		return nil, err
 	}
 	kr.GDSmall = newPoint(cats, attGD, 0, -1, o.PertNB*o.Batch, loss, true)
-	fmt.Fprintf(w, "   perturbations (%d contexts each, the same for every point): ‖ḡ‖ (noise floor) of the symmetry-forbidden part with the smallest\n   Hotelling p-value of its 3 categories, of all attention parameters, and of the change ḡ(θ) − ḡ(θ_GD)\n", o.PertNB*o.Batch)
-	fmt.Fprintf(w, "   ε = 0 (GD):     sym %.3e (%.1e) p %-9.3g all %.3e (%.1e)\n", kr.GDSmall.Symmetry.Norm, kr.GDSmall.Symmetry.Noise, symP(kr.GDSmall), kr.GDSmall.All.Norm, kr.GDSmall.All.Noise)
 	for _, eps := range scales {
 		for dir := 0; dir < o.Dirs; dir++ {
 			if err := gm.set(gm.perturbation(eps, rand.New(rand.NewPCG(o.Seed+uint64(dir), 31)))); err != nil {
@@ -357,9 +352,6 @@ func checkKernel(o Options, p *problem, kern string, scales []float64, progress,
 			ch := newPoint(cats, diff, eps, dir, o.PertNB*o.Batch, 0, false)
 			ps.ChangeSymmetry, ps.ChangeAll = &ch.Symmetry, &ch.All
 			kr.Perturbed = append(kr.Perturbed, ps)
-			fmt.Fprintf(w, "   ε = %-6g dir %d: sym %.3e (%.1e) p %-9.3g all %.3e (%.1e) | change: sym %.3e (%.1e) all %.3e (%.1e) | loss %+.2e\n", eps, dir,
-				ps.Symmetry.Norm, ps.Symmetry.Noise, symP(ps), ps.All.Norm, ps.All.Noise,
-				ch.Symmetry.Norm, ch.Symmetry.Noise, ch.All.Norm, ch.All.Noise, ps.Loss-kr.GDSmall.Loss)
 		}
 	}
 	if err := gm.set(nil); err != nil {
@@ -368,13 +360,40 @@ func checkKernel(o Options, p *problem, kern string, scales []float64, progress,
 	}
 	if r := resolution(kr); !math.IsNaN(r) {
 		kr.Resolution = &r
-		fmt.Fprintf(w, "   resolution: the Monte Carlo noise floor %.2e of the symmetry-forbidden gradient at GD equals the change a perturbation of ε ≈ %.2g produces\n",
-			kr.GD.Symmetry.Noise, r)
 	}
 	gm.close()
 	kr.Seconds = time.Since(start).Seconds()
-	fmt.Fprintf(w, "   (%s done in %.0f s)\n", kern, kr.Seconds)
+	printKernel(w, kr)
 	return kr, nil
+}
+
+// printKernel prints the tables of one kernel's check, from its result
+// alone: checkKernel once it is done, and -merge for each run done.
+func printKernel(w io.Writer, kr *kernelResult) {
+	fmt.Fprintf(w, "\n== %s: fitted α = %.4g, g = %.4g (loss %.4f); gradient wrt (log α, log g) on %d fixed contexts: %s before Newton, %s after (SE %s)\n",
+		kr.Kernel, kr.Fit.Alpha, kr.Fit.Gamma, kr.Fit.Loss, kr.Fit.NewtonContexts, fmtVec(kr.Fit.GradBefore), fmtVec(kr.Fit.GradAfter), fmtVec(kr.Fit.SE))
+	printPoint(w, kr.GD, true)
+	if pc := kr.ScalarsPFitCorrected; pc != nil {
+		fmt.Fprintf(w, "   GD scalars p-value allowing for the fit's own Monte Carlo error (%d contexts): %.3g\n", kr.Fit.NewtonContexts, *pc)
+	}
+	for _, c := range kr.Other {
+		fmt.Fprintf(w, "   %-26s ‖ḡ‖ %.3e  noise %.3e  debiased %.3e  (not an attention parameter)\n", c.Name, c.Norm, c.Noise, c.Debiased)
+	}
+	fmt.Fprintf(w, "   perturbations (%d contexts each, the same for every point): ‖ḡ‖ (noise floor) of the symmetry-forbidden part with the smallest\n   Hotelling p-value of its 3 categories, of all attention parameters, and of the change ḡ(θ) − ḡ(θ_GD)\n", kr.GDSmall.Contexts)
+	fmt.Fprintf(w, "   ε = 0 (GD):     sym %.3e (%.1e) p %-9.3g all %.3e (%.1e)\n", kr.GDSmall.Symmetry.Norm, kr.GDSmall.Symmetry.Noise, symP(kr.GDSmall), kr.GDSmall.All.Norm, kr.GDSmall.All.Noise)
+	for _, ps := range kr.Perturbed {
+		change := "-" // checkKernelResult refuses a result with half a change
+		if ch, ca := ps.ChangeSymmetry, ps.ChangeAll; ch != nil && ca != nil {
+			change = fmt.Sprintf("sym %.3e (%.1e) all %.3e (%.1e)", ch.Norm, ch.Noise, ca.Norm, ca.Noise)
+		}
+		fmt.Fprintf(w, "   ε = %-6g dir %d: sym %.3e (%.1e) p %-9.3g all %.3e (%.1e) | change: %s | loss %+.2e\n", ps.Eps, ps.Direction,
+			ps.Symmetry.Norm, ps.Symmetry.Noise, symP(ps), ps.All.Norm, ps.All.Noise, change, ps.Loss-kr.GDSmall.Loss)
+	}
+	if r := kr.Resolution; r != nil {
+		fmt.Fprintf(w, "   resolution: the Monte Carlo noise floor %.2e of the symmetry-forbidden gradient at GD equals the change a perturbation of ε ≈ %.2g produces\n",
+			kr.GD.Symmetry.Noise, *r)
+	}
+	fmt.Fprintf(w, "   (%s done in %.0f s)\n", kr.Kernel, kr.Seconds)
 }
 
 // resolution interpolates, linearly in ε (the change is first order), the
@@ -454,7 +473,7 @@ func saveFigure(res *results, figdir string) error {
 // categories of ps.
 func symP(ps pointStats) float64 {
 	p := 1.0
-	for _, c := range ps.Cats[:3] {
+	for _, c := range ps.Cats[:min(3, len(ps.Cats))] {
 		if c.Rank > 0 {
 			p = math.Min(p, c.P)
 		}
