@@ -35,7 +35,7 @@ func TestCommandLine(t *testing.T) {
 	}
 	a := func(s ...string) []string { return s }
 	clitest.Run(t, bin, "fewshot", []clitest.Case{
-		clitest.OK("help", a("-h"), "Usage:", "-merge"),
+		clitest.OK("help", a("-h"), "Usage:", "-merge", "-combine", "-plan"),
 		clitest.Usage("stray argument", run("-quick", "cnn"), `unexpected argument "cnn"`),
 		clitest.Usage("unknown flag", run("-ways", "5"), "-ways"),
 		clitest.Usage("unparsable float", run("-lr", "2e-2x"), "-lr"),
@@ -74,15 +74,26 @@ func TestCommandLine(t *testing.T) {
 		clitest.Usage("no drawings, no cache", a("-quickdraw", filepath.Join(dir, "nope"), "-cache", filepath.Join(dir, "nocache")), "-quickdraw", "nope"),
 		// A feature cache present does not let a device through as the drawings.
 		clitest.Usage("drawings a device, cache present", a("-quickdraw", "/dev/zero", "-cache", t.TempDir(), "-quick"), "-quickdraw", "/dev/zero", "not a folder"),
-		clitest.Usage("run flag with merge", a("-merge", good+","+good, "-out", dir, "-L", "8"), "-L does not apply to -merge"),
-		clitest.Usage("merge without out", a("-merge", good+","+good, "-out", ""), "-merge needs -out"),
-		clitest.Usage("merge of one", a("-merge", good, "-out", dir), "at least two"),
-		clitest.Usage("merge into a merged folder", a("-merge", good+","+good, "-out", good), "-out", "is -merge"),
-		clitest.Usage("merge of a missing folder", a("-merge", good+","+filepath.Join(dir, "nope"), "-out", dir), "nope"),
-		clitest.Usage("merge of garbage", a("-merge", good+","+results("garbage", "{{"), "-out", dir), "garbage"),
-		clitest.Usage("merge of nested", a("-merge", good+","+results("nested", strings.Repeat("[", 50000)), "-out", dir), "nested"),
-		clitest.Usage("merge of a huge number", a("-merge", good+","+results("huge", `{"features": [{"input_dim": 1e400}]}`), "-out", dir), "huge"),
-		clitest.Usage("merge of nothing", a("-merge", good+","+results("empty", `{}`), "-out", dir), "empty", "no results"),
-		clitest.Usage("merge of a model without seeds", a("-merge", good+","+results("seedless", `{"features": [{"kind": "cnn", "models": [{"name": "gd2"}]}]}`), "-out", dir), "seedless", "gd2"),
+		clitest.Usage("run flag with combine", a("-combine", good+","+good, "-out", dir, "-L", "8"), "-L does not apply to -combine"),
+		clitest.Usage("plan flag with combine", a("-combine", good+","+good, "-out", dir, "-plan"), "-plan does not apply to -combine"),
+		clitest.Usage("combine without out", a("-combine", good+","+good, "-out", ""), "-combine needs -out"),
+		clitest.Usage("combine of one", a("-combine", good, "-out", dir), "at least two"),
+		clitest.Usage("combine into a combined folder", a("-combine", good+","+good, "-out", good), "-out", "is -combine"),
+		clitest.Usage("combine of a missing folder", a("-combine", good+","+filepath.Join(dir, "nope"), "-out", dir), "nope"),
+		clitest.Usage("combine of garbage", a("-combine", good+","+results("garbage", "{{"), "-out", dir), "garbage"),
+		clitest.Usage("combine of nested", a("-combine", good+","+results("nested", strings.Repeat("[", 50000)), "-out", dir), "nested"),
+		clitest.Usage("combine of a huge number", a("-combine", good+","+results("huge", `{"features": [{"input_dim": 1e400}]}`), "-out", dir), "huge"),
+		clitest.Usage("combine of nothing", a("-combine", good+","+results("empty", `{}`), "-out", dir), "empty", "no results"),
+		clitest.Usage("combine of a model without seeds", a("-combine", good+","+results("seedless", `{"features": [{"kind": "cnn", "models": [{"name": "gd2"}]}]}`), "-out", dir), "seedless", "gd2"),
+		// The experiment flags (package experiment).
+		clitest.Usage("merge is a switch", a("-merge", good+","+good, "-out", dir), `unexpected argument`),
+		clitest.Usage("index past the plan", run("-index", "42"), "-index 42", "0..41"),
+		clitest.Usage("index and shard", run("-index", "0", "-shard", "0/2"), "exclude each other"),
+		clitest.Usage("bad shard", run("-shard", "2/2"), "-shard"),
+		clitest.Usage("partial without merge", run("-partial"), "-partial needs -merge"),
+		clitest.Usage("plan without out", run("-plan", "-out", ""), "-out is empty"),
+		clitest.Usage("index without out", run("-index", "0", "-out", ""), "-out is empty"),
+		clitest.Usage("unknown submit", run("-submit", "pbs"), "-submit"),
+		clitest.Usage("parallel without submit", run("-parallel", "4"), "-parallel needs -submit"),
 	})
 }

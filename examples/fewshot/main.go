@@ -10,13 +10,15 @@
 //	scripts/fetch-quickdraw.sh                   # once: the drawings, into ~/.cache/gdattn/quickdraw
 //	go run ./examples/fewshot -quick             # a small run, minutes on 2 cores
 //	go run ./examples/fewshot                    # the full run (see RESULTS.md)
+//	go run ./examples/fewshot -plan              # its runs, with their estimated CPU time
 //
-// Features are cached as .npy (classes, count, dim) + counts under -cache and
-// reused; results go to -out as results.json and fewshot.png.
+// The experiment lives in examples/internal/fewshot; this command wires the
+// flags to it. Features are cached as .npy (classes, count, dim) + counts
+// under -cache and reused; each run's result goes to -out/runs, and the
+// merged results to -out as results.json and fewshot.png.
 package main
 
 import (
-	"encoding/json"
 	"flag"
 	"fmt"
 	"io"
@@ -25,29 +27,11 @@ import (
 	"strings"
 
 	"github.com/gdattn/gdattn/data"
+	"github.com/gdattn/gdattn/examples/internal/fewshot"
+	"github.com/gdattn/gdattn/experiment"
 	"github.com/gdattn/gdattn/internal/cli"
 	"github.com/gdattn/gdattn/layers"
 )
-
-func defaults() options {
-	return options{
-		Features: "cnn,pca", Models: "lp,gd1,gd2,gd3,tf", TestClasses: 45, SplitSeed: 1,
-		CNNDim: 512, CNNChannels: [2]int{16, 32}, CNNEpochs: 5, CNNSeed: 1,
-		D: 32, Norm: "unit",
-		L: 2048, M: 2048, Epochs: 6, TFEpochs: 10, Batch: 64, LR: 2e-2, TFLR: 1e-3,
-		Seeds: 5, Seed: 1, DataSeed: 1, EvalPoints: 3, DPrime: 4, Kernel: "softmax", TFLayers: 2, Dtype: "float32",
-		ProbeSteps: 500, ProbeL2: 1e-3,
-	}
-}
-
-// quick shrinks a run to minutes on 2 cores.
-func quick(o options) options {
-	o.CNNDim, o.CNNChannels, o.CNNEpochs = 128, [2]int{8, 16}, 2
-	o.D = 32
-	o.L, o.M, o.Epochs, o.TFEpochs, o.Seeds, o.EvalPoints = 512, 512, 8, 8, 2, 4
-	o.Models = "lp,gd1,gd2,tf"
-	return o
-}
 
 // Limits of the sizes a command line may ask for: far above the paper's
 // (345 categories, CNN width 512, d' = 4, 2048 episodes), low enough that a
@@ -79,16 +63,17 @@ func main() { cli.Main("fewshot", func() error { return command(os.Args[1:]) }) 
 
 // command parses and checks the command line args, then runs it.
 func command(args []string) error {
-	o := defaults()
+	o := fewshot.Defaults()
 	def := o
+	var exp experiment.Flags
 	cache := os.Getenv("GDATTN_CACHE")
 	if cache == "" {
 		cache = filepath.Join(filepath.Dir(data.QuickDrawDir()))
 	}
 	fs := cli.NewFlagSet("fewshot")
 	fs.StringVar(&o.QuickDraw, "quickdraw", data.QuickDrawDir(), "folder of <category>.ndjson.gz files (scripts/fetch-quickdraw.sh)")
-	fs.StringVar(&o.Cache, "cache", filepath.Join(cache, "fewshot"), "folder for cached features (not empty)")
-	fs.StringVar(&o.Out, "out", "results/fewshot", "folder for results.json and fewshot.png (empty: none)")
+	fs.StringVar(&o.Cache, "cache", filepath.Join(cache, "fewshot"), "folder for cached features (not empty; shared by the workers of a plan)")
+	fs.StringVar(&o.Out, "out", "results/fewshot", "folder for the runs (runs/), results.json and fewshot.png (empty: a temporary one for the runs, no files)")
 	fs.StringVar(&o.Features, "features", def.Features, "feature maps, comma-separated: cnn (learned), pca (raw pixels)")
 	fs.StringVar(&o.Models, "models", def.Models, fmt.Sprintf("models, comma-separated: lp (linear probing), gd<K> (GD, K blocks, 1..%d), tf (Trained TF)", maxBlocks))
 	fs.IntVar(&o.TestClasses, "test-classes", def.TestClasses, "held-out categories, >= 5 (the rest, at least 5, train the CNN and the models)")
@@ -116,12 +101,13 @@ func command(args []string) error {
 	fs.Float64Var(&o.ProbeL2, "probe-l2", def.ProbeL2, "L2 penalty λ of linear probing (finite, >= 0; with lp in -models)")
 	fs.BoolVar(&o.Quick, "quick", false, "small preset (minutes on 2 cores): smaller CNN, d=32, L=M=512, 8 epochs, 2 seeds, lp,gd1,gd2,tf")
 	fs.BoolVar(&o.Quiet, "quiet", false, "no progress output")
-	mergeDirs := fs.String("merge", "", "instead of running: merge the results.json of these comma-separated folders (at least two) into -out; no other flag applies")
+	combine := fs.String("combine", "", "instead of running: combine the results.json of these comma-separated folders (at least two) into -out; no other flag applies")
+	exp.Register(fs) // -plan, -index, -shard, -merge, -submit, ... (package experiment)
 	if err := cli.Parse(fs, args, func(w io.Writer) { usage(w, fs) }); err != nil {
 		return err
 	}
 	set := cli.Given(fs)
-	err := cli.Validate(fs, cli.Rules{
+	rules := cli.Rules{
 		"quickdraw": cli.Any, "cache": cli.NonEmpty, "out": cli.Any,
 		"features": cli.List(cli.OneOf("cnn", "pca")), "models": cli.List(modelRule),
 		"test-classes": cli.IntIn(5, maxClasses), "split-seed": cli.Any, "cnn-dim": cli.IntIn(1, maxDim),
@@ -131,165 +117,61 @@ func command(args []string) error {
 		"seeds": cli.IntIn(1, maxSeeds), "seed": cli.Any, "data-seed": cli.Any, "eval-points": cli.IntIn(1, maxPoints),
 		"dprime": cli.IntIn(1, maxDPrime), "kernel": cli.OneOf(layers.KernelNames()...), "tf-layers": cli.IntIn(1, maxBlocks),
 		"dtype": cli.OneOf("float32", "float64"), "probe-steps": cli.IntIn(1, maxSteps), "probe-l2": cli.NonNegative,
-		"quick": cli.Any, "quiet": cli.Any, "merge": cli.Optional(cli.List(cli.NonEmpty)),
-	})
-	if err != nil {
+		"quick": cli.Any, "quiet": cli.Any, "combine": cli.Optional(cli.List(cli.NonEmpty)),
+	}
+	for _, n := range experiment.FlagNames { // experiment.Flags.Check checks these
+		rules[n] = cli.Any
+	}
+	if err := cli.Validate(fs, rules); err != nil {
 		return err
 	}
-	if *mergeDirs != "" {
-		dirs, err := checkMerge(set, *mergeDirs, o.Out)
+	if *combine != "" {
+		dirs, err := fewshot.CheckCombine(set, *combine, o.Out)
 		if err == nil {
 			err = cli.OutDir("out", o.Out)
 		}
 		if err != nil {
 			return err
 		}
-		_, err = merge(dirs, o.Out, os.Stdout)
+		_, err = fewshot.Combine(dirs, o.Out, os.Stdout)
 		return err
+	}
+	if err := exp.Check(set); err != nil {
+		return cli.Usage(err)
 	}
 	if o.Quick {
-		o = quickOverride(o, set)
+		o = fewshot.QuickPreset(o, set)
 	}
-	has := map[string]bool{}
-	for _, m := range strings.Split(o.Models, ",") {
-		m = strings.TrimSpace(m)
-		has[m], has["gd"] = true, has["gd"] || strings.HasPrefix(m, "gd")
-	}
-	err = cli.First(
-		cli.Needs(set, has["gd"], "a gd<K> model in -models", gdFlags...),
-		cli.Needs(set, has["tf"], "tf in -models", tfFlags...),
-		cli.Needs(set, has["gd"] || has["tf"], "a trained model (gd<K> or tf) in -models", trainedFlags...),
-		cli.Needs(set, has["lp"], "lp in -models", probeFlags...),
-		cli.Needs(set, strings.Contains(o.Features, "cnn"), "cnn in -features", cnnFlags...),
-		checkFeatureInputs(o),
-		cli.OutDir("out", o.Out),
-		cli.OutDir("cache", o.Cache),
-	)
-	if err != nil {
+	if err := checkRun(o, exp, set); err != nil {
 		return err
 	}
-	if o.Quick && has["tf"] {
+	if o.Quick && strings.Contains(","+o.Models+",", ",tf,") && !exp.Plan && !exp.PlanJSON && !exp.Merge && exp.Submit == "" {
 		fmt.Fprintln(os.Stderr, "note: the quick preset undertrains the Trained TF baseline (L=M=512, 8 epochs, 2 seeds): it checks the pipeline; the full preset gives the paper's comparison")
 	}
-	_, err = run(o, os.Stdout)
-	return err
-}
-
-// modelRule accepts lp, tf or gd<K> with 1 <= K <= maxBlocks.
-func modelRule(name string, v any) error {
-	m := v.(string)
-	if m == "lp" || m == "tf" {
-		return nil
-	}
-	if k, err := blocksOf(m); err != nil || k > maxBlocks {
-		return fmt.Errorf("%s: unknown model %q (want lp, tf or gd<K> with K in 1..%d)", name, m, maxBlocks)
-	}
-	return nil
-}
-
-// checkMerge checks the -merge mode: no other flag but -out, which must be
-// set, and at least two folders, each with a readable results.json that
-// holds results (every trained model with its seeds).
-func checkMerge(set cli.Set, list, out string) ([]string, error) {
-	if err := cli.Only(set, true, "-merge", "merge", "out"); err != nil {
-		return nil, err
-	}
-	if out == "" {
-		return nil, cli.Usagef("-merge needs -out")
-	}
-	dirs := strings.Split(list, ",")
-	if len(dirs) < 2 {
-		return nil, cli.Usagef("-merge needs at least two result folders")
-	}
-	for i, d := range dirs {
-		dirs[i] = strings.TrimSpace(d)
-		p := filepath.Join(dirs[i], "results.json")
-		raw, err := cli.ReadInput("merge", p, cli.MaxResultsBytes)
-		if err != nil {
-			return nil, err
-		}
-		var r Results
-		if err := json.Unmarshal(raw, &r); err != nil {
-			return nil, cli.Usagef("-merge: %s: %v", p, err)
-		}
-		if len(r.Features) == 0 {
-			return nil, cli.Usagef("-merge: %s holds no results", p)
-		}
-		for _, fr := range r.Features {
-			for _, m := range fr.Models {
-				if m.Name != "lp" && len(m.Seeds) == 0 {
-					// merge averages the seeds of a trained model.
-					return nil, cli.Usagef("-merge: %s: %s features: model %q has no seeds", p, fr.Kind, m.Name)
-				}
-			}
-		}
-	}
-	ins := make([]cli.Path, len(dirs))
-	for i, d := range dirs {
-		ins[i] = cli.Path{Flag: "merge", Path: d}
-	}
-	// The merge writes -out/results.json: -out must not be a merged folder.
-	if err := cli.NotInputs([]cli.Path{{Flag: "out", Path: out}}, ins...); err != nil {
-		return nil, err
-	}
-	return dirs, nil
-}
-
-// checkFeatureInputs refuses a -quickdraw that exists but is not a folder,
-// and a run that has neither the drawings nor a cache to read features from. (Whether the cache holds the features of
-// this run's settings is known only once run builds their specification.)
-func checkFeatureInputs(o options) error {
-	if fi, err := os.Stat(o.QuickDraw); err == nil {
-		if !fi.IsDir() { // a file or device: never a folder of drawings, cache or not
-			return cli.Usagef("-quickdraw %s: not a folder (%v), want the folder of <category>.ndjson.gz files", o.QuickDraw, fi.Mode().Type())
-		}
-		return nil
-	}
-	if fi, err := os.Stat(o.Cache); err == nil && fi.IsDir() {
-		return nil
-	}
-	return cli.Usagef("-quickdraw %s: no such folder (scripts/fetch-quickdraw.sh fetches the drawings), and no feature cache in -cache %s", o.QuickDraw, o.Cache)
+	return fewshot.RunAll(o, exp, fs, os.Stdout)
 }
 
 func usage(w io.Writer, fs *flag.FlagSet) {
 	fmt.Fprintf(w, `Usage:
-  fewshot [flags]                 features, in-context models and linear probing on Quick, Draw!
-  fewshot -merge DIR,DIR... -out DIR  merge the results of several runs
+  fewshot [flags]                        features, in-context models and linear probing on Quick, Draw!
+  fewshot [flags] -plan                  list the runs (feature map, model, seed), estimated CPU time
+  fewshot [flags] -index i | -shard i/n  run a part of them (workers sharing -out and -cache)
+  fewshot [flags] -merge [-partial]      write results.json, the table and fewshot.png from the runs done
+  fewshot [flags] -submit slurm          submit the missing runs as a Slurm job array (docs/cluster.md)
+  fewshot -combine DIR,DIR... -out DIR   combine the results.json of several commands
 
 Reproduces the few-shot experiment of the paper's Section 5.2 (5-way 10-shot episodes of
-held-out categories). A flag that applies only to some models or feature maps (its help says
-which) is refused when -models or -features has none of them. Exit status: 0 done, 2 bad
-command line or input (one line on stderr, before any work), 1 a failure during the run.
+held-out categories). A run of the plan is one feature map, model and seed (linear probing:
+one per feature map); its result goes to -out/runs. The features are built once (the CNN
+trained, or the pixel PCA fitted) by the first run that needs them and cached in -cache, which
+every worker reads: on a cluster, give all workers the same -cache on the shared filesystem, and
+run the plan's first run of each feature map (its lp run, -index 0 for cnn) before the array
+so that the tasks do not all build the features at once. A flag that applies only to some
+models or feature maps (its help says which) is refused when -models or -features has none of
+them. Exit status: 0 done, 2 bad command line or input (one line on stderr, before any work),
+1 a failure during the run.
 
 Flags:
 `)
 	cli.PrintDefaults(fs, w)
-}
-
-// quickOverride applies the quick preset to the flags left at their
-// defaults, so explicit flags still win.
-func quickOverride(o options, set cli.Set) options {
-	q := quick(o)
-	keep := func(name string, dst *int, v int) {
-		if !set[name] {
-			*dst = v
-		}
-	}
-	keep("cnn-dim", &o.CNNDim, q.CNNDim)
-	keep("cnn-epochs", &o.CNNEpochs, q.CNNEpochs)
-	keep("d", &o.D, q.D)
-	keep("L", &o.L, q.L)
-	keep("M", &o.M, q.M)
-	keep("epochs", &o.Epochs, q.Epochs)
-	keep("tf-epochs", &o.TFEpochs, q.TFEpochs)
-	keep("seeds", &o.Seeds, q.Seeds)
-	keep("eval-points", &o.EvalPoints, q.EvalPoints)
-	o.CNNChannels = q.CNNChannels
-	if !set["models"] {
-		o.Models = q.Models
-	}
-	if !set["out"] {
-		o.Out = "results/fewshot-quick"
-	}
-	return o
 }

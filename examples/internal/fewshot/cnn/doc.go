@@ -3,7 +3,7 @@
 // paper's VGG, trained as a classifier on the training categories only, whose
 // penultimate layer is the feature map handed to the in-context models.
 //
-// It lives under examples/fewshot because it stands in for an external,
+// It lives under examples/internal/fewshot because it stands in for an external,
 // pre-trained network: gdattn's subject is the in-context classifier, not the
 // feature extractor. Its layers follow the house contract of package layers
 // (NewX(s, cfg) (*X, error), Forward, Params) so they read the same way.

@@ -1,4 +1,4 @@
-package main
+package fewshot
 
 import (
 	"fmt"
@@ -67,10 +67,10 @@ func plotResults(res *Results, path string) error {
 }
 
 // panels draws the accuracy and NLL panels of the models keep selects.
-func panels(fr featureResult, title string, keep func(string) bool) (plot.Lines, plot.Lines, bool) {
+func panels(fr FeatureResult, title string, keep func(string) bool) (plot.Lines, plot.Lines, bool) {
 	acc := plot.Lines{Title: title, X: plot.Axis{Label: "training epochs"}, Y: plot.Axis{Label: "held-out top-1 accuracy"}, Legend: plot.BottomRight}
 	nll := plot.Lines{Title: title, X: plot.Axis{Label: "training epochs"}, Y: plot.Axis{Label: "held-out NLL"}}
-	var probe *modelRes
+	var probe *ModelResult
 	xmax := 1.0
 	for i := range fr.Models {
 		m := &fr.Models[i]
@@ -103,7 +103,7 @@ func panels(fr featureResult, title string, keep func(string) bool) (plot.Lines,
 
 // curveStats averages a model's evaluation curves over its seeds, epoch by
 // epoch (every seed is evaluated at the same epochs).
-func curveStats(m *modelRes) (x, top1, top1Err, nll, nllErr []float64) {
+func curveStats(m *ModelResult) (x, top1, top1Err, nll, nllErr []float64) {
 	if len(m.Seeds) == 0 {
 		return
 	}

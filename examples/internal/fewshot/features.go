@@ -1,4 +1,4 @@
-package main
+package fewshot
 
 import (
 	"crypto/sha256"
@@ -12,7 +12,7 @@ import (
 	"time"
 
 	"github.com/gdattn/gdattn/data"
-	"github.com/gdattn/gdattn/examples/fewshot/internal/cnn"
+	"github.com/gdattn/gdattn/examples/internal/fewshot/cnn"
 	"github.com/gdattn/gdattn/graph"
 	"github.com/gdattn/gdattn/graph/npy"
 	"github.com/gdattn/gdattn/internal/cli"
@@ -73,32 +73,27 @@ type featureMeta struct {
 type featureSet struct {
 	F    *data.Features
 	Meta featureMeta
-	Dir  string
+	Dir  string // the cache entry's folder
+	Name string // its name (spec.key())
 }
 
 // loadFeatures returns the features of spec from the cache folder, building
 // and caching them first if needed. Pixels are read lazily (only to build).
+//
+// A new entry is written to a temporary folder beside it (the features,
+// then meta.json, each fsynced), which is then renamed to the entry's
+// name. The rename fails if another worker (another process, or another
+// node sharing the cache folder) published the entry first: then the
+// temporary folder is removed and that entry is read. So a reader never
+// sees a half-written entry, and any number of workers can share the cache
+// without a lock.
 func loadFeatures(spec featureSpec, qdDir, cacheDir string, progress io.Writer) (*featureSet, error) {
-	dir := filepath.Join(cacheDir, spec.key())
-	fp, cp, mp := filepath.Join(dir, "features.npy"), filepath.Join(dir, "counts.npy"), filepath.Join(dir, "meta.json")
-	if raw, err := infile.ReadFile(mp, cli.MaxResultsBytes); err == nil {
-		var m featureMeta
-		if err := strictjson.Decode(raw, &m); err != nil {
-			return nil, fmt.Errorf("%s: %w", mp, err)
-		}
-		if m.Spec != spec {
-			return nil, fmt.Errorf("%s: cached spec %+v differs from %+v (hash collision?)", mp, m.Spec, spec)
-		}
-		f, err := data.ReadFeatures(fp, cp)
-		if err != nil {
-			return nil, err
-		}
-		f.Names = m.Categories
-		if err := f.Validate(); err != nil {
-			return nil, fmt.Errorf("%s: %w", dir, err)
-		}
-		logf(progress, "features: %s from cache %s (%d classes, dim %d)", spec.Kind, dir, f.Classes(), f.Dim)
-		return &featureSet{F: f, Meta: m, Dir: dir}, nil
+	name := spec.key()
+	dir := filepath.Join(cacheDir, name)
+	fs, err := readEntry(spec, dir)
+	if err == nil {
+		logf(progress, "features: %s from cache %s (%d classes, dim %d)", spec.Kind, dir, fs.F.Classes(), fs.F.Dim)
+		return fs, nil
 	} else if !errors.Is(err, os.ErrNotExist) {
 		return nil, err
 	}
@@ -127,23 +122,105 @@ func loadFeatures(spec featureSpec, qdDir, cacheDir string, progress io.Writer) 
 		return nil, err
 	}
 	m.BuildSecond = time.Since(start).Seconds()
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return nil, err
-	}
-	// Stored exactly: a later run reads back the very values this run uses.
-	if err := data.WriteFeatures(fp, cp, f, cacheDtype(f)); err != nil {
-		return nil, err
-	}
-	raw, err := json.MarshalIndent(m, "", "  ")
+	published, err := publish(dir, f, m)
 	if err != nil {
 		return nil, err
 	}
-	// meta.json last: its presence marks a complete cache entry.
-	if err := os.WriteFile(mp, raw, 0o644); err != nil {
-		return nil, err
+	if !published {
+		// Another worker published the entry meanwhile: read its features
+		// (equal to ours: the cache is exact and the build deterministic),
+		// so that every worker uses the very values the cache holds.
+		logf(progress, "features: %s was published by another worker meanwhile; reading it", dir)
+		return readEntry(spec, dir)
 	}
 	logf(progress, "features: wrote %s (%.0fs)", dir, m.BuildSecond)
-	return &featureSet{F: f, Meta: m, Dir: dir}, nil
+	return &featureSet{F: f, Meta: m, Dir: dir, Name: name}, nil
+}
+
+// readEntry reads the cache entry dir of spec; an error wrapping
+// os.ErrNotExist if there is none.
+func readEntry(spec featureSpec, dir string) (*featureSet, error) {
+	fp, cp, mp := filepath.Join(dir, "features.npy"), filepath.Join(dir, "counts.npy"), filepath.Join(dir, "meta.json")
+	raw, err := infile.ReadFile(mp, cli.MaxResultsBytes)
+	if err != nil {
+		if errors.Is(err, os.ErrNotExist) {
+			if _, derr := os.Stat(dir); derr == nil {
+				// Only an older writer (which wrote in place, meta.json last)
+				// leaves an entry without meta.json: an interrupted one.
+				return nil, fmt.Errorf("%s: an incomplete cache entry (no meta.json; left by an interrupted run): remove the folder", dir)
+			}
+		}
+		return nil, err
+	}
+	var m featureMeta
+	if err := strictjson.Decode(raw, &m); err != nil {
+		return nil, fmt.Errorf("%s: %w", mp, err)
+	}
+	if m.Spec != spec {
+		return nil, fmt.Errorf("%s: cached spec %+v differs from %+v (hash collision?)", mp, m.Spec, spec)
+	}
+	f, err := data.ReadFeatures(fp, cp)
+	if err != nil {
+		return nil, err
+	}
+	f.Names = m.Categories
+	if err := f.Validate(); err != nil {
+		return nil, fmt.Errorf("%s: %w", dir, err)
+	}
+	return &featureSet{F: f, Meta: m, Dir: dir, Name: filepath.Base(dir)}, nil
+}
+
+// publish writes the entry dir atomically (see loadFeatures); false if
+// another writer published it first.
+func publish(dir string, f *data.Features, m featureMeta) (bool, error) {
+	if err := os.MkdirAll(filepath.Dir(dir), 0o755); err != nil {
+		return false, err
+	}
+	tmp, err := os.MkdirTemp(filepath.Dir(dir), "."+filepath.Base(dir)+".tmp-")
+	if err != nil {
+		return false, err
+	}
+	defer os.RemoveAll(tmp) // a no-op once renamed
+	fp, cp, mp := filepath.Join(tmp, "features.npy"), filepath.Join(tmp, "counts.npy"), filepath.Join(tmp, "meta.json")
+	// Stored exactly: a later run reads back the very values this run uses.
+	if err := data.WriteFeatures(fp, cp, f, cacheDtype(f)); err != nil {
+		return false, err
+	}
+	raw, err := json.MarshalIndent(m, "", "  ")
+	if err != nil {
+		return false, err
+	}
+	if err := os.WriteFile(mp, raw, 0o644); err != nil {
+		return false, err
+	}
+	for _, p := range []string{fp, cp, mp, tmp} {
+		if err := syncPath(p); err != nil {
+			return false, err
+		}
+	}
+	if err := os.Chmod(tmp, 0o755); err != nil { // MkdirTemp makes it 0700
+		return false, err
+	}
+	if err := os.Rename(tmp, dir); err != nil {
+		if _, serr := os.Stat(filepath.Join(dir, "meta.json")); serr == nil {
+			return false, nil
+		}
+		return false, err
+	}
+	return true, syncPath(filepath.Dir(dir))
+}
+
+// syncPath fsyncs a file or folder.
+func syncPath(p string) error {
+	f, err := os.Open(p)
+	if err != nil {
+		return err
+	}
+	err = f.Sync()
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	return err
 }
 
 // cnnFeatures trains the CNN on the training categories only and extracts

@@ -1,10 +1,11 @@
-package main
+package fewshot
 
 import (
 	"bytes"
 	"compress/gzip"
 	"encoding/json"
 	"fmt"
+	"io"
 	"math"
 	"math/rand/v2"
 	"os"
@@ -90,8 +91,8 @@ func TestCNNNeverSeesHeldOut(t *testing.T) {
 	}
 }
 
-func tinyOptions(qd, cache, out string) options {
-	o := defaults()
+func tinyOptions(qd, cache, out string) Options {
+	o := Defaults()
 	o.QuickDraw, o.Cache, o.Out, o.Quiet = qd, cache, out, true
 	o.TestClasses, o.CNNDim, o.CNNChannels, o.CNNEpochs = 5, 16, [2]int{2, 4}, 1
 	o.D, o.L, o.M, o.Epochs, o.TFEpochs, o.Batch, o.Seeds, o.EvalPoints = 8, 16, 16, 2, 1, 8, 2, 2
@@ -181,7 +182,7 @@ func TestRunTiny(t *testing.T) {
 	}
 	// Merging the two runs puts gd3 beside the cnn models of the first.
 	out3 := t.TempDir()
-	m, err := merge([]string{out, out2}, out3, &stdout)
+	m, err := Combine([]string{out, out2}, out3, &stdout)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -189,7 +190,7 @@ func TestRunTiny(t *testing.T) {
 		t.Errorf("merged: %d feature sets, first with %d models", len(m.Features), len(m.Features[0].Models))
 	}
 	// A model in both folders is taken from the last one.
-	m, err = merge([]string{out2, out}, out3, &stdout)
+	m, err = Combine([]string{out2, out}, out3, &stdout)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -199,7 +200,7 @@ func TestRunTiny(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(out3, "fewshot.png")); err != nil {
 		t.Error(err)
 	}
-	if m, err := merge([]string{out, out}, out3, &stdout); err != nil || len(m.Features[0].Models) != 4 || len(m.Features[0].Models[1].Seeds) != 2 {
+	if m, err := Combine([]string{out, out}, out3, &stdout); err != nil || len(m.Features[0].Models) != 4 || len(m.Features[0].Models[1].Seeds) != 2 {
 		t.Errorf("merging a folder with itself: %v, want its 4 models once, with their 2 seeds", err)
 	}
 	// Seeds run as separate processes merge into one model.
@@ -208,17 +209,17 @@ func TestRunTiny(t *testing.T) {
 	if _, err := run(o, &stdout); err != nil {
 		t.Fatal(err)
 	}
-	m, err = merge([]string{out2, out4}, out3, &stdout)
+	m, err = Combine([]string{out2, out4}, out3, &stdout)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if gd3 := m.Features[0].Models[0]; len(gd3.Seeds) != 3 || gd3.Seeds[2].Seed != 3 || gd3.Top1Std == 0 && gd3.Seeds[0].Top1 != gd3.Seeds[2].Top1 {
 		t.Errorf("merged seeds: %+v", gd3)
 	}
-	if _, err := merge([]string{out}, out3, &stdout); err == nil {
-		t.Error("merge of one folder: no error")
+	if _, err := Combine([]string{out}, out3, &stdout); err == nil {
+		t.Error("combining one folder: no error")
 	}
-	if _, err := merge([]string{out, t.TempDir()}, out3, &stdout); err == nil {
+	if _, err := Combine([]string{out, t.TempDir()}, out3, &stdout); err == nil {
 		t.Error("merge of a folder without results.json: no error")
 	}
 }
@@ -227,19 +228,19 @@ func TestRunErrors(t *testing.T) {
 	qd := writeQuickDraw(t, fakeImages(10, 12, 3))
 	tests := []struct {
 		name string
-		edit func(o *options)
+		edit func(o *Options)
 		want string
 	}{
-		{"unknown model", func(o *options) { o.Models = "lp,rnn" }, `unknown model "rnn"`},
-		{"unknown features", func(o *options) { o.Features = "vgg" }, `unknown feature kind "vgg"`},
-		{"no models", func(o *options) { o.Models = " " }, "-models is empty"},
-		{"too few held-out categories", func(o *options) { o.TestClasses = 4; o.Features = "pca" }, "4 classes, want at least Ways = 5"},
-		{"bad norm", func(o *options) { o.Norm = "l1"; o.Features = "pca" }, "-norm"},
-		{"bad dtype", func(o *options) { o.Dtype = "int8" }, "int8"},
-		{"no drawings", func(o *options) { o.QuickDraw = t.TempDir() }, "fetch-quickdraw.sh"},
-		{"zero episodes", func(o *options) { o.L = 0 }, "must be positive"},
-		{"zero TF epochs", func(o *options) { o.TFEpochs = 0 }, "must be positive"},
-		{"probe without steps", func(o *options) { o.ProbeSteps = 0; o.Features = "pca" }, "Steps = 0"},
+		{"unknown model", func(o *Options) { o.Models = "lp,rnn" }, `unknown model "rnn"`},
+		{"unknown features", func(o *Options) { o.Features = "vgg" }, `unknown feature kind "vgg"`},
+		{"no models", func(o *Options) { o.Models = " " }, "-models is empty"},
+		{"too few held-out categories", func(o *Options) { o.TestClasses = 4; o.Features = "pca" }, "4 classes, want at least Ways = 5"},
+		{"bad norm", func(o *Options) { o.Norm = "l1"; o.Features = "pca" }, "-norm"},
+		{"bad dtype", func(o *Options) { o.Dtype = "int8" }, "int8"},
+		{"no drawings", func(o *Options) { o.QuickDraw = t.TempDir() }, "fetch-quickdraw.sh"},
+		{"zero episodes", func(o *Options) { o.L = 0 }, "must be positive"},
+		{"zero TF epochs", func(o *Options) { o.TFEpochs = 0 }, "must be positive"},
+		{"probe without steps", func(o *Options) { o.ProbeSteps = 0; o.Features = "pca" }, "Steps = 0"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -299,4 +300,13 @@ func TestRunRealQuickDraw(t *testing.T) {
 			t.Errorf("pca: linear probing top-1 %v, want >= 0.3", fr.Models[0].Top1)
 		}
 	}
+}
+
+// run runs every run of o's plan and merges them.
+func run(o Options, stdout io.Writer) (*Results, error) {
+	e, err := New(o)
+	if err != nil {
+		return nil, err
+	}
+	return e.Run(stdout)
 }
