@@ -14,7 +14,7 @@ import (
 // model trained), with exit status 2 and one line on stderr naming the
 // flag or file, never a stack trace.
 func TestCommandLine(t *testing.T) {
-	bin := clitest.Build(t, ".")
+	bin := fewshotBin(t)
 	dir := t.TempDir()
 	results := func(name, content string) string {
 		d := filepath.Join(dir, name)

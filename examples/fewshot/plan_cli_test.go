@@ -18,7 +18,7 @@ import (
 // default flags) without reading the drawings: 2 feature maps × (linear
 // probing + 3 GD models and the Trained TF × 5 seeds) = 42 runs.
 func TestPlanFull(t *testing.T) {
-	bin := clitest.Build(t, ".")
+	bin := fewshotBin(t)
 	out := filepath.Join(t.TempDir(), "results")
 	code, stdout, stderr := clitest.Exec(t, bin, "-plan", "-out", out, "-quickdraw", filepath.Join(t.TempDir(), "none"))
 	if code != 0 || stderr != "" {
@@ -83,7 +83,7 @@ func TestPlanWorkers(t *testing.T) {
 	if testing.Short() {
 		t.Skip("trains models")
 	}
-	bin := clitest.Build(t, ".")
+	bin := fewshotBin(t)
 	qd, cache, out := fakeQuickDraw(t, 12, 12), t.TempDir(), filepath.Join(t.TempDir(), "out")
 	tiny := []string{"-quickdraw", qd, "-cache", cache, "-features", "pca", "-models", "lp,gd1", "-test-classes", "5",
 		"-cnn-dim", "8", "-d", "4", "-L", "16", "-M", "16", "-epochs", "1", "-batch", "8", "-seeds", "2",
@@ -140,5 +140,43 @@ func TestPlanWorkers(t *testing.T) {
 	}
 	if table(merged) == "" || table(merged) != table(single) {
 		t.Errorf("the workers' merged table differs from a single process's:\n%s\n---\n%s", merged, single)
+	}
+}
+
+// TestSubmitSlurm submits the quick plan to a fake sbatch (on $PATH): a
+// job array of its 14 runs, each task running this binary with the given
+// flags and -index of its task, and a merge job after it; the drawings are
+// not read.
+func TestSubmitSlurm(t *testing.T) {
+	bin := fewshotBin(t)
+	dir := t.TempDir()
+	log := filepath.Join(dir, "sbatch.log")
+	fake := "#!/bin/sh\necho \"$@\" >> " + log + "\nn=$(wc -l < " + log + ")\necho \"$((100 + n))\"\n"
+	if err := os.WriteFile(filepath.Join(dir, "sbatch"), []byte(fake), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("PATH", dir+string(os.PathListSeparator)+os.Getenv("PATH"))
+	out, cache := filepath.Join(dir, "out"), filepath.Join(dir, "cache")
+	code, stdout, stderr := clitest.Exec(t, bin, "-quick", "-out", out, "-cache", cache, "-quickdraw", filepath.Join(dir, "none"),
+		"-submit", "slurm", "-parallel", "4", "-mem", "3072")
+	if code != 0 {
+		t.Fatalf("-submit slurm: exit %d\nstdout %s\nstderr %s", code, stdout, stderr)
+	}
+	calls, _ := os.ReadFile(log)
+	lines := strings.Split(strings.TrimSpace(string(calls)), "\n")
+	if len(lines) != 2 || !strings.HasPrefix(lines[0], "--parsable --array=0-13%4 ") || !strings.HasPrefix(lines[1], "--parsable --dependency=afterany:101 ") {
+		t.Fatalf("sbatch calls:\n%s", calls)
+	}
+	script, err := os.ReadFile(strings.Fields(lines[0])[2])
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, w := range []string{"#SBATCH --mem=3072\n", "-quick=true", "-cache=" + cache, "-out=" + out, `-index "$SLURM_ARRAY_TASK_ID"`} {
+		if !strings.Contains(string(script), w) {
+			t.Errorf("the array script lacks %q:\n%s", w, script)
+		}
+	}
+	if strings.Contains(string(script), "-submit") || strings.Contains(string(script), "-parallel") {
+		t.Errorf("the array script passes the submission's flags on to its tasks:\n%s", script)
 	}
 }
