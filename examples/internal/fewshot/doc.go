@@ -17,8 +17,8 @@
 //
 // The features are a shared prerequisite, not a run: every worker that
 // needs a feature map reads it from the cache folder, or builds it
-// (deterministically: the same spec gives the same features, bit for bit)
-// and publishes it there atomically (a temporary folder, fsync, then a
+// (deterministically: the same spec gives the same features, bit for bit,
+// on one kind of CPU) and publishes it there atomically (a temporary folder, fsync, then a
 // rename that fails if another worker published first, whose entry is
 // then read instead). Workers on several nodes sharing the cache folder
 // therefore never read a half-written entry; at worst two of them build
