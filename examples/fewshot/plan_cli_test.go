@@ -78,7 +78,8 @@ func fakeQuickDraw(t *testing.T, classes, n int) string {
 // two seeds, on the pixel features: 3 runs) as workers: -index 1 runs one
 // run; -merge then refuses, naming the missing runs, and -merge -partial
 // writes a table that says it is partial; two -shard workers finish the
-// plan; -merge then prints the same table as a single process.
+// plan (with a Kubernetes-style -index env); -merge then prints the same
+// table as a single process.
 func TestPlanWorkers(t *testing.T) {
 	if testing.Short() {
 		t.Skip("trains models")
@@ -122,8 +123,14 @@ func TestPlanWorkers(t *testing.T) {
 	if !strings.Contains(stdout, "PARTIAL: 1 of 3 runs") || !strings.Contains(stdout, "gd1  top-1") || strings.Contains(stdout, "lp   top-1") {
 		t.Errorf("-merge -partial:\n%s", stdout)
 	}
+	// A Kubernetes Indexed Job's pod: the index from $JOB_COMPLETION_INDEX.
+	t.Setenv("JOB_COMPLETION_INDEX", "2")
+	exec(0, with(out, "-index", "env")...)
+	if stdout, _ := exec(0, with(out, "-plan")...); !strings.Contains(stdout, "2 done") || !strings.Contains(stdout, "gd1 seed 2 [pca] done") {
+		t.Errorf("-plan after -index env (JOB_COMPLETION_INDEX=2) does not mark run 2 done:\n%s", stdout)
+	}
 	exec(0, with(out, "-shard", "0/2")...)
-	exec(0, with(out, "-shard", "1/2")...)
+	exec(0, with(out, "-shard", "1/2")...) // run 1 is done: skipped
 	if runs, _ := filepath.Glob(filepath.Join(out, "runs", "*.json")); len(runs) != 3 {
 		t.Errorf("after both shards: %d run files, want 3", len(runs))
 	}
