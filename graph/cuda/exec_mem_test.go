@@ -78,7 +78,7 @@ func TestExecutorDeviceMemory(t *testing.T) {
 		t.Logf("%-22s %4d nodes %4d buffers (%3d pinned): planned %7.1f MiB (arena %7.1f, live %7.1f, scratch %6.1f), unplanned %7.1f MiB (nodes %7.1f), host ops: %v",
 			w.Name, nodes, p.Buffers, p.Pinned, mib(p.ArenaBytes+p.ScratchBytes), mib(p.ArenaBytes), mib(p.LiveBytes), mib(p.ScratchBytes),
 			mib(u.ArenaBytes+u.ScratchBytes), mib(u.NodeBytes), fb)
-		t.Logf("%-22s arena %d scratch %d bytes; unplanned %d", w.Name, p.ArenaBytes, p.ScratchBytes, u.ArenaBytes+u.ScratchBytes)
+		t.Logf("%-22s arena %d (live %d) scratch %d bytes; unplanned %d", w.Name, p.ArenaBytes, p.LiveBytes, p.ScratchBytes, u.ArenaBytes+u.ScratchBytes)
 		if len(fb) > 0 {
 			t.Errorf("%s: ops on the host: %v", w.Name, fb)
 		}
