@@ -149,12 +149,19 @@ type value struct {
 	ptr   Ptr
 	kind  valueKind
 	ins   []*value
-	dev   devOp   // device implementation (kindOp), nil for the fallback
-	alias bool    // ptr is ins[0].ptr (a reshape): nothing to compute
-	host  G.Value // host value bound to the node for reading, if any
-	fb    G.Value // private host copy used by the fallback
-	cval  G.Value // a constant's value
-	what  string  // op description for reports
+	dev   devOp // device implementation (kindOp), nil for the fallback
+	alias bool  // ptr is ins[0].ptr (a reshape): nothing to compute
+	// inPlace lists inputs of the output's size whose buffer the device op
+	// may write its output over: the op reads each element of such an
+	// input before writing the same element of the output (and nothing
+	// else of it afterwards). The memory plan shares the first one whose
+	// last reader is this op (memplan.go); none: never.
+	inPlace []*value
+	shares  *value  // the value whose buffer this one overwrites (set by the plan)
+	host    G.Value // host value bound to the node for reading, if any
+	fb      G.Value // private host copy used by the fallback
+	cval    G.Value // a constant's value
+	what    string  // op description for reports
 }
 
 type valueKind int

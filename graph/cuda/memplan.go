@@ -49,10 +49,14 @@ type MemoryPlan struct {
 	// Planned says the node buffers share one arena laid out by liveness;
 	// false with ExecOptions.NoMemoryPlan (one allocation per node).
 	Planned bool
-	// Buffers counts the node buffers (reshapes share their input's).
+	// Buffers counts the node buffers (reshapes share their input's, and
+	// so do ops written in place).
 	Buffers int
 	// Pinned counts those live for the whole step and between steps.
 	Pinned int
+	// InPlace counts the ops that write their output over an input's
+	// buffer (the input's last reader; value.inPlace).
+	InPlace int
 	// NodeBytes is the sum of the node buffers' sizes, each rounded up to
 	// 256 bytes: what one allocation per node for the whole step holds.
 	NodeBytes int64
@@ -88,12 +92,10 @@ func (x *Exec) planMemory() ([]*planBlock, MemoryPlan, error) {
 	for i, v := range x.vals {
 		pos[v] = i
 	}
-	root := func(v *value) *value {
-		for v.alias {
-			v = v.ins[0]
-		}
-		return v
+	for _, v := range x.vals {
+		v.shares = nil
 	}
+	root := blockOwner
 	blocks := map[*value]*planBlock{}
 	var order []*planBlock
 	for i, v := range x.vals {
@@ -140,9 +142,43 @@ func (x *Exec) planMemory() ([]*planBlock, MemoryPlan, error) {
 		}
 		pin(v)
 	}
-	mp := MemoryPlan{Planned: true, Buffers: len(order)}
+	mp := MemoryPlan{Planned: true}
 	for _, b := range order {
 		mp.NodeBytes += b.size
+	}
+	// In place: an op that may overwrite an input (value.inPlace) takes
+	// over that input's block when it is the block's last reader and the
+	// block holds nothing else that must live on; the block then lives as
+	// long as the op's output.
+	for i, v := range x.vals {
+		vb := blocks[v]
+		if len(v.inPlace) == 0 || v.alias || v.kind != kindOp || v.dev == nil || vb == nil {
+			continue
+		}
+		for _, in := range v.inPlace {
+			owner := blockOwner(in)
+			ib := blocks[owner]
+			if ib == nil || ib.last != i || ib.first == -1 || owner.bytes != v.bytes || in.bytes != v.bytes {
+				continue
+			}
+			ib.last = vb.last
+			if vb.first == -1 {
+				ib.first = -1
+			}
+			delete(blocks, v)
+			v.shares = owner
+			mp.InPlace++
+			break
+		}
+	}
+	order = order[:0]
+	for _, v := range x.vals {
+		if b, ok := blocks[v]; ok && !v.alias {
+			order = append(order, b)
+		}
+	}
+	mp.Buffers = len(order)
+	for _, b := range order {
 		if b.first == -1 && b.last == n {
 			mp.Pinned++
 		}
@@ -150,6 +186,21 @@ func (x *Exec) planMemory() ([]*planBlock, MemoryPlan, error) {
 	mp.LiveBytes = liveBytes(order, n)
 	mp.ArenaBytes = packGreedy(order)
 	return order, mp, nil
+}
+
+// blockOwner returns the value whose planned block holds v's bytes: v's
+// own, its input's through reshapes (aliases) and ops written in place.
+func blockOwner(v *value) *value {
+	for {
+		switch {
+		case v.alias:
+			v = v.ins[0]
+		case v.shares != nil:
+			v = v.shares
+		default:
+			return v
+		}
+	}
 }
 
 // alignUp rounds bytes up to a positive multiple of planAlign.
@@ -229,8 +280,11 @@ func (x *Exec) allocPlanned() error {
 		b.v.ptr = base + Ptr(b.off)
 	}
 	for _, v := range x.vals {
-		if v.alias {
+		switch {
+		case v.alias:
 			v.ptr = v.ins[0].ptr
+		case v.shares != nil:
+			v.ptr = v.shares.ptr
 		}
 	}
 	x.plan = mp

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/gdattn/gdattn/graph"
+	"github.com/gdattn/gdattn/ops"
 	"github.com/gdattn/gdattn/train"
 	"gorgonia.org/tensor"
 )
@@ -110,8 +111,14 @@ func TestMemoryPlanSameResults(t *testing.T) {
 			t.Fatal(err)
 		}
 		defer mach.Close()
-		if p := mach.Executor().(*Exec).MemoryPlan(); p.Planned == noPlan {
+		p := mach.Executor().(*Exec).MemoryPlan()
+		if p.Planned == noPlan {
 			t.Fatalf("plan %+v with NoMemoryPlan %v", p, noPlan)
+		}
+		// The logits are among the Outputs, read back after Run: the
+		// cross-entropy's gradient must not overwrite them.
+		if found, shared := xentInPlace(mach.Executor().(*Exec)); found && shared {
+			t.Errorf("the cross-entropy's gradient overwrites the logits, which are read back")
 		}
 		var out []snapshot
 		for r := 0; r < 2; r++ {
@@ -141,6 +148,24 @@ func TestMemoryPlanSameResults(t *testing.T) {
 	cfg := train.Config{Optimizer: "adamw", LR: 0.05, WeightDecay: 0.1, ClipNorm: 0.05}
 	for _, name := range []string{"gd-structured-softmax", "tf-cross", "gdlm", "gpt"} {
 		t.Run("train/"+name, func(t *testing.T) {
+			// Without Outputs the language models' cross-entropy gradient
+			// overwrites the logits, its last reader, on the device.
+			m, err := buildModel(name, tensor.Float32, 9)
+			if err != nil {
+				t.Fatal(err)
+			}
+			mach, err := graph.NewMachine(m.s, m.loss, graph.MachineOptions{Executor: NewExecutorWith(be, ExecOptions{HostOnly: !device, Logf: func(string, ...any) {}})})
+			if err != nil {
+				t.Fatal(err)
+			}
+			lm := name == "gdlm" || name == "gpt"
+			if found, shared := xentInPlace(mach.Executor().(*Exec)); found != lm || shared != (lm && device) {
+				t.Errorf("cross-entropy gradient found %v, in place %v; want %v, %v", found, shared, lm, lm && device)
+			}
+			if device && mach.Executor().(*Exec).MemoryPlan().InPlace == 0 {
+				t.Error("no op in place")
+			}
+			mach.Close()
 			const steps = 3
 			factory := func(noPlan bool) graph.ExecutorFactory {
 				return NewExecutorWith(be, ExecOptions{HostOnly: !device, ResidentParams: true, DeviceGrads: true, NoMemoryPlan: noPlan, Logf: func(string, ...any) {}})
@@ -155,4 +180,16 @@ func TestMemoryPlanSameResults(t *testing.T) {
 			}
 		})
 	}
+}
+
+// xentInPlace reports whether x's program has a sparse cross-entropy
+// gradient and whether the plan let it overwrite its logits.
+func xentInPlace(x *Exec) (found, shared bool) {
+	for _, v := range x.vals {
+		if op, ok := v.n.Op().(*ops.SparseCrossEntropyOp); ok && op.Backward() {
+			found = true
+			shared = shared || (v.shares != nil && v.shares == blockOwner(v.ins[0]))
+		}
+	}
+	return found, shared
 }
