@@ -495,6 +495,9 @@ func reportTime(w *strings.Builder, dir string) error {
 			}
 		}
 		compCell := gms(comp)
+		if comp == nil && (em != nil || ei != nil) {
+			compCell = "—" // this PyTorch compiled nothing (its notes say why), or COMPILE_WORKLOADS left it out
+		}
 		if ok(comp) {
 			compCell += " (" + strings.TrimPrefix(strings.TrimPrefix(str(comp, "mode"), "compile"), "-") + ")"
 			compCell = strings.TrimSuffix(compCell, " ()")
@@ -519,7 +522,7 @@ func reportTime(w *strings.Builder, dir string) error {
 			}
 		}
 		efCell := gms(ef)
-		if ef == nil && em != nil {
+		if ef == nil && (em != nil || ei != nil) {
 			efCell = "—"
 		}
 		bestCell := "—"

@@ -28,9 +28,9 @@ the machine touches every configuration alike. Each round times at least
 --min-steps steps and --min-time seconds and gives its median; a figure is
 the median of its rounds' medians, with their min and max as its spread.
 
-One JSON line per configuration after its first round and again after its
-last (the later line supersedes the earlier; one line per round too, kind
-torch_round, for the raw record):
+One JSON line per configuration after each of its rounds (a later line
+supersedes the earlier ones; one line per round too, kind torch_round, for
+the raw record):
 
     {"kind": "torch_time", "workload": ..., "mode": ..., "impl": ...,
      "optimizer": "AdamW(fused=True)"|..., "rounds": n,
@@ -391,12 +391,13 @@ def run_suite(dev, work, o, common):
         return sum(statistics.median(c.all_steps) * max(o.min_steps, 1) + o.min_time for c in kept)
 
     for i, c in enumerate(configs):
-        # Room for this build and the later rounds of everything kept.
+        # Room for this build and its first round, and the later rounds of
+        # everything kept.
         if o.deadline > 0:
-            need = (o.rounds - 1) * round_cost() + (o.compile_margin if c.mode.startswith("compile-") else 5)
+            need = (o.rounds - 1) * round_cost() + (o.compile_margin if c.mode.startswith("compile-") else 5) + o.min_time
             if elapsed() + need > o.deadline:
-                note(f"{c.key()}: not run, {elapsed():.0f} s gone of --deadline {o.deadline:g} s "
-                     f"(the later rounds of the {len(kept)} configurations kept need about {need:.0f} s)")
+                note(f"{c.key()}: not run: {elapsed():.0f} s gone of --deadline {o.deadline:g} s, and its build and "
+                     f"first round with the later rounds of the {len(kept)} configurations kept need about {need:.0f} s")
                 continue
         try:
             c.build(dev, o.warmup, i)
@@ -418,19 +419,20 @@ def run_suite(dev, work, o, common):
         gc.collect()
     for rnd in range(2, o.rounds + 1):
         for c in kept:
-            if o.deadline > 0 and elapsed() > o.deadline:
-                note(f"round {rnd} of {c.key()}: not run, past --deadline {o.deadline:g} s")
+            cost = statistics.median(c.all_steps) * o.min_steps + o.min_time
+            if o.deadline > 0 and elapsed() + cost > o.deadline:
+                note(f"round {rnd} of {c.key()}: not run, it would end past --deadline {o.deadline:g} s")
                 continue
             try:
                 ms = c.time_round(o.min_steps, o.min_time)
                 emit({"kind": "torch_round", "workload": c.name, "mode": c.mode, "impl": c.impl, "round": rnd, "median_ms": ms})
+                emit(c.record(common))  # supersedes the configuration's earlier line
             except Exception as e:  # noqa: BLE001
                 failed += 1
                 note(f"round {rnd} of {c.key()} failed: {type(e).__name__}: {e}"[:500])
     best = {}
     for c in kept:
         r = c.record(common)
-        emit(r)
         print(f"torch {c.mode:24s} {c.impl:9s} {c.name:20s} median {r['median_ms']:9.3f} ms "
               f"[{r['spread_ms'][0]:.3f} - {r['spread_ms'][2]:.3f}] over {r['rounds']} rounds", file=sys.stderr, flush=True)
         if c.name not in best or r["median_ms"] < best[c.name]["median_ms"]:
