@@ -14,8 +14,12 @@ import (
 // directly or through a reshape that shares its buffer (an alias: its
 // readers count as the root buffer's readers). Two buffers whose live
 // ranges overlap, both ends included, never overlap in the arena; so an op's
-// output never shares bytes with its own inputs (no op runs in place), and
-// a buffer is reused only once its last reader has run. Backward needs no
+// output shares no bytes with its own inputs, and a buffer is reused only
+// once its last reader has run. The one exception is chosen, not
+// accidental: an op whose kernel reads each element of an input before
+// writing the same element of its output lists that input in
+// value.inPlace, and when the op is the input buffer's last reader (and the
+// buffer is not pinned) the output takes the buffer over. Backward needs no
 // special case: the forward values the gradient ops read are read by those
 // ops, later in the same program, and stay live until then.
 //
@@ -25,8 +29,10 @@ import (
 // gradients (read by the device update and GradStats after Run), and every
 // value Run downloads (loss, Outputs, with MachineOptions.Trace every node).
 //
-// Layout is TensorFlow Lite's greedy-by-size arena planner
-// (tensorflow/lite/simple_memory_arena.cc, "greedy by size"): buffers in
+// Layout is the greedy-by-size assignment of TensorFlow Lite's GPU
+// delegate (Pisarchyk and Lee, "Efficient Memory Management for Deep Neural
+// Net Inference", 2020; tensorflow/lite/delegates/gpu/common/
+// memory_management/greedy_by_size_assignment.cc): buffers in
 // decreasing size (then program order), each placed at the lowest offset
 // that fits in a gap between the already placed buffers whose live ranges
 // overlap its own (best fit: the smallest such gap), else after the last of
@@ -88,10 +94,6 @@ type planBlock struct {
 // figures; it allocates nothing.
 func (x *Exec) planMemory() ([]*planBlock, MemoryPlan, error) {
 	n := len(x.vals)
-	pos := make(map[*value]int, n)
-	for i, v := range x.vals {
-		pos[v] = i
-	}
 	for _, v := range x.vals {
 		v.shares = nil
 	}
