@@ -71,10 +71,12 @@ torch.compile; the note says so).
 """
 
 import argparse
+import contextlib
 import gc
 import json
 import os
 import shlex
+import signal
 import statistics
 import sys
 import time
@@ -326,6 +328,31 @@ class Config:
         self.step = None
 
 
+class BuildTimeout(Exception):
+    """A configuration's build and first round ran past their time budget."""
+
+
+@contextlib.contextmanager
+def build_alarm(seconds):
+    """Raises BuildTimeout in the main thread after seconds (> 0; none
+    otherwise): Python runs signal handlers between bytecodes, and
+    torch.compile's tracing and code generation are Python."""
+    if seconds <= 0 or not hasattr(signal, "setitimer"):
+        yield
+        return
+
+    def fire(signum, frame):
+        raise BuildTimeout(f"build and first round past their budget of {seconds:.1f} s")
+
+    old = signal.signal(signal.SIGALRM, fire)
+    signal.setitimer(signal.ITIMER_REAL, seconds)
+    try:
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, old)
+
+
 def feature_notes(dev, want_fused, compile_modes):
     """What this PyTorch and device support: returns (fused ok, the compile
     modes to run) and prints a note for each skipped one."""
@@ -399,9 +426,14 @@ def run_suite(dev, work, o, common):
                 note(f"{c.key()}: not run: {elapsed():.0f} s gone of --deadline {o.deadline:g} s, and its build and "
                      f"first round with the later rounds of the {len(kept)} configurations kept need about {need:.0f} s")
                 continue
+        # A build (a compilation, an autotuning) that would eat the later
+        # rounds' time is interrupted: it fails with BuildTimeout and the
+        # rounds of what was kept still run.
+        budget = o.deadline - elapsed() - (o.rounds - 1) * round_cost() if o.deadline > 0 else 0
         try:
-            c.build(dev, o.warmup, i)
-            ms = c.time_round(o.min_steps, o.min_time)
+            with build_alarm(budget):
+                c.build(dev, o.warmup, i)
+                ms = c.time_round(o.min_steps, o.min_time)
             c.record_memory(dev)
             kept.append(c)
             line = f"torch {c.mode:24s} {c.impl:9s} {c.name:20s} round 1 median {ms:9.3f} ms  " + \
