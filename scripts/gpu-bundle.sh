@@ -12,6 +12,9 @@
 #   gpu                   go build -tags gdcuda ./bench/gpu (the exactness, parity, timing and
 #                         training-curve stages), stripped
 #   data/tinystories.txt  the language corpus (from ../shared/data), for the curve stage
+#   kernels/              graph/cuda/kernels' CUDA C sources, which tests of cuda.test read
+#                         (cuda.test runs beside them; the fake-driver tests, which need
+#                         emu_kernels.c and gcc, still skip)
 #   BUILD-INFO            commit, Go version, build tags, the glibc the binaries need
 # and DIR/BUILD-INFO is a copy of the last, readable without unpacking. The Python side
 # (bench/peer/peer.py, cuda_suite.py) and the scripts come with the working tree.
@@ -36,6 +39,8 @@ echo "gpu-bundle: go test -c -tags $TAGS ./graph/cuda"
 go test -c -tags "$TAGS" -ldflags="$ldflags" -o "$stage/cuda.test" ./graph/cuda
 echo "gpu-bundle: go build -tags $TAGS ./bench/gpu"
 go build -tags "$TAGS" -ldflags="$ldflags" -o "$stage/gpu" ./bench/gpu
+mkdir -p "$stage/kernels"
+cp graph/cuda/kernels/*.cu graph/cuda/kernels/*.h "$stage/kernels/"
 if [ -f "$CORPUS" ]; then
   cp "$CORPUS" "$stage/data/tinystories.txt"
 else

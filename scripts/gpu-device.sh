@@ -11,17 +11,24 @@
 #             device executor (5 kernels, K = 1..6, both constructions, float64, 1e-10)
 #   parity    parity.jsonl: the first 3 training losses of GD, Trained TF, GD LM and GPT on
 #             the CPU and on the GPU (float64 within 1e-10, float32 within 1e-4, relative)
-#   time      time-gdattn.jsonl: float32 step times and peak device memory (synthetic
-#             workloads at batch 512, language small and paper presets); smi-apps.csv
+#   time      time-gdattn-<round>.jsonl: float32 step times and peak device memory (synthetic
+#             workloads at batch 512, language small and paper presets), one file per round
+#             (the stage runs once per round: STAGES names it three times, around the peer
+#             stage), all rounds together in time-gdattn.jsonl; smi-apps.csv
 #   peer      time-torch.jsonl: the same workloads in PyTorch on the same GPU
-#             (bench/peer/cuda_suite.py: eager, TF32 off; then torch.compile)
-#   profile   (not run unless named in STAGES) profile.jsonl: where a float32 training step
+#             (bench/peer/cuda_suite.py): eager (foreach optimiser; mirror and idiomatic
+#             models), eager with the fused optimiser, and the whole step compiled
+#             (torch.compile, modes reduce-overhead and max-autotune, fused optimiser) for
+#             COMPILE_WORKLOADS in that order; each configuration timed in PEER_ROUNDS
+#             interleaved rounds, its peak torch.cuda.max_memory_allocated/reserved recorded
+#   profile   profile.jsonl: where a float32 training step
 #             of PROFILE_WORKLOADS spends its time, by kernel and product (gpu profile), and
 #             cpu-<n>.pprof, the Go CPU profile of the same steps unsynchronised
-#   curve     curve-device.jsonl: the language paper preset trained for what is left of
+#   curve     (not run unless named in STAGES) curve-device.jsonl: the language paper preset
+#             trained for what is left of
 #             CURVE_BUDGET (120 s), curve-cpu.jsonl: the CPU's first steps of the same run,
 #             trained at the same time on the machine's cores
-# Each stage has its own time limit (cut to what is left of TOTAL, 450 s) and its stdout
+# Each stage has its own time limit (cut to what is left of TOTAL, 470 s) and its stdout
 # and stderr files; stages.tsv records each stage's limit, exit status and duration, and
 # device.log the run. At the end (or when terminated) every file is packed into
 # $OUT/gpu-run.tar.gz and removed, but for device.log and stages.tsv: the device tool
@@ -31,12 +38,18 @@
 # Environment (all optional):
 #   OUT           output directory (required; the device tool sets it)
 #   BUNDLE        the bundle (results/gpu-bundle/gpu-bundle.tar.xz)
-#   TOTAL         wall-clock budget of the whole run in seconds (450)
-#   STAGES        the stages to run, in order (info tests exact parity time peer curve)
+#   TOTAL         wall-clock budget of the whole run in seconds (470: the device tool's call of
+#                 at most 600 s, with room for the bundle's unpacking and the transfers)
+#   STAGES        the stages to run, in order (info tests exact parity time peer time time
+#                 profile; curve, 150 s more, only when named)
 #   DEVICE        the bench/gpu -device value (cuda; emulator for a BUNDLE_TAGS=cudaemu bundle)
 #   PYTHON        the Python with PyTorch (python3)
 #   TORCH_DEVICE  the torch device of the peer stage (cuda)
 #   TIME_WORKLOADS, PARITY_WORKLOADS  comma-separated bench workloads (bench/gpu's defaults)
+#   COMPILE_WORKLOADS  the workloads PyTorch compiles, most important first (the language paper
+#                 preset, then the synthetic ones, then the small preset); what the peer stage's
+#                 limit leaves out is noted in time-torch.jsonl
+#   PEER_ROUNDS   timing rounds of each PyTorch configuration (3)
 #   PROFILE_WORKLOADS  the profile stage's workloads (the language paper and small presets
 #                 and two synthetic ones)
 #   CURVE_BUDGET  seconds of GPU training in the curve stage (120); CURVE_PRESET (paper)
@@ -48,8 +61,10 @@ cd "$(dirname "$0")/.."
 : "${OUT:?gpu-device: set OUT to the output directory}"
 mkdir -p "$OUT"
 BUNDLE=${BUNDLE:-results/gpu-bundle/gpu-bundle.tar.xz}
-TOTAL=${TOTAL:-450}
-STAGES=${STAGES:-info tests exact parity time peer curve}
+TOTAL=${TOTAL:-470}
+STAGES=${STAGES:-info tests exact parity time peer time time profile}
+COMPILE_WORKLOADS=${COMPILE_WORKLOADS:-language-paper/gdlm,language-paper/gpt,synthetic/gd-1,synthetic/tf-2,synthetic/gd-2,synthetic/tf-1,language-small/gdlm,language-small/gpt}
+PEER_ROUNDS=${PEER_ROUNDS:-3}
 PROFILE_WORKLOADS=${PROFILE_WORKLOADS:-language-paper/gdlm,language-paper/gpt,language-small/gdlm,synthetic/gd-1,synthetic/tf-2}
 DEVICE=${DEVICE:-cuda}
 PYTHON=${PYTHON:-python3}
@@ -212,7 +227,7 @@ trap 'smi_stop' EXIT
 trap on_term TERM INT
 
 export -f stage_info stage_tests stage_curve
-export OUT WORK GPU DEVICE PYTHON CURVE_BUDGET CURVE_PRESET
+export OUT WORK GPU DEVICE PYTHON CURVE_BUDGET CURVE_PRESET COMPILE_WORKLOADS PEER_ROUNDS
 tw=()
 [ -n "${TIME_WORKLOADS:-}" ] && tw=(-workloads "$TIME_WORKLOADS")
 pw=()
@@ -220,31 +235,37 @@ pw=()
 # The timed workloads and their peer.py sizes, for the peer stage and the report.
 "$GPU" peer-args "${tw[@]}" > "$OUT/peer-args.txt" 2>> "$OUT/device.log"
 
+round=0
 for st in $STAGES; do
   case $st in
   info) run_stage info 30 info.out info.err bash -c stage_info ;;
   tests)
-    run_stage tests 120 tests.log tests.err bash -c stage_tests
+    run_stage tests 90 tests.log tests.err bash -c stage_tests
     note "tests: $(grep -cE '^--- PASS' "$OUT/tests.log") passed, $(grep -cE '^--- FAIL' "$OUT/tests.log") failed, $(grep -cE '^--- SKIP' "$OUT/tests.log") skipped (top level); $(tail -1 "$OUT/tests.log")"
     ;;
   exact) run_stage exact 45 exact.jsonl exact.log "$GPU" exact -device "$DEVICE" -kmax 6 ;;
-  parity) run_stage parity 100 parity.jsonl parity.log "$GPU" parity -device "$DEVICE" -steps 3 "${pw[@]}" ;;
+  parity) run_stage parity 60 parity.jsonl parity.log "$GPU" parity -device "$DEVICE" -steps 3 "${pw[@]}" ;;
   time)
+    round=$((round + 1))
     smi_start
-    run_stage time 90 time-gdattn.jsonl time-gdattn.log "$GPU" time -device "$DEVICE" "${tw[@]}"
+    run_stage time 45 "time-gdattn-$round.jsonl" "time-gdattn-$round.log" "$GPU" time -device "$DEVICE" "${tw[@]}"
     smi_stop
+    # The report reads every round from one file (a line per workload and round).
+    cat "$OUT"/time-gdattn-[0-9]*.jsonl > "$OUT/time-gdattn.jsonl" 2>/dev/null
+    note "time: round $round"
     ;;
   peer)
     smi_start
-    # cuda_suite.py starts no measurement past $STAGE_LIMIT - 5 s (its --deadline default).
-    run_stage peer 110 time-torch.jsonl time-torch.log "$PYTHON" bench/peer/cuda_suite.py --device "$TORCH_DEVICE" \
-      --workloads "$OUT/peer-args.txt" --impls idiomatic,mirror --compile
+    # cuda_suite.py starts no build or round past $STAGE_LIMIT - 5 s (its --deadline default).
+    run_stage peer 300 time-torch.jsonl time-torch.log "$PYTHON" bench/peer/cuda_suite.py --device "$TORCH_DEVICE" \
+      --workloads "$OUT/peer-args.txt" --impls idiomatic,mirror --compile --compile-workloads "$COMPILE_WORKLOADS" \
+      --rounds "$PEER_ROUNDS"
     smi_stop
     grep -h 'torch_unavailable' "$OUT/time-torch.jsonl" > /dev/null && note "peer: $(tail -1 "$OUT/time-torch.log")"
     ;;
   curve) run_stage curve $((CURVE_BUDGET + 30)) curve-device.jsonl curve-device.log bash -c stage_curve ;;
   profile)
-    run_stage profile 90 profile.jsonl profile.log "$GPU" profile -device "$DEVICE" -workloads "$PROFILE_WORKLOADS" \
+    run_stage profile 45 profile.jsonl profile.log "$GPU" profile -device "$DEVICE" -workloads "$PROFILE_WORKLOADS" \
       -cpuprofile "$OUT/cpu-"
     ;;
   *) note "unknown stage $st (want info tests exact parity time peer curve profile)" ;;

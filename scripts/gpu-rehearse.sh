@@ -9,9 +9,9 @@
 #
 # Then it writes the report (go run ./bench/gpu report) and checks that every stage left its
 # files. Environment: OUT (default: a new temporary directory), and anything
-# gpu-device.sh reads (TOTAL, STAGES, PYTHON, TORCH_DEVICE, TIME_WORKLOADS, LIMIT_<STAGE>,
-# CURVE_BUDGET, ...). The machine's python3 may lack PyTorch or CUDA: the peer stage then
-# reports that in one line and the run goes on. Needs Go, gcc, xz. Takes about TOTAL (450 s)
+# gpu-device.sh reads (TOTAL, STAGES, PYTHON, TORCH_DEVICE, TIME_WORKLOADS,
+# COMPILE_WORKLOADS, LIMIT_<STAGE>, CURVE_BUDGET, ...). The machine's python3 may lack PyTorch or CUDA: the peer stage then
+# reports that in one line and the run goes on. Needs Go, gcc, xz. Takes about TOTAL (470 s)
 # plus the bundle build; the kernels run serially on the CPU, so the larger workloads are cut
 # by their stage's time limit, which is part of what is rehearsed.
 set -euo pipefail
@@ -51,7 +51,7 @@ go run ./bench/gpu report -in "$OUT" -out "$OUT/gpu.md"
 declare -A files=([info]="info.txt" [tests]="tests.log" [exact]="exact.jsonl" [parity]="parity.jsonl"
   [time]="time-gdattn.jsonl" [peer]="time-torch.jsonl" [curve]="curve-device.jsonl curve-cpu.jsonl"
   [profile]="profile.jsonl")
-for st in ${STAGES:-info tests exact parity time peer curve}; do
+for st in ${STAGES:-info tests exact parity time peer time time profile}; do
   for f in stages.tsv device.log ${files[$st]:-}; do
     if [ ! -s "$OUT/$f" ]; then
       echo "gpu-rehearse: stage $st left no $OUT/$f (or an empty one)" >&2

@@ -138,7 +138,9 @@ func TestMeter(t *testing.T) {
 
 // TestReport renders testdata/out, a hand-made $OUT (not a measurement) with
 // a failed test, a result out of tolerance, a PyTorch compile error, a
-// gdattn workload error and JSON lines cut by a timeout, and checks what the
+// gdattn workload error, JSON lines cut by a timeout, three rounds of gpu
+// time, PyTorch's fused and compiled configurations (a first-round line
+// superseded by the final one), and checks what the
 // report says about each; then an empty directory, where every section says
 // it did not run.
 func TestReport(t *testing.T) {
@@ -163,11 +165,11 @@ func TestReport(t *testing.T) {
 		"| synthetic/gd-2 | gd K=2 B=512 | float64 | 2 | 2.5 | 2.5 | 1e-16 | 3e-16 | 1e-10 | yes |",
 		"| language-small/gpt | gpt B=8 | float32 | 1 | 10.8 | 10.81 | 0.0009 | — | 0.0001 | **no** |",
 		"PyTorch 2.11.0, float32 matmul precision \"highest\"",
-		"| synthetic/gd-1 | 2.000 | 5.000 / 4.000 | 0.50× | failed | 10 | 20 | none |",
-		"- synthetic/gd-1, PyTorch compile idiomatic: BackendCompilerFailed: no C compiler",
+		"| synthetic/gd-1 | 2.000 [1.800–2.400] | 5.000 / 4.000 | 3.500 [3.400–3.900] | 3.000 [2.900–3.300] (reduce-overhead) | 3.000 [2.900–3.300] (compile-reduce-overhead) | 0.67× | 10 | 20 | none |",
+		"- synthetic/gd-1, PyTorch compile-max-autotune idiomatic: BackendCompilerFailed: no C compiler",
 		"- language-paper/gdlm, gdattn: cuda: out of memory",
 		"gpu 700 MiB, python3 900 MiB",
-		"| language-paper/gpt | not reached | not reached / not reached | — | not reached | — | — | — |",
+		"| language-paper/gpt | not reached | not reached / not reached | not reached | not reached | — | — | — | — | — |",
 		"- compile language-paper/gdlm: not run",
 		"27965952 parameters",
 		"40 steps in 2.0 s (median step 50.0 ms); loss 10.9000 at step 1, 7.0000 at step 40.",

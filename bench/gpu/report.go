@@ -412,7 +412,7 @@ func reportTime(w *strings.Builder, dir string) error {
 		notRun(w, fileTime+" or "+fileTorch)
 		return nil
 	}
-	fmt.Fprintf(w, "Median wall time of one training step (forward, backward, optimiser; gdattn: `gpu time`, the executor with everything resident; PyTorch: `bench/peer/cuda_suite.py`, the models of bench/peer/peer.py, TF32 off). The in-context models train with Adam, the language models with AdamW and clipping, on both sides. Peak device memory: gdattn's executor allocations (`gpu time`'s counting backend), PyTorch's `torch.cuda.max_memory_allocated`; neither counts the CUDA context.\n\n")
+	fmt.Fprintf(w, "Median wall time of one training step (forward, backward, optimiser; gdattn: `gpu time`, the executor with everything resident; PyTorch: `bench/peer/cuda_suite.py`, the models of bench/peer/peer.py, TF32 off). The in-context models train with Adam, the language models with AdamW and clipping, on both sides. PyTorch runs eager with its default (foreach) optimiser for both implementations of the models, eager with the fused optimiser, and compiled (`torch.compile` of the loss with its backward and of the clipping and fused optimiser step, modes reduce-overhead and max-autotune, the better shown); its best is the least of all these. Where a figure was measured in several rounds (`gpu time` run once per round, PyTorch's configurations timed in turn), it is the median of the rounds' medians, with their range in brackets. Peak device memory: gdattn's executor allocations (`gpu time`'s counting backend), PyTorch's `torch.cuda.max_memory_allocated` and `max_memory_reserved` over the best configuration's first round after its warm-up, less what was allocated before it was built (a replayed CUDA graph allocates nothing: its pool shows in reserved only); neither counts the CUDA context.\n\n")
 	if len(unavail) > 0 {
 		fmt.Fprintf(w, "PyTorch: %s.\n\n", str(unavail[0], "reason"))
 	}
@@ -422,7 +422,7 @@ func reportTime(w *strings.Builder, dir string) error {
 	type tkey struct{ w, mode, impl string }
 	tt := map[tkey]map[string]any{}
 	for _, r := range torch {
-		tt[tkey{str(r, "workload"), str(r, "mode"), str(r, "impl")}] = r
+		tt[tkey{str(r, "workload"), str(r, "mode"), str(r, "impl")}] = r // a later line supersedes an earlier one
 	}
 	// The planned workloads (gpu peer-args, written before the timings) first,
 	// so that those a time limit left out show as not reached.
@@ -448,63 +448,97 @@ func reportTime(w *strings.Builder, dir string) error {
 			names = append(names, n)
 		}
 	}
-	gms := func(r map[string]any, k string) string {
+	ok := func(r map[string]any) bool {
+		return r != nil && str(r, "error") == "" && !math.IsNaN(num(r, "median_ms"))
+	}
+	gms := func(r map[string]any) string {
 		if r == nil {
 			return "not reached"
 		}
-		if e := str(r, "error"); e != "" {
+		if !ok(r) {
 			return "failed"
 		}
-		return strconv.FormatFloat(num(r, k), 'f', 3, 64)
+		s := strconv.FormatFloat(num(r, "median_ms"), 'f', 3, 64)
+		if sp, isList := r["spread_ms"].([]any); isList && len(sp) == 3 && num(r, "rounds") > 1 {
+			lo, _ := sp[0].(float64)
+			hi, _ := sp[2].(float64)
+			s += fmt.Sprintf(" [%.3f–%.3f]", lo, hi)
+		}
+		return s
 	}
 	mib := func(r map[string]any) string {
-		if r == nil || str(r, "error") != "" {
+		if !ok(r) {
 			return "—"
 		}
 		return fmt.Sprintf("%.0f", num(r, "peak_device_bytes")/(1<<20))
 	}
-	fmt.Fprintf(w, "| workload | gdattn ms | PyTorch eager ms (mirror / idiomatic) | gdattn ÷ best eager | torch.compile ms | gdattn MiB | PyTorch MiB (eager) | host ops |\n|---|---:|---:|---:|---:|---:|---:|---|\n")
+	fmt.Fprintf(w, "| workload | gdattn ms | PyTorch eager ms (mirror / idiomatic) | eager, fused optimiser ms | compiled ms (mode) | PyTorch best ms | gdattn ÷ best | gdattn MiB | PyTorch MiB (best: allocated / reserved) | host ops |\n|---|---:|---:|---:|---:|---:|---:|---:|---:|---|\n")
 	var errs []string
 	for _, n := range names {
-		var o map[string]any
-		for _, r := range ours {
-			if str(r, "workload") == n {
-				o = r
+		o := ourRounds(ours, n)
+		em, ei, ef := tt[tkey{n, "eager", "mirror"}], tt[tkey{n, "eager", "idiomatic"}], tt[tkey{n, "eager-fused", "idiomatic"}]
+		var ck []tkey
+		for k := range tt {
+			if k.w == n && strings.HasPrefix(k.mode, "compile") {
+				ck = append(ck, k)
 			}
 		}
-		em, ei := tt[tkey{n, "eager", "mirror"}], tt[tkey{n, "eager", "idiomatic"}]
+		sort.Slice(ck, func(i, j int) bool { return ck[i].mode+" "+ck[i].impl < ck[j].mode+" "+ck[j].impl })
+		var comps []map[string]any
+		for _, k := range ck {
+			comps = append(comps, tt[k])
+		}
 		var comp map[string]any
-		for _, impl := range []string{"idiomatic", "mirror"} {
-			if r := tt[tkey{n, "compile", impl}]; r != nil && comp == nil {
+		for _, r := range comps {
+			if comp == nil || ok(r) && (!ok(comp) || num(r, "median_ms") < num(comp, "median_ms")) {
 				comp = r
 			}
 		}
-		best := math.Inf(1)
-		var bestR map[string]any
-		for _, r := range []map[string]any{em, ei} {
-			if r != nil && str(r, "error") == "" && num(r, "median_ms") < best {
-				best, bestR = num(r, "median_ms"), r
+		compCell := gms(comp)
+		if comp == nil && (em != nil || ei != nil) {
+			compCell = "—" // this PyTorch compiled nothing (its notes say why), or COMPILE_WORKLOADS left it out
+		}
+		if ok(comp) {
+			compCell += " (" + strings.TrimPrefix(strings.TrimPrefix(str(comp, "mode"), "compile"), "-") + ")"
+			compCell = strings.TrimSuffix(compCell, " ()")
+		}
+		var best map[string]any
+		for _, r := range append([]map[string]any{em, ei, ef}, comps...) {
+			if ok(r) && (best == nil || num(r, "median_ms") < num(best, "median_ms")) {
+				best = r
 			}
 		}
 		ratio := "—"
-		if o != nil && str(o, "error") == "" && !math.IsInf(best, 1) {
-			ratio = fmt.Sprintf("%.2f×", num(o, "median_ms")/best)
+		if ok(o) && best != nil {
+			ratio = fmt.Sprintf("%.2f×", num(o, "median_ms")/num(best, "median_ms"))
 		}
 		host := "—"
 		if o != nil {
-			if fb, ok := o["fallback_ops"].([]any); ok {
+			if fb, isList := o["fallback_ops"].([]any); isList {
 				host = "none"
 				if len(fb) > 0 {
 					host = mdCell(fmt.Sprint(fb...))
 				}
 			}
 		}
-		fmt.Fprintf(w, "| %s | %s | %s / %s | %s | %s | %s | %s | %s |\n", n, gms(o, "median_ms"), gms(em, "median_ms"), gms(ei, "median_ms"),
-			ratio, gms(comp, "median_ms"), mib(o), mib(bestR), host)
+		efCell := gms(ef)
+		if ef == nil && (em != nil || ei != nil) {
+			efCell = "—"
+		}
+		bestCell := "—"
+		if best != nil {
+			bestCell = gms(best) + " (" + str(best, "mode") + ")"
+		}
+		tmib := mib(best)
+		if ok(best) && num(best, "peak_reserved_bytes") > 0 {
+			tmib += fmt.Sprintf(" / %.0f", num(best, "peak_reserved_bytes")/(1<<20))
+		}
+		fmt.Fprintf(w, "| %s | %s | %s / %s | %s | %s | %s | %s | %s | %s | %s |\n", n, gms(o), gms(em), gms(ei), efCell,
+			compCell, bestCell, ratio, mib(o), tmib, host)
 		if o != nil && str(o, "error") != "" {
 			errs = append(errs, fmt.Sprintf("%s, gdattn: %s", n, str(o, "error")))
 		}
-		for _, r := range []map[string]any{em, ei, comp} {
+		for _, r := range append([]map[string]any{em, ei, ef}, comps...) {
 			if r != nil && str(r, "error") != "" {
 				errs = append(errs, fmt.Sprintf("%s, PyTorch %s %s: %s", n, str(r, "mode"), str(r, "impl"), str(r, "error")))
 			}
@@ -527,6 +561,42 @@ func reportTime(w *strings.Builder, dir string) error {
 		}
 	}
 	return reportSMI(w, dir)
+}
+
+// ourRounds merges gpu time's lines for workload n (one per round) into
+// one: the median of the rounds' medians, their range (spread_ms) and the
+// last round's other fields; a failed round counts only when none worked.
+func ourRounds(ours []map[string]any, n string) map[string]any {
+	var good []map[string]any
+	var last map[string]any
+	for _, r := range ours {
+		if str(r, "workload") != n {
+			continue
+		}
+		last = r
+		if str(r, "error") == "" && !math.IsNaN(num(r, "median_ms")) {
+			good = append(good, r)
+		}
+	}
+	if len(good) == 0 {
+		return last
+	}
+	ms := make([]float64, len(good))
+	for i, r := range good {
+		ms[i] = num(r, "median_ms")
+	}
+	sort.Float64s(ms)
+	med := ms[len(ms)/2]
+	if len(ms)%2 == 0 {
+		med = (ms[len(ms)/2-1] + ms[len(ms)/2]) / 2
+	}
+	out := map[string]any{}
+	for k, v := range good[len(good)-1] {
+		out[k] = v
+	}
+	out["median_ms"], out["rounds"] = med, float64(len(ms))
+	out["spread_ms"] = []any{ms[0], med, ms[len(ms)-1]}
+	return out
 }
 
 // reportSMI summarises nvidia-smi's per-process memory samples: the most

@@ -41,7 +41,10 @@ type timeResult struct {
 	// context nor cuBLAS's workspace), like torch.cuda.max_memory_allocated.
 	PeakBytes int64    `json:"peak_device_bytes"`
 	Fallback  []string `json:"fallback_ops"`
-	Error     string   `json:"error,omitempty"`
+	// Plan is how the executor laid out its node buffers (cuda.MemoryPlan:
+	// arena, scratch, the unplanned total, ops in place).
+	Plan  *cuda.MemoryPlan `json:"memory_plan,omitempty"`
+	Error string           `json:"error,omitempty"`
 }
 
 // cmdTime times one float32 training step (forward, backward, AdamW or Adam
@@ -123,6 +126,8 @@ func timeOne(r *timeResult, w bench.Workload, be cuda.Backend, warmup, minSteps,
 	r.Fallback = []string{}
 	if x, ok := mach.Executor().(*cuda.Exec); ok {
 		r.Fallback = append(r.Fallback, x.FallbackOps()...)
+		p := x.MemoryPlan()
+		r.Plan = &p
 	}
 	return nil
 }

@@ -45,6 +45,11 @@ type ExecOptions struct {
 	// host. Gradients the caller also lists in Outputs, and Trace, still
 	// download.
 	DeviceGrads bool
+	// NoMemoryPlan gives every node its own device buffer for the
+	// executor's life instead of laying the node buffers out in one arena
+	// by liveness (memplan.go): the plan's reference, for comparisons and
+	// for debugging a suspected overlap. Results are the same either way.
+	NoMemoryPlan bool
 	// Logf receives the one-line report of the ops that run on the host,
 	// once per program. Nil means log.Printf; use a no-op func to silence it.
 	Logf func(format string, args ...any)
@@ -116,6 +121,7 @@ type Exec struct {
 	read   []*value // downloaded after each Run
 	allocs []Ptr
 	bytes  int64 // allocated by alloc
+	plan   MemoryPlan
 	closed bool
 	ran    bool
 	runs   int
@@ -143,12 +149,19 @@ type value struct {
 	ptr   Ptr
 	kind  valueKind
 	ins   []*value
-	dev   devOp   // device implementation (kindOp), nil for the fallback
-	alias bool    // ptr is ins[0].ptr (a reshape): nothing to compute
-	host  G.Value // host value bound to the node for reading, if any
-	fb    G.Value // private host copy used by the fallback
-	cval  G.Value // a constant's value
-	what  string  // op description for reports
+	dev   devOp // device implementation (kindOp), nil for the fallback
+	alias bool  // ptr is ins[0].ptr (a reshape): nothing to compute
+	// inPlace lists inputs of the output's size whose buffer the device op
+	// may write its output over: the op reads each element of such an
+	// input before writing the same element of the output (and nothing
+	// else of it afterwards). The memory plan shares the first one whose
+	// last reader is this op (memplan.go); none: never.
+	inPlace []*value
+	shares  *value  // the value whose buffer this one overwrites (set by the plan)
+	host    G.Value // host value bound to the node for reading, if any
+	fb      G.Value // private host copy used by the fallback
+	cval    G.Value // a constant's value
+	what    string  // op description for reports
 }
 
 type valueKind int
@@ -213,22 +226,23 @@ func newExec(b Backend, p *graph.Program, opts ExecOptions) (x *Exec, err error)
 		x.vals = append(x.vals, v)
 		x.byNode[n] = v
 	}
+	if err := x.planReads(); err != nil {
+		return nil, err
+	}
+	if opts.NoMemoryPlan {
+		err = x.allocUnplanned()
+	} else {
+		err = x.allocPlanned()
+	}
+	if err != nil {
+		return nil, err
+	}
 	for _, v := range x.vals {
-		if v.alias {
-			v.ptr = v.ins[0].ptr
-			continue
-		}
-		if v.ptr, err = x.alloc(v.bytes); err != nil {
-			return nil, fmt.Errorf("cuda: executor: node %q: %w", v.n.Name(), err)
-		}
 		if v.kind == kindConst {
 			if err := x.upload(v, v.cval); err != nil {
 				return nil, fmt.Errorf("cuda: executor: constant %q: %w", v.n.Name(), err)
 			}
 		}
-	}
-	if err := x.planReads(); err != nil {
-		return nil, err
 	}
 	x.params = map[*value]bool{}
 	for _, p := range p.Params {
@@ -323,9 +337,13 @@ func (x *Exec) alloc(bytes int64) (Ptr, error) {
 	return p, nil
 }
 
-// DeviceBytes returns the device memory the executor holds: one buffer per
-// node (reshapes share their input's), the fused ops' scratch buffers and,
-// after the first device update, the Adam moments.
+// DeviceBytes returns the device memory the executor holds: the node
+// buffers (one arena laid out by liveness, see [Exec.MemoryPlan]; with
+// ExecOptions.NoMemoryPlan one buffer per node, reshapes sharing their
+// input's), the fused ops' scratch buffers and, after the first device
+// update, the Adam moments and the update's statistics. Everything is
+// allocated up front and held until Close, so this is also the executor's
+// peak.
 func (x *Exec) DeviceBytes() int64 { return x.bytes }
 
 func (x *Exec) free() {

@@ -34,12 +34,15 @@ func (h *hostMem) Alloc(bytes int64) (Ptr, error) {
 	return p, nil
 }
 
+// span returns the n bytes at p, which must lie inside one allocation (p
+// may point into it, as the executor's arena offsets do).
 func (h *hostMem) span(p Ptr, n int64) ([]byte, error) {
-	b, ok := h.bufs[p]
-	if !ok || int64(len(b)) < n {
-		return nil, fmt.Errorf("hostMem: bad pointer %#x or size %d", p, n)
+	for base, b := range h.bufs {
+		if p >= base && int64(p-base)+n <= int64(len(b)) {
+			return b[p-base:][:n], nil
+		}
 	}
-	return b[:n], nil
+	return nil, fmt.Errorf("hostMem: bad pointer %#x or size %d", p, n)
 }
 
 func (h *hostMem) Free(p Ptr) error {

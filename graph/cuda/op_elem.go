@@ -22,6 +22,7 @@ func lowerUnary(v *value, name string) devOp {
 	if !ok || len(v.ins) != 1 || v.ins[0].size != v.size {
 		return nil
 	}
+	v.inPlace = v.ins[:1] // y[i] from x[i] alone
 	return devFunc(func(x *Exec, v *value) error {
 		return x.launch(v, "ew_unary", int64(v.size), code, v.ins[0].ptr, v.ptr)
 	})
@@ -34,6 +35,7 @@ func lowerGELU(v *value, grad bool) devOp {
 		if len(v.ins) != 1 || v.ins[0].size != v.size {
 			return nil
 		}
+		v.inPlace = v.ins[:1] // y[i] from x[i] alone
 		return devFunc(func(x *Exec, v *value) error {
 			return x.launch(v, "gelu", int64(v.size), v.ins[0].ptr, v.ptr)
 		})
@@ -41,6 +43,7 @@ func lowerGELU(v *value, grad bool) devOp {
 	if len(v.ins) != 2 || v.ins[0].size != v.size || v.ins[1].size != v.size {
 		return nil
 	}
+	v.inPlace = v.ins[:2] // y[i] from x[i] and dy[i] alone
 	return devFunc(func(x *Exec, v *value) error {
 		return x.launch(v, "gelu_grad", int64(v.size), v.ins[0].ptr, v.ins[1].ptr, v.ptr)
 	})
@@ -79,6 +82,13 @@ func lowerBinary(v *value, s string) devOp {
 	sb, ok2 := stride(b)
 	if !ok1 || !ok2 {
 		return nil
+	}
+	// y[i] from a[i·sa] and b[i·sb] alone: either same-size operand may be
+	// overwritten.
+	for _, in := range v.ins {
+		if in.size == v.size {
+			v.inPlace = append(v.inPlace, in)
+		}
 	}
 	return devFunc(func(x *Exec, v *value) error {
 		return x.launch(v, "ew_binary", int64(v.size), code, v.ins[0].ptr, sa, v.ins[1].ptr, sb, v.ptr)

@@ -245,6 +245,10 @@ func lowerXent(x *Exec, v *value, op *ops.SparseCrossEntropyOp) (devOp, error) {
 			return x.launch(v, "xent_loss", 1, acc, scale, v.ptr)
 		}), nil
 	}
+	// The gradient reads the logits whole (the log-sum-exp) before
+	// xent_grad reads and writes them element by element: it may overwrite
+	// them (one vocabulary-sized buffer less at the language models' peak).
+	v.inPlace = v.ins[:1]
 	return devFunc(func(x *Exec, v *value) error {
 		s, err := scored(v)
 		if err != nil {
