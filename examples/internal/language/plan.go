@@ -92,9 +92,12 @@ type RunKey struct {
 	Sizes    sizes         `json:"sizes"`
 	Train    trainSettings `json:"train"`
 	Dtype    string        `json:"dtype"`
-	Seed     uint64        `json:"seed"`
-	Eval     evalKey       `json:"eval"`
-	Sample   sampleKey     `json:"sample"`
+	// Device is where the graphs ran, when not on the CPU: another device
+	// sums in another order, so its results are other runs.
+	Device string    `json:"device,omitempty"`
+	Seed   uint64    `json:"seed"`
+	Eval   evalKey   `json:"eval"`
+	Sample sampleKey `json:"sample"`
 }
 
 type sizes struct {
@@ -201,7 +204,7 @@ func NewSweep(o SweepOptions) (*Sweep, error) {
 				k := RunKey{Variant: v.Name, Model: v.Model, Kernel: v.Kernel, DiagP: v.DiagP, Corpus: c.Name, Books: c.Books,
 					Split: "auto", DataSeed: o.DataSeed, Preset: o.Preset,
 					Sizes: sizes{D: p.D, Context: p.Context, Heads: p.Heads, Restrict: p.Restrict, MinCount: p.MinCount, ValidFrac: p.ValidFrac, TestFrac: p.TestFrac},
-					Train: ts, Dtype: o.Dtype, Seed: o.Seed + uint64(s),
+					Train: ts, Dtype: o.Dtype, Device: keyDevice(o.Device), Seed: o.Seed + uint64(s),
 					Eval:   evalKey{Stories: stories, Examples: 2, GenBatch: 64, Decode: decodeKey{Strategy: data.DecodeBeam, MaxNew: 100, Beams: 3}},
 					Sample: sampleConfig}
 				if _, err := sw.Plan.Add(k, k.label(), estimate(k), k.tags()...); err != nil {
@@ -215,6 +218,14 @@ func NewSweep(o SweepOptions) (*Sweep, error) {
 		return nil, fmt.Errorf("-variants %s: none is trained on -corpora %s (the second corpus has gd, gdff and gpt)", o.Variants, o.Corpora)
 	}
 	return sw, nil
+}
+
+// keyDevice is the device of a run's key: empty on the CPU.
+func keyDevice(name string) string {
+	if name == "cpu" {
+		return ""
+	}
+	return name
 }
 
 // label is the run's description in the plan.

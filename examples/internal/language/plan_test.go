@@ -72,6 +72,16 @@ func TestPlanAppendixK(t *testing.T) {
 	if k := sw.Keys[8]; len(k.Books) != 4 || k.Corpus != "tinystories+gutenberg" {
 		t.Errorf("combined run: %+v", k)
 	}
+	// A run on a GPU is another run; on the CPU the key names no device.
+	o.Device = "cuda"
+	gpu, err := NewSweep(o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if k := sw.Plan.Runs[0].Key; strings.Contains(k, "device") || gpu.Plan.Runs[0].Key == k || !strings.Contains(gpu.Plan.Runs[0].Key, `"device":"cuda"`) {
+		t.Errorf("keys: cpu %s, cuda %s", k, gpu.Plan.Runs[0].Key)
+	}
+	o.Device = "cpu"
 	// The paper's size costs far more than the small preset.
 	o.Preset = "paper"
 	paper, err := NewSweep(o)
@@ -200,6 +210,49 @@ func TestFormats(t *testing.T) {
 	}{{48.5612, "48.56"}, {109.04, "109.0"}, {255.62, "255.6"}, {4627.3, "4627"}, {3.14159, "3.142"}} {
 		if got := sig4(c.v); got != c.want {
 			t.Errorf("sig4(%v) = %q, want %q", c.v, got, c.want)
+		}
+	}
+}
+
+// TestCommittedRuns: the result files committed under
+// docs/results/language-small are runs of today's plan (their keys are
+// stable), and -merge -partial reprints RESULTS.md's rows from them.
+func TestCommittedRuns(t *testing.T) {
+	src := filepath.Join("..", "..", "..", "docs", "results", "language-small", "runs")
+	files, err := filepath.Glob(filepath.Join(src, "*.json"))
+	if err != nil || len(files) != 4 {
+		t.Fatalf("committed runs %v (%v), want 4", files, err)
+	}
+	dir := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(dir, "runs"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range files {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, "runs", filepath.Base(f)), b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	sw, err := NewSweep(SweepOptions{Preset: "small", Seeds: 1, Seed: 1, DataSeed: 1, Dtype: "float32", Device: "cpu", Results: dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out bytes.Buffer
+	if err := sw.Run(experiment.Flags{Merge: true, Partial: true}, flag.NewFlagSet("x", flag.ContinueOnError), &out); err != nil {
+		t.Fatal(err)
+	}
+	for _, w := range []string{
+		"11 runs, 4 done, 7 missing",
+		"| GD (softmax, 1 step) | 16,640 | 211,456 | 48.56 | 4.135 (62.5) | 0.168 | 0.211 | 0.727 |",
+		"| GD + FF | 16,640 | 244,672 | 39.41 | 3.929 (50.8) | 0.268 | 0.328 | 0.610 |",
+		"| GPT (1 layer) | 16,384 | 244,736 | 34.58 | 3.809 (45.1) | 0.218 | 0.294 | 0.597 |",
+		"| GD (softmax, 1 step) | 16,640 | 513,984 | 147.2 | 5.003 (148.9) | 0.139 | 0.172 | 0.775 |",
+	} {
+		if !strings.Contains(out.String(), w) {
+			t.Errorf("-merge -partial of the committed runs does not print %q:\n%s", w, out.String())
 		}
 	}
 }
