@@ -117,7 +117,7 @@ func TestCommandLine(t *testing.T) {
 		clitest.OK("train help", a("train", "-h"), "Usage: language train", "-resume"),
 		clitest.Usage("no command", a(), "no command"),
 		clitest.Usage("unknown command", a("serve"), `unknown command "serve"`),
-		clitest.Usage("flag before command", a("-steps", "5", "train"), `unknown command "-steps"`),
+		clitest.Usage("flag before command", a("-steps", "5", "train"), `command "train" comes first`),
 		clitest.Usage("stray argument", train("-no-eval", "now"), `unexpected argument "now"`),
 		clitest.Usage("unknown flag", train("-lr", "1e-3"), "-lr"),
 		clitest.Usage("unparsable int", train("-steps", "1e3"), "-steps"),

@@ -1,4 +1,4 @@
-package main
+package language
 
 import (
 	"fmt"
@@ -84,7 +84,8 @@ var presets = map[string]preset{
 	}, note: "for tests"},
 }
 
-func presetNames() string { return "paper, small, tiny" }
+// PresetNames are the names of the presets, in the order the flags list them.
+var PresetNames = []string{"paper", "small", "tiny"}
 
 // modelConfigs fills rc.GD or rc.GPT for rc.Model from the preset sizes.
 func modelConfigs(rc *runConfig, p preset, kernel string, diagP bool) error {

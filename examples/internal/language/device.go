@@ -1,7 +1,7 @@
-package main
+package language
 
 import (
-	"os"
+	"io"
 
 	"github.com/gdattn/gdattn/examples/internal/device"
 	"github.com/gdattn/gdattn/graph"
@@ -15,8 +15,8 @@ type placement struct {
 }
 
 // openDevice opens -device (see examples/internal/device).
-func openDevice(name string) (*placement, error) {
-	b, err := device.Open(name, os.Stderr)
+func openDevice(name string, log io.Writer) (*placement, error) {
+	b, err := device.Open(name, log)
 	if err != nil {
 		return nil, err
 	}

@@ -1,4 +1,4 @@
-package main
+package language
 
 import (
 	"fmt"
@@ -20,20 +20,25 @@ type evalOptions struct {
 }
 
 // report is the result of an evaluation.
+// Its JSON (without the time taken) is the output of a run of the plan.
 type report struct {
-	Model                string
-	Label                string
-	AttnParams, Rest     int
-	TestTokens           int
-	TestNLL, TestPPL     float64
-	Stories              int
-	ContTokens           int
-	ContNLL, ContPPL     float64
-	Distinct1, Distinct2 float64
-	Rep4                 float64
-	GenLen               float64
-	Seconds              float64
-	Examples             []string
+	Model      string   `json:"model"`
+	Label      string   `json:"label"`
+	AttnParams int      `json:"attention_params"`
+	Rest       int      `json:"other_params"`
+	TestTokens int      `json:"test_tokens"`
+	TestNLL    float64  `json:"test_nll"`
+	TestPPL    float64  `json:"test_ppl"`
+	Stories    int      `json:"stories"`
+	ContTokens int      `json:"continuation_tokens"`
+	ContNLL    float64  `json:"continuation_nll"`
+	ContPPL    float64  `json:"continuation_ppl"`
+	Distinct1  float64  `json:"distinct1"`
+	Distinct2  float64  `json:"distinct2"`
+	Rep4       float64  `json:"rep4"`
+	GenLen     float64  `json:"generated_length"`
+	Seconds    float64  `json:"-"`
+	Examples   []string `json:"examples"`
 }
 
 // evaluate scores the model (whose trained parameters are in src, a

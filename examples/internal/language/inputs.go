@@ -1,4 +1,4 @@
-package main
+package language
 
 import (
 	"fmt"
@@ -13,9 +13,9 @@ import (
 // config.json cannot make the model's construction hang or exhaust memory
 // before its parameters are checked against the saved ones.
 const (
-	maxSteps   = 1 << 30 // training steps, -steps, -ckpt-every
-	maxBatch   = 1 << 16 // sequences per step, -batch
-	maxStories = 1 << 20 // -stories, -examples
+	MaxSteps   = 1 << 30 // training steps, -steps, -ckpt-every
+	MaxBatch   = 1 << 16 // sequences per step, -batch
+	MaxStories = 1 << 20 // -stories, -examples
 	maxVocab   = 1 << 17 // token ids
 	maxWidth   = 4096    // d' (d_model)
 	maxContext = 1 << 14 // positions
@@ -28,8 +28,8 @@ const (
 	maxLogits = 1 << 31
 )
 
-// splitModes are the values of -split (data.ParseSplitMode).
-var splitModes = []string{"auto", "eot", "paragraphs", "openers"}
+// SplitModes are the values of -split (data.ParseSplitMode).
+var SplitModes = []string{"auto", "eot", "paragraphs", "openers"}
 
 // checkRun checks the run config (the "run" object) of the checkpoint in
 // dir, whose model has the family key family, before anything is built or
@@ -42,20 +42,20 @@ func checkRun(dir, family string, rc runConfig) error {
 		cli.Check("run.model", rc.Model, cli.OneOf("gd", "gdff", "gpt")),
 		cli.Check("run.preset", rc.Preset, cli.OneOf("paper", "small", "tiny")),
 		cli.Check("run.data.corpus", d.Corpus, cli.NonEmpty),
-		cli.Check("run.data.split", d.Split, cli.OneOf(splitModes...)),
+		cli.Check("run.data.split", d.Split, cli.OneOf(SplitModes...)),
 		cli.Check("run.data.valid_frac", d.ValidFrac, cli.Fraction),
 		cli.Check("run.data.test_frac", d.TestFrac, cli.Fraction),
 		cli.Check("run.data.min_count", d.MinCount, cli.NonNegative),
-		cli.Check("run.train.batch", t.Batch, cli.IntIn(1, maxBatch)),
-		cli.Check("run.train.steps", t.Steps, cli.IntIn(1, maxSteps)),
+		cli.Check("run.train.batch", t.Batch, cli.IntIn(1, MaxBatch)),
+		cli.Check("run.train.steps", t.Steps, cli.IntIn(1, MaxSteps)),
 		cli.Check("run.train.warmup", t.Warmup, cli.IntIn(0, t.Steps-1)),
 		cli.Check("run.train.lr", t.LR, cli.Positive),
 		cli.Check("run.train.min_lr", t.MinLR, cli.NonNegative),
 		cli.Check("run.train.weight_decay", t.WeightDecay, cli.NonNegative),
 		cli.Check("run.train.clip", t.Clip, cli.NonNegative),
-		cli.Check("run.train.ckpt_every", t.CkptEvery, cli.IntIn(0, maxSteps)),
-		cli.Check("run.train.eval_every", t.EvalEvery, cli.IntIn(0, maxSteps)),
-		cli.Check("run.train.eval_batches", t.EvalBatches, cli.IntIn(0, maxSteps)),
+		cli.Check("run.train.ckpt_every", t.CkptEvery, cli.IntIn(0, MaxSteps)),
+		cli.Check("run.train.eval_every", t.EvalEvery, cli.IntIn(0, MaxSteps)),
+		cli.Check("run.train.eval_batches", t.EvalBatches, cli.IntIn(0, MaxSteps)),
 	); err != nil {
 		return err
 	}
