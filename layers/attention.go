@@ -168,6 +168,39 @@ func (a *Attention) Params() G.Nodes { return a.params }
 // Matrices returns the nodes used as W_Q, W_K, W_V and P.
 func (a *Attention) Matrices() (wq, wk, wv, p *G.Node) { return a.wq, a.wk, a.wv, a.wo }
 
+// ForwardQuery maps tokens z (B, T, DIn) to the head output at the last
+// position only, (B, 1, DOut): the same numbers as the last row of
+// Forward's output, for a model whose loss reads the query alone. With a
+// fused head (Builtin, a dot-product kernel) and ContextKeys it computes one
+// row of scores per sequence (ops.AttentionHeadQuery), and its gradients
+// are the same bits as Forward's when the loss reads the last row only;
+// otherwise it is Forward's output sliced.
+func (a *Attention) ForwardQuery(z *G.Node) (out *G.Node, err error) {
+	if bk := a.cfg.Builtin; bk != nil && bk.dotProduct() && a.cfg.Keys == ContextKeys {
+		defer graph.Recover(&err)
+		defer func() {
+			if err != nil {
+				err = fmt.Errorf("layers: attention %q: %w", a.s.Path(), err)
+			}
+		}()
+		_, t, _, err := checkRank3("tokens", z, a.cfg.DIn)
+		if err != nil {
+			return nil, err
+		}
+		if t < 2 {
+			return nil, fmt.Errorf("tokens have T = %d positions; need at least one context position and the query", t)
+		}
+		return ops.AttentionHeadQuery(bk.kind, bk.g, bk.gFixed, z, a.wq, a.wk, a.wv, a.wo) // (B, 1, DOut)
+	}
+	full, err := a.Forward(z)
+	if err != nil {
+		return nil, err
+	}
+	defer graph.Recover(&err)
+	t := full.Shape()[1]
+	return ops.Slice(full, 1, t-1, t) // (B, 1, DOut)
+}
+
 // Forward maps tokens z (B, T, DIn) to the head output (B, T, DOut). With
 // ContextKeys, T must be at least 2 (one context position and the query).
 func (a *Attention) Forward(z *G.Node) (out *G.Node, err error) {

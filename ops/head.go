@@ -35,6 +35,7 @@ type HeadOp struct {
 	gFixed float64
 	learnG bool
 	ctx    bool // ContextKeys: keys are the positions 0..T-2
+	query  bool // the last position's output only (AttentionHeadQuery)
 	id     uint64
 	st     any // *headState[F] of the last forward run
 }
@@ -50,6 +51,10 @@ var headOpIDs atomic.Uint64
 // included, attends to the context) and T must be at least 2; otherwise
 // all T positions are keys.
 func AttentionHead(kind KernelKind, g *G.Node, gFixed float64, contextKeys bool, z, wq, wk, wv, p *G.Node) (*G.Node, error) {
+	return attentionHead(kind, g, gFixed, contextKeys, false, z, wq, wk, wv, p)
+}
+
+func attentionHead(kind KernelKind, g *G.Node, gFixed float64, contextKeys, query bool, z, wq, wk, wv, p *G.Node) (*G.Node, error) {
 	if !kind.DotProduct() {
 		return nil, fmt.Errorf("ops: attention head: kernel %v is not a dot-product kernel (linear, exp, softmax)", kind)
 	}
@@ -78,8 +83,25 @@ func AttentionHead(kind KernelKind, g *G.Node, gFixed float64, contextKeys bool,
 	} else if kind != KindLinear && !(gFixed > 0 && !math.IsInf(gFixed, 1)) {
 		return nil, fmt.Errorf("ops: attention head: g = %v, want a finite positive value", gFixed)
 	}
-	op := &HeadOp{kind: kind, gFixed: gFixed, learnG: g != nil, ctx: contextKeys, id: headOpIDs.Add(1)}
+	op := &HeadOp{kind: kind, gFixed: gFixed, learnG: g != nil, ctx: contextKeys, query: query, id: headOpIDs.Add(1)}
 	return G.ApplyOp(op, in...)
+}
+
+// AttentionHeadQuery returns the output (B, 1, DOut) of the attention head
+// of [AttentionHead] with context keys at the last position (the query)
+// only:
+//
+//	out_{T-1} = Σ_{i<T-1} κ(z_{T-1} W_Q · z_i W_K) z_i W_V P,
+//
+// for a model whose loss reads the query alone (the last layer of the
+// in-context models). It computes one row of scores per sequence instead
+// of T, and its backward pass the gradients that the full head's computes
+// when dL/dout is zero at the context positions. The numbers are the same
+// bits as the last row of [AttentionHead]'s output and as its gradients
+// for such a dL/dout: every element is the same chain of multiply-adds,
+// the context rows' zero terms left out.
+func AttentionHeadQuery(kind KernelKind, g *G.Node, gFixed float64, z, wq, wk, wv, p *G.Node) (*G.Node, error) {
+	return attentionHead(kind, g, gFixed, true, true, z, wq, wk, wv, p)
 }
 
 // Kind is the head's kernel (linear, exp or softmax).
@@ -95,6 +117,10 @@ func (op *HeadOp) LearnG() bool { return op.learnG }
 // ContextKeys reports whether the keys are the positions 0..T-2 (else all
 // T positions).
 func (op *HeadOp) ContextKeys() bool { return op.ctx }
+
+// QueryOnly reports whether the op computes the last position's output
+// only, (B, 1, DOut) ([AttentionHeadQuery]).
+func (op *HeadOp) QueryOnly() bool { return op.query }
 
 func (op *HeadOp) Arity() int {
 	if op.learnG {
@@ -120,16 +146,24 @@ func (op *HeadOp) InferShape(in ...G.DimSizer) (tensor.Shape, error) {
 	if !ok1 || !ok2 || len(zs) != 3 || len(ps) != 2 {
 		return nil, fmt.Errorf("ops: attention head op: cannot infer shape from %v, %v", in[0], in[4])
 	}
+	if op.query {
+		return tensor.Shape{zs[0], 1, ps[1]}, nil
+	}
 	return tensor.Shape{zs[0], zs[1], ps[1]}, nil
 }
 func (op *HeadOp) ReturnsPtr() bool     { return false }
 func (op *HeadOp) CallsExtern() bool    { return false }
 func (op *HeadOp) OverwritesInput() int { return -1 }
 func (op *HeadOp) WriteHash(h hash.Hash) {
-	fmt.Fprintf(h, "gdattn.head#%d %d g=%v learn=%v ctx=%v", op.id, op.kind, op.gFixed, op.learnG, op.ctx)
+	fmt.Fprintf(h, "gdattn.head#%d %d g=%v learn=%v ctx=%v query=%v", op.id, op.kind, op.gFixed, op.learnG, op.ctx, op.query)
 }
 func (op *HeadOp) Hashcode() uint32 { return hashOf(op) }
-func (op *HeadOp) String() string   { return "AttentionHead{" + op.kind.String() + "}" }
+func (op *HeadOp) String() string {
+	if op.query {
+		return "AttentionHeadQuery{" + op.kind.String() + "}"
+	}
+	return "AttentionHead{" + op.kind.String() + "}"
+}
 
 func (op *HeadOp) DiffWRT(n int) []bool {
 	d := make([]bool, n)
@@ -159,10 +193,11 @@ func (op *HeadOp) SymDiff(inputs G.Nodes, output, grad *G.Node) (G.Nodes, error)
 	return out, nil
 }
 
-// headDims are the sizes of one evaluation.
+// headDims are the sizes of one evaluation; rows is the number of output
+// rows per sequence (T, or 1 for a query op).
 type headDims struct {
-	b, t, tk, din, dk, dv, dout int
-	g                           float64
+	b, t, tk, din, dk, dv, dout, rows int
+	g                                 float64
 }
 
 // dimsOf reads and checks the sizes from the forward inputs.
@@ -175,9 +210,12 @@ func (op *HeadOp) dimsOf(vals []G.Value) (headDims, error) {
 		qs[0] != zs[2] || ks[0] != zs[2] || vs[0] != zs[2] || qs[1] != ks[1] || ps[0] != vs[1] {
 		return headDims{}, fmt.Errorf("ops: attention head op: shapes %v %v %v %v %v", zs, qs, ks, vs, ps)
 	}
-	d := headDims{b: zs[0], t: zs[1], tk: zs[1], din: zs[2], dk: qs[1], dv: vs[1], dout: ps[1], g: op.gFixed}
+	d := headDims{b: zs[0], t: zs[1], tk: zs[1], din: zs[2], dk: qs[1], dv: vs[1], dout: ps[1], rows: zs[1], g: op.gFixed}
 	if op.ctx {
 		d.tk--
+	}
+	if op.query {
+		d.rows = 1
 	}
 	if d.tk < 1 {
 		return headDims{}, fmt.Errorf("ops: attention head op: %d positions leave no key", d.t)
@@ -258,14 +296,14 @@ func (op *HeadOp) do(p G.Value, vals []G.Value) (G.Value, error) {
 	if err != nil {
 		return nil, err
 	}
-	shape := tensor.Shape{d.b, d.t, d.dout}
+	shape := tensor.Shape{d.b, d.rows, d.dout}
 	switch vals[0].Data().(type) {
 	case []float64:
 		in, err := inputsOf[float64](vals)
 		if err != nil {
 			return nil, err
 		}
-		out := outBuf[float64](p, d.b*d.t*d.dout, true)
+		out := outBuf[float64](p, d.b*d.rows*d.dout, true)
 		headForward(op, stateOf[float64](&op.st), d, in, out)
 		return wrapOut(p, shape, out), nil
 	case []float32:
@@ -273,7 +311,7 @@ func (op *HeadOp) do(p G.Value, vals []G.Value) (G.Value, error) {
 		if err != nil {
 			return nil, err
 		}
-		out := outBuf[float32](p, d.b*d.t*d.dout, true)
+		out := outBuf[float32](p, d.b*d.rows*d.dout, true)
 		headForward(op, stateOf[float32](&op.st), d, in, out)
 		return wrapOut(p, shape, out), nil
 	}
@@ -288,20 +326,11 @@ func headForward[F float32 | float64](op *HeadOp, st *headState[F], d headDims, 
 	st.dims = d
 	st.valid = false
 	st.gradValid = false
-	// h = [W_Q W_Kᵀ | W_V P].
-	st.h = grow(st.h, Din*nh)
-	for r := 0; r < Din; r++ {
-		row := st.h[r*nh : (r+1)*nh]
-		qr := in.wq[r*d.dk : (r+1)*d.dk]
-		for c := 0; c < Din; c++ {
-			row[c] = dotF(qr, in.wk[c*d.dk:(c+1)*d.dk])
-		}
-		u := row[Din:]
-		clear(u)
-		vr := in.wv[r*d.dv : (r+1)*d.dv]
-		for l, v := range vr {
-			axpyF(v, in.wo[l*Dout:(l+1)*Dout], u)
-		}
+	headMatrices(st, d, in)
+	if op.query {
+		headForwardQuery(op, st, d, in, out)
+		st.keep(in, out)
+		return
 	}
 	M := B * T
 	st.zh = grow(st.zh, M*nh)
@@ -324,12 +353,63 @@ func headForward[F float32 | float64](op *HeadOp, st *headState[F], d headDims, 
 		}
 		mulAddRows(T, Dout, Tk, wb, Tk, 1, hb[Din:], nh, out[b*T*Dout:], Dout, false) // out_j = Σ_i w_ji Vu_i
 	}
+	st.keep(in, out)
+}
+
+// keep records what the forward values were computed from.
+func (st *headState[F]) keep(in headInputs[F], out []F) {
 	st.z, st.out = &in.z[0], &out[0]
 	st.wq = append(st.wq[:0], in.wq...)
 	st.wk = append(st.wk[:0], in.wk...)
 	st.wv = append(st.wv[:0], in.wv...)
 	st.wo = append(st.wo[:0], in.wo...)
 	st.valid = true
+}
+
+// headForwardQuery is headForward for a query op: out (B, DOut) is the last
+// position's output. z U is computed for every position (the values; the
+// query's is unused) and z A for the query only; each element is the same
+// chain as the full head's (z h, one product, computes both for every
+// position).
+func headForwardQuery[F float32 | float64](op *HeadOp, st *headState[F], d headDims, in headInputs[F], out []F) {
+	B, T, Tk, Din, Dout := d.b, d.t, d.tk, d.din, d.dout
+	nh := Din + Dout
+	M := B * T
+	q := T - 1
+	st.zh = grow(st.zh, M*nh)
+	gemm(false, false, M, Dout, Din, in.z, Din, st.h[Din:], nh, 0, st.zh[Din:], nh)                  // z U, every position
+	gemm(false, false, B, Din, Din, in.z[q*Din:], T*Din, st.h, nh, 0, st.zh[q*nh:], T*nh)            // z A, the queries
+	st.s = grow(st.s, B*Tk)
+	st.w = grow(st.w, B*Tk)
+	g := F(d.g)
+	for b := 0; b < B; b++ {
+		zb := in.z[b*T*Din : (b+1)*T*Din]
+		hb := st.zh[b*T*nh : (b+1)*T*nh]
+		sb, wb := st.s[b*Tk:(b+1)*Tk], st.w[b*Tk:(b+1)*Tk]
+		Gemm(false, true, 1, Tk, Din, 1, hb[q*nh:], nh, zb, Din, 0, sb, Tk) // s_i = P_q·z_i
+		kernelRow(op.kind, g, sb, wb)
+		mulAddRows(1, Dout, Tk, wb, Tk, 1, hb[Din:], nh, out[b*Dout:], Dout, false) // out_q = Σ_i w_i Vu_i
+	}
+}
+
+// headMatrices sets st.h = [W_Q W_Kᵀ | W_V P] (DIn, DIn+DOut).
+func headMatrices[F float32 | float64](st *headState[F], d headDims, in headInputs[F]) {
+	Din, Dout := d.din, d.dout
+	nh := Din + Dout
+	st.h = grow(st.h, Din*nh)
+	for r := 0; r < Din; r++ {
+		row := st.h[r*nh : (r+1)*nh]
+		qr := in.wq[r*d.dk : (r+1)*d.dk]
+		for c := 0; c < Din; c++ {
+			row[c] = dotF(qr, in.wk[c*d.dk:(c+1)*d.dk])
+		}
+		u := row[Din:]
+		clear(u)
+		vr := in.wv[r*d.dv : (r+1)*d.dv]
+		for l, v := range vr {
+			axpyF(v, in.wo[l*Dout:(l+1)*Dout], u)
+		}
+	}
 }
 
 // kernelRow maps raw scores s to the weights w of one query.
@@ -392,6 +472,10 @@ func headBackward[F float32 | float64](op *HeadOp, st *headState[F], d headDims,
 		headForward(op, st, d, in, make([]F, len(out)))
 		st.out = &out[0]
 	}
+	if op.query {
+		headBackwardQuery(op, st, d, in, dout, dz)
+		return
+	}
 	B, T, Tk, Din, Dout := d.b, d.t, d.tk, d.din, d.dout
 	nh := Din + Dout
 	M := B * T
@@ -444,8 +528,73 @@ func headBackward[F float32 | float64](op *HeadOp, st *headState[F], d headDims,
 		mulAddRows(Tk, Din, T, dsb, 1, Tk, hb, nh, dzb, Din, true)
 		mulAddRows(T, Din, Tk, dsb, Tk, 1, zb, Din, gbb, nh, false)
 	}
-	// dz += gb hᵀ; dh = zᵀ gb = [dA | dU].
+	// dz += gb hᵀ.
 	gemm(false, true, M, Din, nh, gb, nh, st.h, nh, 1, dz, Din)
+	headParamGrads(st, d, in, dg, dz)
+}
+
+// headBackwardQuery is headBackward for a query op, dout (B, DOut) the
+// gradient of the last position's output. It computes what headBackward
+// computes for a dL/dout that is zero at the context positions, leaving
+// out the products of zeros: gb's context rows hold dVu only and its query
+// rows dP only, so dz += gb hᵀ is two products over the nonzero blocks
+// (the same chains, whose other terms are zero); dh = zᵀ gb is the same
+// product over the same gb.
+func headBackwardQuery[F float32 | float64](op *HeadOp, st *headState[F], d headDims, in headInputs[F], dout, dz []F) {
+	B, T, Tk, Din, Dout := d.b, d.t, d.tk, d.din, d.dout
+	nh := Din + Dout
+	M := B * T
+	q := T - 1
+	g := F(d.g)
+	st.gb = grow(st.gb, M*nh)
+	gb := st.gb
+	clear(gb)
+	st.dw = grow(st.dw, Tk)
+	dw := st.dw
+	st.dsb = grow(st.dsb, Tk)
+	ds := st.dsb
+	var dg float64
+	for b := 0; b < B; b++ {
+		zb := in.z[b*T*Din : (b+1)*T*Din]
+		hb := st.zh[b*T*nh : (b+1)*T*nh]
+		gbb := gb[b*T*nh : (b+1)*T*nh]
+		dzb := dz[b*T*Din : (b+1)*T*Din]
+		db := dout[b*Dout : (b+1)*Dout]
+		srow, wrow := st.s[b*Tk:(b+1)*Tk], st.w[b*Tk:(b+1)*Tk]
+		Gemm(false, true, 1, Tk, Dout, 1, db, Dout, hb[Din:], nh, 0, dw, Tk) // dw_i = d·Vu_i
+		switch op.kind {
+		case KindLinear:
+			copy(ds, dw)
+		case KindExp:
+			for i, wi := range wrow {
+				e := wi * dw[i]
+				ds[i] = g * e
+				dg += float64(e) * float64(srow[i])
+			}
+		case KindSoftmax:
+			var rs [1]F
+			rowDots(rs[:], wrow, dw, 1, Tk) // rs = Σ_i w_i dw_i
+			dg += softmaxDS(ds, wrow, dw, srow, rs[0], g)
+		}
+		// dVu_i = w_i d (into gb), dZc_i += ds_i P_q, dP_q = ds Zc.
+		mulAddRows(Tk, Dout, 1, wrow, 1, 1, db, Dout, gbb[Din:], nh, false)
+		mulAddRows(Tk, Din, 1, ds, 1, 1, hb[q*nh:], nh, dzb, Din, true)
+		mulAddRows(1, Din, Tk, ds, Tk, 1, zb, Din, gbb[q*nh:], nh, false)
+	}
+	// dz += gb hᵀ: the dVu columns at every position (zero at the
+	// queries), then the dP columns at the queries.
+	gemm(false, true, M, Din, Dout, gb[Din:], nh, st.h[Din:], nh, 1, dz, Din)
+	gemm(false, true, B, Din, Din, gb[q*nh:], T*nh, st.h, nh, 1, dz[q*Din:], T*Din)
+	headParamGrads(st, d, in, dg, dz)
+}
+
+// headParamGrads computes dh = zᵀ gb = [dA | dU] and from it the matrices'
+// gradients, and records dg and the dz buffer they go with.
+func headParamGrads[F float32 | float64](st *headState[F], d headDims, in headInputs[F], dg float64, dz []F) {
+	Din, Dout := d.din, d.dout
+	nh := Din + Dout
+	M := d.b * d.t
+	gb := st.gb
 	st.dh = grow(st.dh, Din*nh)
 	dh := st.dh
 	gemm(true, false, Din, nh, M, in.z, Din, gb, nh, 0, dh, nh)
@@ -547,7 +696,7 @@ func headGradDo[F float32 | float64](h *HeadOp, p G.Value, vals []G.Value, nf in
 	}
 	out, ok1 := vals[nf].Data().([]F)
 	dout, ok2 := vals[nf+1].Data().([]F)
-	if !ok1 || !ok2 || len(out) != d.b*d.t*d.dout || len(dout) != len(out) {
+	if !ok1 || !ok2 || len(out) != d.b*d.rows*d.dout || len(dout) != len(out) {
 		return nil, fmt.Errorf("ops: attention head gradient: output or its gradient has the wrong type or size")
 	}
 	dz := outBuf[F](p, len(in.z), true)
@@ -638,7 +787,7 @@ func headParamGradDo[F float32 | float64](op *HeadParamGradOp, vals []G.Value, n
 	out, ok1 := vals[nf].Data().([]F)
 	dout, ok2 := vals[nf+1].Data().([]F)
 	dz, ok3 := vals[nf+2].Data().([]F)
-	if !ok1 || !ok2 || !ok3 || len(out) != d.b*d.t*d.dout || len(dout) != len(out) || len(dz) != len(in.z) {
+	if !ok1 || !ok2 || !ok3 || len(out) != d.b*d.rows*d.dout || len(dout) != len(out) || len(dz) != len(in.z) {
 		return nil, fmt.Errorf("ops: attention head gradient: inputs have the wrong type or size")
 	}
 	st := stateOf[F](&h.st)

@@ -327,6 +327,36 @@ func (b *Block) Forward(z *G.Node) (out *G.Node, err error) {
 	return z, nil
 }
 
+// ForwardQuery maps tokens z (B, T, D) to the block's output token at the
+// last position (the query), (B, 1, D): the same numbers as the last row of
+// Forward's output, with each head's attention computed for that row only
+// (layers.Attention.ForwardQuery). A block with cross-attention slices
+// Forward's output instead.
+func (b *Block) ForwardQuery(z *G.Node) (out *G.Node, err error) {
+	defer graph.Recover(&err)
+	T := z.Shape()[1]
+	if b.Cross != nil {
+		full, err := b.Forward(z)
+		if err != nil {
+			return nil, err
+		}
+		return ops.Slice(full, 1, T-1, T)
+	}
+	var sum *G.Node
+	for _, h := range b.Heads {
+		o, err := h.ForwardQuery(z) // (B, 1, D)
+		if err != nil {
+			return nil, err
+		}
+		if sum == nil {
+			sum = o
+		} else {
+			sum = G.Must(G.Add(sum, o))
+		}
+	}
+	return G.Add(G.Must(ops.Slice(z, 1, T-1, T)), sum) // (B, 1, D)
+}
+
 // Params lists the block's parameters: every head's kernel parameter and
 // matrices, then the cross-attention matrices.
 func (b *Block) Params() G.Nodes { return b.s.Params() }
@@ -355,10 +385,16 @@ type Model struct {
 	// Blocks are the model's layers.
 	Blocks []*Block
 	// Tokens[0] is the encoder's token tensor (B, T, D) and Tokens[l+1] the
-	// output of block l. After a run only the last one holds its value:
-	// Gorgonia reuses the memory of the earlier ones.
+	// output of block l. The logits read the last layer at the query only
+	// (QueryToken), so a machine computes Tokens[L] only when asked: list
+	// it in graph.MachineOptions.Outputs (or use Trace) to read it after a
+	// run. Gorgonia reuses the memory of the earlier ones.
 	Tokens []*G.Node
-	// R is the readout (D, d'): FQuery = (last token of Tokens[L])·R.
+	// QueryToken is the last layer's output at the query (B, 1, D), the
+	// last row of Tokens[L], computed by Block.ForwardQuery: without
+	// cross-attention the last layer's heads attend from the query alone.
+	QueryToken *G.Node
+	// R is the readout (D, d'): FQuery = QueryToken·R.
 	R *G.Node
 	// FQuery is f at the query (B, d'); Logits = FQuery·W_e (B, C).
 	FQuery, Logits *G.Node
@@ -403,15 +439,23 @@ func (m *Model) build() (err error) {
 			return err
 		}
 		m.Blocks = append(m.Blocks, b)
+		zin := z
 		if z, err = b.Forward(z); err != nil {
 			return err
 		}
 		m.Tokens = append(m.Tokens, z)
+		if l == cfg.Layers-1 {
+			if b.Cross != nil {
+				m.QueryToken = G.Must(ops.Slice(z, 1, T-1, T)) // (B, 1, D)
+			} else if m.QueryToken, err = b.ForwardQuery(zin); err != nil { // (B, 1, D)
+				return err
+			}
+		}
 	}
 	if m.R, err = s.Sub("readout").Param("r", tensor.Shape{D, dp}, cfg.WInit); err != nil {
 		return err
 	}
-	q := G.Must(ops.Reshape(G.Must(ops.Slice(z, 1, T-1, T)), tensor.Shape{B, D})) // (B, D): query tokens
+	q := G.Must(ops.Reshape(m.QueryToken, tensor.Shape{B, D})) // (B, D): query tokens
 	m.FQuery = G.Must(ops.MatMul(q, m.R, false, false))                           // (B, d')
 	head, err := layers.NewSoftmaxHead(m.We)
 	if err != nil {

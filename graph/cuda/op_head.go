@@ -23,8 +23,8 @@ func off(v *value, p Ptr, n int) Ptr { return p + Ptr(uintptr(n)*v.dt.Size()) }
 // which are lowered only when the node before them is.
 func lowerHead(x *Exec, v *value, op *ops.HeadOp) (devOp, error) {
 	code, ok := kernelCode(op.Kind())
-	if !ok || !op.Kind().DotProduct() {
-		return nil, nil
+	if !ok || !op.Kind().DotProduct() || op.QueryOnly() {
+		return nil, nil // the query head (ops.AttentionHeadQuery) runs on the host
 	}
 	learnG, ctx, gFixed := op.LearnG(), op.ContextKeys(), op.FixedG()
 	nf := 5
