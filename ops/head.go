@@ -377,8 +377,8 @@ func headForwardQuery[F float32 | float64](op *HeadOp, st *headState[F], d headD
 	M := B * T
 	q := T - 1
 	st.zh = grow(st.zh, M*nh)
-	gemm(false, false, M, Dout, Din, in.z, Din, st.h[Din:], nh, 0, st.zh[Din:], nh)                  // z U, every position
-	gemm(false, false, B, Din, Din, in.z[q*Din:], T*Din, st.h, nh, 0, st.zh[q*nh:], T*nh)            // z A, the queries
+	gemm(false, false, M, Dout, Din, in.z, Din, st.h[Din:], nh, 0, st.zh[Din:], nh)       // z U, every position
+	gemm(false, false, B, Din, Din, in.z[q*Din:], T*Din, st.h, nh, 0, st.zh[q*nh:], T*nh) // z A, the queries
 	st.s = grow(st.s, B*Tk)
 	st.w = grow(st.w, B*Tk)
 	g := F(d.g)

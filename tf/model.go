@@ -456,7 +456,7 @@ func (m *Model) build() (err error) {
 		return err
 	}
 	q := G.Must(ops.Reshape(m.QueryToken, tensor.Shape{B, D})) // (B, D): query tokens
-	m.FQuery = G.Must(ops.MatMul(q, m.R, false, false))                           // (B, d')
+	m.FQuery = G.Must(ops.MatMul(q, m.R, false, false))        // (B, d')
 	head, err := layers.NewSoftmaxHead(m.We)
 	if err != nil {
 		return err
