@@ -60,6 +60,14 @@ func (m *Model) buildStructured(step *G.Node, kern layers.Kernel, bk *layers.Bui
 	}
 	for k := 0; k < cfg.Blocks; k++ {
 		r := G.Must(G.Mul(step, G.Must(G.Sub(wy, e)))) // (B, N, d'): (α/N)(w_{e,y_i} − E_i)
+		if k == cfg.Blocks-1 {
+			// The loss reads f_K at the query alone: the last block's
+			// update of that row only. F[K] below is every row's, for
+			// machines that ask for it.
+			if m.fQuery, err = m.queryUpdate(f, r, heads, bk); err != nil {
+				return err
+			}
+		}
 		var df *G.Node
 		for _, h := range heads {
 			var o *G.Node
@@ -92,6 +100,36 @@ func (m *Model) buildStructured(step *G.Node, kern layers.Kernel, bk *layers.Bui
 		}
 	}
 	return nil
+}
+
+// queryUpdate returns f_K at the query (B, 1, d'): f's query row plus the
+// last block's update of that row, the heads' weights of the query row
+// applied to the residuals r (B, N, d'). Each element is the same chain of
+// operations as in the full update's query row, so the values and the
+// gradients are the same bits.
+func (m *Model) queryUpdate(f, r *G.Node, heads []structHead, bk *layers.BuiltinKernel) (*G.Node, error) {
+	T := m.Cfg.N + 1
+	var df *G.Node
+	for _, h := range heads {
+		var o *G.Node
+		if h.w == nil { // a single block and head: the fused op on the query row
+			var err error
+			if o, err = bk.DataApply(G.Must(ops.Slice(h.x, 1, T-1, T)), h.keys, r); err != nil { // (B, 1, d')
+				return nil, err
+			}
+		} else {
+			o = G.Must(ops.BatchedMatMul(G.Must(ops.Slice(h.w, 1, T-1, T)), r, false, false)) // (B, 1, d')
+		}
+		if h.p != nil {
+			o = G.Must(ops.MatMul(o, h.p, false, false)) // (B, 1, d')
+		}
+		if df == nil {
+			df = o
+		} else {
+			df = G.Must(G.Add(df, o))
+		}
+	}
+	return G.Add(G.Must(ops.Slice(f, 1, T-1, T)), df)
 }
 
 // structHead is one update head of the structured construction: its kernel

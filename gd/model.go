@@ -335,7 +335,9 @@ type Model struct {
 	// F[k] is f_k at every position (B, T, d'), k = 0..K. Gorgonia reuses
 	// the memory of intermediate nodes, so read F[k] for k < K after a run
 	// on a machine compiled with graph.MachineOptions{Trace: true} (or
-	// G.TraceExec()).
+	// G.TraceExec()). Without Literal the logits read the last block's
+	// update at the query alone, so a machine computes F[K] only when
+	// asked: list it in graph.MachineOptions.Outputs (or use Trace).
 	F []*G.Node
 	// FQuery is f_K at the query (B, d'); Logits = FQuery·W_e (B, C). With
 	// a real-valued likelihood We is nil and Logits is the prediction
@@ -343,6 +345,9 @@ type Model struct {
 	FQuery, Logits *G.Node
 
 	loss *G.Node // the likelihood's query loss (real-valued likelihoods)
+	// fQuery is f_K at the query (B, 1, d') computed for that row alone
+	// (the structured construction); nil means the last row of F[K].
+	fQuery *G.Node
 }
 
 // NewModel builds the model's graph in s for minibatches of batch contexts.
@@ -482,7 +487,11 @@ func (m *Model) alphaStep() (*G.Node, error) {
 // head reads f at the query and applies the softmax-likelihood head.
 func (m *Model) head() (err error) {
 	B, T, dp := m.Batch, m.Cfg.N+1, m.Cfg.DPrime
-	m.FQuery = G.Must(ops.Reshape(G.Must(ops.Slice(m.F[len(m.F)-1], 1, T-1, T)), tensor.Shape{B, dp})) // (B, d')
+	fq := m.fQuery
+	if fq == nil {
+		fq = G.Must(ops.Slice(m.F[len(m.F)-1], 1, T-1, T))
+	}
+	m.FQuery = G.Must(ops.Reshape(fq, tensor.Shape{B, dp})) // (B, d')
 	head, err := layers.NewSoftmaxHead(m.We)
 	if err != nil {
 		return err
