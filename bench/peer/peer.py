@@ -43,20 +43,22 @@ the GD tokens with Cross; logits = (z_query R) W_e. Its two implementations
 differ only in how w_{e,y} is formed.
 
 fast: the fastest formulation of the same functions found (reported beside
-the idiomatic one, checked equal as the others): every query position of
-every layer still computed, as the models define them, but the products
-regrouped where that saves work. GD: the kernel weights depend only on x
+the idiomatic one, checked equal as the others): the products regrouped
+where that saves work. GD: the kernel weights depend only on x
 and g, so they are computed once for all blocks, with g applied to x
 (B, T, d) instead of to the scores (B, T, N) and the step alpha/N to the
-values; the keys' transpose made contiguous once. TF: the head as gdattn's
+values; the keys' transpose made contiguous once; only the query row is
+updated in the last block (the context rows' f feeds the next block's E,
+so earlier blocks update them). TF: the head as gdattn's
 fused op computes it, scores z (g W_Q W_K^T) z_c^T and values z_c (W_V W_O)
 (two D x D projections instead of four), the context keys z_c = z[:, :N]
 contiguous, tokens built by broadcasting. Language models: the scale folded
 into the query weights (GPT) and the causal mask as a precomputed additive
 -inf bias instead of masked_fill (GPT and GD LM), otherwise idiomatic.
-(Computing only the query row of the last layer, which alone reaches the
-loss of the in-context models, would cut the last layer's attention by a
-factor of N + 1 on either side; neither gdattn nor this peer does it.)
+The last GD block, and the last layer of the TF without cross-attention,
+are computed at the query row only, which alone reaches the loss, as
+gdattn's gd.Model and tf.Model do (scores (B, 1, N) instead of (B, T, N));
+the TF with cross-attention computes every row on both sides.
 
 Language models (--model gdlm [--ff] | gpt; classes GDLM and GPT below):
 gdattn's gd.LM (Appendix H), GD + FF and tf.GPT, same parameter names,
@@ -156,16 +158,21 @@ class GD:
         x = inp.x
         B, T, _ = x.shape
         keys_t = x[:, :N].transpose(1, 2).contiguous()  # (B, d, N)
-        a = torch.softmax((g * x) @ keys_t, -1)  # (B, T, N)
+        # the context rows' weights feed the blocks before the last; the
+        # last block's update is read at the query row alone
+        a = torch.softmax((g * x[:, :N]) @ keys_t, -1) if self.blocks > 1 else None  # (B, N, N)
+        aq = torch.softmax((g * x[:, N:]) @ keys_t, -1)  # (B, 1, N)
         wy = we.t()[inp.y[:, :N]]  # (B, N, d'), the context labels only
         e = we.mean(1)  # E(w_e | f = 0), the same row everywhere
-        f = None
+        f = None  # f at the context rows
+        fq = None  # f at the query
         for blk in range(self.blocks):
             v = step * (wy - e)
-            f = a @ v if f is None else f + a @ v
+            fq = aq @ v if fq is None else fq + aq @ v
             if blk + 1 < self.blocks:  # the next block's E at the context rows
-                e = torch.softmax(f[:, :N] @ we, -1) @ we.t()
-        return f[:, N] @ we
+                f = a @ v if f is None else f + a @ v
+                e = torch.softmax(f @ we, -1) @ we.t()
+        return fq[:, 0] @ we
 
     def idiomatic(self, inp):
         """The same model written as a PyTorch user would: the token slots
@@ -273,6 +280,12 @@ class TF:
                 h = f"layer{l}/head0/"
                 a_qk = torch.exp(p[h + "log_gamma"]) * (p[h + "wq"] @ p[h + "wk"].t())
                 zc = z[:, :N].contiguous()
+                if l + 1 == self.layers and not self.cross:
+                    # the last layer at the query only: the loss reads no other row
+                    zq = z[:, N:]  # (B, 1, D)
+                    a = torch.softmax((zq @ a_qk) @ zc.transpose(1, 2), -1)  # (B, 1, N)
+                    z = zq + a @ (zc @ (p[h + "wv"] @ p[h + "wo"]))
+                    return (z[:, 0] @ p["readout/r"]) @ we
                 a = torch.softmax((z @ a_qk) @ zc.transpose(1, 2), -1)
                 z = z + a @ (zc @ (p[h + "wv"] @ p[h + "wo"]))
             if self.cross and fast:
