@@ -19,6 +19,7 @@ import (
 var queryHeadSizes = []struct{ b, t, din, dk, dv, dout int }{
 	{aB, aT, aDIn, aDK, aDV, aDOut},
 	{6, 37, 20, 10, 20, 20},
+	{32, 40, 20, 10, 20, 20}, // B·T ≥ 1024: the deep products zᵀ·gb
 }
 
 // queryHeadRun builds a fused head of kernel kern in a fresh scope, applies

@@ -538,8 +538,8 @@ func headBackward[F float32 | float64](op *HeadOp, st *headState[F], d headDims,
 // computes for a dL/dout that is zero at the context positions, leaving
 // out the products of zeros: gb's context rows hold dVu only and its query
 // rows dP only, so dz += gb hᵀ is two products over the nonzero blocks
-// (the same chains, whose other terms are zero); dh = zᵀ gb is the same
-// product over the same gb.
+// (the same chains, whose other terms are zero), and so is dh = zᵀ gb
+// (headParamGrads).
 func headBackwardQuery[F float32 | float64](op *HeadOp, st *headState[F], d headDims, in headInputs[F], dout, dz []F) {
 	B, T, Tk, Din, Dout := d.b, d.t, d.tk, d.din, d.dout
 	nh := Din + Dout
@@ -597,7 +597,17 @@ func headParamGrads[F float32 | float64](st *headState[F], d headDims, in headIn
 	gb := st.gb
 	st.dh = grow(st.dh, Din*nh)
 	dh := st.dh
-	gemm(true, false, Din, nh, M, in.z, Din, gb, nh, 0, dh, nh)
+	if d.rows == 1 {
+		// A query op's gb holds dP at the queries only: dA = z_qᵀ dP_q
+		// over those rows, dU = zᵀ dU over every row (zero at the
+		// queries); each element the chain over k of the full product
+		// less its zero terms.
+		q := d.t - 1
+		gemm(true, false, Din, Din, d.b, in.z[q*Din:], d.t*Din, gb[q*nh:], d.t*nh, 0, dh, nh)
+		gemm(true, false, Din, Dout, M, in.z, Din, gb[Din:], nh, 0, dh[Din:], nh)
+	} else {
+		gemm(true, false, Din, nh, M, in.z, Din, gb, nh, 0, dh, nh)
+	}
 	// dW_Q = dA W_K, dW_K = dAᵀ W_Q, dW_V = dU Pᵀ, dP = W_Vᵀ dU.
 	st.dwq = grow(st.dwq, Din*d.dk)
 	st.dwk = grow(st.dwk, Din*d.dk)
