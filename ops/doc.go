@@ -29,6 +29,7 @@
 //	KernelWeights, …OfData         attention weights κ(q, k) of five kernels (KernelOp, KernelGradOp)
 //	KernelApplyOfData              κ(q, k)·r for data q, k, a sequence at a time (KernelApplyOp, …GradOp)
 //	AttentionHead                  a whole dot-product kernel head (HeadOp, HeadGradOp, HeadParamGradOp)
+//	AttentionHeadQuery             the same head at the last position only, for a loss that reads the query (HeadOp)
 //	Expectation                    E = softmax(f K) Vᵀ (ExpectationOp, …GradOp, …ParamGradOp)
 //	Gather, GatherCentered         rows of a table, row-sparse gradient (GatherOp, ScatterOp)
 //	GatherCols                     columns of a matrix by label ids, −1 a zero row: the encoder's w_{e,y} (GatherColsOp, ScatterColsOp)
