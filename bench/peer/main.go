@@ -23,7 +23,9 @@
 // cross-attention as one assignment), and "fast", the fastest formulation
 // of the same functions found (products regrouped: the TF head's scores
 // through g W_Q W_Kᵀ and its values through W_V W_O, the GD kernel weights
-// once for all blocks; additive masks). Every side runs as a child process,
+// once for all blocks; additive masks; the last GD block and the last TF
+// layer without cross-attention at the query row only, which alone reaches
+// the loss, as gdattn computes them). Every side runs as a child process,
 // one workload at a time, the order rotating from one repetition to the
 // next so that a change in the machine's load hits all alike; each child warms up, then
 // times single steps until it has -min-steps of them and -min-time, and
@@ -448,7 +450,7 @@ func drive(o options) error {
 	}
 	fmt.Fprintf(out, "| (process baseline) | gdattn: start and exit; PyTorch: import torch, numpy | | | | | | | | | %.0f | %.0f |\n\n",
 		bench.MB(base[0]), bench.MB(base[1]))
-	fmt.Fprintf(out, "ms: wall time per step; CPU ms: process CPU time (user + system) per step. Each is the median over %d repetitions of each child's median step (%d warm-up steps, then at least %d steps and %v per child); per-rep range: the smallest and largest ratio of wall times within one repetition. PyTorch impl: mirror = the same operations as gdattn's graph, idiomatic = what a PyTorch user would write: slices and gathers; for the language models the heads fused as in nanoGPT; fast = the fastest formulation of the same functions found: products regrouped (TF: scores z·(g W_Q W_Kᵀ)·z_cᵀ, values z_c·(W_V W_O); GD: the weights once for all blocks), additive masks (see peer.py).\n",
+	fmt.Fprintf(out, "ms: wall time per step; CPU ms: process CPU time (user + system) per step. Each is the median over %d repetitions of each child's median step (%d warm-up steps, then at least %d steps and %v per child); per-rep range: the smallest and largest ratio of wall times within one repetition. PyTorch impl: mirror = the same operations as gdattn's graph, idiomatic = what a PyTorch user would write: slices and gathers; for the language models the heads fused as in nanoGPT; fast = the fastest formulation of the same functions found: products regrouped (TF: scores z·(g W_Q W_Kᵀ)·z_cᵀ, values z_c·(W_V W_O); GD: the weights once for all blocks), additive masks, the last GD block and TF layer (without cross-attention) at the query row only, as gdattn (see peer.py).\n",
 		o.reps, o.warmup, o.minSteps, o.minTime)
 	if o.out != "" {
 		return os.WriteFile(o.out, report.Bytes(), 0o644)
