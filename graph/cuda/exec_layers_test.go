@@ -11,8 +11,9 @@ import (
 )
 
 // attentionModel is one attention head on parameter tokens z (so dz is
-// computed too) with the loss Σ out²/2.
-func attentionModel(dt tensor.Dtype, kern string, keys layers.KeyMode, learn, tie bool) (*testModel, error) {
+// computed too) with the loss Σ out²/2; with query, the head at the last
+// position only (layers.Attention.ForwardQuery).
+func attentionModel(dt tensor.Dtype, kern string, keys layers.KeyMode, learn, tie, query bool) (*testModel, error) {
 	s, err := graph.NewScope(dt, 21)
 	if err != nil {
 		return nil, err
@@ -30,7 +31,11 @@ func attentionModel(dt tensor.Dtype, kern string, keys layers.KeyMode, learn, ti
 	if err != nil {
 		return nil, err
 	}
-	out, err := att.Forward(z)
+	fwd := att.Forward
+	if query {
+		fwd = att.ForwardQuery
+	}
+	out, err := fwd(z)
 	if err != nil {
 		return nil, err
 	}
@@ -47,7 +52,7 @@ func attentionModel(dt tensor.Dtype, kern string, keys layers.KeyMode, learn, ti
 
 // TestExecutorAttentionHeads compares every form of layers.Attention with
 // a built-in kernel (the fused head for linear/exp/softmax with context or
-// all keys; the kernel op otherwise) against the TapeMachine: forward,
+// all keys, and its query head; the kernel op otherwise) against the TapeMachine: forward,
 // dz and every parameter gradient, float64 and float32.
 func TestExecutorAttentionHeads(t *testing.T) {
 	be, device := execBackend(t)
@@ -56,35 +61,40 @@ func TestExecutorAttentionHeads(t *testing.T) {
 			for _, learn := range []bool{false, true} {
 				for _, tie := range []bool{false, true} {
 					for _, dt := range []tensor.Dtype{tensor.Float64, tensor.Float32} {
-						name := fmt.Sprintf("%s/%v/learn=%v/tie=%v/%v", kern, keys, learn, tie, dt)
-						t.Run(name, func(t *testing.T) {
-							if kern == "linear" && learn {
-								t.Skip("the linear kernel has no g")
+						for _, query := range []bool{false, true} {
+							if query && keys != layers.ContextKeys {
+								continue
 							}
-							run := func(factory graph.ExecutorFactory) (snapshot, *graph.Machine) {
-								m, err := attentionModel(dt, kern, keys, learn, tie)
-								if err != nil {
-									t.Fatal(err)
+							name := fmt.Sprintf("%s/%v/learn=%v/tie=%v/query=%v/%v", kern, keys, learn, tie, query, dt)
+							t.Run(name, func(t *testing.T) {
+								if kern == "linear" && learn {
+									t.Skip("the linear kernel has no g")
 								}
-								mach, err := graph.NewMachine(m.s, m.loss, graph.MachineOptions{Executor: factory, Outputs: m.outputs})
-								if err != nil {
-									t.Fatal(err)
+								run := func(factory graph.ExecutorFactory) (snapshot, *graph.Machine) {
+									m, err := attentionModel(dt, kern, keys, learn, tie, query)
+									if err != nil {
+										t.Fatal(err)
+									}
+									mach, err := graph.NewMachine(m.s, m.loss, graph.MachineOptions{Executor: factory, Outputs: m.outputs})
+									if err != nil {
+										t.Fatal(err)
+									}
+									t.Cleanup(func() { mach.Close() })
+									if err := mach.Run(); err != nil {
+										t.Fatal(err)
+									}
+									return takeSnapshot(t, m, mach), mach
 								}
-								t.Cleanup(func() { mach.Close() })
-								if err := mach.Run(); err != nil {
-									t.Fatal(err)
+								want, _ := run(nil)
+								got, mach := run(NewExecutorWith(be, ExecOptions{HostOnly: !device, Logf: func(string, ...any) {}}))
+								compareSnapshots(t, got, want, execTol(dt))
+								if device {
+									if fb := mach.Executor().(*Exec).FallbackOps(); len(fb) > 0 {
+										t.Errorf("ops on the host: %v", fb)
+									}
 								}
-								return takeSnapshot(t, m, mach), mach
-							}
-							want, _ := run(nil)
-							got, mach := run(NewExecutorWith(be, ExecOptions{HostOnly: !device, Logf: func(string, ...any) {}}))
-							compareSnapshots(t, got, want, execTol(dt))
-							if device {
-								if fb := mach.Executor().(*Exec).FallbackOps(); len(fb) > 0 {
-									t.Errorf("ops on the host: %v", fb)
-								}
-							}
-						})
+							})
+						}
 					}
 				}
 			}

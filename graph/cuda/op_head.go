@@ -10,21 +10,25 @@ import (
 type headPlan struct {
 	b, t, tk, din, dk, dv, dout, nh int
 	kind                            int32
-	gp                              func() Ptr
-	h, zh, s, w, ds, gb, dh, acc    Ptr
+	// q: a query head (ops.AttentionHeadQuery), output (B, 1, Dout)
+	// at the last position; s, w and ds then hold one row per sequence.
+	q                            bool
+	gp                           func() Ptr
+	h, zh, s, w, ds, gb, dh, acc Ptr
 }
 
 // off is p advanced by n elements of v's dtype.
 func off(v *value, p Ptr, n int) Ptr { return p + Ptr(uintptr(n)*v.dt.Size()) }
 
-// lowerHead maps the fused attention head's forward op (ops.HeadOp); its
+// lowerHead maps the fused attention head's forward op (ops.HeadOp, the
+// full head or the query head of ops.AttentionHeadQuery); its
 // gradient nodes go through lowerHeadGrad. The forward node keeps z[A U],
 // the scores and the weights in buffers shared with the gradient nodes,
 // which are lowered only when the node before them is.
 func lowerHead(x *Exec, v *value, op *ops.HeadOp) (devOp, error) {
 	code, ok := kernelCode(op.Kind())
-	if !ok || !op.Kind().DotProduct() || op.QueryOnly() {
-		return nil, nil // the query head (ops.AttentionHeadQuery) runs on the host
+	if !ok || !op.Kind().DotProduct() || (op.QueryOnly() && !op.ContextKeys()) {
+		return nil, nil
 	}
 	learnG, ctx, gFixed := op.LearnG(), op.ContextKeys(), op.FixedG()
 	nf := 5
@@ -40,12 +44,16 @@ func lowerHead(x *Exec, v *value, op *ops.HeadOp) (devOp, error) {
 		qs[0] != zs[2] || ks[0] != zs[2] || vs[0] != zs[2] || qs[1] != ks[1] || ps[0] != vs[1] {
 		return nil, nil
 	}
-	hp := &headPlan{b: zs[0], t: zs[1], tk: zs[1], din: zs[2], dk: qs[1], dv: vs[1], dout: ps[1], kind: code}
+	hp := &headPlan{b: zs[0], t: zs[1], tk: zs[1], din: zs[2], dk: qs[1], dv: vs[1], dout: ps[1], kind: code, q: op.QueryOnly()}
+	rows := hp.t // output rows per sequence
+	if hp.q {
+		rows = 1
+	}
 	if ctx {
 		hp.tk--
 	}
 	hp.nh = hp.din + hp.dout
-	if hp.tk < 1 || v.size != hp.b*hp.t*hp.dout {
+	if hp.tk < 1 || v.size != hp.b*rows*hp.dout {
 		return nil, nil
 	}
 	gp, err := x.scalarArg(v, learnG, nf-1, gFixed)
@@ -55,12 +63,13 @@ func lowerHead(x *Exec, v *value, op *ops.HeadOp) (devOp, error) {
 	hp.gp = gp
 	sh := x.sharedOf(op)
 	M := hp.b * hp.t
+	R := hp.b * rows // score rows
 	for _, b := range []struct {
 		p *Ptr
 		n string
 		e int
-	}{{&hp.h, "h", hp.din * hp.nh}, {&hp.zh, "zh", M * hp.nh}, {&hp.s, "s", M * hp.tk}, {&hp.w, "w", M * hp.tk},
-		{&hp.ds, "ds", M * hp.tk}, {&hp.gb, "gb", M * hp.nh}, {&hp.dh, "dh", hp.din * hp.nh}} {
+	}{{&hp.h, "h", hp.din * hp.nh}, {&hp.zh, "zh", M * hp.nh}, {&hp.s, "s", R * hp.tk}, {&hp.w, "w", R * hp.tk},
+		{&hp.ds, "ds", R * hp.tk}, {&hp.gb, "gb", M * hp.nh}, {&hp.dh, "dh", hp.din * hp.nh}} {
 		if *b.p, err = x.buf(sh, b.n, v, b.e); err != nil {
 			return nil, err
 		}
@@ -85,15 +94,29 @@ func lowerHead(x *Exec, v *value, op *ops.HeadOp) (devOp, error) {
 			func() error {
 				return b.Gemm(dt, false, false, M, nh, Din, 1, z.ptr, Din, 0, hp.h, nh, 0, 0, hp.zh, nh, 0, 1)
 			},
-			// s_b = (z A)_b z_b[:Tk]ᵀ
-			func() error {
-				return b.Gemm(dt, false, true, T, Tk, Din, 1, hp.zh, nh, int64(T*nh), z.ptr, Din, int64(T*Din), 0, hp.s, Tk, int64(T*Tk), hp.b)
-			},
-			func() error { return x.launch(v, "head_weights", int64(M), hp.kind, hp.gp(), int32(Tk), hp.s, hp.w) },
-			// out_b = w_b (z U)_b[:Tk]
-			func() error {
-				return b.Gemm(dt, false, false, T, Dout, Tk, 1, hp.w, Tk, int64(T*Tk), off(v, hp.zh, Din), nh, int64(T*nh), 0, v.ptr, Dout, int64(T*Dout), hp.b)
-			},
+		}
+		if hp.q {
+			steps = append(steps,
+				// s_b = (z A)_{b,T-1} z_b[:Tk]ᵀ, one row
+				func() error {
+					return b.Gemm(dt, false, true, 1, Tk, Din, 1, off(v, hp.zh, (T-1)*nh), nh, int64(T*nh), z.ptr, Din, int64(T*Din), 0, hp.s, Tk, int64(Tk), hp.b)
+				},
+				func() error { return x.launch(v, "head_weights", int64(R), hp.kind, hp.gp(), int32(Tk), hp.s, hp.w) },
+				// out_b = w_b (z U)_b[:Tk]
+				func() error {
+					return b.Gemm(dt, false, false, 1, Dout, Tk, 1, hp.w, Tk, int64(Tk), off(v, hp.zh, Din), nh, int64(T*nh), 0, v.ptr, Dout, int64(Dout), hp.b)
+				})
+		} else {
+			steps = append(steps,
+				// s_b = (z A)_b z_b[:Tk]ᵀ
+				func() error {
+					return b.Gemm(dt, false, true, T, Tk, Din, 1, hp.zh, nh, int64(T*nh), z.ptr, Din, int64(T*Din), 0, hp.s, Tk, int64(T*Tk), hp.b)
+				},
+				func() error { return x.launch(v, "head_weights", int64(M), hp.kind, hp.gp(), int32(Tk), hp.s, hp.w) },
+				// out_b = w_b (z U)_b[:Tk]
+				func() error {
+					return b.Gemm(dt, false, false, T, Dout, Tk, 1, hp.w, Tk, int64(T*Tk), off(v, hp.zh, Din), nh, int64(T*nh), 0, v.ptr, Dout, int64(T*Dout), hp.b)
+				})
 		}
 		for _, s := range steps {
 			if err := s(); err != nil {
@@ -131,7 +154,11 @@ func lowerHeadGrad(x *Exec, v *value, head *ops.HeadOp, wrt int) (devOp, error) 
 	z, wq, wk, wv, wo := v.ins[0], v.ins[1], v.ins[2], v.ins[3], v.ins[4]
 	dout := v.ins[nf+1]
 	M, T, Tk, Din, Dout, nh := hp.b*hp.t, hp.t, hp.tk, hp.din, hp.dout, hp.nh
-	if dout.size != M*Dout || z.size != M*Din {
+	R := M // rows of dout and of the scores
+	if hp.q {
+		R = hp.b
+	}
+	if dout.size != R*Dout || z.size != M*Din {
 		return nil, nil
 	}
 	if wrt == 0 {
@@ -139,6 +166,9 @@ func lowerHeadGrad(x *Exec, v *value, head *ops.HeadOp, wrt int) (devOp, error) 
 			return nil, nil
 		}
 		sh.grad = true
+		if hp.q {
+			return lowerHeadQueryGrad(hp, z, dout), nil
+		}
 		return devFunc(func(x *Exec, v *value) error {
 			b, dt := x.b, v.dt
 			steps := []func() error{
@@ -197,4 +227,51 @@ func lowerHeadGrad(x *Exec, v *value, head *ops.HeadOp, wrt int) (devOp, error) 
 		}
 		return x.launch(v, "cast_acc", 1, hp.acc, v.ptr)
 	}), nil
+}
+
+// lowerHeadQueryGrad is the dz op of a query head: what the full head's
+// computes for a dout that is zero but at the last position, over the
+// nonzero blocks (dout (B, Dout), one row of scores per sequence).
+func lowerHeadQueryGrad(hp *headPlan, z, dout *value) devOp {
+	M, T, Tk, Din, Dout, nh := hp.b*hp.t, hp.t, hp.tk, hp.din, hp.dout, hp.nh
+	q := T - 1
+	return devFunc(func(x *Exec, v *value) error {
+		b, dt := x.b, v.dt
+		steps := []func() error{
+			// dw_b = dout_b (z U)_b[:Tk]ᵀ, then ds and dg
+			func() error {
+				return b.Gemm(dt, false, true, 1, Tk, Dout, 1, dout.ptr, Dout, int64(Dout), off(v, hp.zh, Din), nh, int64(T*nh), 0, hp.ds, Tk, int64(Tk), hp.b)
+			},
+			func() error { return b.Zero(hp.acc, 8) },
+			func() error {
+				return x.launch(v, "head_dscores", int64(hp.b), hp.kind, hp.gp(), int32(Tk), hp.s, hp.w, hp.ds, hp.acc)
+			},
+			// gb = [ds_b z_b[:Tk] at the query row | w_bᵀ dout_b (rows < Tk)]
+			func() error { return b.Zero(hp.gb, int64(M*nh)*int64(v.dt.Size())) },
+			func() error {
+				return b.Gemm(dt, true, false, Tk, Dout, 1, 1, hp.w, Tk, int64(Tk), dout.ptr, Dout, int64(Dout), 0, off(v, hp.gb, Din), nh, int64(T*nh), hp.b)
+			},
+			func() error {
+				return b.Gemm(dt, false, false, 1, Din, Tk, 1, hp.ds, Tk, int64(Tk), z.ptr, Din, int64(T*Din), 0, off(v, hp.gb, q*nh), nh, int64(T*nh), hp.b)
+			},
+			// dz_b[:Tk] = ds_bᵀ (z A)_{b,T-1}, dz += gb hᵀ
+			func() error { return b.Zero(v.ptr, v.bytes) },
+			func() error {
+				return b.Gemm(dt, true, false, Tk, Din, 1, 1, hp.ds, Tk, int64(Tk), off(v, hp.zh, q*nh), nh, int64(T*nh), 0, v.ptr, Din, int64(T*Din), hp.b)
+			},
+			func() error {
+				return b.Gemm(dt, false, true, M, Din, nh, 1, hp.gb, nh, 0, hp.h, nh, 0, 1, v.ptr, Din, 0, 1)
+			},
+			// dh = zᵀ gb = [dA | dU]
+			func() error {
+				return b.Gemm(dt, true, false, Din, nh, M, 1, z.ptr, Din, 0, hp.gb, nh, 0, 0, hp.dh, nh, 0, 1)
+			},
+		}
+		for _, s := range steps {
+			if err := s(); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
 }
