@@ -216,12 +216,13 @@ func TestFormats(t *testing.T) {
 
 // TestCommittedRuns: the result files committed under
 // docs/results/language-small are runs of today's plan (their keys are
-// stable), and -merge -partial reprints RESULTS.md's rows from them.
+// stable), the plan is complete, and -merge reprints RESULTS.md's rows
+// from them.
 func TestCommittedRuns(t *testing.T) {
 	src := filepath.Join("..", "..", "..", "docs", "results", "language-small", "runs")
 	files, err := filepath.Glob(filepath.Join(src, "*.json"))
-	if err != nil || len(files) != 4 {
-		t.Fatalf("committed runs %v (%v), want 4", files, err)
+	if err != nil || len(files) != 11 {
+		t.Fatalf("committed runs %v (%v), want 11", files, err)
 	}
 	dir := t.TempDir()
 	if err := os.MkdirAll(filepath.Join(dir, "runs"), 0o755); err != nil {
@@ -241,18 +242,22 @@ func TestCommittedRuns(t *testing.T) {
 		t.Fatal(err)
 	}
 	var out bytes.Buffer
-	if err := sw.Run(experiment.Flags{Merge: true, Partial: true}, flag.NewFlagSet("x", flag.ContinueOnError), &out); err != nil {
+	if err := sw.Run(experiment.Flags{Merge: true}, flag.NewFlagSet("x", flag.ContinueOnError), &out); err != nil {
 		t.Fatal(err)
 	}
 	for _, w := range []string{
-		"11 runs, 4 done, 7 missing",
+		"11 runs, 11 done",
 		"| GD (softmax, 1 step) | 16,640 | 211,456 | 48.56 | 4.135 (62.5) | 0.168 | 0.211 | 0.727 |",
 		"| GD + FF | 16,640 | 244,672 | 39.41 | 3.929 (50.8) | 0.268 | 0.328 | 0.610 |",
 		"| GPT (1 layer) | 16,384 | 244,736 | 34.58 | 3.809 (45.1) | 0.218 | 0.294 | 0.597 |",
 		"| GD (softmax, 1 step) | 16,640 | 513,984 | 147.2 | 5.003 (148.9) | 0.139 | 0.172 | 0.775 |",
+		"| GD + FF | 16,640 | 547,200 | 117.8 | 4.781 (119.2) | 0.199 | 0.269 | 0.599 |",
+		"| GD | rbf | 59.91 | 4.366 (78.8) | 0.163 | 0.235 | 0.651 |",
+		"| GD + FF | linear | 43.91 | 4.044 (57.1) | 0.133 | 0.162 | 0.803 |",
+		"| GD, diagonal P_m | 512 | 211,456 | 109.0 | 4.874 (130.8) | 0.014 | 0.014 | 0.985 |",
 	} {
 		if !strings.Contains(out.String(), w) {
-			t.Errorf("-merge -partial of the committed runs does not print %q:\n%s", w, out.String())
+			t.Errorf("-merge of the committed runs does not print %q:\n%s", w, out.String())
 		}
 	}
 }
