@@ -37,25 +37,9 @@ func RunAll(o Options, exp experiment.Flags, fs *flag.FlagSet, stdout io.Writer)
 	}
 	switch {
 	case exp.Plan, exp.PlanJSON:
-		c, err := store.Load()
-		if err != nil {
-			return err
-		}
-		done := func(k string) bool { _, ok := c.Results[k]; return ok }
-		if exp.PlanJSON {
-			return e.Plan.WriteJSON(stdout, done)
-		}
-		return e.Plan.WriteText(stdout, done)
+		return experiment.WritePlan(stdout, e.Plan, store, exp.PlanJSON)
 	case exp.Submit != "":
-		rep, err := experiment.Collect(e.Plan, store)
-		if err != nil {
-			return err
-		}
-		cmd, err := experiment.WorkerCommand(fs)
-		if err != nil {
-			return err
-		}
-		_, err = experiment.SubmitSlurm(rep, cmd, filepath.Join(o.Out, "slurm"), exp.Slurm, stdout)
+		_, err := experiment.Submit(stdout, e.Plan, store, fs, exp.Slurm)
 		return err
 	case exp.Merge:
 		rep, err := experiment.Collect(e.Plan, store)

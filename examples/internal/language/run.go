@@ -172,25 +172,9 @@ func (sw *Sweep) Run(exp experiment.Flags, fs *flag.FlagSet, stdout io.Writer) e
 	}
 	switch {
 	case exp.Plan, exp.PlanJSON:
-		c, err := store.Load()
-		if err != nil {
-			return err
-		}
-		done := func(k string) bool { _, ok := c.Results[k]; return ok }
-		if exp.PlanJSON {
-			return sw.Plan.WriteJSON(stdout, done)
-		}
-		return sw.Plan.WriteText(stdout, done)
+		return experiment.WritePlan(stdout, sw.Plan, store, exp.PlanJSON)
 	case exp.Submit != "":
-		rep, err := experiment.Collect(sw.Plan, store)
-		if err != nil {
-			return err
-		}
-		cmd, err := experiment.WorkerCommand(fs)
-		if err != nil {
-			return err
-		}
-		_, err = experiment.SubmitSlurm(rep, cmd, filepath.Join(sw.o.Results, "slurm"), exp.Slurm, stdout)
+		_, err := experiment.Submit(stdout, sw.Plan, store, fs, exp.Slurm)
 		return err
 	}
 	if !exp.Merge {

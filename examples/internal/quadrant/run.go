@@ -340,25 +340,9 @@ func Run(o Options, command string) error {
 	}
 	switch {
 	case o.Exp.Plan, o.Exp.PlanJSON:
-		c, err := store.Load()
-		if err != nil {
-			return err
-		}
-		done := func(k string) bool { _, ok := c.Results[k]; return ok }
-		if o.Exp.PlanJSON {
-			return p.WriteJSON(os.Stdout, done)
-		}
-		return p.WriteText(os.Stdout, done)
+		return experiment.WritePlan(os.Stdout, p, store, o.Exp.PlanJSON)
 	case o.Exp.Submit != "":
-		rep, err := experiment.Collect(p, store)
-		if err != nil {
-			return err
-		}
-		cmd, err := experiment.WorkerCommand(o.FS)
-		if err != nil {
-			return err
-		}
-		_, err = experiment.SubmitSlurm(rep, cmd, filepath.Join(o.Out, "slurm"), o.Exp.Slurm, os.Stdout)
+		_, err := experiment.Submit(os.Stdout, p, store, o.FS, o.Exp.Slurm)
 		return err
 	}
 	st, err := makeSets(o)

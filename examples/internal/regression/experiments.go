@@ -402,25 +402,9 @@ func RunAll(p *Plan, exp experiment.Flags, fs *flag.FlagSet) error {
 	}
 	switch {
 	case exp.Plan, exp.PlanJSON:
-		c, err := store.Load()
-		if err != nil {
-			return err
-		}
-		done := func(k string) bool { _, ok := c.Results[k]; return ok }
-		if exp.PlanJSON {
-			return ep.WriteJSON(os.Stdout, done)
-		}
-		return ep.WriteText(os.Stdout, done)
+		return experiment.WritePlan(os.Stdout, ep, store, exp.PlanJSON)
 	case exp.Submit != "":
-		rep, err := experiment.Collect(ep, store)
-		if err != nil {
-			return err
-		}
-		cmd, err := experiment.WorkerCommand(fs)
-		if err != nil {
-			return err
-		}
-		_, err = experiment.SubmitSlurm(rep, cmd, filepath.Join(p.results, "slurm"), exp.Slurm, os.Stdout)
+		_, err := experiment.Submit(os.Stdout, ep, store, fs, exp.Slurm)
 		return err
 	}
 	var lin *linearData

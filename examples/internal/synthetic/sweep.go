@@ -547,15 +547,7 @@ func planSweep(st *Setup, runs []plannedRun, p experiment.Plan, store *experimen
 	case st.exp.PlanJSON:
 		return p.WriteJSON(st.logOut, done)
 	case st.exp.Submit != "":
-		rep, err := experiment.Collect(p, store)
-		if err != nil {
-			return err
-		}
-		cmd, err := experiment.WorkerCommand(st.fs)
-		if err != nil {
-			return err
-		}
-		_, err = experiment.SubmitSlurm(rep, cmd, filepath.Join(st.resultsDir, "slurm"), st.exp.Slurm, st.logOut)
+		_, err := experiment.Submit(st.logOut, p, store, st.fs, st.exp.Slurm)
 		return err
 	}
 	seen := map[string]bool{}

@@ -200,25 +200,9 @@ func run(o Options, command string, w io.Writer) (*results, error) {
 	}
 	switch {
 	case o.Exp.Plan, o.Exp.PlanJSON:
-		c, err := store.Load()
-		if err != nil {
-			return nil, err
-		}
-		done := func(k string) bool { _, ok := c.Results[k]; return ok }
-		if o.Exp.PlanJSON {
-			return nil, ep.WriteJSON(w, done)
-		}
-		return nil, ep.WriteText(w, done)
+		return nil, experiment.WritePlan(w, ep, store, o.Exp.PlanJSON)
 	case o.Exp.Submit != "":
-		rep, err := experiment.Collect(ep, store)
-		if err != nil {
-			return nil, err
-		}
-		cmd, err := experiment.WorkerCommand(o.FS)
-		if err != nil {
-			return nil, err
-		}
-		_, err = experiment.SubmitSlurm(rep, cmd, filepath.Join(dir, "slurm"), o.Exp.Slurm, w)
+		_, err := experiment.Submit(w, ep, store, o.FS, o.Exp.Slurm)
 		return nil, err
 	}
 	p, err := newProblem(o.Task, o.N, o.Aniso, o.DataSeed)
