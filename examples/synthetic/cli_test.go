@@ -11,6 +11,7 @@ import (
 
 	"github.com/gdattn/gdattn/checkpoint"
 	"github.com/gdattn/gdattn/data"
+	"github.com/gdattn/gdattn/graph/npy"
 	"github.com/gdattn/gdattn/internal/cli/clitest"
 )
 
@@ -192,4 +193,21 @@ func copyCheckpoint(t *testing.T, src, dst string) {
 			t.Fatal(err)
 		}
 	}
+}
+
+// writeContexts writes x (B, N+1, d) float64 and y (B, N+1) int64 .npy files.
+func writeContexts(t *testing.T, dir string, b *data.Batch) (string, string) {
+	t.Helper()
+	y := make([]int64, len(b.Y))
+	for i, v := range b.Y {
+		y[i] = int64(v)
+	}
+	xp, yp := filepath.Join(dir, "x.npy"), filepath.Join(dir, "y.npy")
+	if err := npy.WriteFile(xp, &npy.Array{Shape: []int{b.B, b.T, b.D}, Dtype: npy.Float64, F64: b.X}); err != nil {
+		t.Fatal(err)
+	}
+	if err := npy.WriteFile(yp, &npy.Array{Shape: []int{b.B, b.T}, Dtype: npy.Int64, I64: y}); err != nil {
+		t.Fatal(err)
+	}
+	return xp, yp
 }

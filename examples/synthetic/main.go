@@ -14,18 +14,6 @@ import (
 	"github.com/gdattn/gdattn/layers"
 )
 
-// Limits of the sizes a command line (or a checkpoint's config) may ask
-// for: far above the paper's (N = 10, L <= 32768, K <= 6), low enough that
-// a typo cannot hang the graph construction or exhaust memory.
-const (
-	maxContexts = 1 << 20 // -L, -M, -Ls
-	maxN        = 4096    // -N
-	maxBlocks   = 64      // -blocks
-	maxEpochs   = 1 << 20 // -epochs
-	maxBatch    = 1 << 16 // -batch
-	maxSeeds    = 1000    // -seeds
-)
-
 // Flags that apply only to -sweep, only to -eval, and not to -eval (see run).
 var (
 	sweepOnly = append([]string{"quick", "Ls", "results", "figures"}, experiment.FlagNames...)
@@ -39,15 +27,15 @@ func main() { cli.Main("synthetic", func() error { return command(os.Args[1:]) }
 func command(args []string) error {
 	var o options
 	fs := cli.NewFlagSet("synthetic")
-	fs.StringVar(&o.Blocks, "blocks", "1", fmt.Sprintf("comma-separated numbers of GD blocks (steps) to train, each 1..%d, e.g. 1,2,3 (with -sweep: fig3's K, default 1,...,6)", maxBlocks))
+	fs.StringVar(&o.Blocks, "blocks", "1", fmt.Sprintf("comma-separated numbers of GD blocks (steps) to train, each 1..%d, e.g. 1,2,3 (with -sweep: fig3's K, default 1,...,6)", synthetic.MaxBlocks))
 	fs.StringVar(&o.Kernel, "kernel", "softmax", "update kernel: linear, rbf, exp, laplacian or softmax")
-	fs.IntVar(&o.L, "L", 2048, fmt.Sprintf("number of training contexts, 1..%d (with -sweep: fig3's L)", maxContexts))
-	fs.IntVar(&o.M, "M", 2048, fmt.Sprintf("number of test contexts, 1..%d", maxContexts))
-	fs.IntVar(&o.N, "N", 10, fmt.Sprintf("context size (examples per context), 1..%d", maxN))
-	fs.IntVar(&o.Epochs, "epochs", 60, fmt.Sprintf("training epochs, 1..%d", maxEpochs))
-	fs.IntVar(&o.Batch, "batch", 64, fmt.Sprintf("contexts per minibatch, 1..%d", maxBatch))
+	fs.IntVar(&o.L, "L", 2048, fmt.Sprintf("number of training contexts, 1..%d (with -sweep: fig3's L)", synthetic.MaxContexts))
+	fs.IntVar(&o.M, "M", 2048, fmt.Sprintf("number of test contexts, 1..%d", synthetic.MaxContexts))
+	fs.IntVar(&o.N, "N", 10, fmt.Sprintf("context size (examples per context), 1..%d", synthetic.MaxN))
+	fs.IntVar(&o.Epochs, "epochs", 60, fmt.Sprintf("training epochs, 1..%d", synthetic.MaxEpochs))
+	fs.IntVar(&o.Batch, "batch", 64, fmt.Sprintf("contexts per minibatch, 1..%d", synthetic.MaxBatch))
 	fs.Float64Var(&o.LR, "lr", 1e-2, "Adam learning rate (finite, > 0)")
-	fs.IntVar(&o.Seeds, "seeds", 1, fmt.Sprintf("number of model seeds (seed, seed+1, ...), 1..%d; mean ± std is reported", maxSeeds))
+	fs.IntVar(&o.Seeds, "seeds", 1, fmt.Sprintf("number of model seeds (seed, seed+1, ...), 1..%d; mean ± std is reported", synthetic.MaxSeeds))
 	fs.Uint64Var(&o.Seed, "seed", 1, "first model seed (initialisation and minibatch order)")
 	fs.Uint64Var(&o.DataSeed, "data-seed", 1, "seed of the task (W_e) and of the train/test contexts")
 	fs.StringVar(&o.Dtype, "dtype", "float64", "float32 or float64")
@@ -55,7 +43,7 @@ func command(args []string) error {
 	fs.StringVar(&o.evalDir, "eval", "", "evaluate this checkpoint instead of training (needs -x and -y; the training flags do not apply)")
 	fs.StringVar(&o.xPath, "x", "", "with -eval: contexts x, .npy float64 (B, N+1, d)")
 	fs.StringVar(&o.yPath, "y", "", "with -eval: labels y, .npy int64 (B, N+1); the last label may be -1")
-	fs.StringVar(&o.probsPath, "probs", defaultProbs, "with -eval: where to write the query probabilities (B, C)")
+	fs.StringVar(&o.probsPath, "probs", synthetic.DefaultProbs, "with -eval: where to write the query probabilities (B, C)")
 	fs.BoolVar(&o.Quiet, "quiet", false, "no progress output")
 	fs.StringVar(&o.Sweep, "sweep", "", "run the sweeps of these figures: fig2, fig3, fig4, linear (comma-separated) or all (fig2,fig3,fig4)")
 	fs.BoolVar(&o.Quick, "quick", false, "with -sweep: the small preset (a few minutes) instead of the full one (hours)")
@@ -78,20 +66,19 @@ func command(args []string) error {
 		}
 	}
 	rules := cli.Rules{
-		"blocks": cli.List(cli.IntIn(1, maxBlocks)), "kernel": cli.OneOf(layers.KernelNames()...),
-		"L": cli.IntIn(1, maxContexts), "M": cli.IntIn(1, maxContexts), "N": cli.IntIn(1, maxN),
-		"epochs": cli.IntIn(1, maxEpochs), "batch": cli.IntIn(1, maxBatch), "lr": cli.Positive,
-		"seeds": cli.IntIn(1, maxSeeds), "seed": cli.Any, "data-seed": cli.Any,
+		"blocks": cli.List(cli.IntIn(1, synthetic.MaxBlocks)), "kernel": cli.OneOf(layers.KernelNames()...),
+		"L": cli.IntIn(1, synthetic.MaxContexts), "M": cli.IntIn(1, synthetic.MaxContexts), "N": cli.IntIn(1, synthetic.MaxN),
+		"epochs": cli.IntIn(1, synthetic.MaxEpochs), "batch": cli.IntIn(1, synthetic.MaxBatch), "lr": cli.Positive,
+		"seeds": cli.IntIn(1, synthetic.MaxSeeds), "seed": cli.Any, "data-seed": cli.Any,
 		"dtype": cli.OneOf("float32", "float64"), "out": cli.Any, "eval": cli.Any, "x": cli.Any, "y": cli.Any,
 		"probs": cli.NonEmpty, "quiet": cli.Any, "sweep": cli.Optional(sweepRule), "quick": cli.Any,
-		"Ls": cli.Optional(cli.List(cli.IntIn(1, maxContexts))), "results": cli.Any, "figures": cli.Any,
+		"Ls": cli.Optional(cli.List(cli.IntIn(1, synthetic.MaxContexts))), "results": cli.Any, "figures": cli.Any,
 		"device": cli.OneOf("cpu", "cuda", "emulator"),
 	}
 	for _, n := range experiment.FlagNames { // experiment.Flags.Check checks these
 		rules[n] = cli.Any
 	}
-	err := cli.Validate(fs, rules)
-	if err != nil {
+	if err := cli.Validate(fs, rules); err != nil {
 		return err
 	}
 	return run(o)
@@ -120,7 +107,7 @@ func run(o options) error {
 			return cli.Usagef("-eval needs -x and -y")
 		}
 		outs := []cli.Path{{Flag: "probs", Path: o.probsPath}}
-		if err := cli.First(cli.OutFile("probs", o.probsPath), checkEvalInputs(o), cli.NotInputs(outs, cli.Path{Flag: "eval", Path: o.evalDir},
+		if err := cli.First(cli.OutFile("probs", o.probsPath), synthetic.CheckEvalInputs(o.evalDir, o.xPath, o.yPath), cli.NotInputs(outs, cli.Path{Flag: "eval", Path: o.evalDir},
 			cli.Path{Flag: "x", Path: o.xPath}, cli.Path{Flag: "y", Path: o.yPath})); err != nil {
 			return err
 		}
@@ -134,31 +121,25 @@ func run(o options) error {
 		if st, err = synthetic.ResolveSweep(o.Options); err != nil {
 			return cli.Usage(err)
 		}
-		if p, err := st.Plan(); err != nil {
-			return err
-		} else if _, err := o.Exp.Indices(len(p.Runs)); err != nil { // -index past the plan, or -index env unset
-			return cli.Usage(err)
-		}
-		results, figures := st.Dirs()
-		if err := cli.First(cli.OutDir("results", results), cli.OutDir("figures", figures)); err != nil {
+		if err := st.Check(); err != nil {
 			return err
 		}
 	default:
-		if err := cli.First(checkSetSizes(o), cli.OutDir("out", o.Out), cli.OutCheckpoints("out", blockCheckpoints(o)...)); err != nil {
+		if err := cli.First(synthetic.CheckSetSizes(o.Options), cli.OutDir("out", o.Out), cli.OutCheckpoints("out", synthetic.BlockCheckpoints(o.Options)...)); err != nil {
 			return err
 		}
 	}
 	if sweep && (o.Exp.Merge || o.Exp.Plan || o.Exp.PlanJSON || o.Exp.Submit != "") {
 		return synthetic.RunSweep(st, nil) // nothing trains: no device (a merge job has no GPU)
 	}
-	closeDev, err := openDevice(o.device)
+	executor, closeDev, err := device.Executor(o.device, os.Stderr)
 	if err != nil {
 		return err
 	}
 	defer closeDev()
 	switch {
 	case eval:
-		return evalCheckpoint(o)
+		return synthetic.EvalCheckpoint(o.evalDir, o.xPath, o.yPath, o.probsPath)
 	case sweep:
 		return synthetic.RunSweep(st, executor)
 	}
@@ -184,8 +165,6 @@ Sweeps (-sweep fig2,fig3,fig4 or -sweep all):
   depth   GD with K = 1..6 blocks (-blocks) at fig3's L, final test metrics: the depth sweep
           (the authors': -N 125 -epochs 30; the same runs as the default mode's -blocks; not in "all")
 
-%s
-%s
 %s
   Both: N=10, batch 64, Adam lr 1e-2, float64, seeds 1.. and data seed 1. Flags given on the
   command line override the preset: -Ls, -epochs, -seeds, -seed, -data-seed, -M, -N, -batch,
@@ -213,25 +192,8 @@ Exit status: 0 done, 2 bad command line or input (one line on stderr, before any
 1 a failure during the run.
 
 Flags:
-`, presetRow("preset", "L (fig2, fig4)", "epochs", "fig3", "seeds", "M", "time"),
-		presetRow("full", joinInts(synthetic.FullPreset.Ls), synthetic.FullPreset.Epochs, fmt.Sprintf("L=%d, %d ep", synthetic.FullPreset.CurveL, synthetic.FullPreset.CurveEpochs), synthetic.FullPreset.Seeds, synthetic.FullPreset.M, "~2.5 h CPU (-plan)"),
-		presetRow("-quick", joinInts(synthetic.QuickPreset.Ls), synthetic.QuickPreset.Epochs, fmt.Sprintf("L=%d, %d ep", synthetic.QuickPreset.CurveL, synthetic.QuickPreset.CurveEpochs), synthetic.QuickPreset.Seeds, synthetic.QuickPreset.M, "~70 s CPU"))
+`, synthetic.PresetTable())
 	cli.PrintDefaults(fs, w)
-}
-
-func presetRow(a ...any) string {
-	return fmt.Sprintf("  %-8v %-28v %-7v %-15v %-6v %-5v %v", a...)
-}
-
-func joinInts(v []int) string {
-	s := ""
-	for i, x := range v {
-		if i > 0 {
-			s += ","
-		}
-		s += fmt.Sprint(x)
-	}
-	return s
 }
 
 // options is the command line: the experiments' flags and those of -eval

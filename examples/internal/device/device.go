@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"io"
 
+	"github.com/gdattn/gdattn/graph"
 	"github.com/gdattn/gdattn/graph/cuda"
 )
 
@@ -40,4 +41,18 @@ func Open(name string, log io.Writer) (cuda.Backend, error) {
 		fmt.Fprintf(log, "device: %s\n", b.Name())
 	}
 	return b, nil
+}
+
+// Executor opens a -device value (see Open) and returns the executor of
+// its graphs, nil for "cpu" (the Go VM), with the function that releases
+// the device.
+func Executor(name string, log io.Writer) (graph.ExecutorFactory, func(), error) {
+	b, err := Open(name, log)
+	if err != nil {
+		return nil, nil, err
+	}
+	if b == nil {
+		return nil, func() {}, nil
+	}
+	return cuda.NewExecutor(b), func() { b.Close() }, nil
 }

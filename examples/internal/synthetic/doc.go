@@ -6,5 +6,8 @@
 // figures. A sweep is a plan of package experiment: RunSweep prints it
 // (-plan), submits it to Slurm (-submit), runs all or part of it (-index,
 // -shard) with one result file per run, or merges the runs done into the
-// figures (-merge).
+// figures (-merge). It also evaluates a checkpoint on .npy contexts
+// (EvalCheckpoint, -eval) and checks, before any work starts, what each mode
+// reads and writes (CheckEvalInputs, CheckSetSizes, Setup.Check) within the
+// command's size limits.
 package synthetic

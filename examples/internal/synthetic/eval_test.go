@@ -1,4 +1,4 @@
-package main
+package synthetic
 
 import (
 	"math"
@@ -9,7 +9,6 @@ import (
 	"testing"
 
 	"github.com/gdattn/gdattn/data"
-	"github.com/gdattn/gdattn/examples/internal/synthetic"
 	"github.com/gdattn/gdattn/graph/npy"
 )
 
@@ -37,20 +36,20 @@ func TestTrainSaveEvaluate(t *testing.T) {
 		t.Skip("trains a model")
 	}
 	dir := t.TempDir()
-	o := options{Options: synthetic.Options{Blocks: "2", Kernel: "rbf", Dtype: "float64", Out: filepath.Join(dir, "ck"),
-		L: 128, M: 64, N: 10, Epochs: 2, Batch: 32, Seeds: 1, LR: 1e-2, Seed: 3, DataSeed: 4, Quiet: true}}
-	if err := synthetic.TrainBlocks(o.Options); err != nil {
+	o := Options{Blocks: "2", Kernel: "rbf", Dtype: "float64", Out: filepath.Join(dir, "ck"),
+		L: 128, M: 64, N: 10, Epochs: 2, Batch: 32, Seeds: 1, LR: 1e-2, Seed: 3, DataSeed: 4, Quiet: true}
+	if err := TrainBlocks(o); err != nil {
 		t.Fatal(err)
 	}
 	ck := filepath.Join(dir, "ck", "blocks2-seed3")
 	task, _ := data.NewSynthetic(data.DefaultSyntheticConfig(), 4)
 	b, _ := task.Sample(50, rand.New(rand.NewPCG(9, 9)))
 	xp, yp := writeContexts(t, dir, b)
-	o.evalDir, o.xPath, o.yPath, o.probsPath = ck, xp, yp, filepath.Join(dir, "p.npy")
-	if err := evalCheckpoint(o); err != nil {
+	probs := filepath.Join(dir, "p.npy")
+	if err := EvalCheckpoint(ck, xp, yp, probs); err != nil {
 		t.Fatal(err)
 	}
-	p, err := npy.ReadFile(o.probsPath)
+	p, err := npy.ReadFile(probs)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -73,9 +72,7 @@ func TestTrainSaveEvaluate(t *testing.T) {
 	bad.X = b.X[:b.B*b.T*9]
 	badDir := t.TempDir()
 	bxp, _ := writeContexts(t, badDir, &bad)
-	o2 := o
-	o2.xPath = bxp
-	if err := evalCheckpoint(o2); err == nil || !strings.Contains(err.Error(), "-x") {
+	if err := EvalCheckpoint(ck, bxp, yp, probs); err == nil || !strings.Contains(err.Error(), "-x") {
 		t.Errorf("wrong x shape: error = %v, want one naming -x", err)
 	}
 	// A label out of range.
@@ -85,9 +82,7 @@ func TestTrainSaveEvaluate(t *testing.T) {
 	b3.Y = yb
 	d3 := t.TempDir()
 	_, byp := writeContexts(t, d3, &b3)
-	o3 := o
-	o3.yPath = byp
-	if err := evalCheckpoint(o3); err == nil || !strings.Contains(err.Error(), "99") {
+	if err := EvalCheckpoint(ck, xp, byp, probs); err == nil || !strings.Contains(err.Error(), "99") {
 		t.Errorf("label out of range: error = %v, want one naming the label", err)
 	}
 	// A truncated parameter file.
@@ -96,12 +91,11 @@ func TestTrainSaveEvaluate(t *testing.T) {
 	if err := os.WriteFile(wp, raw[:len(raw)-8], 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if err := evalCheckpoint(o); err == nil || !strings.Contains(err.Error(), "we.npy") {
+	if err := EvalCheckpoint(ck, xp, yp, probs); err == nil || !strings.Contains(err.Error(), "we.npy") {
 		t.Errorf("truncated checkpoint: error = %v, want one naming we.npy", err)
 	}
 	// A missing checkpoint.
-	o.evalDir = filepath.Join(dir, "nope")
-	if err := evalCheckpoint(o); err == nil {
+	if err := EvalCheckpoint(filepath.Join(dir, "nope"), xp, yp, probs); err == nil {
 		t.Error("missing checkpoint: no error")
 	}
 }

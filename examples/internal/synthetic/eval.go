@@ -1,4 +1,4 @@
-package main
+package synthetic
 
 import (
 	"fmt"
@@ -11,25 +11,27 @@ import (
 	"github.com/gdattn/gdattn/train"
 )
 
-// defaultProbs is where -eval writes the query probabilities by default:
+// DefaultProbs is where -eval writes the query probabilities by default:
 // under results/, as every example's outputs, not in the working directory.
-var defaultProbs = filepath.Join("results", "synthetic", "probs.npy")
+var DefaultProbs = filepath.Join("results", "synthetic", "probs.npy")
 
-// evalCheckpoint loads a checkpoint written by train and writes the query
-// probabilities of the contexts in -x/-y to -probs.
-func evalCheckpoint(o options) error {
-	if o.xPath == "" || o.yPath == "" {
+// EvalCheckpoint loads the checkpoint in dir (written by TrainBlocks) and
+// writes the query probabilities (B, C) of the contexts in the .npy files
+// xPath and yPath to probsPath; it prints the query metrics when every
+// query label is known.
+func EvalCheckpoint(dir, xPath, yPath, probsPath string) error {
+	if xPath == "" || yPath == "" {
 		return fmt.Errorf("-eval needs -x and -y")
 	}
-	cfg, _, err := gd.LoadConfig(o.evalDir)
+	cfg, _, err := gd.LoadConfig(dir)
 	if err != nil {
 		return err
 	}
-	b, err := readContexts(o.xPath, o.yPath, cfg)
+	b, err := readContexts(xPath, yPath, cfg)
 	if err != nil {
 		return err
 	}
-	m, err := gd.Load(o.evalDir, min(b.B, 256))
+	m, err := gd.Load(dir, min(b.B, 256))
 	if err != nil {
 		return err
 	}
@@ -43,13 +45,13 @@ func evalCheckpoint(o options) error {
 		return err
 	}
 	out := &npy.Array{Shape: []int{b.B, cfg.C}, Dtype: npy.Float64, F64: probs}
-	if err := os.MkdirAll(filepath.Dir(o.probsPath), 0o755); err != nil {
+	if err := os.MkdirAll(filepath.Dir(probsPath), 0o755); err != nil {
 		return err
 	}
-	if err := npy.WriteFile(o.probsPath, out); err != nil {
+	if err := npy.WriteFile(probsPath, out); err != nil {
 		return err
 	}
-	fmt.Printf("wrote query probabilities (%d, %d) to %s\n", b.B, cfg.C, o.probsPath)
+	fmt.Printf("wrote query probabilities (%d, %d) to %s\n", b.B, cfg.C, probsPath)
 	// Score the queries when every label is known.
 	for i := 0; i < b.B; i++ {
 		if b.Y[i*b.T+b.T-1] < 0 {
