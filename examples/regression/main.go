@@ -11,17 +11,6 @@ import (
 	"github.com/gdattn/gdattn/internal/cli"
 )
 
-// Limits of what a command line may ask for.
-const (
-	maxContexts = 1 << 20
-	maxN        = 4096
-	maxD        = 1024
-	maxDepth    = 16
-	maxEpochs   = 1 << 20
-	maxBatch    = 1 << 16
-	maxSeeds    = 1000
-)
-
 // options are the parsed flags.
 type options struct {
 	regression.Options
@@ -42,18 +31,18 @@ func command(args []string) error {
 	var o options
 	fs := cli.NewFlagSet("regression")
 	fs.StringVar(&o.Exps, "exp", "linear,nonlinear", "experiments to run: linear, nonlinear (comma-separated)")
-	fs.StringVar(&o.Steps, "steps", "1,2,3", fmt.Sprintf("linear: GD steps = TF layers to compare, each 1..%d", maxDepth))
+	fs.StringVar(&o.Steps, "steps", "1,2,3", fmt.Sprintf("linear: GD steps = TF layers to compare, each 1..%d", regression.MaxDepth))
 	fs.StringVar(&o.Ls, "Ls", "", "nonlinear: comma-separated training-context counts L (default 256,1024,4096,16384; -quick 256,1024)")
-	fs.IntVar(&o.D, "d", 10, fmt.Sprintf("covariate dimension d, 1..%d", maxD))
-	fs.IntVar(&o.N, "N", 10, fmt.Sprintf("context size N, 1..%d", maxN))
-	fs.IntVar(&o.DY, "dy", 1, fmt.Sprintf("target dimension d_y, 1..%d", maxD))
+	fs.IntVar(&o.D, "d", 10, fmt.Sprintf("covariate dimension d, 1..%d", regression.MaxD))
+	fs.IntVar(&o.N, "N", 10, fmt.Sprintf("context size N, 1..%d", regression.MaxN))
+	fs.IntVar(&o.DY, "dy", 1, fmt.Sprintf("target dimension d_y, 1..%d", regression.MaxD))
 	fs.Float64Var(&o.Noise, "noise", 0, "standard deviation σ of the targets' noise (linear task; the nonlinear task uses 0.1 unless given)")
-	fs.IntVar(&o.L, "L", 8192, fmt.Sprintf("linear: training contexts, 1..%d (-quick: 2048)", maxContexts))
-	fs.IntVar(&o.M, "M", 2048, fmt.Sprintf("test contexts, 1..%d (-quick: 512)", maxContexts))
-	fs.IntVar(&o.Epochs, "epochs", 40, fmt.Sprintf("training epochs, 1..%d (-quick: 20)", maxEpochs))
-	fs.IntVar(&o.Batch, "batch", 64, fmt.Sprintf("contexts per minibatch, 1..%d", maxBatch))
+	fs.IntVar(&o.L, "L", 8192, fmt.Sprintf("linear: training contexts, 1..%d (-quick: 2048)", regression.MaxContexts))
+	fs.IntVar(&o.M, "M", 2048, fmt.Sprintf("test contexts, 1..%d (-quick: 512)", regression.MaxContexts))
+	fs.IntVar(&o.Epochs, "epochs", 40, fmt.Sprintf("training epochs, 1..%d (-quick: 20)", regression.MaxEpochs))
+	fs.IntVar(&o.Batch, "batch", 64, fmt.Sprintf("contexts per minibatch, 1..%d", regression.MaxBatch))
 	fs.Float64Var(&o.LR, "lr", 1e-3, "Adam learning rate (finite, > 0)")
-	fs.IntVar(&o.Seeds, "seeds", 5, fmt.Sprintf("model seeds seed, seed+1, ..., 1..%d (-quick: 2); mean ± std is reported", maxSeeds))
+	fs.IntVar(&o.Seeds, "seeds", 5, fmt.Sprintf("model seeds seed, seed+1, ..., 1..%d (-quick: 2); mean ± std is reported", regression.MaxSeeds))
 	fs.Uint64Var(&o.Seed, "seed", 1, "first model seed (initialisation and minibatch order)")
 	fs.Uint64Var(&o.DataSeed, "data-seed", 1, "seed of the training and test contexts")
 	fs.StringVar(&o.Dtype, "dtype", "float64", "float32 or float64")
@@ -65,7 +54,7 @@ func command(args []string) error {
 	fs.StringVar(&o.evalDir, "eval", "", "evaluate this GD checkpoint (Gaussian likelihood) instead of training (needs -x and -y)")
 	fs.StringVar(&o.xPath, "x", "", "with -eval: contexts x, .npy float64 (B, N+1, d)")
 	fs.StringVar(&o.yPath, "y", "", "with -eval: targets y, .npy float64 (B, N+1, d_y); the query's row is ignored (any value)")
-	fs.StringVar(&o.predPath, "pred", defaultPred, "with -eval: where to write the query predictions f_K, .npy float64 (B, d_y)")
+	fs.StringVar(&o.predPath, "pred", regression.DefaultPred, "with -eval: where to write the query predictions f_K, .npy float64 (B, d_y)")
 	fs.StringVar(&o.bayesPath, "bayes", "", "with -eval: the Bayes error of each query, .npy float64 (B) (data.Batch.WriteNPY writes it), printed beside the MSE")
 	o.exp.Register(fs) // -plan, -index, -shard, -merge, -submit, ... (package experiment)
 	if err := cli.Parse(fs, args, func(w io.Writer) { usage(w, fs) }); err != nil {
@@ -73,11 +62,11 @@ func command(args []string) error {
 	}
 	o.Set = cli.Given(fs)
 	rules := cli.Rules{
-		"exp": cli.List(cli.OneOf("linear", "nonlinear")), "steps": cli.List(cli.IntIn(1, maxDepth)),
-		"Ls": cli.Optional(cli.List(cli.IntIn(1, maxContexts))), "d": cli.IntIn(1, maxD), "N": cli.IntIn(1, maxN),
-		"dy": cli.IntIn(1, maxD), "noise": cli.NonNegative, "L": cli.IntIn(1, maxContexts),
-		"M": cli.IntIn(1, maxContexts), "epochs": cli.IntIn(1, maxEpochs),
-		"batch": cli.IntIn(1, maxBatch), "lr": cli.Positive, "seeds": cli.IntIn(1, maxSeeds),
+		"exp": cli.List(cli.OneOf("linear", "nonlinear")), "steps": cli.List(cli.IntIn(1, regression.MaxDepth)),
+		"Ls": cli.Optional(cli.List(cli.IntIn(1, regression.MaxContexts))), "d": cli.IntIn(1, regression.MaxD), "N": cli.IntIn(1, regression.MaxN),
+		"dy": cli.IntIn(1, regression.MaxD), "noise": cli.NonNegative, "L": cli.IntIn(1, regression.MaxContexts),
+		"M": cli.IntIn(1, regression.MaxContexts), "epochs": cli.IntIn(1, regression.MaxEpochs),
+		"batch": cli.IntIn(1, regression.MaxBatch), "lr": cli.Positive, "seeds": cli.IntIn(1, regression.MaxSeeds),
 		"seed": cli.Any, "data-seed": cli.Any, "dtype": cli.OneOf("float32", "float64"), "quick": cli.Any,
 		"results": cli.Any, "figures": cli.Any, "out": cli.Any, "quiet": cli.Any,
 		"eval": cli.Any, "x": cli.Any, "y": cli.Any, "pred": cli.NonEmpty, "bayes": cli.Any,
@@ -102,7 +91,7 @@ func command(args []string) error {
 		if err := cli.OutFile("pred", o.predPath); err != nil {
 			return err
 		}
-		in, err := readEvalInputs(o)
+		in, err := regression.ReadEvalInputs(o.evalDir, o.xPath, o.yPath, o.bayesPath)
 		if err != nil {
 			return cli.Usage(err)
 		}
@@ -110,18 +99,13 @@ func command(args []string) error {
 			cli.Path{Flag: "eval", Path: o.evalDir}, cli.Path{Flag: "x", Path: o.xPath}, cli.Path{Flag: "y", Path: o.yPath}); err != nil {
 			return err
 		}
-		return evalCheckpoint(o, in)
+		return in.Evaluate(o.predPath)
 	}
 	p, err := regression.Resolve(o.Options)
 	if err != nil {
 		return cli.Usage(err)
 	}
-	if n, err := regression.PlannedRuns(p); err != nil {
-		return cli.Usage(err)
-	} else if _, err := o.exp.Indices(n); err != nil { // -index past the plan, or -index env unset
-		return cli.Usage(err)
-	}
-	if err := regression.CheckOutputs(p); err != nil {
+	if err := regression.Check(p, o.exp); err != nil {
 		return err
 	}
 	return regression.RunAll(p, o.exp, fs)

@@ -6,5 +6,7 @@
 // (JSON, CSV) and figures. The runs form a plan of package experiment:
 // RunAll prints it (-plan), submits it to Slurm (-submit), runs all or part
 // of it (-index, -shard) with one result file per run, or merges the runs
-// done into the tables and figures (-merge).
+// done into the tables and figures (-merge); Check checks, before any work
+// starts, what a plan will run and write. -eval's evaluation of a GD
+// checkpoint on .npy contexts is ReadEvalInputs and EvalInputs.Evaluate.
 package regression

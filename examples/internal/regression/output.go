@@ -10,6 +10,7 @@ import (
 
 	"github.com/gdattn/gdattn/examples/internal/plot"
 	"github.com/gdattn/gdattn/examples/internal/sweep"
+	"github.com/gdattn/gdattn/experiment"
 	"github.com/gdattn/gdattn/internal/cli"
 )
 
@@ -69,6 +70,21 @@ func CheckOutputs(p *Plan) error {
 		}
 	}
 	return cli.First(errs...)
+}
+
+// Check checks, before any work starts, a resolved plan against the
+// experiment flags (-index within the plan, or its environment variable
+// set) and every location it writes (CheckOutputs). Every refusal is a
+// usage error.
+func Check(p *Plan, exp experiment.Flags) error {
+	n, err := PlannedRuns(p)
+	if err != nil {
+		return cli.Usage(err)
+	}
+	if _, err := exp.Indices(n); err != nil { // -index past the plan, or -index env unset
+		return cli.Usage(err)
+	}
+	return CheckOutputs(p)
 }
 
 // writeFile writes data to path atomically (examples/internal/sweep) and
