@@ -562,8 +562,8 @@ func experimentKey(k runKey) string {
 	return s
 }
 
-// PlannedRuns is the number of runs in p's plan of package experiment.
-func PlannedRuns(p *Plan) (int, error) {
+// plannedRuns is the number of runs in p's plan of package experiment.
+func plannedRuns(p *Plan) (int, error) {
 	ep, _, err := runPlan(p)
 	if err != nil {
 		return 0, err

@@ -77,7 +77,7 @@ func CheckOutputs(p *Plan) error {
 // set) and every location it writes (CheckOutputs). Every refusal is a
 // usage error.
 func Check(p *Plan, exp experiment.Flags) error {
-	n, err := PlannedRuns(p)
+	n, err := plannedRuns(p)
 	if err != nil {
 		return cli.Usage(err)
 	}
