@@ -2,9 +2,11 @@ package graph
 
 // DeviceUpdater is implemented by a [Machine]'s executor that can apply the
 // optimiser's Adam/AdamW update where its parameters live (graph/cuda's
-// executor does, on the GPU). The trainer (package train) still reads the
-// loss and the gradients on the host for its NaN/Inf guard and the clipping
-// norm; the moments then live on the device and the update writes the new
+// executor does, on the GPU). The trainer (package train) reads the loss
+// and the gradients' statistics (GradStats, or the gradients themselves) on
+// the host for its NaN/Inf guard and the clipping norm, unless the updater
+// is also a [DeviceStepper], which does both on the device; the moments
+// live on the device and the update writes the new
 // parameter values back into the parameters' host values (or, for an
 // executor keeping them resident, on SyncParams), so checkpoints and later
 // runs see them exactly as after a host update.

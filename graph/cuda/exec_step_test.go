@@ -59,9 +59,9 @@ func trainDevice(t *testing.T, be Backend, name string, dt tensor.Dtype, opts Ex
 
 // TestExecutorParamDtypeMoments: with Config.ParamDtypeMoments the device
 // keeps float32 moments for float32 parameters (half the moments' device
-// bytes) and its update, through RunStep, is the host optimiser's bit for
-// bit (same gradients from the same executor, no clipping: the host's norm
-// is summed in another order), and within 1e-6 with clipping; float64
+// bytes) and its update is the host optimiser's bit for bit (same
+// gradients from the same executor), through RunStep (DeviceGrads) within
+// 1e-6 with clipping (the device sums the norm in another order); float64
 // parameters keep float64 moments.
 func TestExecutorParamDtypeMoments(t *testing.T) {
 	be, device := execBackend(t)
@@ -78,48 +78,50 @@ func TestExecutorParamDtypeMoments(t *testing.T) {
 					hcfg := cfg
 					hcfg.HostOptimizer = true
 					wl, wp, ws, _ := trainDevice(t, be, name, dt, ExecOptions{}, hcfg, steps)
-					gl, gp, gs, x := trainDevice(t, be, name, dt, ExecOptions{DeviceGrads: true, ResidentParams: true}, cfg, steps)
-					var params int64
-					for _, w := range wp {
-						params += int64(len(w))
-					}
-					want := params * 16
-					if dt == tensor.Float32 {
-						want = params * 8
-					}
-					if got := x.MomentBytes(); got != want {
-						t.Errorf("moments hold %d device bytes, want %d", got, want)
-					}
-					c64 := cfg
-					c64.ParamDtypeMoments = false
-					_, _, _, x64 := trainDevice(t, be, name, dt, ExecOptions{DeviceGrads: true, ResidentParams: true}, c64, 1)
-					if got := x64.MomentBytes(); got != params*16 {
-						t.Errorf("without ParamDtypeMoments the moments hold %d device bytes, want %d", got, params*16)
-					}
-					if got := x.DeviceBytes(); dt == tensor.Float32 && got != x64.DeviceBytes()-params*8 {
-						t.Errorf("device bytes %d with float32 moments, %d with float64 ones: want %d fewer", got, x64.DeviceBytes(), params*8)
-					}
-					tol := 0.0
-					if clip > 0 {
-						tol = 1e-6
-					}
-					if d := relDiff(gl, wl); d > tol {
-						t.Errorf("losses %v, host update %v", gl, wl)
-					}
-					for n, w := range wp {
-						if d := relDiff(gp[n], w); d > tol {
-							t.Errorf("parameter %q differs by %.3g after %d steps", n, d, steps)
+					for _, opts := range []ExecOptions{{DeviceGrads: true, ResidentParams: true}, {}} {
+						gl, gp, gs, x := trainDevice(t, be, name, dt, opts, cfg, steps)
+						var params int64
+						for _, w := range wp {
+							params += int64(len(w))
 						}
-						if d := relDiff(gs.M[n], ws.M[n]); d > tol {
-							t.Errorf("first moment of %q differs by %.3g", n, d)
-						}
-						if d := relDiff(gs.V[n], ws.V[n]); d > tol {
-							t.Errorf("second moment of %q differs by %.3g", n, d)
-						}
+						want := params * 16
 						if dt == tensor.Float32 {
-							for j, m := range gs.M[n] {
-								if float64(float32(m)) != m || float64(float32(gs.V[n][j])) != gs.V[n][j] {
-									t.Fatalf("moments of %q are not float32 values", n)
+							want = params * 8
+						}
+						if got := x.MomentBytes(); got != want {
+							t.Errorf("moments hold %d device bytes, want %d", got, want)
+						}
+						c64 := cfg
+						c64.ParamDtypeMoments = false
+						_, _, _, x64 := trainDevice(t, be, name, dt, opts, c64, 1)
+						if got := x64.MomentBytes(); got != params*16 {
+							t.Errorf("without ParamDtypeMoments the moments hold %d device bytes, want %d", got, params*16)
+						}
+						if got := x.DeviceBytes(); dt == tensor.Float32 && got != x64.DeviceBytes()-params*8 {
+							t.Errorf("device bytes %d with float32 moments, %d with float64 ones: want %d fewer", got, x64.DeviceBytes(), params*8)
+						}
+						tol := 0.0
+						if clip > 0 && opts.DeviceGrads {
+							tol = 1e-6
+						}
+						if d := relDiff(gl, wl); d > tol {
+							t.Errorf("losses %v, host update %v", gl, wl)
+						}
+						for n, w := range wp {
+							if d := relDiff(gp[n], w); d > tol {
+								t.Errorf("parameter %q differs by %.3g after %d steps", n, d, steps)
+							}
+							if d := relDiff(gs.M[n], ws.M[n]); d > tol {
+								t.Errorf("first moment of %q differs by %.3g", n, d)
+							}
+							if d := relDiff(gs.V[n], ws.V[n]); d > tol {
+								t.Errorf("second moment of %q differs by %.3g", n, d)
+							}
+							if dt == tensor.Float32 {
+								for j, m := range gs.M[n] {
+									if float64(float32(m)) != m || float64(float32(gs.V[n][j])) != gs.V[n][j] {
+										t.Fatalf("moments of %q are not float32 values", n)
+									}
 								}
 							}
 						}
@@ -443,5 +445,101 @@ func TestExecutorRunStepSkips(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestExecutorFloat32MomentsState: float32 device moments round-trip
+// through the trainer's float64 state (rewinding to a saved state and
+// stepping again gives the same step bit for bit), and switching the
+// precision of existing moments converts them (rounded to float32, half
+// the device bytes).
+func TestExecutorFloat32MomentsState(t *testing.T) {
+	be, device := execBackend(t)
+	if !device {
+		t.Skip("no device kernels: the trainer updates on the host")
+	}
+	cfg := train.Config{Optimizer: "adamw", LR: 0.05, WeightDecay: 0.1, ClipNorm: 0.5, ParamDtypeMoments: true}
+	m, err := buildModel("gpt", tensor.Float32, 9)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mach, err := graph.NewMachine(m.s, m.loss, graph.MachineOptions{Executor: NewExecutorWith(be, ExecOptions{Logf: func(string, ...any) {}, DeviceGrads: true, ResidentParams: true})})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer mach.Close()
+	tr, err := train.NewTrainer(mach, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for range 2 {
+		if _, err := tr.Step(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	st, err := tr.State()
+	if err != nil {
+		t.Fatal(err)
+	}
+	params := map[string][]float64{}
+	for _, p := range mach.Params() {
+		params[p.Name()], _ = graph.Values(p)
+	}
+	step3 := func() (float64, train.State) {
+		l, err := tr.Step()
+		if err != nil {
+			t.Fatal(err)
+		}
+		s, err := tr.State()
+		if err != nil {
+			t.Fatal(err)
+		}
+		return l, s
+	}
+	l3, st3 := step3()
+	for _, p := range mach.Params() {
+		if err := graph.SetValue(p, params[p.Name()]); err != nil {
+			t.Fatal(err)
+		}
+	}
+	mach.Executor().(*Exec).InvalidateParams()
+	if err := tr.SetState(st); err != nil {
+		t.Fatal(err)
+	}
+	again, st3b := step3()
+	if again != l3 {
+		t.Errorf("loss after rewinding %v, first time %v", again, l3)
+	}
+	for n, m := range st3.M {
+		if d := relDiff(st3b.M[n], m); d != 0 {
+			t.Errorf("first moment of %q differs by %.3g after rewinding", n, d)
+		}
+		if d := relDiff(st3b.V[n], st3.V[n]); d != 0 {
+			t.Errorf("second moment of %q differs by %.3g after rewinding", n, d)
+		}
+	}
+	// Switch existing moments to float64 and back.
+	x := mach.Executor().(*Exec)
+	b32, m32 := x.DeviceBytes(), x.MomentBytes()
+	if err := x.SetParamDtypeMoments(false); err != nil {
+		t.Fatal(err)
+	}
+	if x.MomentBytes() != 2*m32 || x.DeviceBytes() != b32+m32 {
+		t.Errorf("float64 moments: %d bytes (device %d), float32 ones %d (device %d)", x.MomentBytes(), x.DeviceBytes(), m32, b32)
+	}
+	if err := x.SetParamDtypeMoments(true); err != nil {
+		t.Fatal(err)
+	}
+	if x.MomentBytes() != m32 || x.DeviceBytes() != b32 {
+		t.Errorf("back to float32 moments: %d bytes (device %d), want %d (%d)", x.MomentBytes(), x.DeviceBytes(), m32, b32)
+	}
+	st4, err := tr.State()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for n, m := range st3b.M {
+		if d := relDiff(st4.M[n], m); d != 0 {
+			t.Errorf("first moment of %q changed by %.3g through float64 and back", n, d)
+		}
 	}
 }
