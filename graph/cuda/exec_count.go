@@ -11,11 +11,11 @@ import (
 // copies each way. Every device-to-host copy waits for the device's queued
 // work too, so Syncs + CopiesDtoH bounds the times a step waits.
 type ExecCounters struct {
-	Launches   int64 // Backend.Launch calls that launched a kernel (n > 0)
-	Gemms      int64 // Backend.Gemm calls
-	Syncs      int64 // Backend.Sync calls
-	CopiesDtoH int64 // Backend.CopyDtoH calls
-	CopiesHtoD int64 // Backend.CopyHtoD calls
+	Launches   int64 `json:"launches"`    // Backend.Launch calls that launched a kernel (n > 0)
+	Gemms      int64 `json:"gemms"`       // Backend.Gemm calls
+	Syncs      int64 `json:"syncs"`       // Backend.Sync calls
+	CopiesDtoH int64 `json:"copies_dtoh"` // Backend.CopyDtoH calls
+	CopiesHtoD int64 `json:"copies_htod"` // Backend.CopyHtoD calls
 }
 
 // Sub returns c − d, field by field: the counts of the work done between
