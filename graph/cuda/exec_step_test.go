@@ -3,6 +3,7 @@ package cuda
 import (
 	"fmt"
 	"math"
+	"os"
 	"strings"
 	"testing"
 	"unsafe"
@@ -59,10 +60,10 @@ func trainDevice(t *testing.T, be Backend, name string, dt tensor.Dtype, opts Ex
 
 // TestExecutorParamDtypeMoments: with Config.ParamDtypeMoments the device
 // keeps float32 moments for float32 parameters (half the moments' device
-// bytes) and its update is the host optimiser's bit for bit (same
-// gradients from the same executor), through RunStep (DeviceGrads) within
-// 1e-6 with clipping (the device sums the norm in another order); float64
-// parameters keep float64 moments.
+// bytes) and its update is the host optimiser's: on the serial emulator
+// bit for bit (the same gradients in every run), through RunStep
+// (DeviceGrads) within 1e-6 with clipping (the device sums the norm in
+// another order); float64 parameters keep float64 moments.
 func TestExecutorParamDtypeMoments(t *testing.T) {
 	be, device := execBackend(t)
 	if !device {
@@ -75,6 +76,9 @@ func TestExecutorParamDtypeMoments(t *testing.T) {
 					const steps = 3
 					cfg := train.Config{Optimizer: "adamw", LR: 0.01, WeightDecay: 0.1, ClipNorm: clip, ParamDtypeMoments: true,
 						Decay: func(_ string, s tensor.Shape) bool { return s.Dims() >= 2 }}
+					if dt == tensor.Float32 && !strings.HasPrefix(be.Name(), "emulator") {
+						cfg.Eps = 1e-3 // see TestExecutorTrainerMatchesHost
+					}
 					hcfg := cfg
 					hcfg.HostOptimizer = true
 					wl, wp, ws, _ := trainDevice(t, be, name, dt, ExecOptions{}, hcfg, steps)
@@ -100,9 +104,15 @@ func TestExecutorParamDtypeMoments(t *testing.T) {
 						if got := x.DeviceBytes(); dt == tensor.Float32 && got != x64.DeviceBytes()-params*8 {
 							t.Errorf("device bytes %d with float32 moments, %d with float64 ones: want %d fewer", got, x64.DeviceBytes(), params*8)
 						}
+						// The serial emulator's gradients are the same in
+						// every run; a GPU's (and the threaded fake driver's)
+						// may differ by rounding between two runs.
 						tol := 0.0
 						if clip > 0 && opts.DeviceGrads {
 							tol = 1e-6
+						}
+						if !strings.HasPrefix(be.Name(), "emulator") {
+							tol = max(tol, execTol(dt))
 						}
 						if d := relDiff(gl, wl); d > tol {
 							t.Errorf("losses %v, host update %v", gl, wl)
@@ -257,6 +267,9 @@ func (d *dryBackend) Close() error { return nil }
 func TestExecutorPaperStepCounts(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds the paper-sized language models")
+	}
+	if os.Getenv("GDATTN_FAKE_CUDA") != "" { // a child of the fake driver's tests
+		t.Skip("runs no kernels: nothing for the fake driver to check")
 	}
 	for _, w := range []bench.Workload{bench.LM(bench.ModelGDLM, bench.LMPaper), bench.LM(bench.ModelGPT, bench.LMPaper)} {
 		t.Run(w.Name, func(t *testing.T) {
@@ -450,7 +463,8 @@ func TestExecutorRunStepSkips(t *testing.T) {
 
 // TestExecutorFloat32MomentsState: float32 device moments round-trip
 // through the trainer's float64 state (rewinding to a saved state and
-// stepping again gives the same step bit for bit), and switching the
+// stepping again gives the same step, bit for bit on the serial emulator),
+// and switching the
 // precision of existing moments converts them (rounded to float32, half
 // the device bytes).
 func TestExecutorFloat32MomentsState(t *testing.T) {
@@ -507,14 +521,18 @@ func TestExecutorFloat32MomentsState(t *testing.T) {
 		t.Fatal(err)
 	}
 	again, st3b := step3()
-	if again != l3 {
+	tol := 0.0 // the serial emulator's gradients are the same in every run
+	if !strings.HasPrefix(be.Name(), "emulator") {
+		tol = execTol(tensor.Float32)
+	}
+	if relDiff([]float64{again}, []float64{l3}) > tol {
 		t.Errorf("loss after rewinding %v, first time %v", again, l3)
 	}
 	for n, m := range st3.M {
-		if d := relDiff(st3b.M[n], m); d != 0 {
+		if d := relDiff(st3b.M[n], m); d > tol {
 			t.Errorf("first moment of %q differs by %.3g after rewinding", n, d)
 		}
-		if d := relDiff(st3b.V[n], st3.V[n]); d != 0 {
+		if d := relDiff(st3b.V[n], st3.V[n]); d > tol {
 			t.Errorf("second moment of %q differs by %.3g after rewinding", n, d)
 		}
 	}
