@@ -51,6 +51,10 @@ type updState struct {
 	wdHost []float64   // what wd holds
 
 	stat *statPlan // nil until built
+
+	// host is the step block's host copy, reused by every step (the
+	// copies to and from the device always use the same host memory).
+	host []float64
 }
 
 // Step block layout (doubles).
@@ -266,6 +270,7 @@ func (x *Exec) ensureBlock() error {
 		return err
 	}
 	x.upd.block = p
+	x.upd.host = make([]float64, x.blockLen())
 	return nil
 }
 
@@ -382,7 +387,8 @@ func (x *Exec) AdamUpdate(u graph.AdamUpdate) error {
 	if err := x.ensureBlock(); err != nil {
 		return fmt.Errorf("cuda: device update: %w", err)
 	}
-	ctl := [2]float64{u.GradScale, 0}
+	ctl := x.upd.host[:2]
+	ctl[ctlScale], ctl[ctlSkip] = u.GradScale, 0
 	if err := x.b.CopyHtoD(x.upd.block, unsafe.Pointer(&ctl[0]), 16); err != nil {
 		return fmt.Errorf("cuda: device update: %w", err)
 	}
@@ -448,7 +454,7 @@ func (x *Exec) RunStep(u graph.AdamUpdate, clipNorm float64) (graph.StepReport, 
 	if err := x.b.Sync(); err != nil {
 		return rep, fmt.Errorf("cuda: %w", err)
 	}
-	out := make([]float64, x.blockLen())
+	out := x.upd.host
 	if err := x.b.CopyDtoH(unsafe.Pointer(&out[0]), blk, int64(len(out))*8); err != nil {
 		return rep, fmt.Errorf("cuda: RunStep: %w", err)
 	}
@@ -744,7 +750,7 @@ func (x *Exec) GradStats() ([]graph.GradStat, bool, error) {
 	if err := x.launchStats(); err != nil {
 		return nil, false, fmt.Errorf("cuda: gradient statistics: %w", err)
 	}
-	out := make([]float64, 2*np)
+	out := x.upd.host[ctlLen : ctlLen+2*np]
 	if err := x.b.CopyDtoH(unsafe.Pointer(&out[0]), x.upd.block+x.statsOff(), int64(len(out))*8); err != nil {
 		return nil, false, fmt.Errorf("cuda: gradient statistics: %w", err)
 	}
@@ -767,7 +773,7 @@ func (x *Exec) NonFiniteParams() ([]int, bool, error) {
 	if np == 0 {
 		return nil, true, nil
 	}
-	bad := make([]float64, np)
+	bad := x.upd.host[ctlLen+2*np:]
 	if err := x.b.CopyDtoH(unsafe.Pointer(&bad[0]), x.upd.block+x.badOff(), int64(np)*8); err != nil {
 		return nil, false, fmt.Errorf("cuda: parameter check: %w", err)
 	}
