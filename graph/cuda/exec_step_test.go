@@ -58,19 +58,6 @@ func trainDevice(t *testing.T, be Backend, name string, dt tensor.Dtype, opts Ex
 	return losses, params, st, mach.Executor().(*Exec)
 }
 
-// skipUnderTSan skips a test of this file in the ThreadSanitizer child of
-// TestGPUKernelRaces: the kernels it runs are raced there by
-// TestExecutorDeviceGrads, TestExecutorDeviceGradsGuard,
-// TestExecutorResidentUpdateGuard and TestExecutorStats (the trainer's
-// device step), and with these tests too the child ran out of what
-// ThreadSanitizer can map ("failed to allocate ... errno 12").
-func skipUnderTSan(t *testing.T) {
-	t.Helper()
-	if os.Getenv("GDATTN_FAKE_CUDA") != "" && os.Getenv("GDATTN_FAKE_TSAN") != "" {
-		t.Skip("numbers, not races: left out of the ThreadSanitizer run")
-	}
-}
-
 // TestExecutorParamDtypeMoments: with Config.ParamDtypeMoments the device
 // keeps float32 moments for float32 parameters (half the moments' device
 // bytes) and its update is the host optimiser's: on the serial emulator
@@ -78,7 +65,6 @@ func skipUnderTSan(t *testing.T) {
 // (DeviceGrads) within 1e-6 with clipping (the device sums the norm in
 // another order); float64 parameters keep float64 moments.
 func TestExecutorParamDtypeMoments(t *testing.T) {
-	skipUnderTSan(t)
 	be, device := execBackend(t)
 	if !device {
 		t.Skip("no device kernels: the trainer updates on the host")
@@ -170,7 +156,6 @@ func optimiserLaunches(x *Exec) int64 {
 // or more per parameter; without resident parameters the parameters are
 // copied back after the same single wait.
 func TestExecutorRunStepCounts(t *testing.T) {
-	skipUnderTSan(t)
 	be, device := execBackend(t)
 	if !device {
 		t.Skip("no device kernels: the trainer updates on the host")
@@ -343,7 +328,6 @@ func TestExecutorPaperStepCounts(t *testing.T) {
 // TestExecutorStatsMulti: the statistics of several gradients of different
 // sizes, computed in one launch per level, are each the host's.
 func TestExecutorStatsMulti(t *testing.T) {
-	skipUnderTSan(t)
 	be, device := execBackend(t)
 	if !device {
 		t.Skip("no device kernels: the statistics are the host's")
@@ -415,7 +399,6 @@ func TestExecutorStatsMulti(t *testing.T) {
 // update (parameters and moments untouched) and the trainer reports the
 // host path's error; the next valid step updates.
 func TestExecutorRunStepSkips(t *testing.T) {
-	skipUnderTSan(t)
 	be, device := execBackend(t)
 	if !device {
 		t.Skip("no device kernels: the trainer updates on the host")
@@ -485,7 +468,6 @@ func TestExecutorRunStepSkips(t *testing.T) {
 // precision of existing moments converts them (rounded to float32, half
 // the device bytes).
 func TestExecutorFloat32MomentsState(t *testing.T) {
-	skipUnderTSan(t)
 	be, device := execBackend(t)
 	if !device {
 		t.Skip("no device kernels: the trainer updates on the host")
