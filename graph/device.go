@@ -2,9 +2,11 @@ package graph
 
 // DeviceUpdater is implemented by a [Machine]'s executor that can apply the
 // optimiser's Adam/AdamW update where its parameters live (graph/cuda's
-// executor does, on the GPU). The trainer (package train) still reads the
-// loss and the gradients on the host for its NaN/Inf guard and the clipping
-// norm; the moments then live on the device and the update writes the new
+// executor does, on the GPU). The trainer (package train) reads the loss
+// and the gradients' statistics (GradStats, or the gradients themselves) on
+// the host for its NaN/Inf guard and the clipping norm, unless the updater
+// is also a [DeviceStepper], which does both on the device; the moments
+// live on the device and the update writes the new
 // parameter values back into the parameters' host values (or, for an
 // executor keeping them resident, on SyncParams), so checkpoints and later
 // runs see them exactly as after a host update.
@@ -70,4 +72,48 @@ type AdamUpdate struct {
 	// GradScale multiplies every gradient (the clipping factor; 1 when
 	// the gradients are not clipped).
 	GradScale float64
+}
+
+// MomentDtyper is implemented by a [DeviceUpdater] that can keep Adam's
+// moments in each parameter's dtype (float32 moments for float32
+// parameters), as the host optimiser does with train.Config's
+// ParamDtypeMoments: each new moment is computed in float64 from the stored
+// one and rounded when stored; Moments and SetMoments still speak float64.
+// The trainer calls SetParamDtypeMoments once, before its first update.
+type MomentDtyper interface {
+	SetParamDtypeMoments(on bool) error
+}
+
+// DeviceStepper is implemented by a [DeviceUpdater] that runs a whole
+// training step on the device and waits for it once: the forward and
+// backward run, the gradients' statistics, the clipping factor, the NaN/Inf
+// guard and the update, with the step's numbers read back together at the
+// end.
+type DeviceStepper interface {
+	// StepsOnDevice reports whether RunStep is available (graph/cuda's
+	// executor: with its gradients kept on the device).
+	StepsOnDevice() bool
+	// RunStep runs the machine's program (binding the loss and outputs as
+	// Run does) and then the update u (its GradScale ignored), clipping the
+	// gradients to global norm clipNorm (0: no clipping). The update is
+	// skipped, on the device, when the loss or a gradient element is NaN or
+	// ±Inf, or when clipNorm > 0 and the gradients' squared norm overflows;
+	// the report says so and why.
+	RunStep(u AdamUpdate, clipNorm float64) (StepReport, error)
+}
+
+// StepReport is what a [DeviceStepper] reads back after a step.
+type StepReport struct {
+	// Stats summarises each parameter's gradient (aligned with
+	// Machine.Params).
+	Stats []GradStat
+	// Norm is the gradients' global norm (the square root of the sums of
+	// squares added in parameter order) and Scale the factor the update
+	// multiplied every gradient by (clipNorm/Norm when clipping, else 1).
+	Norm, Scale float64
+	// Skipped says the update wrote nothing (see RunStep).
+	Skipped bool
+	// NonFinite counts, for each parameter, the NaN and ±Inf values the
+	// update wrote (all zero when Skipped).
+	NonFinite []int
 }

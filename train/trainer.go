@@ -62,8 +62,11 @@ type Config struct {
 	// when stored. False (the default) keeps them in float64 for every
 	// parameter. [State] and checkpoints hold the moments as float64 either
 	// way (exact for float32 moments, so resuming is exact); restoring
-	// float64 moments into float32 storage rounds them. Ignored when the
-	// update runs on a device ([graph.DeviceUpdater]), which keeps its own.
+	// float64 moments into float32 storage rounds them. When the update runs
+	// on a device ([graph.DeviceUpdater]), the device keeps the moments and
+	// this setting applies to them where it can ([graph.MomentDtyper];
+	// graph/cuda's executor does, and its updates agree with the host's in
+	// either setting).
 	ParamDtypeMoments bool
 	// HostOptimizer makes the update run on the host even when the
 	// machine's executor is a [graph.DeviceUpdater] (which it then uses by
@@ -179,6 +182,11 @@ func NewTrainer(m *graph.Machine, cfg Config) (*Trainer, error) {
 	}
 	if du, ok := m.Executor().(graph.DeviceUpdater); ok && !cfg.HostOptimizer && du.UpdatesOnDevice() {
 		t.dev = du
+		if md, ok := du.(graph.MomentDtyper); ok {
+			if err := md.SetParamDtypeMoments(cfg.ParamDtypeMoments); err != nil {
+				return nil, fmt.Errorf("train: device moments: %w", err)
+			}
+		}
 	}
 	for _, p := range t.params {
 		n := p.Shape().TotalSize()
@@ -242,6 +250,19 @@ func (t *Trainer) Step() (float64, error) {
 	n := t.step + 1
 	if t.prog != nil {
 		t.prog.begin(t.step)
+	}
+	if ds, ok := t.dev.(graph.DeviceStepper); ok && ds.StepsOnDevice() {
+		if lr := t.sched(t.step); lr >= 0 && !math.IsInf(lr, 0) {
+			loss, err := t.deviceStep(ds, n, lr)
+			if err != nil {
+				return loss, err
+			}
+			t.step = n
+			if t.prog != nil {
+				t.prog.report(n, loss, lr)
+			}
+			return loss, nil
+		}
 	}
 	loss, err := t.runLoss(n)
 	if err != nil {
@@ -353,18 +374,8 @@ func (t *Trainer) deviceUpdate(n int, lr, norm float64) error {
 			scale = t.cfg.ClipNorm / norm
 		}
 	}
-	u := graph.AdamUpdate{
-		LR: lr, Beta1: t.cfg.Beta1, Beta2: t.cfg.Beta2, Eps: t.cfg.Eps,
-		BC1:       1 - math.Pow(t.cfg.Beta1, float64(n)),
-		BC2:       1 - math.Pow(t.cfg.Beta2, float64(n)),
-		Decoupled: t.decouple, GradScale: scale,
-		WeightDecay: make([]float64, len(t.params)),
-	}
-	for i := range t.params {
-		if t.decay[i] {
-			u.WeightDecay[i] = t.cfg.WeightDecay
-		}
-	}
+	u := t.deviceHypers(n, lr)
+	u.GradScale = scale
 	if err := t.dev.AdamUpdate(u); err != nil {
 		return fmt.Errorf("train: step %d: device update: %w", n, err)
 	}
@@ -379,16 +390,7 @@ func (t *Trainer) deviceUpdate(n int, lr, norm float64) error {
 			return fmt.Errorf("train: step %d: checking the updated parameters: %w", n, err)
 		}
 		if onDev {
-			if len(counts) != len(t.params) {
-				return fmt.Errorf("train: step %d: %d parameter checks for %d parameters", n, len(counts), len(t.params))
-			}
-			for i, c := range counts {
-				if c > 0 {
-					t.broken = fmt.Errorf("train: step %d: the device update made %d elements of %q non-finite (learning rate %v); the device moments cannot be rolled back: restore a checkpoint", n, c, t.names[i], lr)
-					return t.broken
-				}
-			}
-			return nil
+			return t.checkDeviceCounts(n, lr, counts)
 		}
 	}
 	for i, p := range t.params {

@@ -55,6 +55,13 @@ func (t *Trainer) deviceGradNorm(n int) (float64, error) {
 	if !ok {
 		return -1, nil
 	}
+	return t.checkGradStats(n, stats)
+}
+
+// checkGradStats is the NaN/Inf guard on the gradients' statistics; it
+// returns their global norm (the square root of the sums of squares added
+// in parameter order).
+func (t *Trainer) checkGradStats(n int, stats []graph.GradStat) (float64, error) {
 	if len(stats) != len(t.params) {
 		return -1, fmt.Errorf("train: step %d: %d gradient statistics for %d parameters", n, len(stats), len(t.params))
 	}
@@ -204,6 +211,66 @@ func (t *Trainer) guardUpdate(n int, f32s [][]float32, f64s [][]float64, gmax, s
 		}
 		if j >= 0 {
 			return fmt.Errorf("train: step %d: the update would make the %s of %q non-finite at element %d (learning rate %v, weight decay %v); parameters and moments not updated", n, what, t.names[i], j, hi.lr, hi.wd)
+		}
+	}
+	return nil
+}
+
+// deviceHypers returns the device update of step n with learning rate lr
+// (GradScale 1).
+func (t *Trainer) deviceHypers(n int, lr float64) graph.AdamUpdate {
+	u := graph.AdamUpdate{
+		LR: lr, Beta1: t.cfg.Beta1, Beta2: t.cfg.Beta2, Eps: t.cfg.Eps,
+		BC1:       1 - math.Pow(t.cfg.Beta1, float64(n)),
+		BC2:       1 - math.Pow(t.cfg.Beta2, float64(n)),
+		Decoupled: t.decouple, GradScale: 1,
+		WeightDecay: make([]float64, len(t.params)),
+	}
+	for i := range t.params {
+		if t.decay[i] {
+			u.WeightDecay[i] = t.cfg.WeightDecay
+		}
+	}
+	return u
+}
+
+// deviceStep makes step n with learning rate lr as one device step
+// ([graph.DeviceStepper]): the device runs the program, computes the
+// gradients' statistics, the clipping factor and the guard, and updates
+// the parameters unless the guard fails, then reports; the errors are
+// those of the host path (runLoss, deviceGradNorm, deviceUpdate).
+func (t *Trainer) deviceStep(ds graph.DeviceStepper, n int, lr float64) (float64, error) {
+	rep, err := ds.RunStep(t.deviceHypers(n, lr), t.cfg.ClipNorm)
+	if err != nil {
+		return math.NaN(), fmt.Errorf("train: step %d: %w", n, err)
+	}
+	loss, err := graph.Scalar(t.m.Loss())
+	if err != nil {
+		return math.NaN(), fmt.Errorf("train: step %d: loss: %w", n, err)
+	}
+	if math.IsNaN(loss) || math.IsInf(loss, 0) {
+		return loss, fmt.Errorf("train: step %d: loss is %v; parameters not updated", n, loss)
+	}
+	if _, err := t.checkGradStats(n, rep.Stats); err != nil {
+		return loss, err
+	}
+	if rep.Skipped {
+		return loss, fmt.Errorf("train: step %d: the device skipped the update (gradient norm %v); parameters not updated", n, rep.Norm)
+	}
+	return loss, t.checkDeviceCounts(n, lr, rep.NonFinite)
+}
+
+// checkDeviceCounts checks the device's counts of the non-finite values
+// its update wrote into each parameter; any is an error that stops the
+// trainer (the device moments cannot be rolled back).
+func (t *Trainer) checkDeviceCounts(n int, lr float64, counts []int) error {
+	if len(counts) != len(t.params) {
+		return fmt.Errorf("train: step %d: %d parameter checks for %d parameters", n, len(counts), len(t.params))
+	}
+	for i, c := range counts {
+		if c > 0 {
+			t.broken = fmt.Errorf("train: step %d: the device update made %d elements of %q non-finite (learning rate %v); the device moments cannot be rolled back: restore a checkpoint", n, c, t.names[i], lr)
+			return t.broken
 		}
 	}
 	return nil

@@ -43,8 +43,12 @@ type timeResult struct {
 	Fallback  []string `json:"fallback_ops"`
 	// Plan is how the executor laid out its node buffers (cuda.MemoryPlan:
 	// arena, scratch, the unplanned total, ops in place).
-	Plan  *cuda.MemoryPlan `json:"memory_plan,omitempty"`
-	Error string           `json:"error,omitempty"`
+	Plan *cuda.MemoryPlan `json:"memory_plan,omitempty"`
+	// PerStep is what one more step, after the timed ones, asked of the
+	// device: kernel launches, matrix products, waits and copies
+	// (cuda.ExecCounters).
+	PerStep *cuda.ExecCounters `json:"per_step,omitempty"`
+	Error   string             `json:"error,omitempty"`
 }
 
 // cmdTime times one float32 training step (forward, backward, AdamW or Adam
@@ -88,8 +92,12 @@ func cmdTime(args []string, out *jsonLines) error {
 			}
 			continue
 		}
-		if err := out.emit(r, fmt.Sprintf("time %-20s median %8.3f ms (%d steps, first %.0f ms)  peak device memory %7.1f MiB  host ops %v",
-			w.Name, r.MedianMS, r.Steps, r.FirstMS, float64(r.PeakBytes)/(1<<20), r.Fallback)); err != nil {
+		per := ""
+		if c := r.PerStep; c != nil {
+			per = fmt.Sprintf("  per step %d launches, %d products, %d syncs, %d copies back", c.Launches, c.Gemms, c.Syncs, c.CopiesDtoH)
+		}
+		if err := out.emit(r, fmt.Sprintf("time %-20s median %8.3f ms (%d steps, first %.0f ms)  peak device memory %7.1f MiB  host ops %v%s",
+			w.Name, r.MedianMS, r.Steps, r.FirstMS, float64(r.PeakBytes)/(1<<20), r.Fallback, per)); err != nil {
 			return err
 		}
 	}
@@ -128,6 +136,12 @@ func timeOne(r *timeResult, w bench.Workload, be cuda.Backend, warmup, minSteps,
 		r.Fallback = append(r.Fallback, x.FallbackOps()...)
 		p := x.MemoryPlan()
 		r.Plan = &p
+		c0 := x.Counters()
+		if _, err := tr.Step(); err != nil {
+			return err
+		}
+		c := x.Counters().Sub(c0)
+		r.PerStep = &c
 	}
 	return nil
 }

@@ -22,360 +22,369 @@ int gdattn_emu_dispatch(int k, void **a) {
     (void)a;
     switch (k) {
     case 0:
-        adam_update_f32(*(long long *)a[0], *(void **)a[1], *(void **)a[2], *(void **)a[3], *(void **)a[4], *(double *)a[5], *(double *)a[6], *(double *)a[7], *(double *)a[8], *(double *)a[9], *(double *)a[10], *(double *)a[11], *(double *)a[12], *(void **)a[13]);
+        adam_multi_m64_f32(*(long long *)a[0], *(int *)a[1], *(void **)a[2], *(double *)a[3], *(double *)a[4], *(double *)a[5], *(double *)a[6], *(double *)a[7], *(double *)a[8], *(int *)a[9], *(void **)a[10], *(void **)a[11], *(void **)a[12]);
         return 0;
     case 1:
-        adam_update_f64(*(long long *)a[0], *(void **)a[1], *(void **)a[2], *(void **)a[3], *(void **)a[4], *(double *)a[5], *(double *)a[6], *(double *)a[7], *(double *)a[8], *(double *)a[9], *(double *)a[10], *(double *)a[11], *(double *)a[12], *(void **)a[13]);
+        adam_multi_m64_f64(*(long long *)a[0], *(int *)a[1], *(void **)a[2], *(double *)a[3], *(double *)a[4], *(double *)a[5], *(double *)a[6], *(double *)a[7], *(double *)a[8], *(int *)a[9], *(void **)a[10], *(void **)a[11], *(void **)a[12]);
         return 0;
     case 2:
-        attn_fwd_f32(*(long long *)a[0], *(int *)a[1], *(void **)a[2], *(int *)a[3], *(int *)a[4], *(int *)a[5], *(void **)a[6], *(void **)a[7], *(int *)a[8], *(void **)a[9], *(void **)a[10]);
+        adam_multi_m32_f32(*(long long *)a[0], *(int *)a[1], *(void **)a[2], *(double *)a[3], *(double *)a[4], *(double *)a[5], *(double *)a[6], *(double *)a[7], *(double *)a[8], *(int *)a[9], *(void **)a[10], *(void **)a[11], *(void **)a[12]);
         return 0;
     case 3:
-        attn_fwd_f64(*(long long *)a[0], *(int *)a[1], *(void **)a[2], *(int *)a[3], *(int *)a[4], *(int *)a[5], *(void **)a[6], *(void **)a[7], *(int *)a[8], *(void **)a[9], *(void **)a[10]);
+        attn_fwd_f32(*(long long *)a[0], *(int *)a[1], *(void **)a[2], *(int *)a[3], *(int *)a[4], *(int *)a[5], *(void **)a[6], *(void **)a[7], *(int *)a[8], *(void **)a[9], *(void **)a[10]);
         return 0;
     case 4:
-        attn_fwd_softmax_f32(*(long long *)a[0], *(void **)a[1], *(int *)a[2], *(int *)a[3], *(int *)a[4], *(void **)a[5], *(void **)a[6], *(int *)a[7], *(void **)a[8], *(void **)a[9]);
+        attn_fwd_f64(*(long long *)a[0], *(int *)a[1], *(void **)a[2], *(int *)a[3], *(int *)a[4], *(int *)a[5], *(void **)a[6], *(void **)a[7], *(int *)a[8], *(void **)a[9], *(void **)a[10]);
         return 0;
     case 5:
-        attn_fwd_softmax_f64(*(long long *)a[0], *(void **)a[1], *(int *)a[2], *(int *)a[3], *(int *)a[4], *(void **)a[5], *(void **)a[6], *(int *)a[7], *(void **)a[8], *(void **)a[9]);
+        attn_fwd_softmax_f32(*(long long *)a[0], *(void **)a[1], *(int *)a[2], *(int *)a[3], *(int *)a[4], *(void **)a[5], *(void **)a[6], *(int *)a[7], *(void **)a[8], *(void **)a[9]);
         return 0;
     case 6:
-        attn_rowsum_f32(*(long long *)a[0], *(int *)a[1], *(void **)a[2], *(void **)a[3], *(void **)a[4]);
+        attn_fwd_softmax_f64(*(long long *)a[0], *(void **)a[1], *(int *)a[2], *(int *)a[3], *(int *)a[4], *(void **)a[5], *(void **)a[6], *(int *)a[7], *(void **)a[8], *(void **)a[9]);
         return 0;
     case 7:
-        attn_rowsum_f64(*(long long *)a[0], *(int *)a[1], *(void **)a[2], *(void **)a[3], *(void **)a[4]);
+        attn_rowsum_f32(*(long long *)a[0], *(int *)a[1], *(void **)a[2], *(void **)a[3], *(void **)a[4]);
         return 0;
     case 8:
-        attn_bwd_q_f32(*(long long *)a[0], *(int *)a[1], *(void **)a[2], *(int *)a[3], *(int *)a[4], *(int *)a[5], *(void **)a[6], *(void **)a[7], *(int *)a[8], *(void **)a[9], *(void **)a[10], *(void **)a[11], *(void **)a[12], *(int *)a[13], *(void **)a[14], *(int *)a[15], *(void **)a[16]);
+        attn_rowsum_f64(*(long long *)a[0], *(int *)a[1], *(void **)a[2], *(void **)a[3], *(void **)a[4]);
         return 0;
     case 9:
-        attn_bwd_q_f64(*(long long *)a[0], *(int *)a[1], *(void **)a[2], *(int *)a[3], *(int *)a[4], *(int *)a[5], *(void **)a[6], *(void **)a[7], *(int *)a[8], *(void **)a[9], *(void **)a[10], *(void **)a[11], *(void **)a[12], *(int *)a[13], *(void **)a[14], *(int *)a[15], *(void **)a[16]);
+        attn_bwd_q_f32(*(long long *)a[0], *(int *)a[1], *(void **)a[2], *(int *)a[3], *(int *)a[4], *(int *)a[5], *(void **)a[6], *(void **)a[7], *(int *)a[8], *(void **)a[9], *(void **)a[10], *(void **)a[11], *(void **)a[12], *(int *)a[13], *(void **)a[14], *(int *)a[15], *(void **)a[16]);
         return 0;
     case 10:
-        attn_bwd_k_f32(*(long long *)a[0], *(int *)a[1], *(void **)a[2], *(int *)a[3], *(int *)a[4], *(int *)a[5], *(void **)a[6], *(void **)a[7], *(int *)a[8], *(void **)a[9], *(void **)a[10], *(void **)a[11], *(void **)a[12], *(void **)a[13]);
+        attn_bwd_q_f64(*(long long *)a[0], *(int *)a[1], *(void **)a[2], *(int *)a[3], *(int *)a[4], *(int *)a[5], *(void **)a[6], *(void **)a[7], *(int *)a[8], *(void **)a[9], *(void **)a[10], *(void **)a[11], *(void **)a[12], *(int *)a[13], *(void **)a[14], *(int *)a[15], *(void **)a[16]);
         return 0;
     case 11:
-        attn_bwd_k_f64(*(long long *)a[0], *(int *)a[1], *(void **)a[2], *(int *)a[3], *(int *)a[4], *(int *)a[5], *(void **)a[6], *(void **)a[7], *(int *)a[8], *(void **)a[9], *(void **)a[10], *(void **)a[11], *(void **)a[12], *(void **)a[13]);
+        attn_bwd_k_f32(*(long long *)a[0], *(int *)a[1], *(void **)a[2], *(int *)a[3], *(int *)a[4], *(int *)a[5], *(void **)a[6], *(void **)a[7], *(int *)a[8], *(void **)a[9], *(void **)a[10], *(void **)a[11], *(void **)a[12], *(void **)a[13]);
         return 0;
     case 12:
-        attn_dot_rows_f32(*(long long *)a[0], *(int *)a[1], *(void **)a[2], *(int *)a[3], *(int *)a[4], *(void **)a[5], *(void **)a[6]);
+        attn_bwd_k_f64(*(long long *)a[0], *(int *)a[1], *(void **)a[2], *(int *)a[3], *(int *)a[4], *(int *)a[5], *(void **)a[6], *(void **)a[7], *(int *)a[8], *(void **)a[9], *(void **)a[10], *(void **)a[11], *(void **)a[12], *(void **)a[13]);
         return 0;
     case 13:
-        attn_dot_rows_f64(*(long long *)a[0], *(int *)a[1], *(void **)a[2], *(int *)a[3], *(int *)a[4], *(void **)a[5], *(void **)a[6]);
+        attn_dot_rows_f32(*(long long *)a[0], *(int *)a[1], *(void **)a[2], *(int *)a[3], *(int *)a[4], *(void **)a[5], *(void **)a[6]);
         return 0;
     case 14:
-        attn_dot_coef_f32(*(long long *)a[0], *(int *)a[1], *(void **)a[2], *(int *)a[3], *(int *)a[4], *(void **)a[5], *(void **)a[6], *(void **)a[7], *(void **)a[8], *(void **)a[9], *(int *)a[10], *(void **)a[11]);
+        attn_dot_rows_f64(*(long long *)a[0], *(int *)a[1], *(void **)a[2], *(int *)a[3], *(int *)a[4], *(void **)a[5], *(void **)a[6]);
         return 0;
     case 15:
-        attn_dot_coef_f64(*(long long *)a[0], *(int *)a[1], *(void **)a[2], *(int *)a[3], *(int *)a[4], *(void **)a[5], *(void **)a[6], *(void **)a[7], *(void **)a[8], *(void **)a[9], *(int *)a[10], *(void **)a[11]);
+        attn_dot_coef_f32(*(long long *)a[0], *(int *)a[1], *(void **)a[2], *(int *)a[3], *(int *)a[4], *(void **)a[5], *(void **)a[6], *(void **)a[7], *(void **)a[8], *(void **)a[9], *(int *)a[10], *(void **)a[11]);
         return 0;
     case 16:
-        attn_rows_part_f32(*(long long *)a[0], *(void **)a[1], *(int *)a[2], *(int *)a[3], *(int *)a[4], *(void **)a[5], *(void **)a[6], *(void **)a[7], *(void **)a[8]);
+        attn_dot_coef_f64(*(long long *)a[0], *(int *)a[1], *(void **)a[2], *(int *)a[3], *(int *)a[4], *(void **)a[5], *(void **)a[6], *(void **)a[7], *(void **)a[8], *(void **)a[9], *(int *)a[10], *(void **)a[11]);
         return 0;
     case 17:
-        attn_rows_part_f64(*(long long *)a[0], *(void **)a[1], *(int *)a[2], *(int *)a[3], *(int *)a[4], *(void **)a[5], *(void **)a[6], *(void **)a[7], *(void **)a[8]);
+        attn_rows_part_f32(*(long long *)a[0], *(void **)a[1], *(int *)a[2], *(int *)a[3], *(int *)a[4], *(void **)a[5], *(void **)a[6], *(void **)a[7], *(void **)a[8]);
         return 0;
     case 18:
-        attn_rows_join(*(long long *)a[0], *(int *)a[1], *(void **)a[2], *(void **)a[3], *(void **)a[4]);
+        attn_rows_part_f64(*(long long *)a[0], *(void **)a[1], *(int *)a[2], *(int *)a[3], *(int *)a[4], *(void **)a[5], *(void **)a[6], *(void **)a[7], *(void **)a[8]);
         return 0;
     case 19:
-        attn_rows_apply_f32(*(long long *)a[0], *(int *)a[1], *(void **)a[2], *(int *)a[3], *(int *)a[4], *(void **)a[5], *(void **)a[6], *(void **)a[7]);
+        attn_rows_join(*(long long *)a[0], *(int *)a[1], *(void **)a[2], *(void **)a[3], *(void **)a[4]);
         return 0;
     case 20:
-        attn_rows_apply_f64(*(long long *)a[0], *(int *)a[1], *(void **)a[2], *(int *)a[3], *(int *)a[4], *(void **)a[5], *(void **)a[6], *(void **)a[7]);
+        attn_rows_apply_f32(*(long long *)a[0], *(int *)a[1], *(void **)a[2], *(int *)a[3], *(int *)a[4], *(void **)a[5], *(void **)a[6], *(void **)a[7]);
         return 0;
     case 21:
-        attn_coef_part_f32(*(long long *)a[0], *(int *)a[1], *(int *)a[2], *(void **)a[3], *(void **)a[4], *(void **)a[5]);
+        attn_rows_apply_f64(*(long long *)a[0], *(int *)a[1], *(void **)a[2], *(int *)a[3], *(int *)a[4], *(void **)a[5], *(void **)a[6], *(void **)a[7]);
         return 0;
     case 22:
-        attn_coef_part_f64(*(long long *)a[0], *(int *)a[1], *(int *)a[2], *(void **)a[3], *(void **)a[4], *(void **)a[5]);
+        attn_coef_part_f32(*(long long *)a[0], *(int *)a[1], *(int *)a[2], *(void **)a[3], *(void **)a[4], *(void **)a[5]);
         return 0;
     case 23:
-        attn_part_join(*(long long *)a[0], *(int *)a[1], *(void **)a[2], *(void **)a[3]);
+        attn_coef_part_f64(*(long long *)a[0], *(int *)a[1], *(int *)a[2], *(void **)a[3], *(void **)a[4], *(void **)a[5]);
         return 0;
     case 24:
-        attn_coef_chunk_f32(*(long long *)a[0], *(int *)a[1], *(void **)a[2], *(int *)a[3], *(int *)a[4], *(int *)a[5], *(void **)a[6], *(void **)a[7], *(void **)a[8], *(void **)a[9], *(void **)a[10], *(void **)a[11], *(int *)a[12], *(void **)a[13]);
+        attn_part_join(*(long long *)a[0], *(int *)a[1], *(void **)a[2], *(void **)a[3]);
         return 0;
     case 25:
-        attn_coef_chunk_f64(*(long long *)a[0], *(int *)a[1], *(void **)a[2], *(int *)a[3], *(int *)a[4], *(int *)a[5], *(void **)a[6], *(void **)a[7], *(void **)a[8], *(void **)a[9], *(void **)a[10], *(void **)a[11], *(int *)a[12], *(void **)a[13]);
+        attn_coef_chunk_f32(*(long long *)a[0], *(int *)a[1], *(void **)a[2], *(int *)a[3], *(int *)a[4], *(int *)a[5], *(void **)a[6], *(void **)a[7], *(void **)a[8], *(void **)a[9], *(void **)a[10], *(void **)a[11], *(int *)a[12], *(void **)a[13]);
         return 0;
     case 26:
-        attn_g_add(*(long long *)a[0], *(long long *)a[1], *(void **)a[2], *(void **)a[3]);
+        attn_coef_chunk_f64(*(long long *)a[0], *(int *)a[1], *(void **)a[2], *(int *)a[3], *(int *)a[4], *(int *)a[5], *(void **)a[6], *(void **)a[7], *(void **)a[8], *(void **)a[9], *(void **)a[10], *(void **)a[11], *(int *)a[12], *(void **)a[13]);
         return 0;
     case 27:
-        ew_unary_f32(*(long long *)a[0], *(int *)a[1], *(void **)a[2], *(void **)a[3]);
+        attn_g_add(*(long long *)a[0], *(long long *)a[1], *(void **)a[2], *(void **)a[3]);
         return 0;
     case 28:
-        ew_unary_f64(*(long long *)a[0], *(int *)a[1], *(void **)a[2], *(void **)a[3]);
+        ew_unary_f32(*(long long *)a[0], *(int *)a[1], *(void **)a[2], *(void **)a[3]);
         return 0;
     case 29:
-        ew_binary_f32(*(long long *)a[0], *(int *)a[1], *(void **)a[2], *(long long *)a[3], *(void **)a[4], *(long long *)a[5], *(void **)a[6]);
+        ew_unary_f64(*(long long *)a[0], *(int *)a[1], *(void **)a[2], *(void **)a[3]);
         return 0;
     case 30:
-        ew_binary_f64(*(long long *)a[0], *(int *)a[1], *(void **)a[2], *(long long *)a[3], *(void **)a[4], *(long long *)a[5], *(void **)a[6]);
+        ew_binary_f32(*(long long *)a[0], *(int *)a[1], *(void **)a[2], *(long long *)a[3], *(void **)a[4], *(long long *)a[5], *(void **)a[6]);
         return 0;
     case 31:
-        gelu_f32(*(long long *)a[0], *(void **)a[1], *(void **)a[2]);
+        ew_binary_f64(*(long long *)a[0], *(int *)a[1], *(void **)a[2], *(long long *)a[3], *(void **)a[4], *(long long *)a[5], *(void **)a[6]);
         return 0;
     case 32:
-        gelu_grad_f32(*(long long *)a[0], *(void **)a[1], *(void **)a[2], *(void **)a[3]);
+        gelu_f32(*(long long *)a[0], *(void **)a[1], *(void **)a[2]);
         return 0;
     case 33:
-        gelu_f64(*(long long *)a[0], *(void **)a[1], *(void **)a[2]);
+        gelu_grad_f32(*(long long *)a[0], *(void **)a[1], *(void **)a[2], *(void **)a[3]);
         return 0;
     case 34:
-        gelu_grad_f64(*(long long *)a[0], *(void **)a[1], *(void **)a[2], *(void **)a[3]);
+        gelu_f64(*(long long *)a[0], *(void **)a[1], *(void **)a[2]);
         return 0;
     case 35:
-        grad_part_f32(*(long long *)a[0], *(long long *)a[1], *(void **)a[2], *(void **)a[3]);
+        gelu_grad_f64(*(long long *)a[0], *(void **)a[1], *(void **)a[2], *(void **)a[3]);
         return 0;
     case 36:
-        grad_part_f64(*(long long *)a[0], *(long long *)a[1], *(void **)a[2], *(void **)a[3]);
+        grad_part_multi_f32(*(long long *)a[0], *(int *)a[1], *(void **)a[2], *(void **)a[3]);
         return 0;
     case 37:
-        grad_join(*(long long *)a[0], *(int *)a[1], *(void **)a[2], *(void **)a[3]);
+        grad_part_multi_f64(*(long long *)a[0], *(int *)a[1], *(void **)a[2], *(void **)a[3]);
         return 0;
     case 38:
-        head_weights_f32(*(long long *)a[0], *(int *)a[1], *(void **)a[2], *(int *)a[3], *(void **)a[4], *(void **)a[5]);
+        grad_join_multi(*(long long *)a[0], *(int *)a[1], *(void **)a[2], *(void **)a[3], *(void **)a[4], *(void **)a[5]);
         return 0;
     case 39:
-        head_weights_f64(*(long long *)a[0], *(int *)a[1], *(void **)a[2], *(int *)a[3], *(void **)a[4], *(void **)a[5]);
+        step_finish_f32(*(long long *)a[0], *(int *)a[1], *(void **)a[2], *(void **)a[3], *(double *)a[4], *(void **)a[5], *(void **)a[6]);
         return 0;
     case 40:
-        head_dscores_f32(*(long long *)a[0], *(int *)a[1], *(void **)a[2], *(int *)a[3], *(void **)a[4], *(void **)a[5], *(void **)a[6], *(void **)a[7]);
+        step_finish_f64(*(long long *)a[0], *(int *)a[1], *(void **)a[2], *(void **)a[3], *(double *)a[4], *(void **)a[5], *(void **)a[6]);
         return 0;
     case 41:
-        head_dscores_f64(*(long long *)a[0], *(int *)a[1], *(void **)a[2], *(int *)a[3], *(void **)a[4], *(void **)a[5], *(void **)a[6], *(void **)a[7]);
+        head_weights_f32(*(long long *)a[0], *(int *)a[1], *(void **)a[2], *(int *)a[3], *(void **)a[4], *(void **)a[5]);
         return 0;
     case 42:
-        ln_stats_f32(*(long long *)a[0], *(int *)a[1], *(double *)a[2], *(void **)a[3], *(void **)a[4]);
+        head_weights_f64(*(long long *)a[0], *(int *)a[1], *(void **)a[2], *(int *)a[3], *(void **)a[4], *(void **)a[5]);
         return 0;
     case 43:
-        ln_stats_f64(*(long long *)a[0], *(int *)a[1], *(double *)a[2], *(void **)a[3], *(void **)a[4]);
+        head_dscores_f32(*(long long *)a[0], *(int *)a[1], *(void **)a[2], *(int *)a[3], *(void **)a[4], *(void **)a[5], *(void **)a[6], *(void **)a[7]);
         return 0;
     case 44:
-        ln_fwd_f32(*(long long *)a[0], *(int *)a[1], *(double *)a[2], *(int *)a[3], *(void **)a[4], *(void **)a[5], *(void **)a[6], *(void **)a[7]);
+        head_dscores_f64(*(long long *)a[0], *(int *)a[1], *(void **)a[2], *(int *)a[3], *(void **)a[4], *(void **)a[5], *(void **)a[6], *(void **)a[7]);
         return 0;
     case 45:
-        ln_fwd_f64(*(long long *)a[0], *(int *)a[1], *(double *)a[2], *(int *)a[3], *(void **)a[4], *(void **)a[5], *(void **)a[6], *(void **)a[7]);
+        ln_stats_f32(*(long long *)a[0], *(int *)a[1], *(double *)a[2], *(void **)a[3], *(void **)a[4]);
         return 0;
     case 46:
-        ln_grad_f32(*(long long *)a[0], *(int *)a[1], *(double *)a[2], *(void **)a[3], *(void **)a[4], *(void **)a[5], *(void **)a[6]);
+        ln_stats_f64(*(long long *)a[0], *(int *)a[1], *(double *)a[2], *(void **)a[3], *(void **)a[4]);
         return 0;
     case 47:
-        ln_grad_f64(*(long long *)a[0], *(int *)a[1], *(double *)a[2], *(void **)a[3], *(void **)a[4], *(void **)a[5], *(void **)a[6]);
+        ln_fwd_f32(*(long long *)a[0], *(int *)a[1], *(double *)a[2], *(int *)a[3], *(void **)a[4], *(void **)a[5], *(void **)a[6], *(void **)a[7]);
         return 0;
     case 48:
-        ln_mean_grad_f32(*(long long *)a[0], *(int *)a[1], *(void **)a[2], *(void **)a[3]);
+        ln_fwd_f64(*(long long *)a[0], *(int *)a[1], *(double *)a[2], *(int *)a[3], *(void **)a[4], *(void **)a[5], *(void **)a[6], *(void **)a[7]);
         return 0;
     case 49:
-        ln_mean_grad_f64(*(long long *)a[0], *(int *)a[1], *(void **)a[2], *(void **)a[3]);
+        ln_grad_f32(*(long long *)a[0], *(int *)a[1], *(double *)a[2], *(void **)a[3], *(void **)a[4], *(void **)a[5], *(void **)a[6]);
         return 0;
     case 50:
-        ln_param_grad_f32(*(long long *)a[0], *(long long *)a[1], *(int *)a[2], *(void **)a[3], *(void **)a[4], *(void **)a[5], *(void **)a[6]);
+        ln_grad_f64(*(long long *)a[0], *(int *)a[1], *(double *)a[2], *(void **)a[3], *(void **)a[4], *(void **)a[5], *(void **)a[6]);
         return 0;
     case 51:
-        ln_param_grad_f64(*(long long *)a[0], *(long long *)a[1], *(int *)a[2], *(void **)a[3], *(void **)a[4], *(void **)a[5], *(void **)a[6]);
+        ln_mean_grad_f32(*(long long *)a[0], *(int *)a[1], *(void **)a[2], *(void **)a[3]);
         return 0;
     case 52:
-        ln_part_f32(*(long long *)a[0], *(int *)a[1], *(int *)a[2], *(int *)a[3], *(void **)a[4], *(void **)a[5], *(void **)a[6], *(void **)a[7], *(void **)a[8]);
+        ln_mean_grad_f64(*(long long *)a[0], *(int *)a[1], *(void **)a[2], *(void **)a[3]);
         return 0;
     case 53:
-        ln_part_f64(*(long long *)a[0], *(int *)a[1], *(int *)a[2], *(int *)a[3], *(void **)a[4], *(void **)a[5], *(void **)a[6], *(void **)a[7], *(void **)a[8]);
+        ln_param_grad_f32(*(long long *)a[0], *(long long *)a[1], *(int *)a[2], *(void **)a[3], *(void **)a[4], *(void **)a[5], *(void **)a[6]);
         return 0;
     case 54:
-        ln_join_f32(*(long long *)a[0], *(int *)a[1], *(int *)a[2], *(int *)a[3], *(double *)a[4], *(void **)a[5], *(void **)a[6]);
+        ln_param_grad_f64(*(long long *)a[0], *(long long *)a[1], *(int *)a[2], *(void **)a[3], *(void **)a[4], *(void **)a[5], *(void **)a[6]);
         return 0;
     case 55:
-        ln_join_f64(*(long long *)a[0], *(int *)a[1], *(int *)a[2], *(int *)a[3], *(double *)a[4], *(void **)a[5], *(void **)a[6]);
+        ln_part_f32(*(long long *)a[0], *(int *)a[1], *(int *)a[2], *(int *)a[3], *(void **)a[4], *(void **)a[5], *(void **)a[6], *(void **)a[7], *(void **)a[8]);
         return 0;
     case 56:
-        ln_fwd_apply_f32(*(long long *)a[0], *(int *)a[1], *(int *)a[2], *(void **)a[3], *(void **)a[4], *(void **)a[5], *(void **)a[6], *(void **)a[7]);
+        ln_part_f64(*(long long *)a[0], *(int *)a[1], *(int *)a[2], *(int *)a[3], *(void **)a[4], *(void **)a[5], *(void **)a[6], *(void **)a[7], *(void **)a[8]);
         return 0;
     case 57:
-        ln_fwd_apply_f64(*(long long *)a[0], *(int *)a[1], *(int *)a[2], *(void **)a[3], *(void **)a[4], *(void **)a[5], *(void **)a[6], *(void **)a[7]);
+        ln_join_f32(*(long long *)a[0], *(int *)a[1], *(int *)a[2], *(int *)a[3], *(double *)a[4], *(void **)a[5], *(void **)a[6]);
         return 0;
     case 58:
-        ln_grad_apply_f32(*(long long *)a[0], *(int *)a[1], *(void **)a[2], *(void **)a[3], *(void **)a[4], *(void **)a[5], *(void **)a[6]);
+        ln_join_f64(*(long long *)a[0], *(int *)a[1], *(int *)a[2], *(int *)a[3], *(double *)a[4], *(void **)a[5], *(void **)a[6]);
         return 0;
     case 59:
-        ln_grad_apply_f64(*(long long *)a[0], *(int *)a[1], *(void **)a[2], *(void **)a[3], *(void **)a[4], *(void **)a[5], *(void **)a[6]);
+        ln_fwd_apply_f32(*(long long *)a[0], *(int *)a[1], *(int *)a[2], *(void **)a[3], *(void **)a[4], *(void **)a[5], *(void **)a[6], *(void **)a[7]);
         return 0;
     case 60:
-        ln_fill_f32(*(long long *)a[0], *(int *)a[1], *(void **)a[2], *(void **)a[3]);
+        ln_fwd_apply_f64(*(long long *)a[0], *(int *)a[1], *(int *)a[2], *(void **)a[3], *(void **)a[4], *(void **)a[5], *(void **)a[6], *(void **)a[7]);
         return 0;
     case 61:
-        ln_fill_f64(*(long long *)a[0], *(int *)a[1], *(void **)a[2], *(void **)a[3]);
+        ln_grad_apply_f32(*(long long *)a[0], *(int *)a[1], *(void **)a[2], *(void **)a[3], *(void **)a[4], *(void **)a[5], *(void **)a[6]);
         return 0;
     case 62:
-        ln_param_part_f32(*(long long *)a[0], *(long long *)a[1], *(int *)a[2], *(int *)a[3], *(int *)a[4], *(void **)a[5], *(void **)a[6], *(void **)a[7], *(void **)a[8]);
+        ln_grad_apply_f64(*(long long *)a[0], *(int *)a[1], *(void **)a[2], *(void **)a[3], *(void **)a[4], *(void **)a[5], *(void **)a[6]);
         return 0;
     case 63:
-        ln_param_part_f64(*(long long *)a[0], *(long long *)a[1], *(int *)a[2], *(int *)a[3], *(int *)a[4], *(void **)a[5], *(void **)a[6], *(void **)a[7], *(void **)a[8]);
+        ln_fill_f32(*(long long *)a[0], *(int *)a[1], *(void **)a[2], *(void **)a[3]);
         return 0;
     case 64:
-        fill_f32(*(long long *)a[0], *(float *)a[1], *(void **)a[2]);
+        ln_fill_f64(*(long long *)a[0], *(int *)a[1], *(void **)a[2], *(void **)a[3]);
         return 0;
     case 65:
-        fill_f64(*(long long *)a[0], *(double *)a[1], *(void **)a[2]);
+        ln_param_part_f32(*(long long *)a[0], *(long long *)a[1], *(int *)a[2], *(int *)a[3], *(int *)a[4], *(void **)a[5], *(void **)a[6], *(void **)a[7], *(void **)a[8]);
         return 0;
     case 66:
-        axpy_f32(*(long long *)a[0], *(float *)a[1], *(void **)a[2], *(void **)a[3]);
+        ln_param_part_f64(*(long long *)a[0], *(long long *)a[1], *(int *)a[2], *(int *)a[3], *(int *)a[4], *(void **)a[5], *(void **)a[6], *(void **)a[7], *(void **)a[8]);
         return 0;
     case 67:
-        axpy_f64(*(long long *)a[0], *(double *)a[1], *(void **)a[2], *(void **)a[3]);
+        fill_f32(*(long long *)a[0], *(float *)a[1], *(void **)a[2]);
         return 0;
     case 68:
-        scale_f32(*(long long *)a[0], *(float *)a[1], *(void **)a[2]);
+        fill_f64(*(long long *)a[0], *(double *)a[1], *(void **)a[2]);
         return 0;
     case 69:
-        scale_f64(*(long long *)a[0], *(double *)a[1], *(void **)a[2]);
+        axpy_f32(*(long long *)a[0], *(float *)a[1], *(void **)a[2], *(void **)a[3]);
         return 0;
     case 70:
-        iota_f32(*(long long *)a[0], *(float *)a[1], *(float *)a[2], *(int *)a[3], *(void **)a[4]);
+        axpy_f64(*(long long *)a[0], *(double *)a[1], *(void **)a[2], *(void **)a[3]);
         return 0;
     case 71:
-        iota_f64(*(long long *)a[0], *(double *)a[1], *(double *)a[2], *(int *)a[3], *(void **)a[4]);
+        scale_f32(*(long long *)a[0], *(float *)a[1], *(void **)a[2]);
         return 0;
     case 72:
-        sum_f32(*(long long *)a[0], *(void **)a[1], *(void **)a[2]);
+        scale_f64(*(long long *)a[0], *(double *)a[1], *(void **)a[2]);
         return 0;
     case 73:
-        sum_f64(*(long long *)a[0], *(void **)a[1], *(void **)a[2]);
+        iota_f32(*(long long *)a[0], *(float *)a[1], *(float *)a[2], *(int *)a[3], *(void **)a[4]);
         return 0;
     case 74:
-        gemm_naive_f32(*(long long *)a[0], *(int *)a[1], *(int *)a[2], *(int *)a[3], *(int *)a[4], *(int *)a[5], *(double *)a[6], *(void **)a[7], *(int *)a[8], *(long long *)a[9], *(void **)a[10], *(int *)a[11], *(long long *)a[12], *(double *)a[13], *(void **)a[14], *(int *)a[15], *(long long *)a[16]);
+        iota_f64(*(long long *)a[0], *(double *)a[1], *(double *)a[2], *(int *)a[3], *(void **)a[4]);
         return 0;
     case 75:
-        gemm_naive_f64(*(long long *)a[0], *(int *)a[1], *(int *)a[2], *(int *)a[3], *(int *)a[4], *(int *)a[5], *(double *)a[6], *(void **)a[7], *(int *)a[8], *(long long *)a[9], *(void **)a[10], *(int *)a[11], *(long long *)a[12], *(double *)a[13], *(void **)a[14], *(int *)a[15], *(long long *)a[16]);
+        sum_f32(*(long long *)a[0], *(void **)a[1], *(void **)a[2]);
         return 0;
     case 76:
-        repeat_f32(*(long long *)a[0], *(void **)a[1], *(void **)a[2], *(long long *)a[3], *(long long *)a[4], *(long long *)a[5]);
+        sum_f64(*(long long *)a[0], *(void **)a[1], *(void **)a[2]);
         return 0;
     case 77:
-        repeat_f64(*(long long *)a[0], *(void **)a[1], *(void **)a[2], *(long long *)a[3], *(long long *)a[4], *(long long *)a[5]);
+        gemm_naive_f32(*(long long *)a[0], *(int *)a[1], *(int *)a[2], *(int *)a[3], *(int *)a[4], *(int *)a[5], *(double *)a[6], *(void **)a[7], *(int *)a[8], *(long long *)a[9], *(void **)a[10], *(int *)a[11], *(long long *)a[12], *(double *)a[13], *(void **)a[14], *(int *)a[15], *(long long *)a[16]);
         return 0;
     case 78:
-        band_copy_f32(*(long long *)a[0], *(void **)a[1], *(void **)a[2], *(long long *)a[3], *(long long *)a[4], *(long long *)a[5], *(long long *)a[6], *(long long *)a[7], *(long long *)a[8]);
+        gemm_naive_f64(*(long long *)a[0], *(int *)a[1], *(int *)a[2], *(int *)a[3], *(int *)a[4], *(int *)a[5], *(double *)a[6], *(void **)a[7], *(int *)a[8], *(long long *)a[9], *(void **)a[10], *(int *)a[11], *(long long *)a[12], *(double *)a[13], *(void **)a[14], *(int *)a[15], *(long long *)a[16]);
         return 0;
     case 79:
-        band_copy_f64(*(long long *)a[0], *(void **)a[1], *(void **)a[2], *(long long *)a[3], *(long long *)a[4], *(long long *)a[5], *(long long *)a[6], *(long long *)a[7], *(long long *)a[8]);
+        repeat_f32(*(long long *)a[0], *(void **)a[1], *(void **)a[2], *(long long *)a[3], *(long long *)a[4], *(long long *)a[5]);
         return 0;
     case 80:
-        permute4_f32(*(long long *)a[0], *(void **)a[1], *(void **)a[2], *(long long *)a[3], *(long long *)a[4], *(long long *)a[5], *(long long *)a[6], *(long long *)a[7], *(long long *)a[8], *(long long *)a[9]);
+        repeat_f64(*(long long *)a[0], *(void **)a[1], *(void **)a[2], *(long long *)a[3], *(long long *)a[4], *(long long *)a[5]);
         return 0;
     case 81:
-        permute4_f64(*(long long *)a[0], *(void **)a[1], *(void **)a[2], *(long long *)a[3], *(long long *)a[4], *(long long *)a[5], *(long long *)a[6], *(long long *)a[7], *(long long *)a[8], *(long long *)a[9]);
+        band_copy_f32(*(long long *)a[0], *(void **)a[1], *(void **)a[2], *(long long *)a[3], *(long long *)a[4], *(long long *)a[5], *(long long *)a[6], *(long long *)a[7], *(long long *)a[8]);
         return 0;
     case 82:
-        reduce4_f32(*(long long *)a[0], *(void **)a[1], *(void **)a[2], *(long long *)a[3], *(long long *)a[4], *(long long *)a[5], *(long long *)a[6], *(int *)a[7]);
+        band_copy_f64(*(long long *)a[0], *(void **)a[1], *(void **)a[2], *(long long *)a[3], *(long long *)a[4], *(long long *)a[5], *(long long *)a[6], *(long long *)a[7], *(long long *)a[8]);
         return 0;
     case 83:
-        reduce4_f64(*(long long *)a[0], *(void **)a[1], *(void **)a[2], *(long long *)a[3], *(long long *)a[4], *(long long *)a[5], *(long long *)a[6], *(int *)a[7]);
+        permute4_f32(*(long long *)a[0], *(void **)a[1], *(void **)a[2], *(long long *)a[3], *(long long *)a[4], *(long long *)a[5], *(long long *)a[6], *(long long *)a[7], *(long long *)a[8], *(long long *)a[9]);
         return 0;
     case 84:
-        reduce4_part_f32(*(long long *)a[0], *(void **)a[1], *(void **)a[2], *(long long *)a[3], *(long long *)a[4], *(long long *)a[5], *(long long *)a[6], *(int *)a[7], *(long long *)a[8], *(int *)a[9]);
+        permute4_f64(*(long long *)a[0], *(void **)a[1], *(void **)a[2], *(long long *)a[3], *(long long *)a[4], *(long long *)a[5], *(long long *)a[6], *(long long *)a[7], *(long long *)a[8], *(long long *)a[9]);
         return 0;
     case 85:
-        reduce_join_f32(*(long long *)a[0], *(long long *)a[1], *(void **)a[2], *(void **)a[3]);
+        reduce4_f32(*(long long *)a[0], *(void **)a[1], *(void **)a[2], *(long long *)a[3], *(long long *)a[4], *(long long *)a[5], *(long long *)a[6], *(int *)a[7]);
         return 0;
     case 86:
-        reduce4_part_f64(*(long long *)a[0], *(void **)a[1], *(void **)a[2], *(long long *)a[3], *(long long *)a[4], *(long long *)a[5], *(long long *)a[6], *(int *)a[7], *(long long *)a[8], *(int *)a[9]);
+        reduce4_f64(*(long long *)a[0], *(void **)a[1], *(void **)a[2], *(long long *)a[3], *(long long *)a[4], *(long long *)a[5], *(long long *)a[6], *(int *)a[7]);
         return 0;
     case 87:
-        reduce_join_f64(*(long long *)a[0], *(long long *)a[1], *(void **)a[2], *(void **)a[3]);
+        reduce4_part_f32(*(long long *)a[0], *(void **)a[1], *(void **)a[2], *(long long *)a[3], *(long long *)a[4], *(long long *)a[5], *(long long *)a[6], *(int *)a[7], *(long long *)a[8], *(int *)a[9]);
         return 0;
     case 88:
-        cast_acc_f32(*(long long *)a[0], *(void **)a[1], *(void **)a[2]);
+        reduce_join_f32(*(long long *)a[0], *(long long *)a[1], *(void **)a[2], *(void **)a[3]);
         return 0;
     case 89:
-        cast_acc_f64(*(long long *)a[0], *(void **)a[1], *(void **)a[2]);
+        reduce4_part_f64(*(long long *)a[0], *(void **)a[1], *(void **)a[2], *(long long *)a[3], *(long long *)a[4], *(long long *)a[5], *(long long *)a[6], *(int *)a[7], *(long long *)a[8], *(int *)a[9]);
         return 0;
     case 90:
-        softmax_rows_f32(*(long long *)a[0], *(int *)a[1], *(int *)a[2], *(void **)a[3], *(void **)a[4]);
+        reduce_join_f64(*(long long *)a[0], *(long long *)a[1], *(void **)a[2], *(void **)a[3]);
         return 0;
     case 91:
-        softmax_rows_f64(*(long long *)a[0], *(int *)a[1], *(int *)a[2], *(void **)a[3], *(void **)a[4]);
+        cast_acc_f32(*(long long *)a[0], *(void **)a[1], *(void **)a[2]);
         return 0;
     case 92:
-        softmax_grad_rows_f32(*(long long *)a[0], *(int *)a[1], *(int *)a[2], *(void **)a[3], *(void **)a[4], *(void **)a[5]);
+        cast_acc_f64(*(long long *)a[0], *(void **)a[1], *(void **)a[2]);
         return 0;
     case 93:
-        softmax_grad_rows_f64(*(long long *)a[0], *(int *)a[1], *(int *)a[2], *(void **)a[3], *(void **)a[4], *(void **)a[5]);
+        softmax_rows_f32(*(long long *)a[0], *(int *)a[1], *(int *)a[2], *(void **)a[3], *(void **)a[4]);
         return 0;
     case 94:
-        gather_rows_f32(*(long long *)a[0], *(void **)a[1], *(void **)a[2], *(int *)a[3], *(void **)a[4]);
+        softmax_rows_f64(*(long long *)a[0], *(int *)a[1], *(int *)a[2], *(void **)a[3], *(void **)a[4]);
         return 0;
     case 95:
-        gather_rows_f64(*(long long *)a[0], *(void **)a[1], *(void **)a[2], *(int *)a[3], *(void **)a[4]);
+        softmax_grad_rows_f32(*(long long *)a[0], *(int *)a[1], *(int *)a[2], *(void **)a[3], *(void **)a[4], *(void **)a[5]);
         return 0;
     case 96:
-        scatter_rows_f32(*(long long *)a[0], *(void **)a[1], *(void **)a[2], *(int *)a[3], *(void **)a[4]);
+        softmax_grad_rows_f64(*(long long *)a[0], *(int *)a[1], *(int *)a[2], *(void **)a[3], *(void **)a[4], *(void **)a[5]);
         return 0;
     case 97:
-        scatter_rows_f64(*(long long *)a[0], *(void **)a[1], *(void **)a[2], *(int *)a[3], *(void **)a[4]);
+        gather_rows_f32(*(long long *)a[0], *(void **)a[1], *(void **)a[2], *(int *)a[3], *(void **)a[4]);
         return 0;
     case 98:
-        gather_cols_f32(*(long long *)a[0], *(void **)a[1], *(void **)a[2], *(int *)a[3], *(int *)a[4], *(void **)a[5]);
+        gather_rows_f64(*(long long *)a[0], *(void **)a[1], *(void **)a[2], *(int *)a[3], *(void **)a[4]);
         return 0;
     case 99:
-        gather_cols_f64(*(long long *)a[0], *(void **)a[1], *(void **)a[2], *(int *)a[3], *(int *)a[4], *(void **)a[5]);
+        scatter_rows_f32(*(long long *)a[0], *(void **)a[1], *(void **)a[2], *(int *)a[3], *(void **)a[4]);
         return 0;
     case 100:
-        scatter_cols_f32(*(long long *)a[0], *(void **)a[1], *(void **)a[2], *(int *)a[3], *(int *)a[4], *(void **)a[5]);
+        scatter_rows_f64(*(long long *)a[0], *(void **)a[1], *(void **)a[2], *(int *)a[3], *(void **)a[4]);
         return 0;
     case 101:
-        scatter_cols_f64(*(long long *)a[0], *(void **)a[1], *(void **)a[2], *(int *)a[3], *(int *)a[4], *(void **)a[5]);
+        gather_cols_f32(*(long long *)a[0], *(void **)a[1], *(void **)a[2], *(int *)a[3], *(int *)a[4], *(void **)a[5]);
         return 0;
     case 102:
-        col_sum_part_f32(*(long long *)a[0], *(long long *)a[1], *(int *)a[2], *(int *)a[3], *(void **)a[4], *(void **)a[5]);
+        gather_cols_f64(*(long long *)a[0], *(void **)a[1], *(void **)a[2], *(int *)a[3], *(int *)a[4], *(void **)a[5]);
         return 0;
     case 103:
-        col_sum_part_f64(*(long long *)a[0], *(long long *)a[1], *(int *)a[2], *(int *)a[3], *(void **)a[4], *(void **)a[5]);
+        scatter_cols_f32(*(long long *)a[0], *(void **)a[1], *(void **)a[2], *(int *)a[3], *(int *)a[4], *(void **)a[5]);
         return 0;
     case 104:
-        col_mean_join(*(long long *)a[0], *(int *)a[1], *(long long *)a[2], *(void **)a[3], *(void **)a[4]);
+        scatter_cols_f64(*(long long *)a[0], *(void **)a[1], *(void **)a[2], *(int *)a[3], *(int *)a[4], *(void **)a[5]);
         return 0;
     case 105:
-        gather_rows_centered_f32(*(long long *)a[0], *(void **)a[1], *(void **)a[2], *(int *)a[3], *(void **)a[4], *(void **)a[5]);
+        col_sum_part_f32(*(long long *)a[0], *(long long *)a[1], *(int *)a[2], *(int *)a[3], *(void **)a[4], *(void **)a[5]);
         return 0;
     case 106:
-        gather_rows_centered_f64(*(long long *)a[0], *(void **)a[1], *(void **)a[2], *(int *)a[3], *(void **)a[4], *(void **)a[5]);
+        col_sum_part_f64(*(long long *)a[0], *(long long *)a[1], *(int *)a[2], *(int *)a[3], *(void **)a[4], *(void **)a[5]);
         return 0;
     case 107:
-        fill_rows_scaled_f32(*(long long *)a[0], *(int *)a[1], *(void **)a[2], *(double *)a[3], *(void **)a[4]);
+        col_mean_join(*(long long *)a[0], *(int *)a[1], *(long long *)a[2], *(void **)a[3], *(void **)a[4]);
         return 0;
     case 108:
-        fill_rows_scaled_f64(*(long long *)a[0], *(int *)a[1], *(void **)a[2], *(double *)a[3], *(void **)a[4]);
+        gather_rows_centered_f32(*(long long *)a[0], *(void **)a[1], *(void **)a[2], *(int *)a[3], *(void **)a[4], *(void **)a[5]);
         return 0;
     case 109:
-        xent_lse_f32(*(long long *)a[0], *(int *)a[1], *(void **)a[2], *(void **)a[3], *(void **)a[4], *(int *)a[5], *(void **)a[6]);
+        gather_rows_centered_f64(*(long long *)a[0], *(void **)a[1], *(void **)a[2], *(int *)a[3], *(void **)a[4], *(void **)a[5]);
         return 0;
     case 110:
-        xent_lse_f64(*(long long *)a[0], *(int *)a[1], *(void **)a[2], *(void **)a[3], *(void **)a[4], *(int *)a[5], *(void **)a[6]);
+        fill_rows_scaled_f32(*(long long *)a[0], *(int *)a[1], *(void **)a[2], *(double *)a[3], *(void **)a[4]);
         return 0;
     case 111:
-        xent_loss_f32(*(long long *)a[0], *(void **)a[1], *(double *)a[2], *(void **)a[3]);
+        fill_rows_scaled_f64(*(long long *)a[0], *(int *)a[1], *(void **)a[2], *(double *)a[3], *(void **)a[4]);
         return 0;
     case 112:
-        xent_loss_f64(*(long long *)a[0], *(void **)a[1], *(double *)a[2], *(void **)a[3]);
+        xent_lse_f32(*(long long *)a[0], *(int *)a[1], *(void **)a[2], *(void **)a[3], *(void **)a[4], *(int *)a[5], *(void **)a[6]);
         return 0;
     case 113:
-        xent_grad_f32(*(long long *)a[0], *(int *)a[1], *(void **)a[2], *(void **)a[3], *(void **)a[4], *(void **)a[5], *(double *)a[6], *(void **)a[7]);
+        xent_lse_f64(*(long long *)a[0], *(int *)a[1], *(void **)a[2], *(void **)a[3], *(void **)a[4], *(int *)a[5], *(void **)a[6]);
         return 0;
     case 114:
-        xent_grad_f64(*(long long *)a[0], *(int *)a[1], *(void **)a[2], *(void **)a[3], *(void **)a[4], *(void **)a[5], *(double *)a[6], *(void **)a[7]);
+        xent_loss_f32(*(long long *)a[0], *(void **)a[1], *(double *)a[2], *(void **)a[3]);
         return 0;
     case 115:
-        xent_lse_part_f32(*(long long *)a[0], *(int *)a[1], *(int *)a[2], *(void **)a[3], *(void **)a[4], *(void **)a[5], *(void **)a[6]);
+        xent_loss_f64(*(long long *)a[0], *(void **)a[1], *(double *)a[2], *(void **)a[3]);
         return 0;
     case 116:
-        xent_lse_part_f64(*(long long *)a[0], *(int *)a[1], *(int *)a[2], *(void **)a[3], *(void **)a[4], *(void **)a[5], *(void **)a[6]);
+        xent_grad_f32(*(long long *)a[0], *(int *)a[1], *(void **)a[2], *(void **)a[3], *(void **)a[4], *(void **)a[5], *(double *)a[6], *(void **)a[7]);
         return 0;
     case 117:
-        xent_lse_join_f32(*(long long *)a[0], *(int *)a[1], *(int *)a[2], *(void **)a[3], *(void **)a[4], *(void **)a[5], *(void **)a[6], *(void **)a[7], *(int *)a[8], *(void **)a[9]);
+        xent_grad_f64(*(long long *)a[0], *(int *)a[1], *(void **)a[2], *(void **)a[3], *(void **)a[4], *(void **)a[5], *(double *)a[6], *(void **)a[7]);
         return 0;
     case 118:
+        xent_lse_part_f32(*(long long *)a[0], *(int *)a[1], *(int *)a[2], *(void **)a[3], *(void **)a[4], *(void **)a[5], *(void **)a[6]);
+        return 0;
+    case 119:
+        xent_lse_part_f64(*(long long *)a[0], *(int *)a[1], *(int *)a[2], *(void **)a[3], *(void **)a[4], *(void **)a[5], *(void **)a[6]);
+        return 0;
+    case 120:
+        xent_lse_join_f32(*(long long *)a[0], *(int *)a[1], *(int *)a[2], *(void **)a[3], *(void **)a[4], *(void **)a[5], *(void **)a[6], *(void **)a[7], *(int *)a[8], *(void **)a[9]);
+        return 0;
+    case 121:
         xent_lse_join_f64(*(long long *)a[0], *(int *)a[1], *(int *)a[2], *(void **)a[3], *(void **)a[4], *(void **)a[5], *(void **)a[6], *(void **)a[7], *(int *)a[8], *(void **)a[9]);
         return 0;
     }

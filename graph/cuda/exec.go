@@ -125,18 +125,14 @@ type Exec struct {
 	closed bool
 	ran    bool
 	runs   int
-	mom    [][2]Ptr        // Adam moments per parameter (exec_update.go)
-	shared map[any]*shared // buffers of fused ops (op_fused.go)
+	shared map[any]*shared  // buffers of fused ops (op_fused.go)
+	upd    updState         // device update and statistics (exec_update.go)
+	cnt    *countingBackend // b, counting launches and waits (Counters)
 	// ResidentParams state: params holds the values of the machine's
 	// parameters; devNewer says a device update made the device copies
 	// the current ones.
 	params   map[*value]bool
 	devNewer bool
-	// DeviceGrads statistics buffers (exec_update.go).
-	statPart, statOut Ptr
-	// badCount: per parameter, the non-finite values the last device
-	// update wrote (adam_update's count; NonFiniteParams).
-	badCount Ptr
 }
 
 // value is one node's device buffer and how it is computed.
@@ -180,7 +176,8 @@ func newExec(b Backend, p *graph.Program, opts ExecOptions) (x *Exec, err error)
 		// The host path has no device updates and keeps nothing resident.
 		opts.ResidentParams, opts.DeviceGrads = false, false
 	}
-	x = &Exec{b: b, prog: p, opts: opts, byNode: map[*G.Node]*value{}}
+	cb := &countingBackend{Backend: b}
+	x = &Exec{b: cb, cnt: cb, prog: p, opts: opts, byNode: map[*G.Node]*value{}}
 	defer func() {
 		if err != nil {
 			x.free()
@@ -356,6 +353,24 @@ func (x *Exec) free() {
 // Run uploads the inputs and parameters, runs the program and downloads the
 // values the machine's callers read.
 func (x *Exec) Run() error {
+	if err := x.enqueue(); err != nil {
+		return err
+	}
+	if err := x.b.Sync(); err != nil {
+		return fmt.Errorf("cuda: %w", err)
+	}
+	if err := x.download(); err != nil {
+		return err
+	}
+	x.ran = true
+	x.runs++
+	return nil
+}
+
+// enqueue uploads the inputs and parameters and queues the program's ops
+// (Run without the wait and the downloads; RunStep queues the update after
+// it).
+func (x *Exec) enqueue() error {
 	if x.closed {
 		return errors.New("cuda: executor is closed")
 	}
@@ -385,14 +400,6 @@ func (x *Exec) Run() error {
 			return fmt.Errorf("op %v (node %q): %w", v.n.Op(), v.n.Name(), err)
 		}
 	}
-	if err := x.b.Sync(); err != nil {
-		return fmt.Errorf("cuda: %w", err)
-	}
-	if err := x.download(); err != nil {
-		return err
-	}
-	x.ran = true
-	x.runs++
 	return nil
 }
 

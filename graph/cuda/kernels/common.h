@@ -111,4 +111,31 @@ GDATTN_DEVICE double gdattn_expm1_f64(double x) { return expm1(x); }
 GDATTN_DEVICE float gdattn_atomic_add_f32(float *p, float v) { return atomicAdd(p, v); }
 GDATTN_DEVICE double gdattn_atomic_add_f64(double *p, double v) { return atomicAdd(p, v); }
 
+/*
+ * Multi-tensor kernels (adam.cu, gradstats.cu) run over several tensors in one
+ * launch: a table of long long in device memory holds the tensors' offsets
+ * (prefix sums of their work items) and addresses (a device address fits a
+ * long long: cast it back with (T *)tab[i]); gdattn_segment finds the tensor
+ * a work item belongs to.
+ */
+
+/* gdattn_segment returns the k in [0, np) with off[k] <= i < off[k+1]. */
+GDATTN_DEVICE int gdattn_segment(const long long *off, int np, long long i) {
+    int lo = 0, hi = np - 1;
+    while (lo < hi) {
+        int mid = (lo + hi + 1) / 2;
+        if (off[mid] <= i)
+            lo = mid;
+        else
+            hi = mid - 1;
+    }
+    return lo;
+}
+
+/*
+ * __dmul_rn is CUDA's product that nvcc never contracts into a fused
+ * multiply-add: the kernels use it where the host rounds a product before
+ * adding (the Adam update's scaled gradient and decay factor).
+ */
+
 #endif /* GDATTN_COMMON_H */

@@ -23,35 +23,70 @@
 typedef unsigned long long CUdeviceptr;
 
 #if defined(GDATTN_EMU_THREADS)
-/* Threaded launches: FAKE_THREADS threads per launch (see kernels/emu.h). */
+/* Threaded launches: FAKE_THREADS threads run each launch (see kernels/emu.h). */
 #include "kernels/emu.h"
 #define FAKE_THREADS 4
 __thread gdattn_dim3 threadIdx;
 gdattn_dim3 blockDim = {FAKE_THREADS, 1, 1};
-struct fake_job {
-    int k, rc;
-    unsigned int t;
-    void **params;
-};
 int gdattn_emu_dispatch(int k, void **a);
+/*
+ * The FAKE_THREADS work threads are created once, at the first launch, and
+ * serve every launch after it: a launch publishes its kernel and arguments
+ * under pool_mu, bumps pool_gen and waits until every thread has run it.
+ * Creating fresh threads for each launch made ThreadSanitizer track one new
+ * thread per work item per launch (hundreds of thousands in the package's
+ * tests), which exhausted its thread bookkeeping and made it die with
+ * "failed to allocate" in long runs.
+ */
+static pthread_mutex_t pool_mu = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t pool_go = PTHREAD_COND_INITIALIZER;
+static pthread_cond_t pool_done = PTHREAD_COND_INITIALIZER;
+static unsigned long long pool_gen;
+static int pool_started, pool_k, pool_pending, pool_rc;
+static void **pool_params;
 static void *fake_thread(void *arg) {
-    struct fake_job *j = arg;
-    threadIdx.x = j->t;
-    j->rc = gdattn_emu_dispatch(j->k, j->params);
+    unsigned long long seen = 0;
+    threadIdx.x = (unsigned int)(uintptr_t)arg;
+    pthread_mutex_lock(&pool_mu);
+    for (;;) {
+        while (pool_gen == seen) pthread_cond_wait(&pool_go, &pool_mu);
+        seen = pool_gen;
+        int k = pool_k;
+        void **params = pool_params;
+        pthread_mutex_unlock(&pool_mu);
+        int rc = gdattn_emu_dispatch(k, params);
+        pthread_mutex_lock(&pool_mu);
+        pool_rc |= rc;
+        if (--pool_pending == 0) pthread_cond_signal(&pool_done);
+    }
     return NULL;
 }
 static int fake_run(int k, void **params) {
-    pthread_t th[FAKE_THREADS];
-    struct fake_job jobs[FAKE_THREADS];
-    int rc = 0;
-    for (unsigned int t = 0; t < FAKE_THREADS; t++) {
-        jobs[t] = (struct fake_job){k, 0, t, params};
-        if (pthread_create(&th[t], NULL, fake_thread, &jobs[t]) != 0) return -1;
+    pthread_mutex_lock(&pool_mu);
+    if (pool_started < FAKE_THREADS) {
+        pthread_attr_t attr;
+        pthread_attr_init(&attr);
+        pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+        for (int t = pool_started; t < FAKE_THREADS; t++) {
+            pthread_t th;
+            if (pthread_create(&th, &attr, fake_thread, (void *)(uintptr_t)t) != 0) {
+                pthread_attr_destroy(&attr);
+                pthread_mutex_unlock(&pool_mu);
+                return -1; /* the next launch makes the rest */
+            }
+            pool_started++;
+        }
+        pthread_attr_destroy(&attr);
     }
-    for (unsigned int t = 0; t < FAKE_THREADS; t++) {
-        pthread_join(th[t], NULL);
-        rc |= jobs[t].rc;
-    }
+    pool_k = k;
+    pool_params = params;
+    pool_rc = 0;
+    pool_pending = FAKE_THREADS;
+    pool_gen++;
+    pthread_cond_broadcast(&pool_go);
+    while (pool_pending > 0) pthread_cond_wait(&pool_done, &pool_mu);
+    int rc = pool_rc;
+    pthread_mutex_unlock(&pool_mu);
     return rc;
 }
 #else
