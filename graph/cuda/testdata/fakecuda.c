@@ -38,6 +38,7 @@ int gdattn_emu_dispatch(int k, void **a);
  * tests), which exhausted its thread bookkeeping and made it die with
  * "failed to allocate" in long runs.
  */
+static pthread_mutex_t launch_mu = PTHREAD_MUTEX_INITIALIZER; /* one launch at a time */
 static pthread_mutex_t pool_mu = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t pool_go = PTHREAD_COND_INITIALIZER;
 static pthread_cond_t pool_done = PTHREAD_COND_INITIALIZER;
@@ -61,7 +62,18 @@ static void *fake_thread(void *arg) {
     }
     return NULL;
 }
+static int fake_run_locked(int k, void **params);
+/*
+ * Launches from several host threads (two executors on two goroutines) take
+ * turns: the pool's state holds one launch at a time.
+ */
 static int fake_run(int k, void **params) {
+    pthread_mutex_lock(&launch_mu);
+    int rc = fake_run_locked(k, params);
+    pthread_mutex_unlock(&launch_mu);
+    return rc;
+}
+static int fake_run_locked(int k, void **params) {
     pthread_mutex_lock(&pool_mu);
     if (pool_started < FAKE_THREADS) {
         pthread_attr_t attr;
