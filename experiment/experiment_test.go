@@ -164,6 +164,13 @@ func TestStorePut(t *testing.T) {
 	if _, err := s.Put(Result{Key: "k", Error: "x"}); err == nil {
 		t.Error("Put of a failure was accepted")
 	}
+	// A key that is not UTF-8 would not read back as itself: refused.
+	if _, err := s.Put(Result{Key: "{\"\x82\":0}", Output: json.RawMessage(`1`)}); err == nil {
+		t.Error("Put of a non-UTF-8 key was accepted")
+	}
+	if err := s.PutFailure("\xff", nil, "", 0, errors.New("x")); err == nil {
+		t.Error("PutFailure of a non-UTF-8 key was accepted")
+	}
 }
 
 // TestStoreConcurrent: many workers storing the same runs at once leave one
@@ -208,7 +215,7 @@ func TestJournal(t *testing.T) {
 {"config":{ "kernel": "rbf", "L": 32, "seed": 1 },"final":{"top1":0.25}}
 {"config":{"kernel":"rbf","L":16,"seed":1},"final":{"top1":0.75},"train_seconds":3.5}
 {"config":{"kernel":"x","L":1
-`
+` + "{\"config\":{\"\x82\":0},\"final\":1}\n"
 	if err := os.WriteFile(filepath.Join(dir, JournalName), []byte(journal), 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -225,8 +232,8 @@ func TestJournal(t *testing.T) {
 	if len(c.Results) != 2 || string(a.Output) != `{"final":{"top1":0.75}}` || a.Seconds != 3.5 || !okb || !strings.HasSuffix(b.Source, "runs.jsonl:2") {
 		t.Errorf("journal read as %d results: %+v, %+v", len(c.Results), a, b)
 	}
-	if len(c.Unreadable) != 1 || !strings.HasSuffix(c.Unreadable[0], ":4") {
-		t.Errorf("unreadable %v, want line 4", c.Unreadable)
+	if len(c.Unreadable) != 2 || !strings.HasSuffix(c.Unreadable[0], ":4") || !strings.HasSuffix(c.Unreadable[1], ":5") {
+		t.Errorf("unreadable %v, want lines 4 and 5 (cut, not UTF-8)", c.Unreadable)
 	}
 	// A plan sees the journal's runs as done, and Execute skips them.
 	p := testPlan(t)

@@ -13,6 +13,7 @@ import (
 	"slices"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/gdattn/gdattn/internal/infile"
 )
@@ -104,6 +105,10 @@ func (s *Store) Done(key string) bool {
 	return err == nil
 }
 
+// errKeyUTF8: a key is written as a JSON string, which must be UTF-8 to
+// read back as the same key.
+var errKeyUTF8 = errors.New("experiment: store: a run's key must be non-empty, valid UTF-8")
+
 // Put stores the successful result r (r.Key, r.Config and r.Output set;
 // Finished and Host filled in if empty). It reports whether r was stored:
 // false, with a nil error, when the run already had an identical result;
@@ -111,6 +116,9 @@ func (s *Store) Done(key string) bool {
 func (s *Store) Put(r Result) (bool, error) {
 	if r.Key == "" || r.Error != "" {
 		return false, fmt.Errorf("experiment: store: Put needs a key and no error (use PutFailure)")
+	}
+	if !utf8.ValidString(r.Key) {
+		return false, errKeyUTF8
 	}
 	data, err := s.encode(&r)
 	if err != nil {
@@ -152,6 +160,9 @@ func (s *Store) Put(r Result) (bool, error) {
 // PutFailure records that the run of key and config failed with runErr
 // (replacing an earlier failure; never a result).
 func (s *Store) PutFailure(key string, config json.RawMessage, label string, seconds float64, runErr error) error {
+	if key == "" || !utf8.ValidString(key) {
+		return errKeyUTF8
+	}
 	r := Result{Key: key, Config: config, Label: label, Error: runErr.Error(), Seconds: seconds}
 	if r.Error == "" {
 		r.Error = "failed"
@@ -377,6 +388,11 @@ func readJournal(path string, c *Contents) error {
 
 func journalRecord(line []byte) (Result, error) {
 	var r Result
+	// JSON text is UTF-8: a line that is not (a hand edit, a cut write)
+	// would give a key that no result file can hold.
+	if !utf8.Valid(line) {
+		return r, errors.New("not UTF-8")
+	}
 	var obj map[string]json.RawMessage
 	if err := json.Unmarshal(line, &obj); err != nil {
 		return r, err
