@@ -662,10 +662,12 @@ func headBackwardRegrouped[F float32 | float64](op *HeadOp, st *headState[F], d 
 	st.u = grow(st.u, B*Din)
 	st.dpq = grow(st.dpq, B*Din)
 	gemm(false, true, B, Din, Dout, dout, Dout, st.h[Din:], nh, 0, st.u, Din) // u = U d
-	st.dw = grow(st.dw, Tk)
-	dw := st.dw
-	st.dsb = grow(st.dsb, Tk)
-	ds := st.dsb
+	// wd = [w | ds] (2, Tk) and up = [u | P_q] (2, DIn) of one sequence:
+	// the context rows' dz is the one product wdᵀ up.
+	st.dsb = grow(st.dsb, 2*Tk)
+	wd, ds := st.dsb, st.dsb[Tk:]
+	st.dw = grow(st.dw, Tk+2*Din)
+	dw, up := st.dw[:Tk], st.dw[Tk:]
 	var dg float64
 	for b := 0; b < B; b++ {
 		zb := in.z[b*T*Din : (b+1)*T*Din]
@@ -674,9 +676,11 @@ func headBackwardRegrouped[F float32 | float64](op *HeadOp, st *headState[F], d 
 		srow, wrow := st.s[b*Tk:(b+1)*Tk], st.w[b*Tk:(b+1)*Tk]
 		Gemm(false, true, 1, Tk, Din, 1, ub, Din, zb, Din, 0, dw, Tk) // dw_i = z_i·u
 		dg += scoreGrads(op.kind, g, ds, wrow, dw, srow)
-		// dZc_i += w_i u + ds_i P_q, dP_q = ds Zc.
-		mulAddRows(Tk, Din, 1, wrow, 1, 1, ub, Din, dzb, Din, true)
-		mulAddRows(Tk, Din, 1, ds, 1, 1, st.pq[b*Din:], Din, dzb, Din, true)
+		copy(wd[:Tk], wrow)
+		copy(up[:Din], ub)
+		copy(up[Din:], st.pq[b*Din:(b+1)*Din])
+		// dZc_i = w_i u + ds_i P_q (dz is zero there), dP_q = ds Zc.
+		mulAddRows(Tk, Din, 2, wd, 1, Tk, up, Din, dzb, Din, false)
 		mulAddRows(1, Din, Tk, ds, Tk, 1, zb, Din, st.dpq[b*Din:], Din, false)
 	}
 	// dz_q += dP_q Aᵀ.
