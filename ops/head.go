@@ -303,8 +303,10 @@ type headState[F float32 | float64] struct {
 	dz                 *F
 	gradValid          bool
 	// A regrouped query op's values (B, DIn) each: pq = z_q A, r = Σ_i
-	// w_i z_i, and backward u = U·d and dpq = dL/d(z_q A).
+	// w_i z_i, and backward u = U·d and dpq = dL/d(z_q A); dots is the
+	// float64 scratch of keyDots (Tk).
 	pq, r, u, dpq []F
+	dots          []float64
 }
 
 func stateOf[F float32 | float64](p *any) *headState[F] {
@@ -443,7 +445,7 @@ func headForwardRegrouped[F float32 | float64](op *HeadOp, st *headState[F], d h
 	for b := 0; b < B; b++ {
 		zb := in.z[b*T*Din : (b+1)*T*Din]
 		sb, wb := st.s[b*Tk:(b+1)*Tk], st.w[b*Tk:(b+1)*Tk]
-		Gemm(false, true, 1, Tk, Din, 1, st.pq[b*Din:], Din, zb, Din, 0, sb, Tk) // s_i = P_q·z_i
+		st.dots = rowsDot(st.pq[b*Din:(b+1)*Din], zb, sb, st.dots) // s_i = P_q·z_i
 		kernelRow(op.kind, g, sb, wb)
 		mulAddRows(1, Din, Tk, wb, Tk, 1, zb, Din, st.r[b*Din:], Din, false) // r = Σ_i w_i z_i
 	}
@@ -674,7 +676,7 @@ func headBackwardRegrouped[F float32 | float64](op *HeadOp, st *headState[F], d 
 		dzb := dz[b*T*Din : (b+1)*T*Din]
 		ub := st.u[b*Din : (b+1)*Din]
 		srow, wrow := st.s[b*Tk:(b+1)*Tk], st.w[b*Tk:(b+1)*Tk]
-		Gemm(false, true, 1, Tk, Din, 1, ub, Din, zb, Din, 0, dw, Tk) // dw_i = z_i·u
+		st.dots = rowsDot(ub, zb, dw, st.dots) // dw_i = z_i·u
 		dg += scoreGrads(op.kind, g, ds, wrow, dw, srow)
 		copy(wd[:Tk], wrow)
 		copy(up[:Din], ub)
@@ -690,6 +692,24 @@ func headBackwardRegrouped[F float32 | float64](op *HeadOp, st *headState[F], d 
 	gemm(true, false, Din, Din, B, in.z[q*Din:], T*Din, st.dpq, Din, 0, st.dh, nh)
 	gemm(true, false, Din, Dout, B, st.r, Din, dout, Dout, 0, st.dh[Din:], nh)
 	matrixGrads(st, d, in, dg, dz)
+}
+
+// rowsDot sets out[i] = q·k_i for the first len(out) rows k_i of k (rows
+// of len(q)): for float32 each summed in float64 (keyDots: sixteen rows at
+// a time in AVX2) and rounded once, with dots the float64 scratch (grown
+// and returned); for float64 one product through Gemm.
+func rowsDot[F float32 | float64](q, k, out []F, dots []float64) []float64 {
+	d := len(q)
+	if !is32[F]() {
+		Gemm(false, true, 1, len(out), d, 1, q, d, k, d, 0, out, len(out))
+		return dots
+	}
+	dots = grow(dots, len(out))
+	keyDots(q, k[:len(out)*len(q)], len(q), nil, dots)
+	for i, v := range dots {
+		out[i] = F(v)
+	}
+	return dots
 }
 
 // scoreGrads sets ds, the gradients of one query's raw scores s from those
