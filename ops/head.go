@@ -655,7 +655,8 @@ func headBackwardQuery[F float32 | float64](op *HeadOp, st *headState[F], d head
 // headBackwardRegrouped is headBackwardQuery for a regrouped op
 // (AttentionHeadQueryRegrouped): with u = U d per sequence, dL/dw_i =
 // z_i·u, dz_i += w_i u + ds_i P_q for the keys, dP_q = Σ_i ds_i z_i and
-// dz_q += dP_q Aᵀ; dA = z_qᵀ dP_q and dU = rᵀ d over the sequences.
+// dz_q = dP_q Aᵀ; dA = z_qᵀ dP_q and dU = rᵀ d over the sequences. It
+// writes every element of dz, whatever dz held before.
 func headBackwardRegrouped[F float32 | float64](op *HeadOp, st *headState[F], d headDims, in headInputs[F], dout, dz []F) {
 	B, T, Tk, Din, Dout := d.b, d.t, d.tk, d.din, d.dout
 	nh := Din + Dout
@@ -685,8 +686,9 @@ func headBackwardRegrouped[F float32 | float64](op *HeadOp, st *headState[F], d 
 		mulAddRows(Tk, Din, 2, wd, 1, Tk, up, Din, dzb, Din, false)
 		mulAddRows(1, Din, Tk, ds, Tk, 1, zb, Din, st.dpq[b*Din:], Din, false)
 	}
-	// dz_q += dP_q Aᵀ.
-	gemm(false, true, B, Din, Din, st.dpq, Din, st.h, nh, 1, dz[q*Din:], T*Din)
+	// dz_q = dP_q Aᵀ (the query is no key): with the context rows above,
+	// every element of dz is written, so dz need not be zeroed first.
+	gemm(false, true, B, Din, Din, st.dpq, Din, st.h, nh, 0, dz[q*Din:], T*Din)
 	// dh = [dA | dU] = [z_qᵀ dP_q | rᵀ d].
 	st.dh = grow(st.dh, Din*nh)
 	gemm(true, false, Din, Din, B, in.z[q*Din:], T*Din, st.dpq, Din, 0, st.dh, nh)
@@ -863,7 +865,7 @@ func headGradDo[F float32 | float64](h *HeadOp, p G.Value, vals []G.Value, nf in
 	if !ok1 || !ok2 || len(out) != d.b*d.rows*d.dout || len(dout) != len(out) {
 		return nil, fmt.Errorf("ops: attention head gradient: output or its gradient has the wrong type or size")
 	}
-	dz := outBuf[F](p, len(in.z), true)
+	dz := outBuf[F](p, len(in.z), !h.regroup) // a regrouped head writes every element
 	headBackward(h, stateOf[F](&h.st), d, in, out, dout, dz)
 	return wrapOut(p, vals[0].Shape(), dz), nil
 }
