@@ -280,9 +280,10 @@ func worker(o options) error {
 }
 
 // apply sets the options that change how gdattn builds w: -regroup-query
-// for a Trained TF.
+// for a Trained TF without cross-attention (with it, the last layer is
+// computed at every row and RegroupQuery changes nothing).
 func (o options) apply(w bench.Workload) bench.Workload {
-	if w.Model == bench.ModelTF {
+	if w.Model == bench.ModelTF && !w.Cross {
 		w.RegroupQuery = o.regroup
 	}
 	return w
