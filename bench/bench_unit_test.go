@@ -25,7 +25,10 @@ func tiny(w Workload) Workload {
 }
 
 func TestRunners(t *testing.T) {
-	ws := append(ICLWorkloads(), LM(ModelGDLM, LMSmall), LM(ModelGPT, LMSmall))
+	regrouped := SyntheticTF(1)
+	regrouped.Name += "-regroup"
+	regrouped.RegroupQuery = true
+	ws := append(ICLWorkloads(), regrouped, LM(ModelGDLM, LMSmall), LM(ModelGPT, LMSmall))
 	for _, w := range ws {
 		for _, dt := range []tensor.Dtype{tensor.Float32, tensor.Float64} {
 			for _, mode := range []Mode{Train, Infer} {
@@ -64,6 +67,7 @@ func TestRunnerErrors(t *testing.T) {
 		{"quadrant d", Workload{Name: "x", Model: ModelGD, Task: TaskQuadrant, Batch: 1, N: 4, D: 3, DPrime: 2, C: 4}, "quadrant task has d = 2"},
 		{"few-shot ways", Workload{Name: "x", Model: ModelGD, Task: TaskFewShot, Batch: 1, N: 7, D: 3, DPrime: 2, C: 5}, "not a multiple"},
 		{"tokens for gd", Workload{Name: "x", Model: ModelGD, Task: TaskTokens, Batch: 1, N: 4, D: 3, DPrime: 2, C: 4}, "no in-context minibatch"},
+		{"regroup for gd", Workload{Name: "x", Model: ModelGD, Batch: 1, N: 4, D: 3, DPrime: 2, C: 4, RegroupQuery: true}, "only for the Trained TF"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := NewRunner(tc.w, tensor.Float64, Train, 1)

@@ -51,7 +51,7 @@ func fitSetup(b *testing.B, w Workload, dt tensor.Dtype) (train.Model, *train.Ru
 	if w.Model == ModelGD {
 		m, err = gd.NewModel(s, gd.Config{D: w.D, DPrime: w.DPrime, C: w.C, N: w.N, Blocks: w.depth(), Kernel: layers.Softmax(1)}, w.Batch)
 	} else {
-		m, err = tf.NewModel(s, tf.Config{D: w.D, DPrime: w.DPrime, C: w.C, N: w.N, Layers: w.depth(), Cross: w.Cross, Kernel: layers.Softmax(1)}, w.Batch)
+		m, err = tf.NewModel(s, tf.Config{D: w.D, DPrime: w.DPrime, C: w.C, N: w.N, Layers: w.depth(), Cross: w.Cross, Kernel: layers.Softmax(1), RegroupQuery: w.RegroupQuery}, w.Batch)
 	}
 	if err != nil {
 		b.Fatal(err)

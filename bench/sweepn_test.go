@@ -10,9 +10,13 @@ import (
 // block) and Trained TF (1 layer) at batch 512 and the context sizes of the
 // peer's N sweep (bench/peer -N): the authors ran their synthetic sweeps at
 // N = 125, where the kernel and the attention heads' narrow products
-// dominate.
+// dominate. tf-1-regroup is the TF with tf.Config.RegroupQuery (its last
+// layer's values at the query as (Σ_i w_i z_i)·(W_V P)).
 func BenchmarkTrainStepN(b *testing.B) {
-	for _, w := range []Workload{SyntheticGD(1), SyntheticTF(1)} {
+	regrouped := SyntheticTF(1)
+	regrouped.Name += "-regroup"
+	regrouped.RegroupQuery = true
+	for _, w := range []Workload{SyntheticGD(1), SyntheticTF(1), regrouped} {
 		for _, n := range []int{50, 125, 250} {
 			wn := w
 			wn.N = n

@@ -59,6 +59,10 @@ type Workload struct {
 	// Cross adds the cross-attention layers to the Trained TF (and its
 	// interleaved token layout): the paper's 2-layer TF.
 	Cross bool
+	// RegroupQuery sets tf.Config.RegroupQuery: the TF's last layer at the
+	// query with its values regrouped, (Σ_i w_i z_i)·(W_V P). Only for
+	// ModelTF.
+	RegroupQuery bool
 
 	Vocab, Context, Heads int
 	// FF appends the feed-forward block to the GD language model ("GD + FF"
@@ -170,7 +174,11 @@ func (w Workload) String() string {
 	case ModelGD:
 		return fmt.Sprintf("gd K=%d B=%d N=%d d=%d d'=%d C=%d", w.depth(), w.Batch, w.N, w.D, w.DPrime, w.C)
 	case ModelTF:
-		return fmt.Sprintf("tf L=%d cross=%v B=%d N=%d d=%d d'=%d C=%d", w.depth(), w.Cross, w.Batch, w.N, w.D, w.DPrime, w.C)
+		s := fmt.Sprintf("tf L=%d cross=%v B=%d N=%d d=%d d'=%d C=%d", w.depth(), w.Cross, w.Batch, w.N, w.D, w.DPrime, w.C)
+		if w.RegroupQuery && !w.Cross { // with Cross the last layer is computed in full
+			s += " regrouped"
+		}
+		return s
 	}
 	m := string(w.Model)
 	if w.FF {
@@ -188,6 +196,9 @@ func (w Workload) Validate() error {
 			}
 		}
 		return nil
+	}
+	if w.RegroupQuery && w.Model != ModelTF {
+		return fmt.Errorf("bench: workload %q: RegroupQuery is only for the Trained TF", w.Name)
 	}
 	switch w.Model {
 	case ModelGD, ModelTF:
@@ -362,7 +373,7 @@ func (r *Runner) build(seed uint64) error {
 			}
 			r.Logits, target, feed = m.Logits, m.Target, m.Feed
 		} else {
-			m, err := tf.NewModel(s, tf.Config{D: w.D, DPrime: w.DPrime, C: w.C, N: w.N, Layers: w.depth(), Cross: w.Cross, Kernel: layers.Softmax(1)}, w.Batch)
+			m, err := tf.NewModel(s, tf.Config{D: w.D, DPrime: w.DPrime, C: w.C, N: w.N, Layers: w.depth(), Cross: w.Cross, Kernel: layers.Softmax(1), RegroupQuery: w.RegroupQuery}, w.Batch)
 			if err != nil {
 				return err
 			}

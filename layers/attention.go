@@ -66,6 +66,13 @@ type AttentionConfig struct {
 	TieQK bool
 	// WInit initialises created matrices; nil means graph.GlorotUniform().
 	WInit graph.Initializer
+	// RegroupQuery makes ForwardQuery of a fused head with ContextKeys
+	// compute the values as (Σ_i w_i z_i)·(W_V P) per sequence
+	// (ops.AttentionHeadQueryRegrouped), O(B·T·DIn) instead of
+	// O(B·T·DIn·DOut): the same function, rounded differently (the sums
+	// run in another order), so its numbers are not the same bits as the
+	// last row of Forward. It changes nothing else.
+	RegroupQuery bool
 }
 
 // Attention is a kernel attention head; see AttentionConfig.
@@ -173,8 +180,9 @@ func (a *Attention) Matrices() (wq, wk, wv, p *G.Node) { return a.wq, a.wk, a.wv
 // Forward's output, for a model whose loss reads the query alone. With a
 // fused head (Builtin, a dot-product kernel) and ContextKeys it computes one
 // row of scores per sequence (ops.AttentionHeadQuery), and its gradients
-// are the same bits as Forward's when the loss reads the last row only;
-// otherwise it is Forward's output sliced.
+// are the same bits as Forward's when the loss reads the last row only
+// (with RegroupQuery, ops.AttentionHeadQueryRegrouped: the same function,
+// other rounding); otherwise it is Forward's output sliced.
 func (a *Attention) ForwardQuery(z *G.Node) (out *G.Node, err error) {
 	if bk := a.cfg.Builtin; bk != nil && bk.dotProduct() && a.cfg.Keys == ContextKeys {
 		defer graph.Recover(&err)
@@ -189,6 +197,9 @@ func (a *Attention) ForwardQuery(z *G.Node) (out *G.Node, err error) {
 		}
 		if t < 2 {
 			return nil, fmt.Errorf("tokens have T = %d positions; need at least one context position and the query", t)
+		}
+		if a.cfg.RegroupQuery {
+			return ops.AttentionHeadQueryRegrouped(bk.kind, bk.g, bk.gFixed, z, a.wq, a.wk, a.wv, a.wo) // (B, 1, DOut)
 		}
 		return ops.AttentionHeadQuery(bk.kind, bk.g, bk.gFixed, z, a.wq, a.wk, a.wv, a.wo) // (B, 1, DOut)
 	}

@@ -30,6 +30,7 @@
 //	KernelApplyOfData              κ(q, k)·r for data q, k, a sequence at a time (KernelApplyOp, …GradOp)
 //	AttentionHead                  a whole dot-product kernel head (HeadOp, HeadGradOp, HeadParamGradOp)
 //	AttentionHeadQuery             the same head at the last position only, for a loss that reads the query (HeadOp)
+//	AttentionHeadQueryRegrouped    the query head with its values as (Σ_i w_i z_i)·U, O(B·T·D) (HeadOp; an option: other rounding)
 //	Expectation                    E = softmax(f K) Vᵀ (ExpectationOp, …GradOp, …ParamGradOp)
 //	Gather, GatherCentered         rows of a table, row-sparse gradient (GatherOp, ScatterOp)
 //	GatherCols                     columns of a matrix by label ids, −1 a zero row: the encoder's w_{e,y} (GatherColsOp, ScatterColsOp)

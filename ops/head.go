@@ -36,8 +36,11 @@ type HeadOp struct {
 	learnG bool
 	ctx    bool // ContextKeys: keys are the positions 0..T-2
 	query  bool // the last position's output only (AttentionHeadQuery)
-	id     uint64
-	st     any // *headState[F] of the last forward run
+	// regroup: a query op's value side as (Σ_i w_i z_i)·U
+	// (AttentionHeadQueryRegrouped).
+	regroup bool
+	id      uint64
+	st      any // *headState[F] of the last forward run
 }
 
 var headOpIDs atomic.Uint64
@@ -51,10 +54,10 @@ var headOpIDs atomic.Uint64
 // included, attends to the context) and T must be at least 2; otherwise
 // all T positions are keys.
 func AttentionHead(kind KernelKind, g *G.Node, gFixed float64, contextKeys bool, z, wq, wk, wv, p *G.Node) (*G.Node, error) {
-	return attentionHead(kind, g, gFixed, contextKeys, false, z, wq, wk, wv, p)
+	return attentionHead(kind, g, gFixed, contextKeys, false, false, z, wq, wk, wv, p)
 }
 
-func attentionHead(kind KernelKind, g *G.Node, gFixed float64, contextKeys, query bool, z, wq, wk, wv, p *G.Node) (*G.Node, error) {
+func attentionHead(kind KernelKind, g *G.Node, gFixed float64, contextKeys, query, regroup bool, z, wq, wk, wv, p *G.Node) (*G.Node, error) {
 	if !kind.DotProduct() {
 		return nil, fmt.Errorf("ops: attention head: kernel %v is not a dot-product kernel (linear, exp, softmax)", kind)
 	}
@@ -83,7 +86,7 @@ func attentionHead(kind KernelKind, g *G.Node, gFixed float64, contextKeys, quer
 	} else if kind != KindLinear && !(gFixed > 0 && !math.IsInf(gFixed, 1)) {
 		return nil, fmt.Errorf("ops: attention head: g = %v, want a finite positive value", gFixed)
 	}
-	op := &HeadOp{kind: kind, gFixed: gFixed, learnG: g != nil, ctx: contextKeys, query: query, id: headOpIDs.Add(1)}
+	op := &HeadOp{kind: kind, gFixed: gFixed, learnG: g != nil, ctx: contextKeys, query: query, regroup: regroup, id: headOpIDs.Add(1)}
 	return G.ApplyOp(op, in...)
 }
 
@@ -101,7 +104,24 @@ func attentionHead(kind KernelKind, g *G.Node, gFixed float64, contextKeys, quer
 // for such a dL/dout: every element is the same chain of multiply-adds,
 // the context rows' zero terms left out.
 func AttentionHeadQuery(kind KernelKind, g *G.Node, gFixed float64, z, wq, wk, wv, p *G.Node) (*G.Node, error) {
-	return attentionHead(kind, g, gFixed, true, true, z, wq, wk, wv, p)
+	return attentionHead(kind, g, gFixed, true, true, false, z, wq, wk, wv, p)
+}
+
+// AttentionHeadQueryRegrouped is [AttentionHeadQuery] with the value side
+// regrouped: with U = W_V P and w_i the query's weights,
+//
+//	r = Σ_{i<T-1} w_i z_i (a DIn-vector per sequence),  out_{T-1} = r·U,
+//
+// and backward, with d = dL/dout and u = U·d (once per sequence),
+// dU = Σ_b r_bᵀ d_b, dz_i += w_i u and dL/dw_i = z_i·u. The value side then
+// costs O(B·T·DIn) instead of the O(B·T·DIn·DOut) of z·U at every
+// position and its gradients. It is the same function, but the sums run
+// in another order, so the numbers differ from AttentionHeadQuery's in the
+// last bits (within the usual float64 and float32 tolerances): an option
+// for speed, not the default of the models, whose outputs the examples'
+// goldens pin.
+func AttentionHeadQueryRegrouped(kind KernelKind, g *G.Node, gFixed float64, z, wq, wk, wv, p *G.Node) (*G.Node, error) {
+	return attentionHead(kind, g, gFixed, true, true, true, z, wq, wk, wv, p)
 }
 
 // Kind is the head's kernel (linear, exp or softmax).
@@ -121,6 +141,10 @@ func (op *HeadOp) ContextKeys() bool { return op.ctx }
 // QueryOnly reports whether the op computes the last position's output
 // only, (B, 1, DOut) ([AttentionHeadQuery]).
 func (op *HeadOp) QueryOnly() bool { return op.query }
+
+// Regrouped reports whether a query op computes its value side as
+// (Σ_i w_i z_i)·U ([AttentionHeadQueryRegrouped]).
+func (op *HeadOp) Regrouped() bool { return op.regroup }
 
 func (op *HeadOp) Arity() int {
 	if op.learnG {
@@ -155,10 +179,13 @@ func (op *HeadOp) ReturnsPtr() bool     { return false }
 func (op *HeadOp) CallsExtern() bool    { return false }
 func (op *HeadOp) OverwritesInput() int { return -1 }
 func (op *HeadOp) WriteHash(h hash.Hash) {
-	fmt.Fprintf(h, "gdattn.head#%d %d g=%v learn=%v ctx=%v query=%v", op.id, op.kind, op.gFixed, op.learnG, op.ctx, op.query)
+	fmt.Fprintf(h, "gdattn.head#%d %d g=%v learn=%v ctx=%v query=%v regroup=%v", op.id, op.kind, op.gFixed, op.learnG, op.ctx, op.query, op.regroup)
 }
 func (op *HeadOp) Hashcode() uint32 { return hashOf(op) }
 func (op *HeadOp) String() string {
+	if op.regroup {
+		return "AttentionHeadQueryRegrouped{" + op.kind.String() + "}"
+	}
 	if op.query {
 		return "AttentionHeadQuery{" + op.kind.String() + "}"
 	}
@@ -275,6 +302,11 @@ type headState[F float32 | float64] struct {
 	dg                 float64
 	dz                 *F
 	gradValid          bool
+	// A regrouped query op's values (B, DIn) each: pq = z_q A, r = Σ_i
+	// w_i z_i, and backward u = U·d and dpq = dL/d(z_q A); dots is the
+	// float64 scratch of keyDots (Tk).
+	pq, r, u, dpq []F
+	dots          []float64
 }
 
 func stateOf[F float32 | float64](p *any) *headState[F] {
@@ -327,6 +359,11 @@ func headForward[F float32 | float64](op *HeadOp, st *headState[F], d headDims, 
 	st.valid = false
 	st.gradValid = false
 	headMatrices(st, d, in)
+	if op.regroup {
+		headForwardRegrouped(op, st, d, in, out)
+		st.keep(in, out)
+		return
+	}
 	if op.query {
 		headForwardQuery(op, st, d, in, out)
 		st.keep(in, out)
@@ -390,6 +427,29 @@ func headForwardQuery[F float32 | float64](op *HeadOp, st *headState[F], d headD
 		kernelRow(op.kind, g, sb, wb)
 		mulAddRows(1, Dout, Tk, wb, Tk, 1, hb[Din:], nh, out[b*Dout:], Dout, false) // out_q = Σ_i w_i Vu_i
 	}
+}
+
+// headForwardRegrouped is headForwardQuery with the value side regrouped
+// (AttentionHeadQueryRegrouped): the scores s_i = (z_q A)·z_i, the weights,
+// r = Σ_i w_i z_i per sequence, then out = r U for all sequences at once.
+func headForwardRegrouped[F float32 | float64](op *HeadOp, st *headState[F], d headDims, in headInputs[F], out []F) {
+	B, T, Tk, Din, Dout := d.b, d.t, d.tk, d.din, d.dout
+	nh := Din + Dout
+	q := T - 1
+	st.pq = grow(st.pq, B*Din)
+	st.r = grow(st.r, B*Din)
+	gemm(false, false, B, Din, Din, in.z[q*Din:], T*Din, st.h, nh, 0, st.pq, Din) // z A, the queries
+	st.s = grow(st.s, B*Tk)
+	st.w = grow(st.w, B*Tk)
+	g := F(d.g)
+	for b := 0; b < B; b++ {
+		zb := in.z[b*T*Din : (b+1)*T*Din]
+		sb, wb := st.s[b*Tk:(b+1)*Tk], st.w[b*Tk:(b+1)*Tk]
+		st.dots = rowsDot(st.pq[b*Din:(b+1)*Din], zb, sb, st.dots) // s_i = P_q·z_i
+		kernelRow(op.kind, g, sb, wb)
+		mulAddRows(1, Din, Tk, wb, Tk, 1, zb, Din, st.r[b*Din:], Din, false) // r = Σ_i w_i z_i
+	}
+	gemm(false, false, B, Dout, Din, st.r, Din, st.h[Din:], nh, 0, out, Dout) // out = r U
 }
 
 // headMatrices sets st.h = [W_Q W_Kᵀ | W_V P] (DIn, DIn+DOut).
@@ -471,6 +531,10 @@ func headBackward[F float32 | float64](op *HeadOp, st *headState[F], d headDims,
 	if !st.matches(d, in, out) {
 		headForward(op, st, d, in, make([]F, len(out)))
 		st.out = &out[0]
+	}
+	if op.regroup {
+		headBackwardRegrouped(op, st, d, in, dout, dz)
+		return
 	}
 	if op.query {
 		headBackwardQuery(op, st, d, in, dout, dz)
@@ -588,6 +652,89 @@ func headBackwardQuery[F float32 | float64](op *HeadOp, st *headState[F], d head
 	headParamGrads(st, d, in, dg, dz)
 }
 
+// headBackwardRegrouped is headBackwardQuery for a regrouped op
+// (AttentionHeadQueryRegrouped): with u = U d per sequence, dL/dw_i =
+// z_i·u, dz_i += w_i u + ds_i P_q for the keys, dP_q = Σ_i ds_i z_i and
+// dz_q = dP_q Aᵀ; dA = z_qᵀ dP_q and dU = rᵀ d over the sequences. It
+// writes every element of dz, whatever dz held before.
+func headBackwardRegrouped[F float32 | float64](op *HeadOp, st *headState[F], d headDims, in headInputs[F], dout, dz []F) {
+	B, T, Tk, Din, Dout := d.b, d.t, d.tk, d.din, d.dout
+	nh := Din + Dout
+	q := T - 1
+	g := F(d.g)
+	st.u = grow(st.u, B*Din)
+	st.dpq = grow(st.dpq, B*Din)
+	gemm(false, true, B, Din, Dout, dout, Dout, st.h[Din:], nh, 0, st.u, Din) // u = U d
+	// wd = [w | ds] (2, Tk) and up = [u | P_q] (2, DIn) of one sequence:
+	// the context rows' dz is the one product wdᵀ up.
+	st.dsb = grow(st.dsb, 2*Tk)
+	wd, ds := st.dsb, st.dsb[Tk:]
+	st.dw = grow(st.dw, Tk+2*Din)
+	dw, up := st.dw[:Tk], st.dw[Tk:]
+	var dg float64
+	for b := 0; b < B; b++ {
+		zb := in.z[b*T*Din : (b+1)*T*Din]
+		dzb := dz[b*T*Din : (b+1)*T*Din]
+		ub := st.u[b*Din : (b+1)*Din]
+		srow, wrow := st.s[b*Tk:(b+1)*Tk], st.w[b*Tk:(b+1)*Tk]
+		st.dots = rowsDot(ub, zb, dw, st.dots) // dw_i = z_i·u
+		dg += scoreGrads(op.kind, g, ds, wrow, dw, srow)
+		copy(wd[:Tk], wrow)
+		copy(up[:Din], ub)
+		copy(up[Din:], st.pq[b*Din:(b+1)*Din])
+		// dZc_i = w_i u + ds_i P_q (dz is zero there), dP_q = ds Zc.
+		mulAddRows(Tk, Din, 2, wd, 1, Tk, up, Din, dzb, Din, false)
+		mulAddRows(1, Din, Tk, ds, Tk, 1, zb, Din, st.dpq[b*Din:], Din, false)
+	}
+	// dz_q = dP_q Aᵀ (the query is no key): with the context rows above,
+	// every element of dz is written, so dz need not be zeroed first.
+	gemm(false, true, B, Din, Din, st.dpq, Din, st.h, nh, 0, dz[q*Din:], T*Din)
+	// dh = [dA | dU] = [z_qᵀ dP_q | rᵀ d].
+	st.dh = grow(st.dh, Din*nh)
+	gemm(true, false, Din, Din, B, in.z[q*Din:], T*Din, st.dpq, Din, 0, st.dh, nh)
+	gemm(true, false, Din, Dout, B, st.r, Din, dout, Dout, 0, st.dh[Din:], nh)
+	matrixGrads(st, d, in, dg, dz)
+}
+
+// rowsDot sets out[i] = q·k_i for the first len(out) rows k_i of k (rows
+// of len(q)): for float32 each summed in float64 (keyDots: sixteen rows at
+// a time in AVX2) and rounded once, with dots the float64 scratch (grown
+// and returned); for float64 one product through Gemm.
+func rowsDot[F float32 | float64](q, k, out []F, dots []float64) []float64 {
+	d := len(q)
+	if !is32[F]() {
+		Gemm(false, true, 1, len(out), d, 1, q, d, k, d, 0, out, len(out))
+		return dots
+	}
+	dots = grow(dots, len(out))
+	keyDots(q, k[:len(out)*len(q)], len(q), nil, dots)
+	for i, v := range dots {
+		out[i] = F(v)
+	}
+	return dots
+}
+
+// scoreGrads sets ds, the gradients of one query's raw scores s from those
+// of its weights w (dw), and returns the row's share of dL/dg.
+func scoreGrads[F float32 | float64](kind KernelKind, g F, ds, w, dw, s []F) float64 {
+	var dg float64
+	switch kind {
+	case KindLinear:
+		copy(ds, dw)
+	case KindExp:
+		for i, wi := range w {
+			e := wi * dw[i]
+			ds[i] = g * e
+			dg += float64(e) * float64(s[i])
+		}
+	case KindSoftmax:
+		var rs [1]F
+		rowDots(rs[:], w, dw, 1, len(w)) // rs = Σ_i w_i dw_i
+		dg += softmaxDS(ds, w, dw, s, rs[0], g)
+	}
+	return dg
+}
+
 // headParamGrads computes dh = zᵀ gb = [dA | dU] and from it the matrices'
 // gradients, and records dg and the dz buffer they go with.
 func headParamGrads[F float32 | float64](st *headState[F], d headDims, in headInputs[F], dg float64, dz []F) {
@@ -608,6 +755,15 @@ func headParamGrads[F float32 | float64](st *headState[F], d headDims, in headIn
 	} else {
 		gemm(true, false, Din, nh, M, in.z, Din, gb, nh, 0, dh, nh)
 	}
+	matrixGrads(st, d, in, dg, dz)
+}
+
+// matrixGrads computes the matrices' gradients from dh = [dA | dU], and
+// records dg and the dz buffer they go with.
+func matrixGrads[F float32 | float64](st *headState[F], d headDims, in headInputs[F], dg float64, dz []F) {
+	Din, Dout := d.din, d.dout
+	nh := Din + Dout
+	dh := st.dh
 	// dW_Q = dA W_K, dW_K = dAᵀ W_Q, dW_V = dU Pᵀ, dP = W_Vᵀ dU.
 	st.dwq = grow(st.dwq, Din*d.dk)
 	st.dwk = grow(st.dwk, Din*d.dk)
@@ -709,7 +865,7 @@ func headGradDo[F float32 | float64](h *HeadOp, p G.Value, vals []G.Value, nf in
 	if !ok1 || !ok2 || len(out) != d.b*d.rows*d.dout || len(dout) != len(out) {
 		return nil, fmt.Errorf("ops: attention head gradient: output or its gradient has the wrong type or size")
 	}
-	dz := outBuf[F](p, len(in.z), true)
+	dz := outBuf[F](p, len(in.z), !h.regroup) // a regrouped head writes every element
 	headBackward(h, stateOf[F](&h.st), d, in, out, dout, dz)
 	return wrapOut(p, vals[0].Shape(), dz), nil
 }

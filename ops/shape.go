@@ -188,11 +188,11 @@ func (op *SliceOp) do(p G.Value, vals []G.Value) (G.Value, error) {
 	out := op.outShape()
 	switch x := t.Data().(type) {
 	case []float64:
-		y := outBuf[float64](p, out.TotalSize(), op.backward)
+		y := outBuf[float64](p, out.TotalSize(), false) // sliceCopy writes every element
 		sliceCopy(x, y, outer, inner, full, part, op.lo, op.backward)
 		return wrapOut(p, out, y), nil
 	case []float32:
-		y := outBuf[float32](p, out.TotalSize(), op.backward)
+		y := outBuf[float32](p, out.TotalSize(), false)
 		sliceCopy(x, y, outer, inner, full, part, op.lo, op.backward)
 		return wrapOut(p, out, y), nil
 	}
@@ -200,17 +200,21 @@ func (op *SliceOp) do(p G.Value, vals []G.Value) (G.Value, error) {
 }
 
 // sliceCopy copies the [lo, lo+part) band of the axis (forward) or scatters
-// x into that band of a zero y (backward).
+// x into that band of y and zeroes the rest of y (backward). The band of
+// one outer index is contiguous (part·inner elements), so it is one copy
+// (a slice of the covariates along the positions: one per sequence, not
+// one per position).
 func sliceCopy[F float32 | float64](x, y []F, outer, inner, full, part, lo int, backward bool) {
+	band, head := part*inner, lo*inner
 	for o := 0; o < outer; o++ {
-		for a := 0; a < part; a++ {
-			src := (o*full + lo + a) * inner
-			dst := (o*part + a) * inner
-			if backward {
-				copy(y[src:src+inner], x[dst:dst+inner])
-			} else {
-				copy(y[dst:dst+inner], x[src:src+inner])
-			}
+		if backward {
+			row := y[o*full*inner : (o+1)*full*inner]
+			clear(row[:head])
+			copy(row[head:head+band], x[o*band:(o+1)*band])
+			clear(row[head+band:])
+		} else {
+			src := (o*full + lo) * inner
+			copy(y[o*band:(o+1)*band], x[src:src+band])
 		}
 	}
 }

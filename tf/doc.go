@@ -122,7 +122,9 @@
 // # Config schema
 //
 // [Config] and [GPTConfig] are saved as JSON objects whose keys are the
-// json tags of their fields (lower-case snake_case). Every key is written;
+// json tags of their fields (lower-case snake_case). Every key is written
+// but "regroup_query", which is written only when true (so that the
+// configs saved before it existed read and key the same);
 // on reading, a missing key means the field's zero value (its documented
 // default), and an unknown key, a key in another case or a value of the
 // wrong type is an error naming the key. Kernels are objects (see "Kernel
@@ -134,6 +136,7 @@
 //	"kernel"   kernel | null (softmax(1))
 //	"head_kernels"  [kernel | null, ...] | null
 //	"cross", "zero_column"     bool
+//	"regroup_query"            bool (absent: false)
 //
 // for example
 //

@@ -72,6 +72,19 @@ type Config struct {
 	WInit graph.Initializer `json:"-"`
 	// WeInit initialises W_e; nil means N(0, 1), as in gd.Config.
 	WeInit graph.Initializer `json:"-"`
+
+	// RegroupQuery computes the last layer's values at the query (without
+	// Cross, where the last layer attends from the query alone) as
+	// (Σ_i w_i z_i)·(W_V P) per sequence instead of (z_i W_V P) at every
+	// context position (layers.AttentionConfig.RegroupQuery,
+	// ops.AttentionHeadQueryRegrouped): the value side then costs
+	// O(B·N·D) instead of O(B·N·D²) forward and backward. The function is
+	// the same; the sums run in another order, so the loss and gradients
+	// differ from the default's in the last bits (float64 about 1e-15,
+	// float32 about 1e-7 relative) and a training run drifts from the
+	// default's like a run on another machine. Off by default: the
+	// examples' outputs are pinned to the default order.
+	RegroupQuery bool `json:"regroup_query,omitempty"`
 }
 
 // Validate fills defaults and checks cfg, returning the completed config.
@@ -480,7 +493,7 @@ func (m *Model) newBlock(bs *graph.Scope) (*Block, error) {
 		if err != nil {
 			return nil, err
 		}
-		ac := layers.AttentionConfig{DIn: D, DK: cfg.DK, DV: D, DOut: D, Keys: layers.ContextKeys, WInit: cfg.WInit}
+		ac := layers.AttentionConfig{DIn: D, DK: cfg.DK, DV: D, DOut: D, Keys: layers.ContextKeys, WInit: cfg.WInit, RegroupQuery: cfg.RegroupQuery}
 		if bk != nil {
 			ac.Builtin = bk // the fused head
 		} else {

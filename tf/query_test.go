@@ -122,3 +122,65 @@ func TestQueryTokenExact(t *testing.T) {
 		}
 	}
 }
+
+// TestRegroupQuery checks that Config.RegroupQuery puts the regrouped query
+// head (ops.AttentionHeadQueryRegrouped) in the last layer, and that the
+// model's loss and gradients are the default's within 1e-12 (float64) and
+// 2e-5 (float32) relative to the largest gradient element.
+func TestRegroupQuery(t *testing.T) {
+	for _, c := range []struct {
+		layers, heads int
+		cross         bool
+	}{{1, 1, false}, {2, 2, false}, {2, 1, true}} {
+		cfg := Config{D: 3, DPrime: 2, C: 4, N: 9, Layers: c.layers, Heads: c.heads, Cross: c.cross, Kernel: layers.Softmax(0.7)}
+		for _, dt := range []tensor.Dtype{tensor.Float64, tensor.Float32} {
+			t.Run(fmt.Sprintf("L=%d/heads=%d/cross=%v/%v", c.layers, c.heads, c.cross, dt), func(t *testing.T) {
+				rc := cfg
+				rc.RegroupQuery = true
+				s, err := graph.NewScope(dt, 7)
+				if err != nil {
+					t.Fatal(err)
+				}
+				m, err := NewModel(s, rc, 5)
+				if err != nil {
+					t.Fatal(err)
+				}
+				regrouped := 0
+				for _, n := range s.Graph().AllNodes() {
+					if op, ok := n.Op().(*ops.HeadOp); ok && op.Regrouped() {
+						regrouped++
+					}
+				}
+				want := c.heads // the last layer's heads; with Cross it is computed in full
+				if c.cross {
+					want = 0
+				}
+				if regrouped != want || m.QueryToken == nil {
+					t.Fatalf("%d regrouped heads, want %d", regrouped, want)
+				}
+				wantL, wantG := queryRun(t, cfg, dt, false)
+				gotL, got := queryRun(t, rc, dt, false)
+				tol := 1e-12
+				if dt == tensor.Float32 {
+					tol = 2e-5
+				}
+				check := func(what string, g, w []float64) {
+					t.Helper()
+					var scale float64
+					for _, v := range w {
+						scale = math.Max(scale, math.Abs(v))
+					}
+					for i := range w {
+						if math.Abs(g[i]-w[i]) > tol*math.Max(scale, 1e-300) {
+							t.Fatalf("%s[%d] = %v, want %v (the default last layer's)", what, i, g[i], w[i])
+						}
+					}
+				}
+				check("loss", []float64{gotL}, []float64{wantL})
+				for i := range wantG {
+					check(fmt.Sprintf("gradient %d", i), got[i], wantG[i])
+				}
+			})
+		}
+	}
+}

@@ -40,9 +40,9 @@ func checkEveryKey(t *testing.T, v any, data []byte) {
 
 func TestConfigJSON(t *testing.T) {
 	cfg := Config{D: 3, DPrime: 2, C: 4, N: 5, Layers: 2, Heads: 3, Kernel: layers.Laplacian(0.5),
-		HeadKernels: []layers.KernelSpec{nil, layers.RBF(1)}, Cross: true, DK: 4, ZeroColumn: true,
+		HeadKernels: []layers.KernelSpec{nil, layers.RBF(1)}, Cross: true, DK: 4, ZeroColumn: true, RegroupQuery: true,
 		Init: testInit(2, 2, 9, 2, true)}
-	const want = `{"d":3,"d_prime":2,"c":4,"n":5,"layers":2,"heads":3,"cross":true,"dk":4,"zero_column":true,` +
+	const want = `{"d":3,"d_prime":2,"c":4,"n":5,"layers":2,"heads":3,"cross":true,"dk":4,"zero_column":true,"regroup_query":true,` +
 		`"kernel":{"name":"laplacian","gamma":0.5,"learnable":true},"head_kernels":[null,{"name":"rbf","gamma":1,"learnable":true}]}`
 	b, err := json.Marshal(cfg)
 	if err != nil {
@@ -72,6 +72,11 @@ func TestConfigJSON(t *testing.T) {
 		if err := json.Unmarshal([]byte(tc.in), &back); err == nil || !strings.Contains(err.Error(), tc.want) || !strings.Contains(err.Error(), "tf: config: ") {
 			t.Errorf("%s: error %v, want a tf: config error containing %q", tc.in, err, tc.want)
 		}
+	}
+	// "regroup_query" is written only when true: a default config's JSON
+	// (and the run keys made from it) has no such key.
+	if b, err := json.Marshal(Config{D: 3, DPrime: 2, C: 4, N: 5}); err != nil || strings.Contains(string(b), "regroup_query") {
+		t.Errorf("default config's JSON %s (error %v) has the key regroup_query", b, err)
 	}
 	unregistered := layers.Custom("tf_test_unregistered", false, nil)
 	if _, err := json.Marshal(Config{HeadKernels: []layers.KernelSpec{unregistered}}); err == nil || !strings.Contains(err.Error(), `key "head_kernels"[0]`) {

@@ -25,7 +25,10 @@
 // through g W_Q W_Kᵀ and its values through W_V W_O, the GD kernel weights
 // once for all blocks; additive masks; the last GD block and the last TF
 // layer without cross-attention at the query row only, which alone reaches
-// the loss, as gdattn computes them). Every side runs as a child process,
+// the loss, as gdattn computes them, the latter's values regrouped as
+// (w·z_c)·(W_V W_O)). gdattn's Trained TF computes those values the same
+// way (tf.Config.RegroupQuery) unless -regroup-query=false; the sizes
+// column says "regrouped" when it does. Every side runs as a child process,
 // one workload at a time, the order rotating from one repetition to the
 // next so that a change in the machine's load hits all alike; each child warms up, then
 // times single steps until it has -min-steps of them and -min-time, and
@@ -111,6 +114,7 @@ type options struct {
 	lmPaper             bool
 	sweepN              string
 	allowSlowBLAS       bool
+	regroup             bool
 }
 
 // minPeerGFLOPS is the float32 GFLOP/s (per second of CPU time, one thread)
@@ -137,7 +141,7 @@ func threadEnv(threads string) []string {
 
 // workerFlags are the flags the driver passes to a gdattn child (-worker);
 // a child refuses every other flag.
-var workerFlags = []string{"worker", "workload", "dtype", "warmup", "min-steps", "min-time"}
+var workerFlags = []string{"worker", "workload", "dtype", "warmup", "min-steps", "min-time", "regroup-query"}
 
 func main() { cli.Main("peer", func() error { return command(os.Args[1:]) }) }
 
@@ -158,6 +162,7 @@ func command(args []string) error {
 	fs.BoolVar(&o.allowSlowBLAS, "allow-slow-blas", false, fmt.Sprintf("time against a PyTorch whose sgemm runs below %d GFLOP/s (a reference BLAS) instead of refusing; the report says so in bold", minPeerGFLOPS))
 	fs.BoolVar(&o.lmPaper, "lm-paper", false, "allow the language workloads of the paper preset (language/gd-paper, ...: tens of seconds per step)")
 	fs.StringVar(&o.impl, "impl", "mirror,idiomatic,fast", "PyTorch implementations to time (peer.py --impl), comma-separated: mirror, idiomatic, fast")
+	fs.BoolVar(&o.regroup, "regroup-query", true, "gdattn's Trained TF with tf.Config.RegroupQuery (the last layer's values at the query as (Σ_i w_i z_i)·(W_V P)), as the fast PyTorch peer computes them; false: the default order")
 	fs.BoolVar(&o.noCheck, "nocheck", false, "skip the loss and gradient comparison (then -check-workloads and -keep do not apply)")
 	fs.BoolVar(&o.keepExport, "keep", false, "keep the exported .npy directories of the check")
 	fs.StringVar(&o.python, "python", "/usr/bin/python3", "Python interpreter with torch and numpy")
@@ -166,7 +171,7 @@ func command(args []string) error {
 	fs.IntVar(&o.warmup, "warmup", 3, "untimed steps per child, 0..1000000")
 	fs.IntVar(&o.minSteps, "min-steps", 10, "timed steps per child, at least; 1..1000000")
 	fs.DurationVar(&o.minTime, "min-time", 2*time.Second, "timed duration per child, at least (>= 0)")
-	fs.StringVar(&o.worker, "worker", "", "internal: run as the gdattn child (train or infer); only -workload, -dtype, -warmup, -min-steps and -min-time apply")
+	fs.StringVar(&o.worker, "worker", "", "internal: run as the gdattn child (train or infer); only -workload, -dtype, -warmup, -min-steps, -min-time and -regroup-query apply")
 	fs.StringVar(&o.workload, "workload", "", "internal: the worker's workload")
 	err := cli.Parse(fs, args, func(w io.Writer) {
 		fmt.Fprintf(w, "Usage: peer [flags]\n\nTimes gdattn against a PyTorch implementation of the same models (see the package documentation).\nExit status: 0 done, 2 bad command line (one line on stderr, before any work), 1 a failure during the run.\n\nFlags:\n")
@@ -183,6 +188,7 @@ func command(args []string) error {
 		"python": cli.NonEmpty, "peer": cli.Any, "out": cli.Any, "warmup": cli.IntIn(0, 1000000),
 		"min-steps": cli.IntIn(1, 1000000), "min-time": cli.NonNegative, "worker": cli.Optional(cli.OneOf("train", "infer")),
 		"workload": cli.Any, "N": cli.Optional(cli.List(cli.IntIn(1, 100000))), "allow-slow-blas": cli.Any,
+		"regroup-query": cli.Any,
 	})
 	if err != nil {
 		return err
@@ -250,6 +256,7 @@ func worker(o options) error {
 	if err != nil {
 		return err
 	}
+	w = o.apply(w)
 	dt, err := graph.ParseDtype(o.dtype)
 	if err != nil {
 		return err
@@ -270,6 +277,16 @@ func worker(o options) error {
 	ms := func(d time.Duration) float64 { return float64(d) / 1e6 }
 	hwm, _ := bench.ReadHWM()
 	return json.NewEncoder(os.Stdout).Encode(result{MedianMS: ms(t.Median), MeanMS: ms(t.Mean), MinMS: ms(t.Min), CPUMS: ms(t.CPUMedian), Steps: t.Steps, HWM: hwm})
+}
+
+// apply sets the options that change how gdattn builds w: -regroup-query
+// for a Trained TF without cross-attention (with it, the last layer is
+// computed at every row and RegroupQuery changes nothing).
+func (o options) apply(w bench.Workload) bench.Workload {
+	if w.Model == bench.ModelTF && !w.Cross {
+		w.RegroupQuery = o.regroup
+	}
+	return w
 }
 
 // run starts a child, parses the last line of its stdout as a result and
@@ -324,6 +341,9 @@ func drive(o options) error {
 	ws, err := sweepWorkloads(o.workloads, o.sweepN, o.lmPaper)
 	if err != nil {
 		return err
+	}
+	for i := range ws {
+		ws[i] = o.apply(ws[i])
 	}
 	if o.check == "auto" {
 		o.check = autoCheck(ws)
@@ -391,7 +411,8 @@ func drive(o options) error {
 			name = w.Name
 		}
 		c := exec.Command(self, "-worker", o.mode, "-workload", name, "-dtype", o.dtype,
-			"-warmup", strconv.Itoa(o.warmup), "-min-steps", strconv.Itoa(o.minSteps), "-min-time", o.minTime.String())
+			"-warmup", strconv.Itoa(o.warmup), "-min-steps", strconv.Itoa(o.minSteps), "-min-time", o.minTime.String(),
+			"-regroup-query="+strconv.FormatBool(o.regroup))
 		c.Env = threadEnv(thr)
 		return c
 	}}
@@ -450,7 +471,7 @@ func drive(o options) error {
 	}
 	fmt.Fprintf(out, "| (process baseline) | gdattn: start and exit; PyTorch: import torch, numpy | | | | | | | | | %.0f | %.0f |\n\n",
 		bench.MB(base[0]), bench.MB(base[1]))
-	fmt.Fprintf(out, "ms: wall time per step; CPU ms: process CPU time (user + system) per step. Each is the median over %d repetitions of each child's median step (%d warm-up steps, then at least %d steps and %v per child); per-rep range: the smallest and largest ratio of wall times within one repetition. PyTorch impl: mirror = the same operations as gdattn's graph, idiomatic = what a PyTorch user would write: slices and gathers; for the language models the heads fused as in nanoGPT; fast = the fastest formulation of the same functions found: products regrouped (TF: scores z·(g W_Q W_Kᵀ)·z_cᵀ, values z_c·(W_V W_O); GD: the weights once for all blocks), additive masks, the last GD block and TF layer (without cross-attention) at the query row only, as gdattn (see peer.py).\n",
+	fmt.Fprintf(out, "ms: wall time per step; CPU ms: process CPU time (user + system) per step. Each is the median over %d repetitions of each child's median step (%d warm-up steps, then at least %d steps and %v per child); per-rep range: the smallest and largest ratio of wall times within one repetition. PyTorch impl: mirror = the same operations as gdattn's graph, idiomatic = what a PyTorch user would write: slices and gathers; for the language models the heads fused as in nanoGPT; fast = the fastest formulation of the same functions found: products regrouped (TF: scores z·(g W_Q W_Kᵀ)·z_cᵀ, values z_c·(W_V W_O), at the query row (w·z_c)·(W_V W_O), as gdattn with -regroup-query; GD: the weights once for all blocks), additive masks, the last GD block and TF layer (without cross-attention) at the query row only, as gdattn (see peer.py).\n",
 		o.reps, o.warmup, o.minSteps, o.minTime)
 	if o.out != "" {
 		return os.WriteFile(o.out, report.Bytes(), 0o644)
@@ -522,6 +543,7 @@ func checkAll(o options, out io.Writer) error {
 		if err != nil {
 			return err
 		}
+		w = o.apply(w)
 		dir, err := os.MkdirTemp("", "gdattn-peer-")
 		if err != nil {
 			return err

@@ -51,8 +51,10 @@ values; the keys' transpose made contiguous once; only the query row is
 updated in the last block (the context rows' f feeds the next block's E,
 so earlier blocks update them). TF: the head as gdattn's
 fused op computes it, scores z (g W_Q W_K^T) z_c^T and values z_c (W_V W_O)
-(two D x D projections instead of four), the context keys z_c = z[:, :N]
-contiguous, tokens built by broadcasting. Language models: the scale folded
+(two D x D projections instead of four), at the query row of the last layer
+(a z_c) (W_V W_O) (as gdattn with tf.Config.RegroupQuery, bench/peer's
+-regroup-query), the context keys z_c = z[:, :N] contiguous, tokens built
+by broadcasting. Language models: the scale folded
 into the query weights (GPT) and the causal mask as a precomputed additive
 -inf bias instead of masked_fill (GPT and GD LM), otherwise idiomatic.
 The last GD block, and the last layer of the TF without cross-attention,
@@ -284,7 +286,8 @@ class TF:
                     # the last layer at the query only: the loss reads no other row
                     zq = z[:, N:]  # (B, 1, D)
                     a = torch.softmax((zq @ a_qk) @ zc.transpose(1, 2), -1)  # (B, 1, N)
-                    z = zq + a @ (zc @ (p[h + "wv"] @ p[h + "wo"]))
+                    # values regrouped: (a z_c) (W_V W_O), O(B N D) instead of O(B N D^2)
+                    z = zq + (a @ zc) @ (p[h + "wv"] @ p[h + "wo"])
                     return (z[:, 0] @ p["readout/r"]) @ we
                 a = torch.softmax((z @ a_qk) @ zc.transpose(1, 2), -1)
                 z = z + a @ (zc @ (p[h + "wv"] @ p[h + "wo"]))

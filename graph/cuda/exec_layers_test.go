@@ -2,6 +2,7 @@ package cuda
 
 import (
 	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/gdattn/gdattn/graph"
@@ -12,8 +13,9 @@ import (
 
 // attentionModel is one attention head on parameter tokens z (so dz is
 // computed too) with the loss Σ out²/2; with query, the head at the last
-// position only (layers.Attention.ForwardQuery).
-func attentionModel(dt tensor.Dtype, kern string, keys layers.KeyMode, learn, tie, query bool) (*testModel, error) {
+// position only (layers.Attention.ForwardQuery), regrouped with regroup
+// (layers.AttentionConfig.RegroupQuery).
+func attentionModel(dt tensor.Dtype, kern string, keys layers.KeyMode, learn, tie, query, regroup bool) (*testModel, error) {
 	s, err := graph.NewScope(dt, 21)
 	if err != nil {
 		return nil, err
@@ -27,7 +29,7 @@ func attentionModel(dt tensor.Dtype, kern string, keys layers.KeyMode, learn, ti
 	if err != nil {
 		return nil, err
 	}
-	att, err := layers.NewAttention(s.Sub("head"), layers.AttentionConfig{DIn: DIn, DK: 3, DV: 2, DOut: 6, Builtin: bk, Keys: keys, TieQK: tie, WInit: graph.Normal(0.5)})
+	att, err := layers.NewAttention(s.Sub("head"), layers.AttentionConfig{DIn: DIn, DK: 3, DV: 2, DOut: 6, Builtin: bk, Keys: keys, TieQK: tie, WInit: graph.Normal(0.5), RegroupQuery: regroup})
 	if err != nil {
 		return nil, err
 	}
@@ -71,7 +73,7 @@ func TestExecutorAttentionHeads(t *testing.T) {
 									t.Skip("the linear kernel has no g")
 								}
 								run := func(factory graph.ExecutorFactory) (snapshot, *graph.Machine) {
-									m, err := attentionModel(dt, kern, keys, learn, tie, query)
+									m, err := attentionModel(dt, kern, keys, learn, tie, query, false)
 									if err != nil {
 										t.Fatal(err)
 									}
@@ -98,6 +100,47 @@ func TestExecutorAttentionHeads(t *testing.T) {
 					}
 				}
 			}
+		}
+	}
+}
+
+// TestExecutorRegroupedQueryHead checks that the regrouped query head
+// (layers.AttentionConfig.RegroupQuery), which has no device kernels, runs
+// on the host under the executor with the TapeMachine's results: forward,
+// dz and every parameter gradient, float64 and float32.
+func TestExecutorRegroupedQueryHead(t *testing.T) {
+	be, device := execBackend(t)
+	for _, kern := range []string{"exp", "softmax"} {
+		for _, dt := range []tensor.Dtype{tensor.Float64, tensor.Float32} {
+			t.Run(fmt.Sprintf("%s/%v", kern, dt), func(t *testing.T) {
+				run := func(factory graph.ExecutorFactory) (snapshot, *graph.Machine) {
+					m, err := attentionModel(dt, kern, layers.ContextKeys, true, false, true, true)
+					if err != nil {
+						t.Fatal(err)
+					}
+					mach, err := graph.NewMachine(m.s, m.loss, graph.MachineOptions{Executor: factory, Outputs: m.outputs})
+					if err != nil {
+						t.Fatal(err)
+					}
+					t.Cleanup(func() { mach.Close() })
+					if err := mach.Run(); err != nil {
+						t.Fatal(err)
+					}
+					return takeSnapshot(t, m, mach), mach
+				}
+				want, _ := run(nil)
+				got, mach := run(NewExecutorWith(be, ExecOptions{HostOnly: !device, Logf: func(string, ...any) {}}))
+				compareSnapshots(t, got, want, execTol(dt))
+				if device {
+					onHost := false
+					for _, op := range mach.Executor().(*Exec).FallbackOps() {
+						onHost = onHost || strings.Contains(op, "AttentionHeadQueryRegrouped")
+					}
+					if !onHost {
+						t.Errorf("the regrouped head is not among the host ops %v", mach.Executor().(*Exec).FallbackOps())
+					}
+				}
+			})
 		}
 	}
 }

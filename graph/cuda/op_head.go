@@ -27,7 +27,9 @@ func off(v *value, p Ptr, n int) Ptr { return p + Ptr(uintptr(n)*v.dt.Size()) }
 // which are lowered only when the node before them is.
 func lowerHead(x *Exec, v *value, op *ops.HeadOp) (devOp, error) {
 	code, ok := kernelCode(op.Kind())
-	if !ok || !op.Kind().DotProduct() || (op.QueryOnly() && !op.ContextKeys()) {
+	// A regrouped query head (ops.AttentionHeadQueryRegrouped) has no
+	// device kernels: it runs on the host.
+	if !ok || !op.Kind().DotProduct() || (op.QueryOnly() && !op.ContextKeys()) || op.Regrouped() {
 		return nil, nil
 	}
 	learnG, ctx, gFixed := op.LearnG(), op.ContextKeys(), op.FixedG()
