@@ -626,20 +626,7 @@ func headBackwardQuery[F float32 | float64](op *HeadOp, st *headState[F], d head
 		db := dout[b*Dout : (b+1)*Dout]
 		srow, wrow := st.s[b*Tk:(b+1)*Tk], st.w[b*Tk:(b+1)*Tk]
 		Gemm(false, true, 1, Tk, Dout, 1, db, Dout, hb[Din:], nh, 0, dw, Tk) // dw_i = d·Vu_i
-		switch op.kind {
-		case KindLinear:
-			copy(ds, dw)
-		case KindExp:
-			for i, wi := range wrow {
-				e := wi * dw[i]
-				ds[i] = g * e
-				dg += float64(e) * float64(srow[i])
-			}
-		case KindSoftmax:
-			var rs [1]F
-			rowDots(rs[:], wrow, dw, 1, Tk) // rs = Σ_i w_i dw_i
-			dg += softmaxDS(ds, wrow, dw, srow, rs[0], g)
-		}
+		dg = scoreGrads(op.kind, g, ds, wrow, dw, srow, dg)
 		// dVu_i = w_i d (into gb), dZc_i += ds_i P_q, dP_q = ds Zc.
 		mulAddRows(Tk, Dout, 1, wrow, 1, 1, db, Dout, gbb[Din:], nh, false)
 		mulAddRows(Tk, Din, 1, ds, 1, 1, hb[q*nh:], nh, dzb, Din, true)
@@ -678,7 +665,7 @@ func headBackwardRegrouped[F float32 | float64](op *HeadOp, st *headState[F], d 
 		ub := st.u[b*Din : (b+1)*Din]
 		srow, wrow := st.s[b*Tk:(b+1)*Tk], st.w[b*Tk:(b+1)*Tk]
 		st.dots = rowsDot(ub, zb, dw, st.dots) // dw_i = z_i·u
-		dg += scoreGrads(op.kind, g, ds, wrow, dw, srow)
+		dg = scoreGrads(op.kind, g, ds, wrow, dw, srow, dg)
 		copy(wd[:Tk], wrow)
 		copy(up[:Din], ub)
 		copy(up[Din:], st.pq[b*Din:(b+1)*Din])
@@ -715,9 +702,9 @@ func rowsDot[F float32 | float64](q, k, out []F, dots []float64) []float64 {
 }
 
 // scoreGrads sets ds, the gradients of one query's raw scores s from those
-// of its weights w (dw), and returns the row's share of dL/dg.
-func scoreGrads[F float32 | float64](kind KernelKind, g F, ds, w, dw, s []F) float64 {
-	var dg float64
+// of its weights w (dw), and returns dg plus the row's share of dL/dg
+// (added term by term, in the order of the rows before it).
+func scoreGrads[F float32 | float64](kind KernelKind, g F, ds, w, dw, s []F, dg float64) float64 {
 	switch kind {
 	case KindLinear:
 		copy(ds, dw)
