@@ -278,9 +278,13 @@ func packB[F Float](dst []F, tB bool, b []F, ldb, pc, jc, kb, nb, nr int) {
 // q·mr·kb + l·mr + i, zero past the last column. It reads a stretch of
 // cols elements of each row of A at once.
 func packColsGo[F Float](dst, src []F, lda, cols, kb, mr int) {
+	done := colsFull(dst, src, lda, cols, kb, mr) // the full panels, unrolled
+	if done*mr == cols {
+		return
+	}
 	for l := 0; l < kb; l++ {
 		s := src[l*lda : l*lda+cols]
-		for q := 0; q*mr < cols; q++ {
+		for q := done; q*mr < cols; q++ {
 			h := min(mr, cols-q*mr)
 			o := q*mr*kb + l*mr
 			d := dst[o : o+mr]
@@ -296,6 +300,9 @@ func packColsGo[F Float](dst, src []F, lda, cols, kb, mr int) {
 // misses overlap (row by row, a row far from the last waits on memory
 // every 16 elements).
 func gatherRowsGo[F Float](dst, src []F, off, ld, h, kb, width int) {
+	if gatherFull(dst, src, off, ld, h, kb, width) { // full panels, unrolled
+		return
+	}
 	var rows [maxTile][]F
 	for r := 0; r < h; r++ {
 		rows[r] = src[off+r*ld : off+r*ld+kb]

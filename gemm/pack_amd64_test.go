@@ -159,12 +159,16 @@ func TestPackAsm(t *testing.T) {
 }
 
 // BenchmarkPack times packA and packB on the paper preset's products
-// (kernels_amd64.go's float32 AVX-512 blocking), in assembly and in Go:
-// ns per packed element. One core:
+// (kernels_amd64.go's float32 AVX-512 and AVX2 blockings), in assembly
+// and in Go: ns per packed element. One core:
 //
 //	GOMAXPROCS=1 go test ./gemm -run '^$' -bench Pack -benchtime 3x
 func BenchmarkPack(b *testing.B) {
-	bl := &avx512.f32
+	b.Run("avx512", func(b *testing.B) { benchPack(b, &avx512.f32) })
+	b.Run("avx2", func(b *testing.B) { benchPack(b, &avx2.f32) })
+}
+
+func benchPack(b *testing.B, bl *blocking[float32]) {
 	const v, d, n = 50258, 512, 1024
 	rng := rand.New(rand.NewPCG(1, 2))
 	big := randSlice[float32](n*v, rng) // dY (n×v) or W (v×d)

@@ -1,0 +1,128 @@
+package gemm
+
+// Unrolled forms of the portable packing routines for the tile sizes of
+// the AVX2 and portable blockings (MR 4 or 6, NR 4, 8 or 16), which run
+// where the AVX-512 packing assembly does not: fixed-size moves instead of a
+// copy call per line (packColsGo) and of a loop over a slice of rows per
+// element (gatherRowsGo). They move the same elements as the loops.
+
+// gatherFull is gatherRowsGo for h = width ∈ {4, 6, 8, 16}; it reports
+// false, writing nothing, for any other size.
+func gatherFull[F Float](dst, src []F, off, ld, h, kb, width int) bool {
+	if h != width {
+		return false
+	}
+	switch width {
+	case 4:
+		gather4(dst[:kb*4], src, off, ld, kb)
+	case 6:
+		gather6(dst[:kb*6], src, off, ld, kb)
+	case 8:
+		gather8(dst[:kb*8], src, off, ld, kb)
+	case 16:
+		gather8x2(dst[:kb*16], src, off, ld, kb)
+	default:
+		return false
+	}
+	return true
+}
+
+func gather4[F Float](dst, src []F, off, ld, kb int) {
+	r0, r1 := src[off:][:kb], src[off+ld:][:kb]
+	r2, r3 := src[off+2*ld:][:kb], src[off+3*ld:][:kb]
+	for l := 0; l < kb; l++ {
+		d := (*[4]F)(dst[l*4:])
+		d[0], d[1], d[2], d[3] = r0[l], r1[l], r2[l], r3[l]
+	}
+}
+
+func gather6[F Float](dst, src []F, off, ld, kb int) {
+	r0, r1 := src[off:][:kb], src[off+ld:][:kb]
+	r2, r3 := src[off+2*ld:][:kb], src[off+3*ld:][:kb]
+	r4, r5 := src[off+4*ld:][:kb], src[off+5*ld:][:kb]
+	for l := 0; l < kb; l++ {
+		d := (*[6]F)(dst[l*6:])
+		d[0], d[1], d[2], d[3], d[4], d[5] = r0[l], r1[l], r2[l], r3[l], r4[l], r5[l]
+	}
+}
+
+func gather8[F Float](dst, src []F, off, ld, kb int) {
+	r0, r1 := src[off:][:kb], src[off+ld:][:kb]
+	r2, r3 := src[off+2*ld:][:kb], src[off+3*ld:][:kb]
+	r4, r5 := src[off+4*ld:][:kb], src[off+5*ld:][:kb]
+	r6, r7 := src[off+6*ld:][:kb], src[off+7*ld:][:kb]
+	for l := 0; l < kb; l++ {
+		d := (*[8]F)(dst[l*8:])
+		d[0], d[1], d[2], d[3] = r0[l], r1[l], r2[l], r3[l]
+		d[4], d[5], d[6], d[7] = r4[l], r5[l], r6[l], r7[l]
+	}
+}
+
+// gather8x2 is the 16-wide gather as two passes of eight rows, each
+// writing its half of every line (eight streams at a time: sixteen would
+// not fit the registers).
+func gather8x2[F Float](dst, src []F, off, ld, kb int) {
+	for half := 0; half < 2; half++ {
+		o := off + half*8*ld
+		r0, r1 := src[o:][:kb], src[o+ld:][:kb]
+		r2, r3 := src[o+2*ld:][:kb], src[o+3*ld:][:kb]
+		r4, r5 := src[o+4*ld:][:kb], src[o+5*ld:][:kb]
+		r6, r7 := src[o+6*ld:][:kb], src[o+7*ld:][:kb]
+		for l := 0; l < kb; l++ {
+			d := (*[8]F)(dst[l*16+half*8:])
+			d[0], d[1], d[2], d[3] = r0[l], r1[l], r2[l], r3[l]
+			d[4], d[5], d[6], d[7] = r4[l], r5[l], r6[l], r7[l]
+		}
+	}
+}
+
+// colsFull packs the full panels of packColsGo for mr ∈ {4, 6, 8, 16}
+// (element by element: an array assignment would call memmove) and returns how many it packed: 0 for any
+// other mr.
+func colsFull[F Float](dst, src []F, lda, cols, kb, mr int) int {
+	full := cols / mr
+	if full == 0 {
+		return 0
+	}
+	switch mr {
+	case 4:
+		for l := 0; l < kb; l++ {
+			s := src[l*lda:][:full*4]
+			for q := 0; q < full; q++ {
+				d, v := (*[4]F)(dst[q*4*kb+l*4:]), (*[4]F)(s[q*4:])
+				d[0], d[1], d[2], d[3] = v[0], v[1], v[2], v[3]
+			}
+		}
+	case 6:
+		for l := 0; l < kb; l++ {
+			s := src[l*lda:][:full*6]
+			for q := 0; q < full; q++ {
+				d, v := (*[6]F)(dst[q*6*kb+l*6:]), (*[6]F)(s[q*6:])
+				d[0], d[1], d[2], d[3], d[4], d[5] = v[0], v[1], v[2], v[3], v[4], v[5]
+			}
+		}
+	case 8:
+		for l := 0; l < kb; l++ {
+			s := src[l*lda:][:full*8]
+			for q := 0; q < full; q++ {
+				d, v := (*[8]F)(dst[q*8*kb+l*8:]), (*[8]F)(s[q*8:])
+				d[0], d[1], d[2], d[3] = v[0], v[1], v[2], v[3]
+				d[4], d[5], d[6], d[7] = v[4], v[5], v[6], v[7]
+			}
+		}
+	case 16:
+		for l := 0; l < kb; l++ {
+			s := src[l*lda:][:full*16]
+			for q := 0; q < full; q++ {
+				d, v := (*[16]F)(dst[q*16*kb+l*16:]), (*[16]F)(s[q*16:])
+				d[0], d[1], d[2], d[3] = v[0], v[1], v[2], v[3]
+				d[4], d[5], d[6], d[7] = v[4], v[5], v[6], v[7]
+				d[8], d[9], d[10], d[11] = v[8], v[9], v[10], v[11]
+				d[12], d[13], d[14], d[15] = v[12], v[13], v[14], v[15]
+			}
+		}
+	default:
+		return 0
+	}
+	return full
+}
