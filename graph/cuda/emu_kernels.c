@@ -130,261 +130,267 @@ int gdattn_emu_dispatch(int k, void **a) {
         gelu_grad_f64(*(long long *)a[0], *(void **)a[1], *(void **)a[2], *(void **)a[3]);
         return 0;
     case 36:
-        grad_part_multi_f32(*(long long *)a[0], *(int *)a[1], *(void **)a[2], *(void **)a[3]);
+        ew_chain_f32(*(long long *)a[0], *(long long *)a[1], *(long long *)a[2], *(int *)a[3], *(void **)a[4], *(long long *)a[5], *(void **)a[6], *(long long *)a[7], *(void **)a[8], *(long long *)a[9], *(void **)a[10], *(long long *)a[11], *(void **)a[12]);
         return 0;
     case 37:
-        grad_part_multi_f64(*(long long *)a[0], *(int *)a[1], *(void **)a[2], *(void **)a[3]);
+        ew_chain_f64(*(long long *)a[0], *(long long *)a[1], *(long long *)a[2], *(int *)a[3], *(void **)a[4], *(long long *)a[5], *(void **)a[6], *(long long *)a[7], *(void **)a[8], *(long long *)a[9], *(void **)a[10], *(long long *)a[11], *(void **)a[12]);
         return 0;
     case 38:
-        grad_join_multi(*(long long *)a[0], *(int *)a[1], *(void **)a[2], *(void **)a[3], *(void **)a[4], *(void **)a[5]);
+        grad_part_multi_f32(*(long long *)a[0], *(int *)a[1], *(void **)a[2], *(void **)a[3]);
         return 0;
     case 39:
-        step_finish_f32(*(long long *)a[0], *(int *)a[1], *(void **)a[2], *(void **)a[3], *(double *)a[4], *(void **)a[5], *(void **)a[6]);
+        grad_part_multi_f64(*(long long *)a[0], *(int *)a[1], *(void **)a[2], *(void **)a[3]);
         return 0;
     case 40:
-        step_finish_f64(*(long long *)a[0], *(int *)a[1], *(void **)a[2], *(void **)a[3], *(double *)a[4], *(void **)a[5], *(void **)a[6]);
+        grad_join_multi(*(long long *)a[0], *(int *)a[1], *(void **)a[2], *(void **)a[3], *(void **)a[4], *(void **)a[5]);
         return 0;
     case 41:
-        head_weights_f32(*(long long *)a[0], *(int *)a[1], *(void **)a[2], *(int *)a[3], *(void **)a[4], *(void **)a[5]);
+        step_finish_f32(*(long long *)a[0], *(int *)a[1], *(void **)a[2], *(void **)a[3], *(double *)a[4], *(void **)a[5], *(void **)a[6]);
         return 0;
     case 42:
-        head_weights_f64(*(long long *)a[0], *(int *)a[1], *(void **)a[2], *(int *)a[3], *(void **)a[4], *(void **)a[5]);
+        step_finish_f64(*(long long *)a[0], *(int *)a[1], *(void **)a[2], *(void **)a[3], *(double *)a[4], *(void **)a[5], *(void **)a[6]);
         return 0;
     case 43:
-        head_dscores_f32(*(long long *)a[0], *(int *)a[1], *(void **)a[2], *(int *)a[3], *(void **)a[4], *(void **)a[5], *(void **)a[6], *(void **)a[7]);
+        head_weights_f32(*(long long *)a[0], *(int *)a[1], *(void **)a[2], *(int *)a[3], *(void **)a[4], *(void **)a[5]);
         return 0;
     case 44:
-        head_dscores_f64(*(long long *)a[0], *(int *)a[1], *(void **)a[2], *(int *)a[3], *(void **)a[4], *(void **)a[5], *(void **)a[6], *(void **)a[7]);
+        head_weights_f64(*(long long *)a[0], *(int *)a[1], *(void **)a[2], *(int *)a[3], *(void **)a[4], *(void **)a[5]);
         return 0;
     case 45:
-        ln_stats_f32(*(long long *)a[0], *(int *)a[1], *(double *)a[2], *(void **)a[3], *(void **)a[4]);
+        head_dscores_f32(*(long long *)a[0], *(int *)a[1], *(void **)a[2], *(int *)a[3], *(void **)a[4], *(void **)a[5], *(void **)a[6], *(void **)a[7]);
         return 0;
     case 46:
-        ln_stats_f64(*(long long *)a[0], *(int *)a[1], *(double *)a[2], *(void **)a[3], *(void **)a[4]);
+        head_dscores_f64(*(long long *)a[0], *(int *)a[1], *(void **)a[2], *(int *)a[3], *(void **)a[4], *(void **)a[5], *(void **)a[6], *(void **)a[7]);
         return 0;
     case 47:
-        ln_fwd_f32(*(long long *)a[0], *(int *)a[1], *(double *)a[2], *(int *)a[3], *(void **)a[4], *(void **)a[5], *(void **)a[6], *(void **)a[7]);
+        ln_stats_f32(*(long long *)a[0], *(int *)a[1], *(double *)a[2], *(void **)a[3], *(void **)a[4]);
         return 0;
     case 48:
-        ln_fwd_f64(*(long long *)a[0], *(int *)a[1], *(double *)a[2], *(int *)a[3], *(void **)a[4], *(void **)a[5], *(void **)a[6], *(void **)a[7]);
+        ln_stats_f64(*(long long *)a[0], *(int *)a[1], *(double *)a[2], *(void **)a[3], *(void **)a[4]);
         return 0;
     case 49:
-        ln_grad_f32(*(long long *)a[0], *(int *)a[1], *(double *)a[2], *(void **)a[3], *(void **)a[4], *(void **)a[5], *(void **)a[6]);
+        ln_fwd_f32(*(long long *)a[0], *(int *)a[1], *(double *)a[2], *(int *)a[3], *(void **)a[4], *(void **)a[5], *(void **)a[6], *(void **)a[7]);
         return 0;
     case 50:
-        ln_grad_f64(*(long long *)a[0], *(int *)a[1], *(double *)a[2], *(void **)a[3], *(void **)a[4], *(void **)a[5], *(void **)a[6]);
+        ln_fwd_f64(*(long long *)a[0], *(int *)a[1], *(double *)a[2], *(int *)a[3], *(void **)a[4], *(void **)a[5], *(void **)a[6], *(void **)a[7]);
         return 0;
     case 51:
-        ln_mean_grad_f32(*(long long *)a[0], *(int *)a[1], *(void **)a[2], *(void **)a[3]);
+        ln_grad_f32(*(long long *)a[0], *(int *)a[1], *(double *)a[2], *(void **)a[3], *(void **)a[4], *(void **)a[5], *(void **)a[6]);
         return 0;
     case 52:
-        ln_mean_grad_f64(*(long long *)a[0], *(int *)a[1], *(void **)a[2], *(void **)a[3]);
+        ln_grad_f64(*(long long *)a[0], *(int *)a[1], *(double *)a[2], *(void **)a[3], *(void **)a[4], *(void **)a[5], *(void **)a[6]);
         return 0;
     case 53:
-        ln_param_grad_f32(*(long long *)a[0], *(long long *)a[1], *(int *)a[2], *(void **)a[3], *(void **)a[4], *(void **)a[5], *(void **)a[6]);
+        ln_mean_grad_f32(*(long long *)a[0], *(int *)a[1], *(void **)a[2], *(void **)a[3]);
         return 0;
     case 54:
-        ln_param_grad_f64(*(long long *)a[0], *(long long *)a[1], *(int *)a[2], *(void **)a[3], *(void **)a[4], *(void **)a[5], *(void **)a[6]);
+        ln_mean_grad_f64(*(long long *)a[0], *(int *)a[1], *(void **)a[2], *(void **)a[3]);
         return 0;
     case 55:
-        ln_part_f32(*(long long *)a[0], *(int *)a[1], *(int *)a[2], *(int *)a[3], *(void **)a[4], *(void **)a[5], *(void **)a[6], *(void **)a[7], *(void **)a[8]);
+        ln_param_grad_f32(*(long long *)a[0], *(long long *)a[1], *(int *)a[2], *(void **)a[3], *(void **)a[4], *(void **)a[5], *(void **)a[6]);
         return 0;
     case 56:
-        ln_part_f64(*(long long *)a[0], *(int *)a[1], *(int *)a[2], *(int *)a[3], *(void **)a[4], *(void **)a[5], *(void **)a[6], *(void **)a[7], *(void **)a[8]);
+        ln_param_grad_f64(*(long long *)a[0], *(long long *)a[1], *(int *)a[2], *(void **)a[3], *(void **)a[4], *(void **)a[5], *(void **)a[6]);
         return 0;
     case 57:
-        ln_join_f32(*(long long *)a[0], *(int *)a[1], *(int *)a[2], *(int *)a[3], *(double *)a[4], *(void **)a[5], *(void **)a[6]);
+        ln_part_f32(*(long long *)a[0], *(int *)a[1], *(int *)a[2], *(int *)a[3], *(void **)a[4], *(void **)a[5], *(void **)a[6], *(void **)a[7], *(void **)a[8]);
         return 0;
     case 58:
-        ln_join_f64(*(long long *)a[0], *(int *)a[1], *(int *)a[2], *(int *)a[3], *(double *)a[4], *(void **)a[5], *(void **)a[6]);
+        ln_part_f64(*(long long *)a[0], *(int *)a[1], *(int *)a[2], *(int *)a[3], *(void **)a[4], *(void **)a[5], *(void **)a[6], *(void **)a[7], *(void **)a[8]);
         return 0;
     case 59:
-        ln_fwd_apply_f32(*(long long *)a[0], *(int *)a[1], *(int *)a[2], *(void **)a[3], *(void **)a[4], *(void **)a[5], *(void **)a[6], *(void **)a[7]);
+        ln_join_f32(*(long long *)a[0], *(int *)a[1], *(int *)a[2], *(int *)a[3], *(double *)a[4], *(void **)a[5], *(void **)a[6]);
         return 0;
     case 60:
-        ln_fwd_apply_f64(*(long long *)a[0], *(int *)a[1], *(int *)a[2], *(void **)a[3], *(void **)a[4], *(void **)a[5], *(void **)a[6], *(void **)a[7]);
+        ln_join_f64(*(long long *)a[0], *(int *)a[1], *(int *)a[2], *(int *)a[3], *(double *)a[4], *(void **)a[5], *(void **)a[6]);
         return 0;
     case 61:
-        ln_grad_apply_f32(*(long long *)a[0], *(int *)a[1], *(void **)a[2], *(void **)a[3], *(void **)a[4], *(void **)a[5], *(void **)a[6]);
+        ln_fwd_apply_f32(*(long long *)a[0], *(int *)a[1], *(int *)a[2], *(void **)a[3], *(void **)a[4], *(void **)a[5], *(void **)a[6], *(void **)a[7]);
         return 0;
     case 62:
-        ln_grad_apply_f64(*(long long *)a[0], *(int *)a[1], *(void **)a[2], *(void **)a[3], *(void **)a[4], *(void **)a[5], *(void **)a[6]);
+        ln_fwd_apply_f64(*(long long *)a[0], *(int *)a[1], *(int *)a[2], *(void **)a[3], *(void **)a[4], *(void **)a[5], *(void **)a[6], *(void **)a[7]);
         return 0;
     case 63:
-        ln_fill_f32(*(long long *)a[0], *(int *)a[1], *(void **)a[2], *(void **)a[3]);
+        ln_grad_apply_f32(*(long long *)a[0], *(int *)a[1], *(void **)a[2], *(void **)a[3], *(void **)a[4], *(void **)a[5], *(void **)a[6]);
         return 0;
     case 64:
-        ln_fill_f64(*(long long *)a[0], *(int *)a[1], *(void **)a[2], *(void **)a[3]);
+        ln_grad_apply_f64(*(long long *)a[0], *(int *)a[1], *(void **)a[2], *(void **)a[3], *(void **)a[4], *(void **)a[5], *(void **)a[6]);
         return 0;
     case 65:
-        ln_param_part_f32(*(long long *)a[0], *(long long *)a[1], *(int *)a[2], *(int *)a[3], *(int *)a[4], *(void **)a[5], *(void **)a[6], *(void **)a[7], *(void **)a[8]);
+        ln_fill_f32(*(long long *)a[0], *(int *)a[1], *(void **)a[2], *(void **)a[3]);
         return 0;
     case 66:
-        ln_param_part_f64(*(long long *)a[0], *(long long *)a[1], *(int *)a[2], *(int *)a[3], *(int *)a[4], *(void **)a[5], *(void **)a[6], *(void **)a[7], *(void **)a[8]);
+        ln_fill_f64(*(long long *)a[0], *(int *)a[1], *(void **)a[2], *(void **)a[3]);
         return 0;
     case 67:
-        fill_f32(*(long long *)a[0], *(float *)a[1], *(void **)a[2]);
+        ln_param_part_f32(*(long long *)a[0], *(long long *)a[1], *(int *)a[2], *(int *)a[3], *(int *)a[4], *(void **)a[5], *(void **)a[6], *(void **)a[7], *(void **)a[8]);
         return 0;
     case 68:
-        fill_f64(*(long long *)a[0], *(double *)a[1], *(void **)a[2]);
+        ln_param_part_f64(*(long long *)a[0], *(long long *)a[1], *(int *)a[2], *(int *)a[3], *(int *)a[4], *(void **)a[5], *(void **)a[6], *(void **)a[7], *(void **)a[8]);
         return 0;
     case 69:
-        axpy_f32(*(long long *)a[0], *(float *)a[1], *(void **)a[2], *(void **)a[3]);
+        fill_f32(*(long long *)a[0], *(float *)a[1], *(void **)a[2]);
         return 0;
     case 70:
-        axpy_f64(*(long long *)a[0], *(double *)a[1], *(void **)a[2], *(void **)a[3]);
+        fill_f64(*(long long *)a[0], *(double *)a[1], *(void **)a[2]);
         return 0;
     case 71:
-        scale_f32(*(long long *)a[0], *(float *)a[1], *(void **)a[2]);
+        axpy_f32(*(long long *)a[0], *(float *)a[1], *(void **)a[2], *(void **)a[3]);
         return 0;
     case 72:
-        scale_f64(*(long long *)a[0], *(double *)a[1], *(void **)a[2]);
+        axpy_f64(*(long long *)a[0], *(double *)a[1], *(void **)a[2], *(void **)a[3]);
         return 0;
     case 73:
-        iota_f32(*(long long *)a[0], *(float *)a[1], *(float *)a[2], *(int *)a[3], *(void **)a[4]);
+        scale_f32(*(long long *)a[0], *(float *)a[1], *(void **)a[2]);
         return 0;
     case 74:
-        iota_f64(*(long long *)a[0], *(double *)a[1], *(double *)a[2], *(int *)a[3], *(void **)a[4]);
+        scale_f64(*(long long *)a[0], *(double *)a[1], *(void **)a[2]);
         return 0;
     case 75:
-        sum_f32(*(long long *)a[0], *(void **)a[1], *(void **)a[2]);
+        iota_f32(*(long long *)a[0], *(float *)a[1], *(float *)a[2], *(int *)a[3], *(void **)a[4]);
         return 0;
     case 76:
-        sum_f64(*(long long *)a[0], *(void **)a[1], *(void **)a[2]);
+        iota_f64(*(long long *)a[0], *(double *)a[1], *(double *)a[2], *(int *)a[3], *(void **)a[4]);
         return 0;
     case 77:
-        gemm_naive_f32(*(long long *)a[0], *(int *)a[1], *(int *)a[2], *(int *)a[3], *(int *)a[4], *(int *)a[5], *(double *)a[6], *(void **)a[7], *(int *)a[8], *(long long *)a[9], *(void **)a[10], *(int *)a[11], *(long long *)a[12], *(double *)a[13], *(void **)a[14], *(int *)a[15], *(long long *)a[16]);
+        sum_f32(*(long long *)a[0], *(void **)a[1], *(void **)a[2]);
         return 0;
     case 78:
-        gemm_naive_f64(*(long long *)a[0], *(int *)a[1], *(int *)a[2], *(int *)a[3], *(int *)a[4], *(int *)a[5], *(double *)a[6], *(void **)a[7], *(int *)a[8], *(long long *)a[9], *(void **)a[10], *(int *)a[11], *(long long *)a[12], *(double *)a[13], *(void **)a[14], *(int *)a[15], *(long long *)a[16]);
+        sum_f64(*(long long *)a[0], *(void **)a[1], *(void **)a[2]);
         return 0;
     case 79:
-        repeat_f32(*(long long *)a[0], *(void **)a[1], *(void **)a[2], *(long long *)a[3], *(long long *)a[4], *(long long *)a[5]);
+        gemm_naive_f32(*(long long *)a[0], *(int *)a[1], *(int *)a[2], *(int *)a[3], *(int *)a[4], *(int *)a[5], *(double *)a[6], *(void **)a[7], *(int *)a[8], *(long long *)a[9], *(void **)a[10], *(int *)a[11], *(long long *)a[12], *(double *)a[13], *(void **)a[14], *(int *)a[15], *(long long *)a[16]);
         return 0;
     case 80:
-        repeat_f64(*(long long *)a[0], *(void **)a[1], *(void **)a[2], *(long long *)a[3], *(long long *)a[4], *(long long *)a[5]);
+        gemm_naive_f64(*(long long *)a[0], *(int *)a[1], *(int *)a[2], *(int *)a[3], *(int *)a[4], *(int *)a[5], *(double *)a[6], *(void **)a[7], *(int *)a[8], *(long long *)a[9], *(void **)a[10], *(int *)a[11], *(long long *)a[12], *(double *)a[13], *(void **)a[14], *(int *)a[15], *(long long *)a[16]);
         return 0;
     case 81:
-        band_copy_f32(*(long long *)a[0], *(void **)a[1], *(void **)a[2], *(long long *)a[3], *(long long *)a[4], *(long long *)a[5], *(long long *)a[6], *(long long *)a[7], *(long long *)a[8]);
+        repeat_f32(*(long long *)a[0], *(void **)a[1], *(void **)a[2], *(long long *)a[3], *(long long *)a[4], *(long long *)a[5]);
         return 0;
     case 82:
-        band_copy_f64(*(long long *)a[0], *(void **)a[1], *(void **)a[2], *(long long *)a[3], *(long long *)a[4], *(long long *)a[5], *(long long *)a[6], *(long long *)a[7], *(long long *)a[8]);
+        repeat_f64(*(long long *)a[0], *(void **)a[1], *(void **)a[2], *(long long *)a[3], *(long long *)a[4], *(long long *)a[5]);
         return 0;
     case 83:
-        permute4_f32(*(long long *)a[0], *(void **)a[1], *(void **)a[2], *(long long *)a[3], *(long long *)a[4], *(long long *)a[5], *(long long *)a[6], *(long long *)a[7], *(long long *)a[8], *(long long *)a[9]);
+        band_copy_f32(*(long long *)a[0], *(void **)a[1], *(void **)a[2], *(long long *)a[3], *(long long *)a[4], *(long long *)a[5], *(long long *)a[6], *(long long *)a[7], *(long long *)a[8]);
         return 0;
     case 84:
-        permute4_f64(*(long long *)a[0], *(void **)a[1], *(void **)a[2], *(long long *)a[3], *(long long *)a[4], *(long long *)a[5], *(long long *)a[6], *(long long *)a[7], *(long long *)a[8], *(long long *)a[9]);
+        band_copy_f64(*(long long *)a[0], *(void **)a[1], *(void **)a[2], *(long long *)a[3], *(long long *)a[4], *(long long *)a[5], *(long long *)a[6], *(long long *)a[7], *(long long *)a[8]);
         return 0;
     case 85:
-        reduce4_f32(*(long long *)a[0], *(void **)a[1], *(void **)a[2], *(long long *)a[3], *(long long *)a[4], *(long long *)a[5], *(long long *)a[6], *(int *)a[7]);
+        permute4_f32(*(long long *)a[0], *(void **)a[1], *(void **)a[2], *(long long *)a[3], *(long long *)a[4], *(long long *)a[5], *(long long *)a[6], *(long long *)a[7], *(long long *)a[8], *(long long *)a[9]);
         return 0;
     case 86:
-        reduce4_f64(*(long long *)a[0], *(void **)a[1], *(void **)a[2], *(long long *)a[3], *(long long *)a[4], *(long long *)a[5], *(long long *)a[6], *(int *)a[7]);
+        permute4_f64(*(long long *)a[0], *(void **)a[1], *(void **)a[2], *(long long *)a[3], *(long long *)a[4], *(long long *)a[5], *(long long *)a[6], *(long long *)a[7], *(long long *)a[8], *(long long *)a[9]);
         return 0;
     case 87:
-        reduce4_part_f32(*(long long *)a[0], *(void **)a[1], *(void **)a[2], *(long long *)a[3], *(long long *)a[4], *(long long *)a[5], *(long long *)a[6], *(int *)a[7], *(long long *)a[8], *(int *)a[9]);
+        reduce4_f32(*(long long *)a[0], *(void **)a[1], *(void **)a[2], *(long long *)a[3], *(long long *)a[4], *(long long *)a[5], *(long long *)a[6], *(int *)a[7]);
         return 0;
     case 88:
-        reduce_join_f32(*(long long *)a[0], *(long long *)a[1], *(void **)a[2], *(void **)a[3]);
+        reduce4_f64(*(long long *)a[0], *(void **)a[1], *(void **)a[2], *(long long *)a[3], *(long long *)a[4], *(long long *)a[5], *(long long *)a[6], *(int *)a[7]);
         return 0;
     case 89:
-        reduce4_part_f64(*(long long *)a[0], *(void **)a[1], *(void **)a[2], *(long long *)a[3], *(long long *)a[4], *(long long *)a[5], *(long long *)a[6], *(int *)a[7], *(long long *)a[8], *(int *)a[9]);
+        reduce4_part_f32(*(long long *)a[0], *(void **)a[1], *(void **)a[2], *(long long *)a[3], *(long long *)a[4], *(long long *)a[5], *(long long *)a[6], *(int *)a[7], *(long long *)a[8], *(int *)a[9]);
         return 0;
     case 90:
-        reduce_join_f64(*(long long *)a[0], *(long long *)a[1], *(void **)a[2], *(void **)a[3]);
+        reduce_join_f32(*(long long *)a[0], *(long long *)a[1], *(void **)a[2], *(void **)a[3]);
         return 0;
     case 91:
-        cast_acc_f32(*(long long *)a[0], *(void **)a[1], *(void **)a[2]);
+        reduce4_part_f64(*(long long *)a[0], *(void **)a[1], *(void **)a[2], *(long long *)a[3], *(long long *)a[4], *(long long *)a[5], *(long long *)a[6], *(int *)a[7], *(long long *)a[8], *(int *)a[9]);
         return 0;
     case 92:
-        cast_acc_f64(*(long long *)a[0], *(void **)a[1], *(void **)a[2]);
+        reduce_join_f64(*(long long *)a[0], *(long long *)a[1], *(void **)a[2], *(void **)a[3]);
         return 0;
     case 93:
-        softmax_rows_f32(*(long long *)a[0], *(int *)a[1], *(int *)a[2], *(void **)a[3], *(void **)a[4]);
+        cast_acc_f32(*(long long *)a[0], *(void **)a[1], *(void **)a[2]);
         return 0;
     case 94:
-        softmax_rows_f64(*(long long *)a[0], *(int *)a[1], *(int *)a[2], *(void **)a[3], *(void **)a[4]);
+        cast_acc_f64(*(long long *)a[0], *(void **)a[1], *(void **)a[2]);
         return 0;
     case 95:
-        softmax_grad_rows_f32(*(long long *)a[0], *(int *)a[1], *(int *)a[2], *(void **)a[3], *(void **)a[4], *(void **)a[5]);
+        softmax_rows_f32(*(long long *)a[0], *(int *)a[1], *(int *)a[2], *(void **)a[3], *(void **)a[4]);
         return 0;
     case 96:
-        softmax_grad_rows_f64(*(long long *)a[0], *(int *)a[1], *(int *)a[2], *(void **)a[3], *(void **)a[4], *(void **)a[5]);
+        softmax_rows_f64(*(long long *)a[0], *(int *)a[1], *(int *)a[2], *(void **)a[3], *(void **)a[4]);
         return 0;
     case 97:
-        gather_rows_f32(*(long long *)a[0], *(void **)a[1], *(void **)a[2], *(int *)a[3], *(void **)a[4]);
+        softmax_grad_rows_f32(*(long long *)a[0], *(int *)a[1], *(int *)a[2], *(void **)a[3], *(void **)a[4], *(void **)a[5]);
         return 0;
     case 98:
-        gather_rows_f64(*(long long *)a[0], *(void **)a[1], *(void **)a[2], *(int *)a[3], *(void **)a[4]);
+        softmax_grad_rows_f64(*(long long *)a[0], *(int *)a[1], *(int *)a[2], *(void **)a[3], *(void **)a[4], *(void **)a[5]);
         return 0;
     case 99:
-        scatter_rows_f32(*(long long *)a[0], *(void **)a[1], *(void **)a[2], *(int *)a[3], *(void **)a[4]);
+        gather_rows_f32(*(long long *)a[0], *(void **)a[1], *(void **)a[2], *(int *)a[3], *(void **)a[4]);
         return 0;
     case 100:
-        scatter_rows_f64(*(long long *)a[0], *(void **)a[1], *(void **)a[2], *(int *)a[3], *(void **)a[4]);
+        gather_rows_f64(*(long long *)a[0], *(void **)a[1], *(void **)a[2], *(int *)a[3], *(void **)a[4]);
         return 0;
     case 101:
-        gather_cols_f32(*(long long *)a[0], *(void **)a[1], *(void **)a[2], *(int *)a[3], *(int *)a[4], *(void **)a[5]);
+        scatter_rows_f32(*(long long *)a[0], *(void **)a[1], *(void **)a[2], *(int *)a[3], *(void **)a[4]);
         return 0;
     case 102:
-        gather_cols_f64(*(long long *)a[0], *(void **)a[1], *(void **)a[2], *(int *)a[3], *(int *)a[4], *(void **)a[5]);
+        scatter_rows_f64(*(long long *)a[0], *(void **)a[1], *(void **)a[2], *(int *)a[3], *(void **)a[4]);
         return 0;
     case 103:
-        scatter_cols_f32(*(long long *)a[0], *(void **)a[1], *(void **)a[2], *(int *)a[3], *(int *)a[4], *(void **)a[5]);
+        gather_cols_f32(*(long long *)a[0], *(void **)a[1], *(void **)a[2], *(int *)a[3], *(int *)a[4], *(void **)a[5]);
         return 0;
     case 104:
-        scatter_cols_f64(*(long long *)a[0], *(void **)a[1], *(void **)a[2], *(int *)a[3], *(int *)a[4], *(void **)a[5]);
+        gather_cols_f64(*(long long *)a[0], *(void **)a[1], *(void **)a[2], *(int *)a[3], *(int *)a[4], *(void **)a[5]);
         return 0;
     case 105:
-        col_sum_part_f32(*(long long *)a[0], *(long long *)a[1], *(int *)a[2], *(int *)a[3], *(void **)a[4], *(void **)a[5]);
+        scatter_cols_f32(*(long long *)a[0], *(void **)a[1], *(void **)a[2], *(int *)a[3], *(int *)a[4], *(void **)a[5]);
         return 0;
     case 106:
-        col_sum_part_f64(*(long long *)a[0], *(long long *)a[1], *(int *)a[2], *(int *)a[3], *(void **)a[4], *(void **)a[5]);
+        scatter_cols_f64(*(long long *)a[0], *(void **)a[1], *(void **)a[2], *(int *)a[3], *(int *)a[4], *(void **)a[5]);
         return 0;
     case 107:
-        col_mean_join(*(long long *)a[0], *(int *)a[1], *(long long *)a[2], *(void **)a[3], *(void **)a[4]);
+        col_sum_part_f32(*(long long *)a[0], *(long long *)a[1], *(int *)a[2], *(int *)a[3], *(void **)a[4], *(void **)a[5]);
         return 0;
     case 108:
-        gather_rows_centered_f32(*(long long *)a[0], *(void **)a[1], *(void **)a[2], *(int *)a[3], *(void **)a[4], *(void **)a[5]);
+        col_sum_part_f64(*(long long *)a[0], *(long long *)a[1], *(int *)a[2], *(int *)a[3], *(void **)a[4], *(void **)a[5]);
         return 0;
     case 109:
-        gather_rows_centered_f64(*(long long *)a[0], *(void **)a[1], *(void **)a[2], *(int *)a[3], *(void **)a[4], *(void **)a[5]);
+        col_mean_join(*(long long *)a[0], *(int *)a[1], *(long long *)a[2], *(void **)a[3], *(void **)a[4]);
         return 0;
     case 110:
-        fill_rows_scaled_f32(*(long long *)a[0], *(int *)a[1], *(void **)a[2], *(double *)a[3], *(void **)a[4]);
+        gather_rows_centered_f32(*(long long *)a[0], *(void **)a[1], *(void **)a[2], *(int *)a[3], *(void **)a[4], *(void **)a[5]);
         return 0;
     case 111:
-        fill_rows_scaled_f64(*(long long *)a[0], *(int *)a[1], *(void **)a[2], *(double *)a[3], *(void **)a[4]);
+        gather_rows_centered_f64(*(long long *)a[0], *(void **)a[1], *(void **)a[2], *(int *)a[3], *(void **)a[4], *(void **)a[5]);
         return 0;
     case 112:
-        xent_lse_f32(*(long long *)a[0], *(int *)a[1], *(void **)a[2], *(void **)a[3], *(void **)a[4], *(int *)a[5], *(void **)a[6]);
+        fill_rows_scaled_f32(*(long long *)a[0], *(int *)a[1], *(void **)a[2], *(double *)a[3], *(void **)a[4]);
         return 0;
     case 113:
-        xent_lse_f64(*(long long *)a[0], *(int *)a[1], *(void **)a[2], *(void **)a[3], *(void **)a[4], *(int *)a[5], *(void **)a[6]);
+        fill_rows_scaled_f64(*(long long *)a[0], *(int *)a[1], *(void **)a[2], *(double *)a[3], *(void **)a[4]);
         return 0;
     case 114:
-        xent_loss_f32(*(long long *)a[0], *(void **)a[1], *(double *)a[2], *(void **)a[3]);
+        xent_lse_f32(*(long long *)a[0], *(int *)a[1], *(void **)a[2], *(void **)a[3], *(void **)a[4], *(int *)a[5], *(void **)a[6]);
         return 0;
     case 115:
-        xent_loss_f64(*(long long *)a[0], *(void **)a[1], *(double *)a[2], *(void **)a[3]);
+        xent_lse_f64(*(long long *)a[0], *(int *)a[1], *(void **)a[2], *(void **)a[3], *(void **)a[4], *(int *)a[5], *(void **)a[6]);
         return 0;
     case 116:
-        xent_grad_f32(*(long long *)a[0], *(int *)a[1], *(void **)a[2], *(void **)a[3], *(void **)a[4], *(void **)a[5], *(double *)a[6], *(void **)a[7]);
+        xent_loss_f32(*(long long *)a[0], *(void **)a[1], *(double *)a[2], *(void **)a[3]);
         return 0;
     case 117:
-        xent_grad_f64(*(long long *)a[0], *(int *)a[1], *(void **)a[2], *(void **)a[3], *(void **)a[4], *(void **)a[5], *(double *)a[6], *(void **)a[7]);
+        xent_loss_f64(*(long long *)a[0], *(void **)a[1], *(double *)a[2], *(void **)a[3]);
         return 0;
     case 118:
-        xent_lse_part_f32(*(long long *)a[0], *(int *)a[1], *(int *)a[2], *(void **)a[3], *(void **)a[4], *(void **)a[5], *(void **)a[6]);
+        xent_grad_f32(*(long long *)a[0], *(int *)a[1], *(void **)a[2], *(void **)a[3], *(void **)a[4], *(void **)a[5], *(double *)a[6], *(void **)a[7]);
         return 0;
     case 119:
-        xent_lse_part_f64(*(long long *)a[0], *(int *)a[1], *(int *)a[2], *(void **)a[3], *(void **)a[4], *(void **)a[5], *(void **)a[6]);
+        xent_grad_f64(*(long long *)a[0], *(int *)a[1], *(void **)a[2], *(void **)a[3], *(void **)a[4], *(void **)a[5], *(double *)a[6], *(void **)a[7]);
         return 0;
     case 120:
-        xent_lse_join_f32(*(long long *)a[0], *(int *)a[1], *(int *)a[2], *(void **)a[3], *(void **)a[4], *(void **)a[5], *(void **)a[6], *(void **)a[7], *(int *)a[8], *(void **)a[9]);
+        xent_lse_part_f32(*(long long *)a[0], *(int *)a[1], *(int *)a[2], *(void **)a[3], *(void **)a[4], *(void **)a[5], *(void **)a[6]);
         return 0;
     case 121:
+        xent_lse_part_f64(*(long long *)a[0], *(int *)a[1], *(int *)a[2], *(void **)a[3], *(void **)a[4], *(void **)a[5], *(void **)a[6]);
+        return 0;
+    case 122:
+        xent_lse_join_f32(*(long long *)a[0], *(int *)a[1], *(int *)a[2], *(void **)a[3], *(void **)a[4], *(void **)a[5], *(void **)a[6], *(void **)a[7], *(int *)a[8], *(void **)a[9]);
+        return 0;
+    case 123:
         xent_lse_join_f64(*(long long *)a[0], *(int *)a[1], *(int *)a[2], *(void **)a[3], *(void **)a[4], *(void **)a[5], *(void **)a[6], *(void **)a[7], *(int *)a[8], *(void **)a[9]);
         return 0;
     }

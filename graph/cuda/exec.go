@@ -50,6 +50,11 @@ type ExecOptions struct {
 	// by liveness (memplan.go): the plan's reference, for comparisons and
 	// for debugging a suspected overlap. Results are the same either way.
 	NoMemoryPlan bool
+	// NoFusion launches every elementwise node on its own instead of
+	// running each chain of elementwise nodes whose intermediate results
+	// have no other reader as one launch of the fused kernel ew_chain
+	// (fuse.go). Results are the same bit for bit either way.
+	NoFusion bool
 	// Logf receives the one-line report of the ops that run on the host,
 	// once per program. Nil means log.Printf; use a no-op func to silence it.
 	Logf func(format string, args ...any)
@@ -101,6 +106,8 @@ func NewExecutorWith(b Backend, opts ExecOptions) graph.ExecutorFactory {
 // embedding's gather and scatter-add (centered too: GatherCentered's mean
 // row and its gradient's fill), the tied output layer's three products
 // (ops.TiedLogits, on Gemm) and the sparse cross-entropy with its gradient.
+// A chain of elementwise nodes whose intermediate results nobody else
+// reads runs as one launch (fuse.go; ExecOptions.NoFusion turns it off).
 // Any other op (a new fused op, an op with int outputs, a shape the
 // lowering does not expect) runs through the CPU fallback: its inputs are
 // downloaded, Gorgonia's op.Do runs on the host and the result is uploaded,
@@ -153,11 +160,18 @@ type value struct {
 	// else of it afterwards). The memory plan shares the first one whose
 	// last reader is this op (memplan.go); none: never.
 	inPlace []*value
-	shares  *value  // the value whose buffer this one overwrites (set by the plan)
-	host    G.Value // host value bound to the node for reading, if any
-	fb      G.Value // private host copy used by the fallback
-	cval    G.Value // a constant's value
-	what    string  // op description for reports
+	shares  *value // the value whose buffer this one overwrites (set by the plan)
+	// Fused elementwise chains (fuse.go): ew describes an elementwise
+	// device op a chain may take in; fused says the value is computed
+	// inside its chain's last node (no launch, no buffer); chainIns lists
+	// what the last node's fused kernel reads (nil outside chains).
+	ew       *ewNode
+	fused    bool
+	chainIns []*value
+	host     G.Value // host value bound to the node for reading, if any
+	fb       G.Value // private host copy used by the fallback
+	cval     G.Value // a constant's value
+	what     string  // op description for reports
 }
 
 type valueKind int
@@ -225,6 +239,9 @@ func newExec(b Backend, p *graph.Program, opts ExecOptions) (x *Exec, err error)
 	}
 	if err := x.planReads(); err != nil {
 		return nil, err
+	}
+	if !opts.NoFusion {
+		x.fuseChains()
 	}
 	if opts.NoMemoryPlan {
 		err = x.allocUnplanned()
@@ -387,7 +404,7 @@ func (x *Exec) enqueue() error {
 		}
 	}
 	for _, v := range x.vals {
-		if v.kind != kindOp || v.alias {
+		if v.kind != kindOp || v.alias || v.fused {
 			continue
 		}
 		var err error

@@ -23,6 +23,10 @@ import (
 // special case: the forward values the gradient ops read are read by those
 // ops, later in the same program, and stay live until then.
 //
+// The nodes of a fused elementwise chain other than its last (fuse.go,
+// value.fused) have no buffer: the last node computes them in registers,
+// and its live range covers the chain's external inputs (value.reads).
+//
 // Pinned buffers live across the whole step and between steps: inputs and
 // parameters (uploaded before the first op, kept resident with
 // ExecOptions.ResidentParams), constants (uploaded once), the parameters'
@@ -101,7 +105,7 @@ func (x *Exec) planMemory() ([]*planBlock, MemoryPlan, error) {
 	blocks := map[*value]*planBlock{}
 	var order []*planBlock
 	for i, v := range x.vals {
-		if v.alias {
+		if v.alias || v.fused {
 			continue
 		}
 		b := &planBlock{v: v, size: alignUp(v.bytes), first: i, last: i}
@@ -112,10 +116,10 @@ func (x *Exec) planMemory() ([]*planBlock, MemoryPlan, error) {
 		order = append(order, b)
 	}
 	for i, v := range x.vals {
-		if v.kind != kindOp || v.alias {
+		if v.kind != kindOp || v.alias || v.fused {
 			continue
 		}
-		for _, in := range v.ins {
+		for _, in := range v.reads() {
 			b, ok := blocks[root(in)]
 			if !ok {
 				return nil, MemoryPlan{}, fmt.Errorf("cuda: executor: memory plan: node %q reads a value outside the program", v.n.Name())
@@ -300,6 +304,9 @@ func (x *Exec) allocUnplanned() error {
 	for _, v := range x.vals {
 		if v.alias {
 			v.ptr = v.ins[0].ptr
+			continue
+		}
+		if v.fused {
 			continue
 		}
 		var err error

@@ -23,6 +23,7 @@ func lowerUnary(v *value, name string) devOp {
 		return nil
 	}
 	v.inPlace = v.ins[:1] // y[i] from x[i] alone
+	v.ew = &ewNode{code: code}
 	return devFunc(func(x *Exec, v *value) error {
 		return x.launch(v, "ew_unary", int64(v.size), code, v.ins[0].ptr, v.ptr)
 	})
@@ -36,6 +37,7 @@ func lowerGELU(v *value, grad bool) devOp {
 			return nil
 		}
 		v.inPlace = v.ins[:1] // y[i] from x[i] alone
+		v.ew = &ewNode{code: chainGELU}
 		return devFunc(func(x *Exec, v *value) error {
 			return x.launch(v, "gelu", int64(v.size), v.ins[0].ptr, v.ptr)
 		})
@@ -44,6 +46,7 @@ func lowerGELU(v *value, grad bool) devOp {
 		return nil
 	}
 	v.inPlace = v.ins[:2] // y[i] from x[i] and dy[i] alone
+	v.ew = &ewNode{binary: true, code: chainGELUGrad}
 	return devFunc(func(x *Exec, v *value) error {
 		return x.launch(v, "gelu_grad", int64(v.size), v.ins[0].ptr, v.ins[1].ptr, v.ptr)
 	})
@@ -90,6 +93,7 @@ func lowerBinary(v *value, s string) devOp {
 			v.inPlace = append(v.inPlace, in)
 		}
 	}
+	v.ew = &ewNode{binary: true, code: code}
 	return devFunc(func(x *Exec, v *value) error {
 		return x.launch(v, "ew_binary", int64(v.size), code, v.ins[0].ptr, sa, v.ins[1].ptr, sb, v.ptr)
 	})

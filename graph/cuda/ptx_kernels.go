@@ -4,7 +4,7 @@ package cuda
 
 // kernelSourceHash is the SHA-256 of kernels/*.cu and kernels/*.h; it must
 // match the one scripts/build-ptx.sh wrote into kernels/gdattn.ptx.
-const kernelSourceHash = "f2cefc2552469b495ff00b00841eb06def4ffd93f87fffa8af8c42bc289ee322"
+const kernelSourceHash = "e4af7f50e2245c0d8ac7ca97f87d97fcc3d6895bd5f144a19e4814162808b416"
 
 // kernelTable lists every kernel of kernels/*.cu in emulator dispatch order.
 var kernelTable = []kernelSig{
@@ -44,6 +44,8 @@ var kernelTable = []kernelSig{
 	{name: "gelu_grad_f32", file: "elem.cu", params: []kernelParam{{"n", argInt64, "long long"}, {"x", argPtr, "const float*"}, {"dy", argPtr, "const float*"}, {"y", argPtr, "float*"}}},
 	{name: "gelu_f64", file: "elem.cu", params: []kernelParam{{"n", argInt64, "long long"}, {"x", argPtr, "const double*"}, {"y", argPtr, "double*"}}},
 	{name: "gelu_grad_f64", file: "elem.cu", params: []kernelParam{{"n", argInt64, "long long"}, {"x", argPtr, "const double*"}, {"dy", argPtr, "const double*"}, {"y", argPtr, "double*"}}},
+	{name: "ew_chain_f32", file: "elem.cu", params: []kernelParam{{"n", argInt64, "long long"}, {"p0", argInt64, "long long"}, {"p1", argInt64, "long long"}, {"steps", argInt32, "int"}, {"x0", argPtr, "const float*"}, {"s0", argInt64, "long long"}, {"x1", argPtr, "const float*"}, {"s1", argInt64, "long long"}, {"x2", argPtr, "const float*"}, {"s2", argInt64, "long long"}, {"x3", argPtr, "const float*"}, {"s3", argInt64, "long long"}, {"y", argPtr, "float*"}}},
+	{name: "ew_chain_f64", file: "elem.cu", params: []kernelParam{{"n", argInt64, "long long"}, {"p0", argInt64, "long long"}, {"p1", argInt64, "long long"}, {"steps", argInt32, "int"}, {"x0", argPtr, "const double*"}, {"s0", argInt64, "long long"}, {"x1", argPtr, "const double*"}, {"s1", argInt64, "long long"}, {"x2", argPtr, "const double*"}, {"s2", argInt64, "long long"}, {"x3", argPtr, "const double*"}, {"s3", argInt64, "long long"}, {"y", argPtr, "double*"}}},
 	{name: "grad_part_multi_f32", file: "gradstats.cu", params: []kernelParam{{"n", argInt64, "long long"}, {"np", argInt32, "int"}, {"tab", argPtr, "const long long*"}, {"part", argPtr, "double*"}}},
 	{name: "grad_part_multi_f64", file: "gradstats.cu", params: []kernelParam{{"n", argInt64, "long long"}, {"np", argInt32, "int"}, {"tab", argPtr, "const long long*"}, {"part", argPtr, "double*"}}},
 	{name: "grad_join_multi", file: "gradstats.cu", params: []kernelParam{{"n", argInt64, "long long"}, {"np", argInt32, "int"}, {"prev", argPtr, "const long long*"}, {"cur", argPtr, "const long long*"}, {"src", argPtr, "const double*"}, {"dst", argPtr, "double*"}}},

@@ -1,6 +1,7 @@
 /*
  * elem.cu: elementwise kernels of the executor (Gorgonia's elemUnaryOp and
- * elemBinOp), a scalar operand broadcast through a zero stride.
+ * elemBinOp, ops.GELU and its gradient), a scalar operand broadcast through
+ * a zero stride, and ew_chain, which runs a chain of them in one launch.
  */
 #include "common.h"
 
@@ -17,6 +18,22 @@
     }
 GDATTN_FLOATS(GDATTN_SIGMOID)
 
+/*
+ * softplus_apply_<T>: log(1 + eˣ) as Gorgonia computes it (math.go,
+ * _softplusf32/_softplusf64): 0 below the point where eˣ underflows, x above
+ * the point where the sum rounds to x, float32 through float64 in between.
+ */
+GDATTN_DEVICE float softplus_apply_f32(float v) {
+    if (v < -103.0f) return 0.0f;
+    if (v > 14.0f) return v;
+    return (float)log1p(exp((double)v));
+}
+GDATTN_DEVICE double softplus_apply_f64(double v) {
+    if (v < -708.0) return 0.0;
+    if (v > 16.0) return v;
+    return log1p(exp(v));
+}
+
 #define GDATTN_UNARY(T, S)                                                    \
     GDATTN_DEVICE T GDATTN_NAME(unary_apply, S)(int op, T v) {                \
         switch (op) {                                                         \
@@ -32,7 +49,7 @@ GDATTN_FLOATS(GDATTN_SIGMOID)
         case 9: return GDATTN_FN(fabs, S)(v);                                 \
         case 10: return GDATTN_FN(log1p, S)(v);                               \
         case 11: return GDATTN_FN(expm1, S)(v);                               \
-        case 12: return GDATTN_FN(log1p, S)(GDATTN_FN(exp, S)(v));            \
+        case 12: return GDATTN_NAME(softplus_apply, S)(v);                    \
         case 13: return (T)1 / GDATTN_FN(sqrt, S)(v);                         \
         case 14: return v > 0 ? (T)1 : (v < 0 ? (T)-1 : (T)0);                \
         case 15: return GDATTN_FN(log, S)(v) / (T)0.69314718055994530942;     \
@@ -86,16 +103,84 @@ GDATTN_FLOATS(GDATTN_BINARY)
             y[i] = v * GDATTN_NAME(sigmoid_apply, S)(GDATTN_NAME(gelu_arg, S)(v)); \
         }                                                                     \
     }                                                                         \
+    GDATTN_DEVICE T GDATTN_NAME(gelu_grad_apply, S)(T v, T g) {               \
+        T z = GDATTN_NAME(gelu_arg, S)(v);                                    \
+        T s = GDATTN_NAME(sigmoid_apply, S)(z);                               \
+        T sm = GDATTN_NAME(sigmoid_apply, S)(-z);                             \
+        T a = s * g;                                                          \
+        T b = ((s * sm) * (v * g)) * (T)1.5957691216057308;                   \
+        return (a + b) + ((v * v) * (T)3) * (b * (T)0.044715);                \
+    }                                                                         \
     GDATTN_KERNEL GDATTN_NAME(gelu_grad, S)(long long n, const T *x,          \
                                             const T *dy, T *y) {              \
         GDATTN_GRID_STRIDE(i, n) {                                            \
-            T v = x[i], g = dy[i];                                            \
-            T z = GDATTN_NAME(gelu_arg, S)(v);                                \
-            T s = GDATTN_NAME(sigmoid_apply, S)(z);                            \
-            T sm = GDATTN_NAME(sigmoid_apply, S)(-z);                          \
-            T a = s * g;                                                      \
-            T b = ((s * sm) * (v * g)) * (T)1.5957691216057308;               \
-            y[i] = (a + b) + ((v * v) * (T)3) * (b * (T)0.044715);            \
+            y[i] = GDATTN_NAME(gelu_grad_apply, S)(x[i], dy[i]);              \
         }                                                                     \
     }
 GDATTN_FLOATS(GDATTN_GELU)
+
+/*
+ * ew_chain_<T>: a chain of elementwise ops (graph/cuda/fuse.go) in one
+ * launch, each element's intermediate results kept in a register of type T:
+ * r = x0[i·s0], then for each of the steps k = 0..steps-1 (16 bits each,
+ * steps 0-3 in p0 and 4-7 in p1, step k at bits 16·(k mod 4)):
+ *   bits 0-1  kind: 0 r = unary(r), 1 r = r op o, 2 r = o op r, 3 r = r op r
+ *   bits 2-6  code: ew_unary's op code (16: gelu), or ew_binary's
+ *             (5: gelu_grad(x, dy))
+ *   bits 7-8  operand o: x0..x3 (element i·sk of xk, sk ∈ {0, 1})
+ * and y[i] = r. Each op is computed as the single-op kernels compute it, in
+ * T, so every step rounds as it does when its result is stored; products
+ * use the _rn intrinsics so that nvcc cannot contract a product with the
+ * next step's sum into one fused multiply-add (which would round once where
+ * the unfused kernels round twice).
+ */
+#define GDATTN_CHAIN(T, S, MUL)                                               \
+    GDATTN_DEVICE T GDATTN_NAME(chain_unary, S)(int op, T v) {                \
+        switch (op) {                                                         \
+        case 4: return MUL(v, v);                                             \
+        case 5: return MUL(v * v, v);                                         \
+        case 16:                                                              \
+            return MUL(v, GDATTN_NAME(sigmoid_apply, S)(                      \
+                              GDATTN_NAME(gelu_arg, S)(v)));                  \
+        }                                                                     \
+        return GDATTN_NAME(unary_apply, S)(op, v);                            \
+    }                                                                         \
+    GDATTN_DEVICE T GDATTN_NAME(chain_binary, S)(int op, T u, T v) {          \
+        switch (op) {                                                         \
+        case 0: return u + v;                                                 \
+        case 1: return u - v;                                                 \
+        case 2: return MUL(u, v);                                             \
+        case 3: return u / v;                                                 \
+        case 4: return GDATTN_FN(pow, S)(u, v);                               \
+        }                                                                     \
+        return GDATTN_NAME(gelu_grad_apply, S)(u, v);                         \
+    }                                                                         \
+    GDATTN_KERNEL GDATTN_NAME(ew_chain, S)(                                   \
+        long long n, long long p0, long long p1, int steps, const T *x0,      \
+        long long s0, const T *x1, long long s1, const T *x2, long long s2,   \
+        const T *x3, long long s3, T *y) {                                    \
+        GDATTN_GRID_STRIDE(i, n) {                                            \
+            T r = x0[i * s0];                                                 \
+            for (int k = 0; k < steps; k++) {                                 \
+                int st = (int)(((k < 4 ? p0 : p1) >> (16 * (k & 3))) & 0xffff); \
+                int kind = st & 3, code = (st >> 2) & 31, w = (st >> 7) & 3;  \
+                T o = r;                                                      \
+                if (kind == 1 || kind == 2) {                                 \
+                    switch (w) {                                              \
+                    case 0: o = x0[i * s0]; break;                            \
+                    case 1: o = x1[i * s1]; break;                            \
+                    case 2: o = x2[i * s2]; break;                            \
+                    default: o = x3[i * s3]; break;                           \
+                    }                                                         \
+                }                                                             \
+                switch (kind) {                                               \
+                case 0: r = GDATTN_NAME(chain_unary, S)(code, r); break;      \
+                case 2: r = GDATTN_NAME(chain_binary, S)(code, o, r); break;  \
+                default: r = GDATTN_NAME(chain_binary, S)(code, r, o); break; \
+                }                                                             \
+            }                                                                 \
+            y[i] = r;                                                         \
+        }                                                                     \
+    }
+GDATTN_CHAIN(float, _f32, __fmul_rn)
+GDATTN_CHAIN(double, _f64, __dmul_rn)

@@ -60,6 +60,7 @@ static inline double rsqrt(double x) { return 1.0 / sqrt(x); }
 #define __expf(x) expf(x)
 #define __logf(x) logf(x)
 #define __fdividef(x, y) ((x) / (y))
+static inline float __fmul_rn(float x, float y) { return x * y; }
 static inline double __dmul_rn(double x, double y) { return x * y; }
 
 /* CUDA's min and max for int, long long, float and double operands. */
