@@ -120,7 +120,7 @@ func trainLosses(w bench.Workload, dt tensor.Dtype, be cuda.Backend, steps int) 
 	defer r.Close()
 	step := r.Step
 	if be != nil {
-		tr, m, err := deviceTrainer(r, be)
+		tr, m, err := deviceTrainer(r, be, false)
 		if err != nil {
 			return nil, err
 		}
@@ -139,9 +139,9 @@ func trainLosses(w bench.Workload, dt tensor.Dtype, be cuda.Backend, steps int) 
 // deviceTrainer compiles r's graph for the executor on be (parameters,
 // gradients and Adam moments resident on the device) with the optimiser
 // bench.NewRunner gives r's CPU machine. The caller closes the machine.
-func deviceTrainer(r *bench.Runner, be cuda.Backend) (*train.Trainer, *graph.Machine, error) {
+func deviceTrainer(r *bench.Runner, be cuda.Backend, noFusion bool) (*train.Trainer, *graph.Machine, error) {
 	m, err := graph.NewMachine(r.Scope, r.Loss, graph.MachineOptions{
-		Executor: cuda.NewExecutorWith(be, cuda.ExecOptions{ResidentParams: true, DeviceGrads: true, Logf: discardf})})
+		Executor: cuda.NewExecutorWith(be, cuda.ExecOptions{ResidentParams: true, DeviceGrads: true, NoFusion: noFusion, Logf: discardf})})
 	if err != nil {
 		return nil, nil, err
 	}

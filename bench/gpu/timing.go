@@ -36,6 +36,9 @@ type timeResult struct {
 	// FirstMS is the first step (allocations; on a GPU the module is
 	// JIT-compiled at Open, before it).
 	FirstMS float64 `json:"first_step_ms"`
+	// NoFusion says each elementwise node ran as its own launch
+	// (-fusion off, cuda.ExecOptions.NoFusion).
+	NoFusion bool `json:"no_fusion,omitempty"`
 	// PeakBytes is the most device memory the executor held at once
 	// (its buffers, parameters, gradients and Adam moments; not the CUDA
 	// context nor cuBLAS's workspace), like torch.cuda.max_memory_allocated.
@@ -64,8 +67,9 @@ func cmdTime(args []string, out *jsonLines) error {
 	minSteps := fs.Int("min-steps", 10, "timed steps at least, 1..100000")
 	maxSteps := fs.Int("max-steps", 0, "timed steps at most, 0..100000 (0: no limit)")
 	minTime := fs.Duration("min-time", time.Second, "timed wall time at least, >= 0")
+	fusion := fs.String("fusion", "on", "fused elementwise chains: on, or off (one launch per elementwise node, cuda.ExecOptions.NoFusion)")
 	if err := parseFlags(fs, args, "Float32 training step times and peak device memory of bench workloads on a device.", cli.Rules{
-		"device": cli.OneOf("cuda", "emulator"), "workloads": cli.List(cli.NonEmpty), "warmup": cli.IntIn(1, 1000),
+		"device": cli.OneOf("cuda", "emulator"), "workloads": cli.List(cli.NonEmpty), "warmup": cli.IntIn(1, 1000), "fusion": cli.OneOf("on", "off"),
 		"min-steps": cli.IntIn(1, 100000), "max-steps": cli.IntIn(0, 100000), "min-time": cli.NonNegative,
 	}); err != nil {
 		return err
@@ -83,7 +87,7 @@ func cmdTime(args []string, out *jsonLines) error {
 	out.logf("time: device %s", name)
 	failed := 0
 	for _, w := range ws {
-		r := timeResult{Kind: "time", Device: name, Workload: w.Name, Sizes: w.String(), Dtype: "float32"}
+		r := timeResult{Kind: "time", Device: name, Workload: w.Name, Sizes: w.String(), Dtype: "float32", NoFusion: *fusion == "off"}
 		if err := timeOne(&r, w, be, *warmup, *minSteps, *maxSteps, *minTime); err != nil {
 			failed++
 			r.Error = err.Error()
@@ -115,7 +119,7 @@ func timeOne(r *timeResult, w bench.Workload, be cuda.Backend, warmup, minSteps,
 	}
 	defer run.Close()
 	m := &meter{Backend: be, sizes: map[cuda.Ptr]int64{}}
-	tr, mach, err := deviceTrainer(run, m)
+	tr, mach, err := deviceTrainer(run, m, r.NoFusion)
 	if err != nil {
 		return err
 	}

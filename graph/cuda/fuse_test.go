@@ -154,36 +154,48 @@ func equalBits(a, b []float64) bool {
 	return true
 }
 
-// compareExact fails t where two snapshots differ in any bit.
-func compareExact(t *testing.T, got, want snapshot) {
+// compareFused fails t where the fused run's snapshot differs from the
+// unfused one: in any bit when serial, else by more than execTol.
+func compareFused(t *testing.T, got, want snapshot, serial bool, dt tensor.Dtype) {
 	t.Helper()
-	if !equalBits([]float64{got.loss}, []float64{want.loss}) {
+	same := func(a, b []float64) bool {
+		if serial {
+			return equalBits(a, b)
+		}
+		return relDiff(a, b) <= execTol(dt)
+	}
+	if !same([]float64{got.loss}, []float64{want.loss}) {
 		t.Errorf("loss %v, unfused %v", got.loss, want.loss)
 	}
 	for i := range want.outputs {
-		if !equalBits(got.outputs[i], want.outputs[i]) {
+		if !same(got.outputs[i], want.outputs[i]) {
 			t.Errorf("output %d differs from the unfused run", i)
 		}
 	}
 	for name, g := range want.grads {
-		if !equalBits(got.grads[name], g) {
+		if !same(got.grads[name], g) {
 			t.Errorf("gradient of %s differs from the unfused run", name)
 		}
 	}
 }
 
 // TestFusedChainsExact runs every test model with and without fusion on
-// the device and requires the same loss, outputs and gradients bit for bit.
+// the device and requires the same loss, outputs and gradients: bit for bit
+// on the emulator, whose kernels run serially; a GPU and the fake driver's
+// threads accumulate atomics in no fixed order (attention, scatter), so
+// there within execTol (TestFusedChainKernel checks the fused kernel's bits
+// on every device).
 func TestFusedChainsExact(t *testing.T) {
 	be, device := execBackend(t)
 	if !device {
 		t.Skip("no device kernels")
 	}
+	serial := strings.HasPrefix(be.Name(), "emulator")
 	total := 0
 	for _, name := range modelNames {
 		for _, dt := range []tensor.Dtype{tensor.Float64, tensor.Float32} {
 			fused, unfused, x := fusedPair(t, be, name, dt)
-			compareExact(t, fused, unfused)
+			compareFused(t, fused, unfused, serial, dt)
 			chains, nodes := x.FusedChains()
 			total += chains
 			if dt == tensor.Float64 {
@@ -199,7 +211,9 @@ func TestFusedChainsExact(t *testing.T) {
 // TestFusedChainKernel runs one graph through every kind of chain step
 // (unary ops, r op o, o op r, r op r, scalar broadcasts, GELU and its
 // gradient, reshapes between steps, more steps and inputs than one launch
-// takes), forward only and with gradients, fused and unfused: the same bits,
+// takes), forward only and with gradients, fused and unfused: the same bits
+// on every device (the graph has no atomics and no Gemm, so a difference is
+// the fused kernel rounding differently, e.g. a contracted multiply-add),
 // and the TapeMachine's values within the executor tests' tolerance.
 func TestFusedChainKernel(t *testing.T) {
 	be, device := execBackend(t)
