@@ -130,10 +130,10 @@ int gdattn_emu_dispatch(int k, void **a) {
         gelu_grad_f64(*(long long *)a[0], *(void **)a[1], *(void **)a[2], *(void **)a[3]);
         return 0;
     case 36:
-        ew_chain_f32(*(long long *)a[0], *(long long *)a[1], *(long long *)a[2], *(int *)a[3], *(void **)a[4], *(long long *)a[5], *(void **)a[6], *(long long *)a[7], *(void **)a[8], *(long long *)a[9], *(void **)a[10], *(long long *)a[11], *(void **)a[12]);
+        ew_chain_f32(*(long long *)a[0], *(long long *)a[1], *(long long *)a[2], *(int *)a[3], *(void **)a[4], *(long long *)a[5], *(long long *)a[6], *(long long *)a[7], *(long long *)a[8], *(void **)a[9], *(long long *)a[10], *(long long *)a[11], *(long long *)a[12], *(long long *)a[13], *(void **)a[14], *(long long *)a[15], *(long long *)a[16], *(long long *)a[17], *(long long *)a[18], *(void **)a[19], *(long long *)a[20], *(long long *)a[21], *(long long *)a[22], *(long long *)a[23], *(void **)a[24]);
         return 0;
     case 37:
-        ew_chain_f64(*(long long *)a[0], *(long long *)a[1], *(long long *)a[2], *(int *)a[3], *(void **)a[4], *(long long *)a[5], *(void **)a[6], *(long long *)a[7], *(void **)a[8], *(long long *)a[9], *(void **)a[10], *(long long *)a[11], *(void **)a[12]);
+        ew_chain_f64(*(long long *)a[0], *(long long *)a[1], *(long long *)a[2], *(int *)a[3], *(void **)a[4], *(long long *)a[5], *(long long *)a[6], *(long long *)a[7], *(long long *)a[8], *(void **)a[9], *(long long *)a[10], *(long long *)a[11], *(long long *)a[12], *(long long *)a[13], *(void **)a[14], *(long long *)a[15], *(long long *)a[16], *(long long *)a[17], *(long long *)a[18], *(void **)a[19], *(long long *)a[20], *(long long *)a[21], *(long long *)a[22], *(long long *)a[23], *(void **)a[24]);
         return 0;
     case 38:
         grad_part_multi_f32(*(long long *)a[0], *(int *)a[1], *(void **)a[2], *(void **)a[3]);

@@ -162,10 +162,12 @@ type value struct {
 	inPlace []*value
 	shares  *value // the value whose buffer this one overwrites (set by the plan)
 	// Fused elementwise chains (fuse.go): ew describes an elementwise
-	// device op a chain may take in; fused says the value is computed
-	// inside its chain's last node (no launch, no buffer); chainIns lists
-	// what the last node's fused kernel reads (nil outside chains).
+	// device op a chain may take in, rep a repeat whose reader may read
+	// its input instead; fused says the value is computed inside its
+	// chain's last node (no launch, no buffer); chainIns lists what the
+	// last node's fused kernel reads (nil outside chains).
 	ew       *ewNode
+	rep      *repeatMap
 	fused    bool
 	chainIns []*value
 	host     G.Value // host value bound to the node for reading, if any

@@ -67,7 +67,7 @@ func TestExecutorDeviceMemory(t *testing.T) {
 		arena, scratch int64
 		frac           float64
 	}{
-		"language-paper/gdlm": {477712384, 19036624, 0.5},
+		"language-paper/gdlm": {474028032, 19036624, 0.5},
 		"language-paper/gpt":  {487273728, 37634320, 0.5},
 	}
 	workloads := append(bench.ICLWorkloads(), bench.LM(bench.ModelGDLM, bench.LMPaper), bench.LM(bench.ModelGPT, bench.LMPaper))

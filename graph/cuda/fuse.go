@@ -24,6 +24,14 @@ package cuda
 // one of them, since the kernel reads all of an element's inputs before it
 // writes the element.
 //
+// A repeat (Gorgonia's broadcasts) whose readers are all elementwise nodes
+// of its size is folded into their launches: the kernel reads the repeat's
+// input at the index the repeat would have copied from (chain_index), and
+// the repeat launches nothing and has no buffer. An elementwise node with
+// such a repeat input and no chain is a chain of one. (Every elementwise
+// node belongs to exactly one chain, and a chain with a folded repeat is
+// always applied, so every reader of a folded repeat reads its input.)
+//
 // Exactness: every step computes its op in the element type, with the same
 // expressions as the single-op kernels, so the values match an unfused run
 // bit for bit (TestFusedChainsExact); products use CUDA's round-to-nearest
@@ -56,12 +64,16 @@ const (
 	stepRR           // r = r op r
 )
 
-// chain is one fused chain: r = ins[0][i], then the steps.
+// repeatMap is a repeat's index map: its output (outer, din·reps, inner)
+// from its input (outer, din, inner), as the kernel repeat copies it.
+type repeatMap struct{ din, reps, inner int64 }
+
+// chain is one fused chain: r = input 0's element, then the steps.
 type chain struct {
-	nodes  []*value // head first, last node last
-	ins    []*value
-	steps  []int64
-	p0, p1 int64
+	nodes []*value // head first, last node last
+	ext   []*value // the external inputs as the nodes read them
+	steps []int64
+	fold  map[*value]bool // repeats that may be folded into their reader
 }
 
 // reads returns what v's device op reads: its chain's external inputs for
@@ -74,7 +86,8 @@ func (v *value) reads() []*value {
 }
 
 // FusedChains returns the number of fused elementwise chains the executor
-// runs (one launch each) and the elementwise nodes they hold.
+// runs (one launch each) and the nodes they hold (elementwise nodes and
+// folded repeats).
 func (x *Exec) FusedChains() (chains, nodes int) {
 	for _, v := range x.vals {
 		switch {
@@ -117,10 +130,27 @@ func (x *Exec) fuseChains() {
 			}
 		}
 	}
-	// next[v] is the node v's chain continues with, prev its inverse.
+	// next[v] is the node v's chain continues with, prev its inverse;
+	// fold lists the repeats read by one elementwise node alone.
 	next, prev := map[*value]*value{}, map[*value]*value{}
+	fold := map[*value]bool{}
 	for _, v := range x.vals {
-		if !fusable(v) || keep[v] {
+		if keep[v] || v.kind != kindOp || v.dev == nil || v.alias {
+			continue
+		}
+		if v.rep != nil {
+			// Folded into every reader, when all of them are
+			// elementwise nodes of its size.
+			rs := readers[v]
+			fold[v] = len(rs) > 0
+			for _, u := range rs {
+				if !fusable(u) || u.dt != v.dt || u.size != v.size {
+					fold[v] = false
+				}
+			}
+			continue
+		}
+		if !fusable(v) {
 			continue
 		}
 		// The one reader, through reshapes that have one reader each.
@@ -138,7 +168,7 @@ func (x *Exec) fuseChains() {
 		next[v], prev[u] = u, v
 	}
 	for _, v := range x.vals {
-		if next[v] == nil || prev[v] != nil {
+		if !fusable(v) || prev[v] != nil {
 			continue // not the head of a chain
 		}
 		var c *chain
@@ -148,7 +178,7 @@ func (x *Exec) fuseChains() {
 				c = nil
 			}
 			if c == nil {
-				c = newChain(n)
+				c = newChain(n, fold)
 			}
 		}
 		x.applyChain(c)
@@ -167,18 +197,17 @@ func fusable(v *value) bool {
 }
 
 // newChain starts a chain at head, whose inputs are all external.
-func newChain(head *value) *chain {
-	c := &chain{nodes: []*value{head}, ins: []*value{head.ins[0]}}
-	if !head.ew.binary {
+func newChain(head *value, fold map[*value]bool) *chain {
+	c := &chain{nodes: []*value{head}, ext: []*value{head.ins[0]}, fold: fold}
+	switch {
+	case !head.ew.binary:
 		c.steps = append(c.steps, step(stepUnary, head.ew.code, 0))
-		return c
-	}
-	if head.ins[1] == head.ins[0] {
+	case head.ins[1] == head.ins[0]:
 		c.steps = append(c.steps, step(stepRR, head.ew.code, 0))
-		return c
+	default:
+		c.ext = append(c.ext, head.ins[1])
+		c.steps = append(c.steps, step(stepRO, head.ew.code, 1))
 	}
-	c.ins = append(c.ins, head.ins[1])
-	c.steps = append(c.steps, step(stepRO, head.ew.code, 1))
 	return c
 }
 
@@ -216,17 +245,17 @@ func (c *chain) add(n, t *value) bool {
 	}
 	if ext != nil {
 		k := -1
-		for i, in := range c.ins {
+		for i, in := range c.ext {
 			if in == ext {
 				k = i
 			}
 		}
 		if k < 0 {
-			if len(c.ins) >= chainMaxInputs {
+			if len(c.ext) >= chainMaxInputs {
 				return false
 			}
-			k = len(c.ins)
-			c.ins = append(c.ins, ext)
+			k = len(c.ext)
+			c.ext = append(c.ext, ext)
 		}
 		kind := stepRO
 		if a != t {
@@ -244,46 +273,68 @@ func step(kind int, code int32, operand int) int64 {
 	return int64(kind) | int64(code)<<2 | int64(operand)<<7
 }
 
-// applyChain makes the chain's last node run the whole chain and the others
-// fused into it; a chain of one node stays as it is.
+// chainArg is how ew_chain reads one external input: the buffer of v, at
+// i·stride, or through a folded repeat's index map.
+type chainArg struct {
+	v      *value
+	stride int64
+	rep    repeatMap // reps 0: none
+}
+
+// applyChain makes the chain's last node run the whole chain, with its
+// external repeats folded, and the other nodes fused into it; a chain of
+// one node without a repeat to fold stays as it is.
 func (x *Exec) applyChain(c *chain) {
-	if len(c.nodes) < 2 {
+	last := c.nodes[len(c.nodes)-1]
+	var args []chainArg
+	folded := 0
+	for _, e := range c.ext {
+		if c.fold[e] {
+			args = append(args, chainArg{v: e.ins[0], rep: *e.rep})
+			folded++
+			continue
+		}
+		stride := int64(0) // a scalar broadcast
+		if e.size == last.size {
+			stride = 1
+		}
+		args = append(args, chainArg{v: e, stride: stride})
+	}
+	if len(c.nodes) < 2 && folded == 0 {
 		return
 	}
+	var p0, p1 int64
 	for i, s := range c.steps {
 		if i < 4 {
-			c.p0 |= s << (16 * i)
+			p0 |= s << (16 * i)
 		} else {
-			c.p1 |= s << (16 * (i - 4))
+			p1 |= s << (16 * (i - 4))
 		}
 	}
-	last := c.nodes[len(c.nodes)-1]
 	for _, n := range c.nodes[:len(c.nodes)-1] {
 		n.fused = true
 	}
-	last.chainIns = c.ins
-	last.inPlace = nil
-	for _, in := range c.ins {
-		if in.size == last.size && in.bytes == last.bytes {
-			last.inPlace = append(last.inPlace, in)
+	last.chainIns, last.inPlace = nil, nil
+	for i, e := range c.ext {
+		if c.fold[e] {
+			e.fused = true
+		}
+		last.chainIns = append(last.chainIns, args[i].v)
+		if args[i].stride == 1 && args[i].v.bytes == last.bytes {
+			last.inPlace = append(last.inPlace, args[i].v)
 		}
 	}
 	steps := int32(len(c.steps))
 	last.dev = devFunc(func(x *Exec, v *value) error {
-		args := []any{c.p0, c.p1, steps}
+		la := []any{p0, p1, steps}
 		for k := range chainMaxInputs {
-			if k >= len(c.ins) {
-				// Unused: any valid address, never read.
-				args = append(args, c.ins[0].ptr, int64(0))
-				continue
+			a := chainArg{v: args[0].v} // unused: any valid address, never read
+			if k < len(args) {
+				a = args[k]
 			}
-			stride := int64(0) // a scalar broadcast
-			if c.ins[k].size == v.size {
-				stride = 1
-			}
-			args = append(args, c.ins[k].ptr, stride)
+			la = append(la, a.v.ptr, a.stride, a.rep.din, a.rep.reps, a.rep.inner)
 		}
-		args = append(args, v.ptr)
-		return x.launch(v, "ew_chain", int64(v.size), args...)
+		la = append(la, v.ptr)
+		return x.launch(v, "ew_chain", int64(v.size), la...)
 	})
 }

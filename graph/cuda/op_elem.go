@@ -126,6 +126,7 @@ func lowerRepeat(v *value, along int) devOp {
 		return nil
 	}
 	reps := dout / din
+	v.rep = &repeatMap{din: int64(din), reps: int64(reps), inner: int64(inner)}
 	return devFunc(func(x *Exec, v *value) error {
 		return x.launch(v, "repeat", int64(v.size), v.ins[0].ptr, v.ptr, int64(din), int64(reps), int64(inner))
 	})

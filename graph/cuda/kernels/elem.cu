@@ -120,14 +120,29 @@ GDATTN_FLOATS(GDATTN_BINARY)
 GDATTN_FLOATS(GDATTN_GELU)
 
 /*
+ * chain_index: the element of a chain input that element i of the output
+ * reads: i·s (s ∈ {0, 1}: a broadcast scalar or a same-size input) when
+ * reps = 0, else the element repeat_<T> (shape.cu) copies to y[i] from an
+ * input of (outer, din, inner) repeated reps times along its middle axis.
+ */
+GDATTN_DEVICE long long chain_index(long long i, long long s, long long din,
+                                    long long reps, long long inner) {
+    if (reps == 0) return i * s;
+    long long ii = i % inner, t = i / inner;
+    long long dout = din * reps;
+    long long j = t % dout, o = t / dout;
+    return (o * din + j / reps) * inner + ii;
+}
+
+/*
  * ew_chain_<T>: a chain of elementwise ops (graph/cuda/fuse.go) in one
  * launch, each element's intermediate results kept in a register of type T:
- * r = x0[i·s0], then for each of the steps k = 0..steps-1 (16 bits each,
- * steps 0-3 in p0 and 4-7 in p1, step k at bits 16·(k mod 4)):
+ * r = x0[chain_index(i, ...0)], then for each of the steps k = 0..steps-1
+ * (16 bits each, steps 0-3 in p0 and 4-7 in p1, step k at bits 16·(k mod 4)):
  *   bits 0-1  kind: 0 r = unary(r), 1 r = r op o, 2 r = o op r, 3 r = r op r
  *   bits 2-6  code: ew_unary's op code (16: gelu), or ew_binary's
  *             (5: gelu_grad(x, dy))
- *   bits 7-8  operand o: x0..x3 (element i·sk of xk, sk ∈ {0, 1})
+ *   bits 7-8  operand o: x0..x3 (element chain_index(i, sk, dk, rk, ik) of xk)
  * and y[i] = r. Each op is computed as the single-op kernels compute it, in
  * T, so every step rounds as it does when its result is stored; products
  * use the _rn intrinsics so that nvcc cannot contract a product with the
@@ -156,21 +171,24 @@ GDATTN_FLOATS(GDATTN_GELU)
         return GDATTN_NAME(gelu_grad_apply, S)(u, v);                         \
     }                                                                         \
     GDATTN_KERNEL GDATTN_NAME(ew_chain, S)(                                   \
-        long long n, long long p0, long long p1, int steps, const T *x0,      \
-        long long s0, const T *x1, long long s1, const T *x2, long long s2,   \
-        const T *x3, long long s3, T *y) {                                    \
+        long long n, long long p0, long long p1, int steps,                   \
+        const T *x0, long long s0, long long d0, long long r0, long long i0,  \
+        const T *x1, long long s1, long long d1, long long r1, long long i1,  \
+        const T *x2, long long s2, long long d2, long long r2, long long i2,  \
+        const T *x3, long long s3, long long d3, long long r3, long long i3,  \
+        T *y) {                                                               \
         GDATTN_GRID_STRIDE(i, n) {                                            \
-            T r = x0[i * s0];                                                 \
+            T r = x0[chain_index(i, s0, d0, r0, i0)];                         \
             for (int k = 0; k < steps; k++) {                                 \
                 int st = (int)(((k < 4 ? p0 : p1) >> (16 * (k & 3))) & 0xffff); \
                 int kind = st & 3, code = (st >> 2) & 31, w = (st >> 7) & 3;  \
                 T o = r;                                                      \
                 if (kind == 1 || kind == 2) {                                 \
                     switch (w) {                                              \
-                    case 0: o = x0[i * s0]; break;                            \
-                    case 1: o = x1[i * s1]; break;                            \
-                    case 2: o = x2[i * s2]; break;                            \
-                    default: o = x3[i * s3]; break;                           \
+                    case 0: o = x0[chain_index(i, s0, d0, r0, i0)]; break;    \
+                    case 1: o = x1[chain_index(i, s1, d1, r1, i1)]; break;    \
+                    case 2: o = x2[chain_index(i, s2, d2, r2, i2)]; break;    \
+                    default: o = x3[chain_index(i, s3, d3, r3, i3)]; break;   \
                     }                                                         \
                 }                                                             \
                 switch (kind) {                                               \
