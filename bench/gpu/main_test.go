@@ -140,7 +140,7 @@ func TestMeter(t *testing.T) {
 // a failed test, a result out of tolerance, a PyTorch compile error, a
 // gdattn workload error, JSON lines cut by a timeout, three rounds of gpu
 // time, PyTorch's fused and compiled configurations (a first-round line
-// superseded by the final one), and checks what the
+// superseded by the final one), a nofuse stage, and checks what the
 // report says about each; then an empty directory, where every section says
 // it did not run.
 func TestReport(t *testing.T) {
@@ -176,6 +176,8 @@ func TestReport(t *testing.T) {
 		"trained 3 steps of the same run; on those the losses differ by at most 0.0001 relative",
 		"| 3 | 10.7000 | 10.7011 | 0.1 |",
 		"| 40 | 7.0000 | — | 2.0 |",
+		"| synthetic/gd-1 | 2.000 | 2.600 | 1.30× | — / 41 |",
+		"- language-paper/gdlm, unfused: cuda: out of memory",
 	} {
 		if !strings.Contains(got, want) {
 			t.Errorf("report lacks %q", want)

@@ -27,6 +27,7 @@ const (
 	fileParity   = "parity.jsonl"      // gpu parity
 	fileTime     = "time-gdattn.jsonl" // gpu time
 	fileTorch    = "time-torch.jsonl"  // bench/peer/cuda_suite.py
+	fileNoFuse   = "time-nofuse.jsonl" // gpu time -fusion off (only when the nofuse stage ran)
 	fileCurveDev = "curve-device.jsonl"
 	fileCurveCPU = "curve-cpu.jsonl"
 	fileProfile  = "profile.jsonl" // gpu profile (only when the profile stage ran)
@@ -87,7 +88,7 @@ func writeReport(w *strings.Builder, dir, command string) error {
 	if command != "" {
 		fmt.Fprintf(w, "\nCommand (the device tool's `run`, from the repository root):\n\n```\n%s\n```\n", command)
 	}
-	sections := []func(*strings.Builder, string) error{reportStages, reportTests, reportExact, reportParity, reportTime, reportCurve, reportProfile}
+	sections := []func(*strings.Builder, string) error{reportStages, reportTests, reportExact, reportParity, reportTime, reportFusion, reportCurve, reportProfile}
 	for _, s := range sections {
 		if err := s(w, dir); err != nil {
 			return err
@@ -561,6 +562,63 @@ func reportTime(w *strings.Builder, dir string) error {
 		}
 	}
 	return reportSMI(w, dir)
+}
+
+// reportFusion compares the step times with fused elementwise chains (the
+// time stage's rounds) and without them (the nofuse stage, gpu time
+// -fusion off), when the nofuse stage ran.
+func reportFusion(w *strings.Builder, dir string) error {
+	off, ok, err := readJSONLines(filepath.Join(dir, fileNoFuse), "time")
+	if err != nil || !ok {
+		return err
+	}
+	on, _, err := readJSONLines(filepath.Join(dir, fileTime), "time")
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(w, "\n### Fused elementwise chains\n\n")
+	fmt.Fprintf(w, "Float32 step medians in ms with the fused chains (`gpu time`, the median of its rounds) and without them (`gpu time -fusion off`, one round between the second and third), and the launches of one step.\n\n")
+	fmt.Fprintf(w, "| workload | fused | unfused | unfused ÷ fused | launches fused / unfused |\n| --- | ---: | ---: | ---: | ---: |\n")
+	launches := func(r map[string]any) string {
+		if ps, ok := r["per_step"].(map[string]any); ok {
+			if v, ok := ps["launches"].(float64); ok {
+				return fmt.Sprintf("%.0f", v)
+			}
+		}
+		return "—"
+	}
+	ms := func(r map[string]any) (float64, string) {
+		if r == nil || str(r, "error") != "" || math.IsNaN(num(r, "median_ms")) {
+			return math.NaN(), "—"
+		}
+		v := num(r, "median_ms")
+		return v, fmt.Sprintf("%.3f", v)
+	}
+	var errs []string
+	for _, r := range off {
+		n := str(r, "workload")
+		if e := str(r, "error"); e != "" {
+			errs = append(errs, fmt.Sprintf("%s, unfused: %s", n, e))
+		}
+		f := ourRounds(on, n)
+		fv, fs := ms(f)
+		uv, us := ms(r)
+		ratio, fl := "—", "—"
+		if !math.IsNaN(fv) && !math.IsNaN(uv) && fv > 0 {
+			ratio = fmt.Sprintf("%.2f×", uv/fv)
+		}
+		if f != nil {
+			fl = launches(f)
+		}
+		fmt.Fprintf(w, "| %s | %s | %s | %s | %s / %s |\n", mdCell(n), fs, us, ratio, fl, launches(r))
+	}
+	if len(errs) > 0 {
+		fmt.Fprintln(w)
+	}
+	for _, e := range errs {
+		fmt.Fprintf(w, "- %s\n", mdCell(e))
+	}
+	return nil
 }
 
 // ourRounds merges gpu time's lines for workload n (one per round) into
