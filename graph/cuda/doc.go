@@ -2,7 +2,9 @@
 // file documents its device layer: the [Backend] interface (device memory,
 // copies, kernel launches by name, strided batched Gemm), its two
 // implementations, and the kernels in kernels/*.cu. The executor (exec*.go,
-// op*.go) maps graph operations onto a Backend.
+// op*.go) maps graph operations onto a Backend, runs chains of elementwise
+// nodes as one launch (fuse.go) and lays the node buffers out by liveness
+// (memplan.go).
 //
 // # Build tags
 //
