@@ -84,6 +84,22 @@ type applyCache struct {
 	gq, gk, gr, gd any // *F of the backward run's q, k, r, dL/dout
 	gradValid      bool
 	raw, dw        any // []F (Tq, Tk) scratch
+	// rawAll is the forward's raw scores of every sequence (B, Tq, Tk),
+	// kept with w (rawKept) when the backward pass needs them (keepRaw).
+	rawAll  any
+	rawKept bool
+}
+
+// maxKeptRaw is the largest raw-score array (elements) a kernel-apply node
+// keeps from its forward pass for the backward one; above it the backward
+// pass recomputes the scores of each sequence.
+const maxKeptRaw = 1 << 22
+
+// keepRaw reports whether the forward pass keeps the raw scores: the
+// backward pass reads them for dg (a learnt g of a kernel other than
+// linear), and the array is small (the GD models' query row: Tq = 1).
+func (op *KernelApplyOp) keepRaw(a applyArgs) bool {
+	return op.kern.learnG && op.kern.kind != KindLinear && a.b*a.tq*a.tk <= maxKeptRaw
 }
 
 // Kernel is the kernel's op (its kind, g, LearnG): what a backend reads to
@@ -171,10 +187,15 @@ func applyDo[F float32 | float64](op *KernelApplyOp, p G.Value, a applyArgs, q [
 	w, _ := c.w.([]F)
 	w = grow(w, a.b*a.tq*a.tk)
 	c.w = w
-	applyForward(op.kern.kind, a, q, k, r, w, scratch[F](&c.raw, a.tq*a.tk), out)
+	var rawAll []F
+	if op.keepRaw(a) {
+		rawAll = scratch[F](&c.rawAll, len(w))
+	}
+	applyForward(op.kern.kind, a, q, k, r, w, scratch[F](&c.raw, a.tq*a.tk), rawAll, out)
 	if len(q) > 0 && len(k) > 0 && len(out) > 0 && len(w) > 0 {
 		c.q, c.k, c.out, c.g = &q[0], &k[0], &out[0], a.g
 		c.wValid = true
+		c.rawKept = rawAll != nil
 	}
 	return wrapOut(p, tensor.Shape{a.b, a.tq, a.p}, out), nil
 }
@@ -189,9 +210,9 @@ func scratch[F float32 | float64](buf *any, n int) []F {
 
 // applyForward sets w (B, Tq, Tk) to the kernel weights and out (B, Tq, P)
 // to w·r, a sequence at a time: kernelForward on the sequence (its raw
-// scores in raw, a Tq×Tk scratch), then the narrow product (mulAddRows:
-// gemm's chains).
-func applyForward[F float32 | float64](kind KernelKind, a applyArgs, q, k, r, w, raw, out []F) {
+// scores in raw, a Tq×Tk scratch, or in rawAll (B, Tq, Tk) when that is
+// non-nil), then the narrow product (mulAddRows: gemm's chains).
+func applyForward[F float32 | float64](kind KernelKind, a applyArgs, q, k, r, w, raw, rawAll, out []F) {
 	tq, tk, d, p := a.tq, a.tk, a.d, a.p
 	one := a.kernelArgs
 	one.b = 1
@@ -203,16 +224,29 @@ func applyForward[F float32 | float64](kind KernelKind, a applyArgs, q, k, r, w,
 		if lo > 0 {
 			rs = make([]F, len(raw))
 		}
-		applyForwardSeqs(kind, one, tq, tk, d, p, q, k, r, w, rs, out, lo, hi)
+		applyForwardSeqs(kind, one, tq, tk, d, p, q, k, r, w, rs, rawAll, out, lo, hi)
 	})
 }
 
 // applyForwardSeqs is applyForward's work on the sequences lo..hi-1, raw a
-// Tq×Tk scratch of its own.
-func applyForwardSeqs[F float32 | float64](kind KernelKind, one kernelArgs, tq, tk, d, p int, q, k, r, w, raw, out []F, lo, hi int) {
+// Tq×Tk scratch of its own (unused when rawAll is non-nil).
+func applyForwardSeqs[F float32 | float64](kind KernelKind, one kernelArgs, tq, tk, d, p int, q, k, r, w, raw, rawAll, out []F, lo, hi int) {
 	for b := lo; b < hi; b++ {
 		wb := w[b*tq*tk : (b+1)*tq*tk]
-		kernelForward(kind, one, q[b*tq*d:(b+1)*tq*d], k[b*tk*d:(b+1)*tk*d], nil, wb, raw)
+		if rawAll != nil {
+			raw = rawAll[b*tq*tk : (b+1)*tq*tk]
+		}
+		qb, kb := q[b*tq*d:(b+1)*tq*d], k[b*tk*d:(b+1)*tk*d]
+		if tq == 1 && kind.DotProduct() {
+			// kernelForward's dot-product path (Gemm's q·kᵀ, then
+			// dotWeights) for a single query: the scores as the column
+			// K·q (mulAddRows, keys side by side: the same chains of
+			// fused multiply-adds, without copying Kᵀ).
+			queryScores(tk, d, qb, kb, raw)
+			dotWeights(kind, one.g, raw[:tk], wb)
+		} else {
+			kernelForward(kind, one, qb, kb, nil, wb, raw)
+		}
 		if p > 0 && tk > 0 {
 			mulAddRows(tq, p, tk, wb, tk, 1, r[b*tk*p:(b+1)*tk*p], p, out[b*tq*p:(b+1)*tq*p], p, false)
 		} else {
@@ -221,11 +255,26 @@ func applyForwardSeqs[F float32 | float64](kind KernelKind, one kernelArgs, tq, 
 	}
 }
 
+// queryScores sets raw[i] = q·k_i for the tk keys k_i (rows of d in k) of
+// one query q: the column K·q, each element gemm's chain of fused
+// multiply-adds over the d coordinates in order, as Gemm's q·kᵀ computes
+// it (mulAddRows with the keys as the rows of A: no copy of Kᵀ).
+func queryScores[F float32 | float64](tk, d int, q, k, raw []F) {
+	if tk == 0 {
+		return
+	}
+	mulAddRows(tk, 1, d, k, d, 1, q, 1, raw, 1, false)
+}
+
 // rawScores sets raw (Tq×Tk) to one sequence's raw scores as kernelForward
 // computes them: q·k (gemm) for the dot-product kernels, ||q − k||² for the
 // distance kernels (sqDists).
 func rawScores[F float32 | float64](kind KernelKind, sd *sqDistScratch, tq, tk, d int, q, k, raw []F) {
 	if kind.DotProduct() {
+		if tq == 1 {
+			queryScores(tk, d, q, k, raw)
+			return
+		}
 		Gemm(false, true, tq, tk, d, 1, q, d, k, d, 0, raw, tk)
 		return
 	}
@@ -357,14 +406,17 @@ func applyGradDo[F float32 | float64](op *KernelApplyGradOp, p G.Value, a applyA
 		// One pass for both gradients; the other gradient op of the node
 		// reads them from the cache.
 		w, _ := c.w.([]F)
+		var rawAll []F // the forward's raw scores, when kept
 		if !(c.wValid && c.q == any(&q[0]) && c.k == any(&k[0]) && c.out == any(&out[0]) && c.g == a.g && len(w) == a.b*a.tq*a.tk) {
 			w = make([]F, a.b*a.tq*a.tk)
-			applyForward(op.fwd.kern.kind, a, q, k, r, w, scratch[F](&c.raw, a.tq*a.tk), make([]F, len(out)))
+			applyForward(op.fwd.kern.kind, a, q, k, r, w, scratch[F](&c.raw, a.tq*a.tk), nil, make([]F, len(out)))
+		} else if c.rawKept {
+			rawAll, _ = c.rawAll.([]F)
 		}
 		dr, _ := c.dr.([]F)
 		dr = grow(dr, len(r))
 		c.dr = dr
-		c.dg = applyBackward(op.fwd.kern.kind, op.fwd.kern.learnG, a, q, k, r, w, dout, dr,
+		c.dg = applyBackward(op.fwd.kern.kind, op.fwd.kern.learnG, a, q, k, r, w, rawAll, dout, dr,
 			scratch[F](&c.raw, a.tq*a.tk), scratch[F](&c.dw, a.tq*a.tk))
 		c.gq, c.gk, c.gr, c.gd = &q[0], &k[0], &r[0], &dout[0]
 		c.gradValid = true
@@ -383,9 +435,10 @@ func applyGradDo[F float32 | float64](op *KernelApplyGradOp, p G.Value, a applyA
 
 // applyBackward sets dr = wᵀ·dout (B, Tk, P) and, when learnG, returns dg,
 // a sequence at a time: dL/dW = dout·rᵀ and the raw scores of the sequence
-// in the scratch blocks dw and raw (Tq×Tk), then kernelDG's terms of its
-// rows, added in the order kernelDG adds them over the whole batch.
-func applyBackward[F float32 | float64](kind KernelKind, learnG bool, a applyArgs, q, k, r, w, dout, dr, raw, dw []F) float64 {
+// in the scratch blocks dw and raw (Tq×Tk; rawAll's block instead when the
+// forward's raw scores are kept there), then kernelDG's terms of its rows,
+// added in the order kernelDG adds them over the whole batch.
+func applyBackward[F float32 | float64](kind KernelKind, learnG bool, a applyArgs, q, k, r, w, rawAll, dout, dr, raw, dw []F) float64 {
 	tq, tk, d, p := a.tq, a.tk, a.d, a.p
 	one := a.kernelArgs
 	one.b = 1
@@ -406,8 +459,18 @@ func applyBackward[F float32 | float64](kind KernelKind, learnG bool, a applyArg
 		wb := w[b*tq*tk : (b+1)*tq*tk]
 		db := dout[b*tq*p : (b+1)*tq*p]
 		rb := r[b*tk*p : (b+1)*tk*p]
-		rawScores(kind, sd, tq, tk, d, q[b*tq*d:(b+1)*tq*d], k[b*tk*d:(b+1)*tk*d], raw)
-		Gemm(false, true, tq, tk, p, 1, db, p, rb, p, 0, dw, tk)
+		if rawAll != nil {
+			raw = rawAll[b*tq*tk : (b+1)*tq*tk]
+		} else {
+			rawScores(kind, sd, tq, tk, d, q[b*tq*d:(b+1)*tq*d], k[b*tk*d:(b+1)*tk*d], raw)
+		}
+		if tq == 1 {
+			// dL/dW of the single query row: the column R·dout
+			// (queryScores' product: Gemm's chains, no copy of Rᵀ).
+			queryScores(tk, p, db, rb, dw)
+		} else {
+			Gemm(false, true, tq, tk, p, 1, db, p, rb, p, 0, dw, tk)
+		}
 		dg = kernelDG(kind, one, wb, dw, raw, dg)
 		applyDR(tq, tk, p, w, dout, dr, b)
 	}
