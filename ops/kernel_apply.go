@@ -224,13 +224,14 @@ func applyForward[F float32 | float64](kind KernelKind, a applyArgs, q, k, r, w,
 		if lo > 0 {
 			rs = make([]F, len(raw))
 		}
-		applyForwardSeqs(kind, one, tq, tk, d, p, q, k, r, w, rs, rawAll, out, lo, hi)
+		applyForwardSeqs(kind, one, tq, tk, d, p, q, k, r, w, rs, rawAll, out, make([]F, padSize(d, p)), lo, hi)
 	})
 }
 
 // applyForwardSeqs is applyForward's work on the sequences lo..hi-1, raw a
-// Tq×Tk scratch of its own (unused when rawAll is non-nil).
-func applyForwardSeqs[F float32 | float64](kind KernelKind, one kernelArgs, tq, tk, d, p int, q, k, r, w, raw, rawAll, out []F, lo, hi int) {
+// Tq×Tk scratch of its own (unused when rawAll is non-nil), pad tallRows'
+// scratch (padSize).
+func applyForwardSeqs[F float32 | float64](kind KernelKind, one kernelArgs, tq, tk, d, p int, q, k, r, w, raw, rawAll, out, pad []F, lo, hi int) {
 	for b := lo; b < hi; b++ {
 		wb := w[b*tq*tk : (b+1)*tq*tk]
 		if rawAll != nil {
@@ -242,7 +243,7 @@ func applyForwardSeqs[F float32 | float64](kind KernelKind, one kernelArgs, tq, 
 			// dotWeights) for a single query: the scores as the column
 			// K·q (mulAddRows, keys side by side: the same chains of
 			// fused multiply-adds, without copying Kᵀ).
-			queryScores(tk, d, qb, kb, raw)
+			queryScores(tk, d, qb, kb, raw, pad)
 			dotWeights(kind, one.g, raw[:tk], wb)
 		} else {
 			kernelForward(kind, one, qb, kb, nil, wb, raw)
@@ -258,21 +259,67 @@ func applyForwardSeqs[F float32 | float64](kind KernelKind, one kernelArgs, tq, 
 // queryScores sets raw[i] = q·k_i for the tk keys k_i (rows of d in k) of
 // one query q: the column K·q, each element gemm's chain of fused
 // multiply-adds over the d coordinates in order, as Gemm's q·kᵀ computes
-// it (mulAddRows with the keys as the rows of A: no copy of Kᵀ).
-func queryScores[F float32 | float64](tk, d int, q, k, raw []F) {
+// it (tallRows with the keys as the rows of A: no copy of Kᵀ). pad is
+// tallRows' scratch (nil: none).
+func queryScores[F float32 | float64](tk, d int, q, k, raw, pad []F) {
 	if tk == 0 {
 		return
 	}
-	mulAddRows(tk, 1, d, k, d, 1, q, 1, raw, 1, false)
+	if k32, ok := any(k).([]float32); ok && d > 0 && haveNarrowAVX2 && HaveRowKernel() {
+		// dotCols32: the same chains, eight keys to a vector.
+		q32, r32 := any(q).([]float32), any(raw).([]float32)
+		_, _, _ = q32[d-1], k32[tk*d-1], r32[tk-1]
+		dotCols32(&r32[0], &k32[0], &q32[0], d, d, tk)
+		return
+	}
+	tallRows(tk, 1, d, k, d, 1, q, 1, raw, 1, pad)
+}
+
+// padSize is the scratch tallRows needs for the products of a kernel-apply
+// op with depth d and values of width p: queryScores' (k = d or p, n = 1)
+// and applyDR's for a single query (k = 1, n = p).
+func padSize(d, p int) int { return 8 * (max(d, p, 1) + max(p, 1)) }
+
+// tallRows is mulAddRows with acc false for a narrow C (n at most the
+// kernels' column chunk): the last m mod 8 rows of A are copied into pad
+// and computed as one group of eight rows beside whatever the rest of pad
+// holds (those results are dropped), instead of a row at a time through
+// MulAddRow. Every row of C is the same chain of fused multiply-adds
+// whichever group computes it, so the results are mulAddRows' bits. pad
+// needs 8·(k+n) elements; with less, or without the AVX2 kernels, it is
+// mulAddRows.
+func tallRows[F float32 | float64](m, n, k int, a []F, rsA, incA int, b []F, ldb int, c []F, ldc int, pad []F) {
+	head := m &^ 7
+	rem := m - head
+	if rem == 0 || k == 0 || n == 0 || n > narrowCols[F]() || len(pad) < 8*(k+n) || !haveNarrowAVX2 || !HaveRowKernel() {
+		mulAddRows(m, n, k, a, rsA, incA, b, ldb, c, ldc, false)
+		return
+	}
+	mulAddRows(head, n, k, a, rsA, incA, b, ldb, c, ldc, false)
+	pa, pc := pad[:8*k], pad[8*k:8*(k+n)]
+	for i := 0; i < rem; i++ {
+		row, o := pa[i*k:(i+1)*k], (head+i)*rsA
+		if incA == 1 {
+			copy(row, a[o:o+k])
+			continue
+		}
+		for l := range row {
+			row[l] = a[o+l*incA]
+		}
+	}
+	mulAddRows(8, n, k, pa, k, 1, b, ldb, pc, n, false)
+	for i := 0; i < rem; i++ {
+		copy(c[(head+i)*ldc:(head+i)*ldc+n], pc[i*n:(i+1)*n])
+	}
 }
 
 // rawScores sets raw (Tq×Tk) to one sequence's raw scores as kernelForward
 // computes them: q·k (gemm) for the dot-product kernels, ||q − k||² for the
 // distance kernels (sqDists).
-func rawScores[F float32 | float64](kind KernelKind, sd *sqDistScratch, tq, tk, d int, q, k, raw []F) {
+func rawScores[F float32 | float64](kind KernelKind, sd *sqDistScratch, tq, tk, d int, q, k, raw, pad []F) {
 	if kind.DotProduct() {
 		if tq == 1 {
-			queryScores(tk, d, q, k, raw)
+			queryScores(tk, d, q, k, raw, pad)
 			return
 		}
 		Gemm(false, true, tq, tk, d, 1, q, d, k, d, 0, raw, tk)
@@ -446,12 +493,14 @@ func applyBackward[F float32 | float64](kind KernelKind, learnG bool, a applyArg
 		// No dg chain across the sequences: dr's blocks are independent,
 		// two halves on two goroutines as in applyForward.
 		parallelRows(a.b, tq*tk*max(p, 1), func(lo, hi int) {
+			pad := make([]F, padSize(d, p))
 			for b := lo; b < hi; b++ {
-				applyDR(tq, tk, p, w, dout, dr, b)
+				applyDR(tq, tk, p, w, dout, dr, b, pad)
 			}
 		})
 		return 0
 	}
+	pad := make([]F, padSize(d, p))
 	var dg float64
 	sd := getSqDistScratch()
 	defer sqDistPool.Put(sd)
@@ -462,24 +511,32 @@ func applyBackward[F float32 | float64](kind KernelKind, learnG bool, a applyArg
 		if rawAll != nil {
 			raw = rawAll[b*tq*tk : (b+1)*tq*tk]
 		} else {
-			rawScores(kind, sd, tq, tk, d, q[b*tq*d:(b+1)*tq*d], k[b*tk*d:(b+1)*tk*d], raw)
+			rawScores(kind, sd, tq, tk, d, q[b*tq*d:(b+1)*tq*d], k[b*tk*d:(b+1)*tk*d], raw, pad)
 		}
 		if tq == 1 {
 			// dL/dW of the single query row: the column R·dout
 			// (queryScores' product: Gemm's chains, no copy of Rᵀ).
-			queryScores(tk, p, db, rb, dw)
+			queryScores(tk, p, db, rb, dw, pad)
 		} else {
 			Gemm(false, true, tq, tk, p, 1, db, p, rb, p, 0, dw, tk)
 		}
 		dg = kernelDG(kind, one, wb, dw, raw, dg)
-		applyDR(tq, tk, p, w, dout, dr, b)
+		applyDR(tq, tk, p, w, dout, dr, b, pad)
 	}
 	return dg
 }
 
-// applyDR sets sequence b's block of dr to wᵀ·dout.
-func applyDR[F float32 | float64](tq, tk, p int, w, dout, dr []F, b int) {
-	if p > 0 && tq > 0 {
+// applyDR sets sequence b's block of dr to wᵀ·dout; pad is tallRows'
+// scratch for a single query.
+func applyDR[F float32 | float64](tq, tk, p int, w, dout, dr []F, b int, pad []F) {
+	if p > 0 && p <= 8 && tq == 1 && tk > 0 && is32[F]() && haveNarrowAVX2 && HaveRowKernel() {
+		// The outer product w ⊗ dout of the single query row: one fused
+		// multiply-add from zero per element, as mulAddRows (k = 1).
+		w32, d32, r32 := any(w[b*tk:(b+1)*tk]).([]float32), any(dout[b*p:(b+1)*p]).([]float32), any(dr[b*tk*p:(b+1)*tk*p]).([]float32)
+		outerRows32(&r32[0], &w32[0], &d32[0], tk, p)
+	} else if p > 0 && tq == 1 {
+		tallRows(tk, p, 1, w[b*tk:(b+1)*tk], 1, 1, dout[b*p:(b+1)*p], p, dr[b*tk*p:(b+1)*tk*p], p, pad)
+	} else if p > 0 && tq > 0 {
 		mulAddRows(tk, p, tq, w[b*tq*tk:(b+1)*tq*tk], 1, tk, dout[b*tq*p:(b+1)*tq*p], p, dr[b*tk*p:(b+1)*tk*p], p, false)
 	} else {
 		clear(dr[b*tk*p : (b+1)*tk*p])

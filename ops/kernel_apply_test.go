@@ -37,11 +37,60 @@ func testQueryScoresBits[F float32 | float64](t *testing.T) {
 			for i := range got {
 				got[i], want[i] = F(rng.NormFloat64()), F(rng.NormFloat64()) // overwritten
 			}
-			queryScores(tk, d, q, k, got)
 			Gemm(false, true, 1, tk, d, 1, q, max(d, 1), k, max(d, 1), 0, want, tk)
-			for i := range got {
-				if math.Float64bits(float64(got[i])) != math.Float64bits(float64(want[i])) {
-					t.Fatalf("%T tk %d d %d: raw[%d] = %v, want %v (Gemm)", got[i], tk, d, i, got[i], want[i])
+			for _, pad := range [][]F{nil, make([]F, padSize(d, 1))} {
+				queryScores(tk, d, q, k, got, pad)
+				for i := range got {
+					if math.Float64bits(float64(got[i])) != math.Float64bits(float64(want[i])) {
+						t.Fatalf("%T tk %d d %d pad %d: raw[%d] = %v, want %v (Gemm)", got[i], tk, d, len(pad), i, got[i], want[i])
+					}
+				}
+			}
+		}
+	}
+}
+
+// TestTallRowsBits checks tallRows (the row tail as a padded group of
+// eight) against mulAddRows bit for bit: row counts around the groups,
+// rows of A and of Aᵀ, widths up to the column chunk, a pad that holds
+// NaNs from before.
+func TestTallRowsBits(t *testing.T) {
+	testTallRowsBits[float32](t)
+	testTallRowsBits[float64](t)
+}
+
+func testTallRowsBits[F float32 | float64](t *testing.T) {
+	rng := rand.New(rand.NewPCG(2, 11))
+	for _, m := range []int{1, 2, 5, 7, 8, 9, 10, 15, 17, 126, 251} {
+		for _, n := range []int{1, 3, 5, 8, 16} {
+			for _, k := range []int{1, 3, 10, 40} {
+				for _, trans := range []bool{false, true} {
+					lda := k + 1
+					rsA, incA, la := lda, 1, m*lda
+					if trans {
+						lda = m + 3
+						rsA, incA, la = 1, lda, k*lda
+					}
+					a, b := make([]F, la), make([]F, k*(n+2))
+					for i := range a {
+						a[i] = F(rng.NormFloat64())
+					}
+					for i := range b {
+						b[i] = F(rng.NormFloat64())
+					}
+					ldc := n + 1
+					got, want := make([]F, m*ldc), make([]F, m*ldc)
+					pad := make([]F, 8*(k+n))
+					for i := range pad {
+						pad[i] = F(math.NaN())
+					}
+					tallRows(m, n, k, a, rsA, incA, b, n+2, got, ldc, pad)
+					mulAddRows(m, n, k, a, rsA, incA, b, n+2, want, ldc, false)
+					for i := range got {
+						if math.Float64bits(float64(got[i])) != math.Float64bits(float64(want[i])) {
+							t.Fatalf("%T m %d n %d k %d trans %v: c[%d] = %v, want %v (mulAddRows)", got[i], m, n, k, trans, i, got[i], want[i])
+						}
+					}
 				}
 			}
 		}
@@ -94,6 +143,49 @@ func testApplyBackwardKeptRaw[F float32 | float64](t *testing.T) {
 			}
 			if kind != KindLinear && dg == 0 {
 				t.Fatalf("%T %v tq %d: dg = 0", q[0], kind, tq)
+			}
+		}
+	}
+}
+
+// TestOuterRowsBits checks applyDR for a single query row (outerRows32 on
+// AVX2) against mulAddRows with k = 1, bit for bit, and that nothing past
+// the sequence's block of dr is written: widths 1 to 8 and beyond, row
+// counts 1 to 20, with −0, products that underflow, NaN and Inf.
+func TestOuterRowsBits(t *testing.T) {
+	testOuterRowsBits[float32](t)
+	testOuterRowsBits[float64](t)
+}
+
+func testOuterRowsBits[F float32 | float64](t *testing.T) {
+	rng := rand.New(rand.NewPCG(8, 3))
+	special := []float64{0, math.Copysign(0, -1), 1e-30, -1e-25, 1e-200, math.NaN(), math.Inf(-1), 2}
+	for _, p := range []int{1, 2, 3, 5, 7, 8, 9} {
+		for _, tk := range []int{1, 2, 3, 8, 9, 20} {
+			const nb = 3
+			w, dout := make([]F, nb*tk), make([]F, nb*p)
+			for _, s := range [][]F{w, dout} {
+				for i := range s {
+					s[i] = F(rng.NormFloat64())
+					if rng.IntN(4) == 0 {
+						s[i] = F(special[rng.IntN(len(special))])
+					}
+				}
+			}
+			const guard = 7
+			got, want := make([]F, nb*tk*p+guard), make([]F, nb*tk*p+guard)
+			for i := range got {
+				got[i], want[i] = 5, 5
+			}
+			pad := make([]F, padSize(1, p))
+			for b := 0; b < nb; b++ {
+				applyDR(1, tk, p, w, dout, got, b, pad)
+				mulAddRows(tk, p, 1, w[b*tk:(b+1)*tk], 1, tk, dout[b*p:(b+1)*p], p, want[b*tk*p:(b+1)*tk*p], p, false)
+			}
+			for i := range got {
+				if math.Float64bits(float64(got[i])) != math.Float64bits(float64(want[i])) {
+					t.Fatalf("%T p %d tk %d: dr[%d] = %v, want %v (mulAddRows)", got[i], p, tk, i, got[i], want[i])
+				}
 			}
 		}
 	}

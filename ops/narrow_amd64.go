@@ -29,3 +29,20 @@ func narrowWide64(c, a, b *float64, ldc, rsa, inca, ldb, k, n int, acc bool)
 //
 //go:noescape
 func narrowTall64(c, a, b *float64, ldc, rsa, inca, ldb, k, n int, acc bool)
+
+// dotCols32 sets c[i] = Σ_{l<k} a[i·rsa + l]·b[l] for i < m (k, m ≥ 1):
+// the column A·b, each element one chain of fused multiply-adds over l in
+// order, from zero (mulAddRows' chains for n = 1), eight rows at a time
+// with gathered loads. The caller guarantees that every element read or
+// written exists.
+//
+//go:noescape
+func dotCols32(c, a, b *float32, rsa, k, m int)
+
+// outerRows32 sets c[i·n + j] = w[i]·d[j] for i < m, j < n ≤ 8 (m, n ≥ 1),
+// each one fused multiply-add from zero (the chain mulAddRows computes for
+// k = 1: −0 products are +0). The caller guarantees that the m·n elements
+// of c, m of w and n of d exist; nothing beyond them is written.
+//
+//go:noescape
+func outerRows32(c, w, d *float32, m, n int)

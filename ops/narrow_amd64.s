@@ -375,3 +375,114 @@ tstore64:
 	VMASKMOVPD Y7, Y15, (BX)(R13*1)
 	VZEROUPPER
 	RET
+
+// iota8: the int32 lanes 0..7.
+DATA iota8<>+0(SB)/4, $0
+DATA iota8<>+4(SB)/4, $1
+DATA iota8<>+8(SB)/4, $2
+DATA iota8<>+12(SB)/4, $3
+DATA iota8<>+16(SB)/4, $4
+DATA iota8<>+20(SB)/4, $5
+DATA iota8<>+24(SB)/4, $6
+DATA iota8<>+28(SB)/4, $7
+GLOBL iota8<>(SB), RODATA|NOPTR, $32
+
+// func dotCols32(c, a, b *float32, rsa, k, m int)
+//
+// c[i] = Σ_{l<k} a[i·rsa + l]·b[l] for i < m: eight rows side by side, one
+// lane each, their l-th elements gathered; each lane one chain of fused
+// multiply-adds over l in order, from zero. k ≥ 1, m ≥ 1.
+TEXT ·dotCols32(SB), NOSPLIT, $0-48
+	MOVQ c+0(FP), DI
+	MOVQ a+8(FP), SI
+	MOVQ b+16(FP), DX
+	MOVQ rsa+24(FP), R8
+	MOVQ k+32(FP), R9
+	MOVQ m+40(FP), R10
+	VMOVQ R8, X0
+	VPBROADCASTD X0, Y0
+	VMOVDQU iota8<>(SB), Y1
+	VPMULLD Y0, Y1, Y1 // lane i: i·rsa
+	MOVQ R8, R11
+	SHLQ $5, R11       // eight rows of a, in bytes
+
+dgroup:
+	CMPQ R10, $0
+	JLE  ddone
+	NMASK(R10, 0, 8, 4, Y2)
+	VXORPS Y3, Y3, Y3
+	MOVQ SI, R12
+	MOVQ DX, R13
+	MOVQ R9, CX
+
+dloop:
+	VMOVDQA Y2, Y4
+	VXORPS  Y5, Y5, Y5
+	VGATHERDPS Y4, (R12)(Y1*4), Y5
+	VBROADCASTSS (R13), Y6
+	VFMADD231PS Y5, Y6, Y3
+	ADDQ $4, R12
+	ADDQ $4, R13
+	DECQ CX
+	JNZ  dloop
+
+	CMPQ R10, $8
+	JL   dpartial
+	VMOVUPS Y3, (DI)
+	ADDQ $32, DI
+	ADDQ R11, SI
+	SUBQ $8, R10
+	JMP  dgroup
+
+dpartial:
+	VMASKMOVPS Y3, Y2, (DI)
+
+ddone:
+	VZEROUPPER
+	RET
+
+// func outerRows32(c, w, d *float32, m, n int)
+//
+// c[i·n + j] = w[i]·d[j] + 0 as one fused multiply-add from zero, for i < m,
+// j < n ≤ 8 (m, n ≥ 1): the chain of mulAddRows for k = 1. A row is one
+// vector; rows are stored in order with full-width stores while the vector
+// ends within c (its spill into the next row is overwritten by that row),
+// the rest masked.
+TEXT ·outerRows32(SB), NOSPLIT, $0-40
+	MOVQ c+0(FP), DI
+	MOVQ w+8(FP), SI
+	MOVQ d+16(FP), DX
+	MOVQ m+24(FP), R10
+	MOVQ n+32(FP), AX
+	NMASK(AX, 0, 8, 4, Y2)
+	VMASKMOVPS (DX), Y2, Y1
+	MOVQ AX, R11
+	SHLQ $2, R11      // a row, in bytes
+	MOVQ R10, R12
+	IMULQ R11, R12
+	ADDQ DI, R12      // the end of c
+	SUBQ $32, R12     // the last start of a full-width store
+
+orow:
+	TESTQ R10, R10
+	JZ    odone
+	VXORPS Y3, Y3, Y3
+	VBROADCASTSS (SI), Y4
+	VFMADD231PS Y1, Y4, Y3
+	CMPQ DI, R12
+	JG   omask
+	VMOVUPS Y3, (DI)
+	JMP  onext
+
+omask:
+	VMASKMOVPS Y3, Y2, (DI)
+
+onext:
+	ADDQ R11, DI
+	ADDQ $4, SI
+	DECQ R10
+	JMP  orow
+
+odone:
+	VZEROUPPER
+	RET
