@@ -79,7 +79,8 @@ type applyCache struct {
 	g              float64
 	q, k, out      any // *F
 	wValid         bool
-	dr             any // []F (B, Tk, P)
+	dr             any // []F (B, Tk, P), when drHeld
+	drHeld         bool
 	dg             float64
 	gq, gk, gr, gd any // *F of the backward run's q, k, r, dL/dout
 	gradValid      bool
@@ -449,9 +450,15 @@ func applyGradDo[F float32 | float64](op *KernelApplyGradOp, p G.Value, a applyA
 		return nil, fmt.Errorf("ops: kernel apply gradient: empty or mismatched inputs")
 	}
 	c := op.fwd.c
-	if !(c.gradValid && c.gq == any(&q[0]) && c.gk == any(&k[0]) && c.gr == any(&r[0]) && c.gd == any(&dout[0])) {
+	valid := c.gradValid && c.gq == any(&q[0]) && c.gk == any(&k[0]) && c.gr == any(&r[0]) && c.gd == any(&dout[0])
+	var o []F // dr's output, when this is its op
+	if !op.isG() {
+		o = outBuf[F](p, len(r), false)
+	}
+	if !valid || (o != nil && !c.drHeld) {
 		// One pass for both gradients; the other gradient op of the node
-		// reads them from the cache.
+		// reads dg from the cache, and dr when the pass was its (dr's op
+		// writes dr straight into its output).
 		w, _ := c.w.([]F)
 		var rawAll []F // the forward's raw scores, when kept
 		if !(c.wValid && c.q == any(&q[0]) && c.k == any(&k[0]) && c.out == any(&out[0]) && c.g == a.g && len(w) == a.b*a.tq*a.tk) {
@@ -460,17 +467,21 @@ func applyGradDo[F float32 | float64](op *KernelApplyGradOp, p G.Value, a applyA
 		} else if c.rawKept {
 			rawAll, _ = c.rawAll.([]F)
 		}
-		dr, _ := c.dr.([]F)
-		dr = grow(dr, len(r))
-		c.dr = dr
+		dr := o
+		c.drHeld = o == nil
+		if o == nil {
+			dr = scratch[F](&c.dr, len(r))
+		}
 		c.dg = applyBackward(op.fwd.kern.kind, op.fwd.kern.learnG, a, q, k, r, w, rawAll, dout, dr,
 			scratch[F](&c.raw, a.tq*a.tk), scratch[F](&c.dw, a.tq*a.tk))
 		c.gq, c.gk, c.gr, c.gd = &q[0], &k[0], &r[0], &dout[0]
 		c.gradValid = true
+		if o != nil {
+			return wrapOut(p, vals[nf-1].Shape(), o), nil
+		}
 	}
-	if !op.isG() {
+	if o != nil { // dr from the g op's pass
 		dr, _ := c.dr.([]F)
-		o := outBuf[F](p, len(dr), false)
 		copy(o, dr)
 		return wrapOut(p, vals[nf-1].Shape(), o), nil
 	}

@@ -4,6 +4,9 @@ import (
 	"math"
 	"math/rand/v2"
 	"testing"
+
+	G "gorgonia.org/gorgonia"
+	"gorgonia.org/tensor"
 )
 
 // TestQueryScoresBits checks queryScores (the column K·q of mulAddRows)
@@ -185,6 +188,69 @@ func testOuterRowsBits[F float32 | float64](t *testing.T) {
 			for i := range got {
 				if math.Float64bits(float64(got[i])) != math.Float64bits(float64(want[i])) {
 					t.Fatalf("%T p %d tk %d: dr[%d] = %v, want %v (mulAddRows)", got[i], p, tk, i, got[i], want[i])
+				}
+			}
+		}
+	}
+}
+
+// TestApplyGradOrder runs a kernel-apply node's two gradient ops (values r
+// and g) in either order, and the values' op twice, on one forward run: the
+// same dr and dg bit for bit whichever op computes the shared pass (dr's op
+// writes dr into its own output; g's op keeps it for dr's).
+func TestApplyGradOrder(t *testing.T) {
+	rng := rand.New(rand.NewPCG(6, 1))
+	const b, tk, d, p = 3, 13, 4, 5
+	for _, tq := range []int{1, 3} {
+		dense := func(shape ...int) *tensor.Dense {
+			v := make([]float32, tensor.Shape(shape).TotalSize())
+			for i := range v {
+				v[i] = float32(rng.NormFloat64())
+			}
+			return tensor.New(tensor.WithShape(shape...), tensor.WithBacking(v))
+		}
+		q, k, r, dout := dense(b, tq, d), dense(b, tk, d), dense(b, tk, p), dense(b, tq, p)
+		g := G.NewF32(0.6)
+		var drs [3][]float32
+		var dgs [3]float32
+		for order := 0; order < 3; order++ {
+			op := &KernelApplyOp{kern: KernelOp{kind: KindSoftmax, learnG: true, dataQK: true, c: &kernelCache{}}, c: &applyCache{}}
+			out, err := op.Do(q, k, g, r)
+			if err != nil {
+				t.Fatal(err)
+			}
+			gr, gg := &KernelApplyGradOp{fwd: op, wrt: 3}, &KernelApplyGradOp{fwd: op, wrt: 2}
+			in := []G.Value{q, k, g, r, out, dout}
+			var dr, dg G.Value
+			switch order {
+			case 0: // r first
+				if dr, err = gr.Do(in...); err == nil {
+					dg, err = gg.Do(in...)
+				}
+			case 1: // g first
+				if dg, err = gg.Do(in...); err == nil {
+					dr, err = gr.Do(in...)
+				}
+			case 2: // r twice, into its previous output, then g
+				if dr, err = gr.Do(in...); err == nil {
+					if dr, err = gr.DoInto(dr, in...); err == nil {
+						dg, err = gg.Do(in...)
+					}
+				}
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			drs[order] = append([]float32(nil), dr.Data().([]float32)...)
+			dgs[order] = dg.Data().(float32)
+		}
+		for order := 1; order < 3; order++ {
+			if math.Float32bits(dgs[order]) != math.Float32bits(dgs[0]) || dgs[0] == 0 {
+				t.Fatalf("tq %d order %d: dg %v, want %v (nonzero)", tq, order, dgs[order], dgs[0])
+			}
+			for i, v := range drs[order] {
+				if math.Float32bits(v) != math.Float32bits(drs[0][i]) {
+					t.Fatalf("tq %d order %d: dr[%d] = %v, want %v", tq, order, i, v, drs[0][i])
 				}
 			}
 		}
