@@ -19,6 +19,21 @@ func addF32(dst, a, b *float32, n int)
 //go:noescape
 func addF64(dst, a, b *float64, n int)
 
+// subF32 and mulF32 are addF32 with a subtraction (a[i] − b[i]) and a
+// product (a[i]·b[i]); subF64 and mulF64 likewise addF64.
+//
+//go:noescape
+func subF32(dst, a, b *float32, n int)
+
+//go:noescape
+func subF64(dst, a, b *float64, n int)
+
+//go:noescape
+func mulF32(dst, a, b *float32, n int)
+
+//go:noescape
+func mulF64(dst, a, b *float64, n int)
+
 // narrowF64 sets dst[i] = float32(src[i]) for i < n − n%16, with AVX (each
 // element rounded as Go's conversion rounds it). The caller guarantees that
 // the elements exist.

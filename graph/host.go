@@ -101,6 +101,7 @@ type hostStep struct {
 	// first Run shows the op's result aliases none of its inputs).
 	pre     func(p G.Value, inputs ...G.Value) (G.Value, error)
 	add     bool // a Gorgonia elementwise tensor addition: see addDense
+	bin     byte // '-' or '*': a Gorgonia elementwise subtraction or product: see binDense
 	unary   bool // a Gorgonia elementwise unary op on a tensor: see unaryInto
 	grad    bool // a gradient node: read by callers after Run
 	fresh   bool // read by callers after Run: never reused
@@ -167,6 +168,9 @@ func newHostExec(p *Program) (*hostExec, error) {
 			x.readers[j]++
 		}
 		st.add = len(st.ins) == 2 && isAddOp(n.Op())
+		if len(st.ins) == 2 && !st.add {
+			st.bin = binOpKind(n.Op())
+		}
 		if v, ok := n.Op().(ViewOp); ok && len(st.ins) == 1 && !st.fresh {
 			st.view = v.ViewShape()
 		}
@@ -273,6 +277,15 @@ func (x *hostExec) exec(st *hostStep) (G.Value, error) {
 			}
 		}
 		if v, ok := addDense(into, args[0], args[1]); ok {
+			return x.checkAlias(st, v, args), nil
+		}
+	}
+	if st.bin != 0 {
+		into := prev
+		if st.pre == nil || st.shared || !st.checked {
+			into = nil
+		}
+		if v, ok := binDense(st.bin, into, args[0], args[1]); ok {
 			return x.checkAlias(st, v, args), nil
 		}
 	}
@@ -385,6 +398,23 @@ func isAddOp(op G.Op) bool {
 	return t != nil && reflect.TypeOf(op) == t && strings.HasPrefix(op.String(), "+ ")
 }
 
+// binOpKind returns '-' for Gorgonia's elementwise subtraction (String
+// "- <retSame>"), '*' for its elementwise product ("⊙ <retSame>", G.Mul of
+// two tensors and G.HadamardProd), 0 for any other op.
+func binOpKind(op G.Op) byte {
+	t := addOpType()
+	if t == nil || reflect.TypeOf(op) != t {
+		return 0
+	}
+	switch s := op.String(); {
+	case strings.HasPrefix(s, "- "):
+		return '-'
+	case strings.HasPrefix(s, "⊙ "):
+		return '*'
+	}
+	return 0
+}
+
 // unaryOpType is the dynamic type of Gorgonia's elementwise unary ops
 // (elemUnaryOp, unexported), taken from the op G.Tanh builds.
 var unaryOpType = sync.OnceValue(func() reflect.Type {
@@ -447,7 +477,13 @@ func unaryInto(op G.Op, prev, a G.Value) (G.Value, bool) {
 // operands in the same order), without the copy. ok is false where the
 // arguments are anything else (scalars, views, masks, mixed dtypes); the
 // caller then runs the op.
-func addDense(into, a, b G.Value) (G.Value, bool) {
+func addDense(into, a, b G.Value) (G.Value, bool) { return binDense('+', into, a, b) }
+
+// binDense is addDense for the elementwise op kind: '+' (a[i] + b[i]), '-'
+// (a[i] − b[i]) or '*' (a[i]·b[i]), each element the one IEEE operation
+// Gorgonia's op computes, a the first operand (Gorgonia clones a, or copies
+// it into the reused value, and then applies b to it element by element).
+func binDense(kind byte, into, a, b G.Value) (G.Value, bool) {
 	da, ok1 := a.(*tensor.Dense)
 	db, ok2 := b.(*tensor.Dense)
 	if !ok1 || !ok2 || !plainDense(da) || !plainDense(db) || da.Dtype() != db.Dtype() || !da.Shape().Eq(db.Shape()) {
@@ -459,14 +495,14 @@ func addDense(into, a, b G.Value) (G.Value, bool) {
 	}
 	switch av := da.Data().(type) {
 	case []float32:
-		return addSlices(dst, da, av, db.Data().([]float32))
+		return binSlices(kind, dst, da, av, db.Data().([]float32))
 	case []float64:
-		return addSlices(dst, da, av, db.Data().([]float64))
+		return binSlices(kind, dst, da, av, db.Data().([]float64))
 	}
 	return nil, false
 }
 
-func addSlices[F float32 | float64](dst, da *tensor.Dense, a, b []F) (G.Value, bool) {
+func binSlices[F float32 | float64](kind byte, dst, da *tensor.Dense, a, b []F) (G.Value, bool) {
 	if len(a) != len(b) {
 		return nil, false
 	}
@@ -478,8 +514,57 @@ func addSlices[F float32 | float64](dst, da *tensor.Dense, a, b []F) (G.Value, b
 		dst = tensor.New(tensor.WithShape(da.Shape().Clone()...), tensor.WithBacking(out))
 	}
 	out = out[:len(a)]
-	addVec(out, a, b)
+	switch kind {
+	case '+':
+		addVec(out, a, b)
+	case '-':
+		subVec(out, a, b)
+	case '*':
+		mulVec(out, a, b)
+	default:
+		return nil, false
+	}
 	return dst, true
+}
+
+// subVec is addVec with a subtraction: out[i] = a[i] − b[i].
+func subVec[F float32 | float64](out, a, b []F) {
+	i := 0
+	if haveAddAVX2 && len(a) >= 32 {
+		switch o := any(out).(type) {
+		case []float32:
+			subF32(&o[0], &any(a).([]float32)[0], &any(b).([]float32)[0], len(a))
+			i = len(a) &^ 31
+		case []float64:
+			subF64(&o[0], &any(a).([]float64)[0], &any(b).([]float64)[0], len(a))
+			i = len(a) &^ 15
+		}
+	}
+	b = b[:len(a)]
+	out = out[:len(a)]
+	for ; i < len(a); i++ {
+		out[i] = a[i] - b[i]
+	}
+}
+
+// mulVec is addVec with a product: out[i] = a[i]·b[i].
+func mulVec[F float32 | float64](out, a, b []F) {
+	i := 0
+	if haveAddAVX2 && len(a) >= 32 {
+		switch o := any(out).(type) {
+		case []float32:
+			mulF32(&o[0], &any(a).([]float32)[0], &any(b).([]float32)[0], len(a))
+			i = len(a) &^ 31
+		case []float64:
+			mulF64(&o[0], &any(a).([]float64)[0], &any(b).([]float64)[0], len(a))
+			i = len(a) &^ 15
+		}
+	}
+	b = b[:len(a)]
+	out = out[:len(a)]
+	for ; i < len(a); i++ {
+		out[i] = a[i] * b[i]
+	}
 }
 
 // addVec sets out[i] = a[i] + b[i] (equal lengths; out may be a or b),

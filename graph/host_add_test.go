@@ -216,3 +216,85 @@ func TestToFloat32Bits(t *testing.T) {
 		t.Error("ToFloat32 wrote into a short dst")
 	}
 }
+
+// TestBinDenseBits checks the host executor's one-pass subtraction and
+// product (binDense '-' and '*') against Gorgonia's elementwise ops (G.Sub,
+// G.HadamardProd; Do and UsePreallocDo), bit for
+// bit, fresh and into a reused value, float64 and float32, with NaN,
+// infinities, signed zeros and subnormals among the operands, in shapes
+// that run the scalar loop and the AVX2 kernels with their tail; that the
+// ops are recognised, and additions, divisions and scalar operands are not
+// taken.
+func TestBinDenseBits(t *testing.T) {
+	for _, sh := range [][2]int{{3, 5}, {7, 37}} {
+		for _, dt := range []tensor.Dtype{tensor.Float64, tensor.Float32} {
+			r, c := sh[0], sh[1]
+			g := G.NewGraph()
+			an := G.NewMatrix(g, dt, G.WithShape(r, c), G.WithName("a"))
+			bn := G.NewMatrix(g, dt, G.WithShape(r, c), G.WithName("b"))
+			if k := binOpKind(G.Must(G.Add(an, bn)).Op()); k != 0 {
+				t.Fatalf("%v: an addition taken for %q", dt, k)
+			}
+			if k := binOpKind(G.Must(G.HadamardDiv(an, bn)).Op()); k != 0 {
+				t.Fatalf("%v: a division taken for %q", dt, k)
+			}
+			rng := rand.New(rand.NewPCG(11, 12))
+			special := []float64{math.NaN(), math.Inf(1), math.Inf(-1), 0, math.Copysign(0, -1), 1e-310, 1e-40, 3e38}
+			vals := func() *tensor.Dense {
+				x := make([]float64, r*c)
+				for i := range x {
+					x[i] = rng.NormFloat64()
+					if rng.IntN(3) == 0 {
+						x[i] = special[rng.IntN(len(special))]
+					}
+				}
+				if dt == tensor.Float32 {
+					y := make([]float32, len(x))
+					for i, v := range x {
+						y[i] = float32(v)
+					}
+					return tensor.New(tensor.WithShape(r, c), tensor.WithBacking(y))
+				}
+				return tensor.New(tensor.WithShape(r, c), tensor.WithBacking(x))
+			}
+			for _, tc := range []struct {
+				name string
+				kind byte
+				n    *G.Node
+			}{
+				{"sub", '-', G.Must(G.Sub(an, bn))},
+				{"hadamard", '*', G.Must(G.HadamardProd(an, bn))},
+			} {
+				if k := binOpKind(tc.n.Op()); k != tc.kind {
+					t.Fatalf("%v %s: op %v recognised as %q, want %q", dt, tc.name, tc.n.Op(), k, tc.kind)
+				}
+				for trial := 0; trial < 20; trial++ {
+					a, b := vals(), vals()
+					want, err := tc.n.Op().Do(a, b)
+					if err != nil {
+						t.Fatal(err)
+					}
+					got, ok := binDense(tc.kind, nil, a, b)
+					if !ok {
+						t.Fatalf("%v %s: binDense declined two plain tensors", dt, tc.name)
+					}
+					sameBits(t, dt, tc.name+" fresh", got, want)
+					into := vals()
+					got2, ok := binDense(tc.kind, into, a, b)
+					if !ok || got2 != G.Value(into) {
+						t.Fatalf("%v %s: binDense did not write into the given value", dt, tc.name)
+					}
+					sameBits(t, dt, tc.name+" into", got2, want)
+					want2, err := tc.n.Op().(G.UsePreallocDoer).UsePreallocDo(vals(), a, b)
+					if err != nil {
+						t.Fatal(err)
+					}
+					sameBits(t, dt, tc.name+" prealloc", got2, want2)
+				}
+				if _, ok := binDense(tc.kind, nil, vals(), G.NewF64(1)); ok {
+					t.Errorf("%v %s: binDense accepted a scalar", dt, tc.name)
+				}
+			}
+		}
+	}
+}
