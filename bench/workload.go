@@ -175,7 +175,7 @@ func (w Workload) String() string {
 		return fmt.Sprintf("gd K=%d B=%d N=%d d=%d d'=%d C=%d", w.depth(), w.Batch, w.N, w.D, w.DPrime, w.C)
 	case ModelTF:
 		s := fmt.Sprintf("tf L=%d cross=%v B=%d N=%d d=%d d'=%d C=%d", w.depth(), w.Cross, w.Batch, w.N, w.D, w.DPrime, w.C)
-		if w.RegroupQuery && !w.Cross { // with Cross the last layer is computed in full
+		if w.RegroupQuery {
 			s += " regrouped"
 		}
 		return s

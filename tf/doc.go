@@ -192,8 +192,8 @@
 // Node values are readable after a run for the inputs, W_e, QueryToken,
 // FQuery and Logits; Gorgonia reuses the memory of intermediate nodes
 // (earlier Tokens) during a run. The logits read the last layer at the
-// query alone (Model.QueryToken: without cross-attention its heads attend
-// from that row only, the same numbers bit for bit), so Tokens[L], every
-// position's output, is computed only by a machine that lists it in
-// graph.MachineOptions.Outputs (or traces).
+// query alone (Model.QueryToken: its heads attend from that row only, and
+// its cross-attention reads that row only, the same numbers bit for bit),
+// so Tokens[L], every position's output, is computed only by a machine
+// that lists it in graph.MachineOptions.Outputs (or traces).
 package tf

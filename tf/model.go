@@ -73,8 +73,7 @@ type Config struct {
 	// WeInit initialises W_e; nil means N(0, 1), as in gd.Config.
 	WeInit graph.Initializer `json:"-"`
 
-	// RegroupQuery computes the last layer's values at the query (without
-	// Cross, where the last layer attends from the query alone) as
+	// RegroupQuery computes the last layer's values at the query as
 	// (Σ_i w_i z_i)·(W_V P) per sequence instead of (z_i W_V P) at every
 	// context position (layers.AttentionConfig.RegroupQuery,
 	// ops.AttentionHeadQueryRegrouped): the value side then costs
@@ -343,18 +342,11 @@ func (b *Block) Forward(z *G.Node) (out *G.Node, err error) {
 // ForwardQuery maps tokens z (B, T, D) to the block's output token at the
 // last position (the query), (B, 1, D): the same numbers as the last row of
 // Forward's output, with each head's attention computed for that row only
-// (layers.Attention.ForwardQuery). A block with cross-attention slices
-// Forward's output instead.
+// (layers.Attention.ForwardQuery) and the cross-attention, which reads each
+// position's token alone, applied to that row only.
 func (b *Block) ForwardQuery(z *G.Node) (out *G.Node, err error) {
 	defer graph.Recover(&err)
 	T := z.Shape()[1]
-	if b.Cross != nil {
-		full, err := b.Forward(z)
-		if err != nil {
-			return nil, err
-		}
-		return ops.Slice(full, 1, T-1, T)
-	}
 	var sum *G.Node
 	for _, h := range b.Heads {
 		o, err := h.ForwardQuery(z) // (B, 1, D)
@@ -367,7 +359,15 @@ func (b *Block) ForwardQuery(z *G.Node) (out *G.Node, err error) {
 			sum = G.Must(G.Add(sum, o))
 		}
 	}
-	return G.Add(G.Must(ops.Slice(z, 1, T-1, T)), sum) // (B, 1, D)
+	zq := G.Must(G.Add(G.Must(ops.Slice(z, 1, T-1, T)), sum)) // (B, 1, D)
+	if b.Cross == nil {
+		return zq, nil
+	}
+	c, err := b.Cross.Forward(zq) // (B, 1, D)
+	if err != nil {
+		return nil, err
+	}
+	return G.Add(zq, c)
 }
 
 // Params lists the block's parameters: every head's kernel parameter and
@@ -404,8 +404,9 @@ type Model struct {
 	// run. Gorgonia reuses the memory of the earlier ones.
 	Tokens []*G.Node
 	// QueryToken is the last layer's output at the query (B, 1, D), the
-	// last row of Tokens[L], computed by Block.ForwardQuery: without
-	// cross-attention the last layer's heads attend from the query alone.
+	// last row of Tokens[L], computed by Block.ForwardQuery: the last
+	// layer's heads attend from the query alone, and its cross-attention
+	// reads that row alone.
 	QueryToken *G.Node
 	// R is the readout (D, d'): FQuery = QueryToken·R.
 	R *G.Node
@@ -437,7 +438,7 @@ func NewModel(s *graph.Scope, cfg Config, batch int) (m *Model, err error) {
 func (m *Model) build() (err error) {
 	defer graph.Recover(&err)
 	cfg, s := m.Cfg, m.s
-	B, T, D, dp := m.Batch, cfg.N+1, cfg.TokenDim(), cfg.DPrime
+	B, D, dp := m.Batch, cfg.TokenDim(), cfg.DPrime
 	enc, err := layers.NewEncoder(s, cfg.encoderConfig(), B)
 	if err != nil {
 		return err
@@ -458,9 +459,7 @@ func (m *Model) build() (err error) {
 		}
 		m.Tokens = append(m.Tokens, z)
 		if l == cfg.Layers-1 {
-			if b.Cross != nil {
-				m.QueryToken = G.Must(ops.Slice(z, 1, T-1, T)) // (B, 1, D)
-			} else if m.QueryToken, err = b.ForwardQuery(zin); err != nil { // (B, 1, D)
+			if m.QueryToken, err = b.ForwardQuery(zin); err != nil { // (B, 1, D)
 				return err
 			}
 		}

@@ -19,8 +19,12 @@ import (
 // row of Tokens[L] (full true: every position's attention computed). It
 // returns the loss and every parameter's gradient.
 func queryRun(t *testing.T, cfg Config, dt tensor.Dtype, full bool) (float64, [][]float64) {
+	return queryRunB(t, cfg, dt, full, 5)
+}
+
+// queryRunB is queryRun with B contexts in the batch.
+func queryRunB(t *testing.T, cfg Config, dt tensor.Dtype, full bool, B int) (float64, [][]float64) {
 	t.Helper()
-	const B = 5
 	x, y := randomBatch(3, B, cfg.N+1, cfg.D, cfg.C)
 	s, err := graph.NewScope(dt, 7)
 	if err != nil {
@@ -84,15 +88,21 @@ func TestQueryTokenExact(t *testing.T) {
 		for _, c := range []struct {
 			layers, heads int
 			cross         bool
-		}{{1, 1, false}, {2, 1, false}, {1, 2, false}, {2, 1, true}} {
+			batch         int // 5 if 0
+		}{{1, 1, false, 0}, {2, 1, false, 0}, {1, 2, false, 0}, {2, 1, true, 0}, {1, 1, true, 0},
+			// B·T = 2000 rows: the deep products of the parameters' gradients
+			{2, 1, true, 200}} {
 			cfg := Config{D: 3, DPrime: 2, C: 4, N: 9, Layers: c.layers, Heads: c.heads, Cross: c.cross, Kernel: layers.Builtin(k, 0.7)}
 			if k == layers.KernelExp {
 				cfg.Kernel, cfg.WInit = layers.Exp(0.1), graph.Uniform(-0.5, 0.5)
 			}
+			if c.batch == 0 {
+				c.batch = 5
+			}
 			for _, dt := range []tensor.Dtype{tensor.Float64, tensor.Float32} {
-				t.Run(fmt.Sprintf("%s/L=%d/heads=%d/cross=%v/%v", k, c.layers, c.heads, c.cross, dt), func(t *testing.T) {
-					wantL, want := queryRun(t, cfg, dt, true)
-					gotL, got := queryRun(t, cfg, dt, false)
+				t.Run(fmt.Sprintf("%s/L=%d/heads=%d/cross=%v/B=%d/%v", k, c.layers, c.heads, c.cross, c.batch, dt), func(t *testing.T) {
+					wantL, want := queryRunB(t, cfg, dt, true, c.batch)
+					gotL, got := queryRunB(t, cfg, dt, false, c.batch)
 					exact := c.heads == 1
 					tol := 1e-12
 					if dt == tensor.Float32 {
@@ -151,10 +161,7 @@ func TestRegroupQuery(t *testing.T) {
 						regrouped++
 					}
 				}
-				want := c.heads // the last layer's heads; with Cross it is computed in full
-				if c.cross {
-					want = 0
-				}
+				want := c.heads // the last layer's heads
 				if regrouped != want || m.QueryToken == nil {
 					t.Fatalf("%d regrouped heads, want %d", regrouped, want)
 				}

@@ -405,8 +405,9 @@ func TestExecutorHostOps(t *testing.T) {
 		}
 	}
 	// The head's gradient ops read buffers of its device forward node, so
-	// they follow it onto the host.
-	got, wantHost := strings.Join(host, ", "), "ops.HeadGradOp AttentionHeadGrad, ops.HeadOp AttentionHead, ops.HeadParamGradOp AttentionHeadGrad, ops.MatMulOp MatMul"
+	// they follow it onto the host. The last layer's head is the query
+	// head (tf.Block.ForwardQuery).
+	got, wantHost := strings.Join(host, ", "), "ops.HeadGradOp AttentionHeadGrad, ops.HeadOp AttentionHead, ops.HeadOp AttentionHeadQuery, ops.HeadParamGradOp AttentionHeadGrad, ops.MatMulOp MatMul"
 	if got != wantHost {
 		t.Errorf("host ops %q, want %q", got, wantHost)
 	}
