@@ -24,8 +24,8 @@
 // of the same functions found (products regrouped: the TF head's scores
 // through g W_Q W_Kᵀ and its values through W_V W_O, the GD kernel weights
 // once for all blocks; additive masks; the last GD block and the last TF
-// layer without cross-attention at the query row only, which alone reaches
-// the loss, as gdattn computes them, the latter's values regrouped as
+// layer (with its cross-attention) at the query row only, which alone
+// reaches the loss, as gdattn computes them, the latter's values regrouped as
 // (w·z_c)·(W_V W_O)). gdattn's Trained TF computes those values the same
 // way (tf.Config.RegroupQuery) unless -regroup-query=false; the sizes
 // column says "regrouped" when it does. Every side runs as a child process,
@@ -280,10 +280,9 @@ func worker(o options) error {
 }
 
 // apply sets the options that change how gdattn builds w: -regroup-query
-// for a Trained TF without cross-attention (with it, the last layer is
-// computed at every row and RegroupQuery changes nothing).
+// for a Trained TF.
 func (o options) apply(w bench.Workload) bench.Workload {
-	if w.Model == bench.ModelTF && !w.Cross {
+	if w.Model == bench.ModelTF {
 		w.RegroupQuery = o.regroup
 	}
 	return w
@@ -471,7 +470,7 @@ func drive(o options) error {
 	}
 	fmt.Fprintf(out, "| (process baseline) | gdattn: start and exit; PyTorch: import torch, numpy | | | | | | | | | %.0f | %.0f |\n\n",
 		bench.MB(base[0]), bench.MB(base[1]))
-	fmt.Fprintf(out, "ms: wall time per step; CPU ms: process CPU time (user + system) per step. Each is the median over %d repetitions of each child's median step (%d warm-up steps, then at least %d steps and %v per child); per-rep range: the smallest and largest ratio of wall times within one repetition. PyTorch impl: mirror = the same operations as gdattn's graph, idiomatic = what a PyTorch user would write: slices and gathers; for the language models the heads fused as in nanoGPT; fast = the fastest formulation of the same functions found: products regrouped (TF: scores z·(g W_Q W_Kᵀ)·z_cᵀ, values z_c·(W_V W_O), at the query row (w·z_c)·(W_V W_O), as gdattn with -regroup-query; GD: the weights once for all blocks), additive masks, the last GD block and TF layer (without cross-attention) at the query row only, as gdattn (see peer.py).\n",
+	fmt.Fprintf(out, "ms: wall time per step; CPU ms: process CPU time (user + system) per step. Each is the median over %d repetitions of each child's median step (%d warm-up steps, then at least %d steps and %v per child); per-rep range: the smallest and largest ratio of wall times within one repetition. PyTorch impl: mirror = the same operations as gdattn's graph, idiomatic = what a PyTorch user would write: slices and gathers; for the language models the heads fused as in nanoGPT; fast = the fastest formulation of the same functions found: products regrouped (TF: scores z·(g W_Q W_Kᵀ)·z_cᵀ, values z_c·(W_V W_O), at the query row (w·z_c)·(W_V W_O), as gdattn with -regroup-query; GD: the weights once for all blocks), additive masks, the last GD block and TF layer (with its cross-attention) at the query row only, as gdattn (see peer.py).\n",
 		o.reps, o.warmup, o.minSteps, o.minTime)
 	if o.out != "" {
 		return os.WriteFile(o.out, report.Bytes(), 0o644)

@@ -57,10 +57,10 @@ fused op computes it, scores z (g W_Q W_K^T) z_c^T and values z_c (W_V W_O)
 by broadcasting. Language models: the scale folded
 into the query weights (GPT) and the causal mask as a precomputed additive
 -inf bias instead of masked_fill (GPT and GD LM), otherwise idiomatic.
-The last GD block, and the last layer of the TF without cross-attention,
-are computed at the query row only, which alone reaches the loss, as
-gdattn's gd.Model and tf.Model do (scores (B, 1, N) instead of (B, T, N));
-the TF with cross-attention computes every row on both sides.
+The last GD block and the last layer of the TF (its head and, with
+cross-attention, its cross-attention) are computed at the query row only,
+which alone reaches the loss, as gdattn's gd.Model and tf.Model do (scores
+(B, 1, N) instead of (B, T, N)).
 
 Language models (--model gdlm [--ff] | gpt; classes GDLM and GPT below):
 gdattn's gd.LM (Appendix H), GD + FF and tf.GPT, same parameter names,
@@ -282,12 +282,17 @@ class TF:
                 h = f"layer{l}/head0/"
                 a_qk = torch.exp(p[h + "log_gamma"]) * (p[h + "wq"] @ p[h + "wk"].t())
                 zc = z[:, :N].contiguous()
-                if l + 1 == self.layers and not self.cross:
+                if l + 1 == self.layers:
                     # the last layer at the query only: the loss reads no other row
                     zq = z[:, N:]  # (B, 1, D)
                     a = torch.softmax((zq @ a_qk) @ zc.transpose(1, 2), -1)  # (B, 1, N)
                     # values regrouped: (a z_c) (W_V W_O), O(B N D) instead of O(B N D^2)
                     z = zq + (a @ zc) @ (p[h + "wv"] @ p[h + "wo"])
+                    if self.cross:  # the cross-attention reads each row alone
+                        c = f"layer{l}/cross/"
+                        keys = p[c + "wq"] @ (p[c + "wk"].t() @ we)  # (D, C)
+                        vals = (p[c + "wv"].t() @ we).t() @ p[c + "wo"]  # (C, D)
+                        z = z + torch.softmax(z @ keys, -1) @ vals
                     return (z[:, 0] @ p["readout/r"]) @ we
                 a = torch.softmax((z @ a_qk) @ zc.transpose(1, 2), -1)
                 z = z + a @ (zc @ (p[h + "wv"] @ p[h + "wo"]))
