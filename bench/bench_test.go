@@ -98,6 +98,16 @@ func BenchmarkTFTrainStep(b *testing.B) {
 	benchSet(b, []Workload{SyntheticTF(1), SyntheticTF(2)}, nLayers, Train)
 }
 
+// BenchmarkTFTrainStepRegrouped is BenchmarkTFTrainStep with
+// tf.Config.RegroupQuery, as bench/peer builds the TF.
+func BenchmarkTFTrainStepRegrouped(b *testing.B) {
+	ws := []Workload{SyntheticTF(1), SyntheticTF(2)}
+	for i := range ws {
+		ws[i].RegroupQuery = true
+	}
+	benchSet(b, ws, nLayers, Train)
+}
+
 // BenchmarkTFInfer times the forward pass of the same models.
 func BenchmarkTFInfer(b *testing.B) {
 	benchSet(b, []Workload{SyntheticTF(1), SyntheticTF(2)}, nLayers, Infer)
