@@ -71,6 +71,16 @@ func mulAddRows[F float32 | float64](m, n, k int, a []F, rsA, incA int, b []F, l
 					narrowWide32(&c[p*ldc+c0], &a[p*rsA], &b[c0], ldc, rsA, incA, ldb, k, min(w2, n-c0), acc)
 				}
 			}
+			if p < m && m >= 4 && !acc && k <= 256 {
+				// The last one to three rows of a short product with the
+				// four before them (a call instead of one a row, which a
+				// deep product does not need): rows m−4..p−1 are stored
+				// again, the same chains.
+				for c0 := 0; c0 < n; c0 += w2 {
+					narrowWide32(&c[(m-4)*ldc+c0], &a[(m-4)*rsA], &b[c0], ldc, rsA, incA, ldb, k, min(w2, n-c0), false)
+				}
+				p = m
+			}
 		case []float64:
 			b, c := any(b).([]float64), any(c).([]float64)
 			for ; p+8 <= m; p += 8 {
@@ -88,6 +98,12 @@ func mulAddRows[F float32 | float64](m, n, k int, a []F, rsA, incA int, b []F, l
 				for c0 := 0; c0 < n; c0 += w2 {
 					narrowWide64(&c[p*ldc+c0], &a[p*rsA], &b[c0], ldc, rsA, incA, ldb, k, min(w2, n-c0), acc)
 				}
+			}
+			if p < m && m >= 4 && !acc && k <= 256 {
+				for c0 := 0; c0 < n; c0 += w2 {
+					narrowWide64(&c[(m-4)*ldc+c0], &a[(m-4)*rsA], &b[c0], ldc, rsA, incA, ldb, k, min(w2, n-c0), false)
+				}
+				p = m
 			}
 		}
 	}
@@ -141,11 +157,7 @@ func narrowGemm[F float32 | float64](tA, tB bool, m, n, k int, alpha F, a []F, l
 		sp := narrowScratch[F](k * n)
 		defer narrowPool[F]().Put(sp)
 		bt := (*sp)[:k*n]
-		for j := 0; j < n; j++ {
-			for l, v := range b[j*ldb : j*ldb+k] {
-				bt[l*n+j] = v
-			}
-		}
+		transposeInto(bt, b, ldb, n, k)
 		b, ldb = bt, n
 	}
 	rsA, incA := lda, 1 // op(A)'s row stride and step along k
@@ -163,6 +175,31 @@ func narrowGemm[F float32 | float64](tA, tB bool, m, n, k int, alpha F, a []F, l
 	}
 	mulAddRows(m, n, k, a, rsA, incA, b, ldb, c, ldc, beta == 1)
 	return true
+}
+
+// transposeInto sets bt[l·n + j] = b[j·ldb + l] for j < n, l < k: the n
+// rows of b (k long, ldb apart) as the columns of bt, four rows at a time.
+func transposeInto[F float32 | float64](bt, b []F, ldb, n, k int) {
+	j := 0
+	for ; j+4 <= n; j += 4 {
+		r0 := b[j*ldb:][:k]
+		r1 := b[(j+1)*ldb:][:k]
+		r2 := b[(j+2)*ldb:][:k]
+		r3 := b[(j+3)*ldb:][:k]
+		for l := 0; l < k; l++ {
+			d := bt[l*n+j:][:4]
+			d[0] = r0[l]
+			d[1] = r1[l]
+			d[2] = r2[l]
+			d[3] = r3[l]
+		}
+	}
+	for ; j < n; j++ {
+		r := b[j*ldb:][:k]
+		for l, v := range r {
+			bt[l*n+j] = v
+		}
+	}
 }
 
 // mulAddRowsSplit is mulAddRows with the rows of C split at a multiple of
