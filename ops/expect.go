@@ -175,6 +175,19 @@ func expectForward[F float32 | float64](st *expectState[F], m, dp, c int, f, k, 
 
 // softmaxRowInPlace replaces x by softmax(x), stably.
 func softmaxRowInPlace[F float32 | float64](x []F) {
+	if x32, ok := any(x).([]float32); ok && haveExpAVX2 {
+		// The max (1·x_i is x_i; a NaN or +Inf entry makes the row NaN
+		// whichever maximum is taken), e_i = Exp32(float64(x_i − mx))
+		// summed in index order on the fused exponential (g = 1: 1·x_i −
+		// mx rounds as x_i − mx), and x_i·inv in float32, which
+		// scaleRow32's float64 product of two float32 values rounds the
+		// same way: the same bits as the loops below, eight or four at a
+		// time.
+		mx := maxScaled32(&x32[0], len(x32), 1)
+		sum := expRowSumF32(x32, x32, 1, mx)
+		scaleRowF(x32, float64(float32(1/sum)))
+		return
+	}
 	mx := x[0]
 	for _, v := range x[1:] {
 		if v > mx {
