@@ -544,10 +544,14 @@ func headBackward[F float32 | float64](op *HeadOp, st *headState[F], d headDims,
 	nh := Din + Dout
 	M := B * T
 	g := F(d.g)
-	// gb = [dP | dVu] (B·T, DIn+DOut): dL/d(z A) and dL/d(z U).
+	// gb = [dP | dVu] (B·T, DIn+DOut): dL/d(z A) and dL/d(z U). The
+	// products below store every element of it but dVu at the positions
+	// that are no key (the query, with context keys), which are zero.
 	st.gb = grow(st.gb, M*nh)
 	gb := st.gb
-	clear(gb)
+	for b := 0; b < B; b++ {
+		clear(gb[(b*T+Tk)*nh : (b+1)*T*nh])
+	}
 	st.dw = grow(st.dw, T*Tk)
 	dwb := st.dw
 	st.dsb = grow(st.dsb, T*Tk)

@@ -83,3 +83,93 @@ func TestRegroupedHeadGradDirty(t *testing.T) {
 		})
 	}
 }
+
+// TestHeadGradReuse checks that the full head's dz op gives the same bits
+// on a second run, whose scratch holds the first run's values, as a fresh
+// op: every element of the scratch it reads is written first (context and
+// all keys, float64 and float32).
+func TestHeadGradReuse(t *testing.T) {
+	for _, dt := range []tensor.Dtype{tensor.Float64, tensor.Float32} {
+		for _, ctx := range []bool{true, false} {
+			t.Run(fmt.Sprintf("%v/ctx=%v", dt, ctx), func(t *testing.T) {
+				const B, T, DIn, DK, DV, DOut = 3, 7, 4, 3, 2, 5
+				build := func() (func(seed int) []float64, error) {
+					s, err := graph.NewScope(dt, 1)
+					if err != nil {
+						return nil, err
+					}
+					shapes := [][]int{{B, T, DIn}, {DIn, DK}, {DIn, DK}, {DIn, DV}, {DV, DOut}}
+					var nodes G.Nodes
+					for i, sh := range shapes {
+						n, err := s.Input(fmt.Sprintf("in%d", i), tensor.Shape(sh))
+						if err != nil {
+							return nil, err
+						}
+						nodes = append(nodes, n)
+					}
+					out, err := ops.AttentionHead(ops.KindSoftmax, nil, 0.9, ctx, nodes[0], nodes[1], nodes[2], nodes[3], nodes[4])
+					if err != nil {
+						return nil, err
+					}
+					head := out.Op().(*ops.HeadOp)
+					grads, err := head.SymDiff(nodes, out, out)
+					if err != nil {
+						return nil, err
+					}
+					gop := grads[0].Op().(interface {
+						Do(...G.Value) (G.Value, error)
+					})
+					return func(seed int) []float64 {
+						var vals []G.Value
+						for i, sh := range shapes {
+							size := 1
+							for _, d := range sh {
+								size *= d
+							}
+							v := make([]float64, size)
+							for j := range v {
+								v[j] = float64((j*7+i*3+seed*5)%11)/11 - 0.4
+							}
+							vals = append(vals, tensorOf(dt, sh, v))
+						}
+						ov, err := head.Do(vals...)
+						if err != nil {
+							t.Fatal(err)
+						}
+						dv := make([]float64, B*T*DOut)
+						for j := range dv {
+							dv[j] = float64((j+seed)%5) - 2
+						}
+						g, err := gop.Do(append(append([]G.Value{}, vals...), ov, tensorOf(dt, []int{B, T, DOut}, dv))...)
+						if err != nil {
+							t.Fatal(err)
+						}
+						var r []float64
+						switch d := g.Data().(type) {
+						case []float64:
+							r = append(r, d...)
+						case []float32:
+							for _, x := range d {
+								r = append(r, float64(x))
+							}
+						}
+						return r
+					}, nil
+				}
+				reused, err := build()
+				if err != nil {
+					t.Fatal(err)
+				}
+				fresh, err := build()
+				if err != nil {
+					t.Fatal(err)
+				}
+				reused(1)
+				got, want := reused(2), fresh(2)
+				if fmt.Sprint(got) != fmt.Sprint(want) {
+					t.Fatalf("dz on a second run = %v, a fresh op's %v", got, want)
+				}
+			})
+		}
+	}
+}
