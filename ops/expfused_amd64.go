@@ -59,6 +59,15 @@ func expChunk32E(row, raw *float32, n int, scale, shift float64, e *float64) int
 	return k
 }
 
+// expChunk32S2 is expChunk32E adding the exponentials to two sums instead
+// of writing them out: e_i, i < n (a multiple of 4), into sums[i%2], in
+// index order, as a loop alternating between two float64 accumulators adds
+// them (the same bits). It stops where expChunk32E stops, adding none of
+// the group it stops at, and returns how many it computed.
+//
+//go:noescape
+func expChunk32S2(row, raw *float32, n int, scale, shift float64, sums *[2]float64) int
+
 // haveExpAVX512 reports whether expChunk32E512 may run (AVX-512 F).
 var haveExpAVX512 = cpu.X86.HasAVX512F && cpu.X86.HasAVX2
 

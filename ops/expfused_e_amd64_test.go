@@ -62,3 +62,57 @@ func TestExpChunk32EPaths(t *testing.T) {
 		}
 	}
 }
+
+// TestExpChunk32S2 checks expChunk32S2 against Exp32 and two scalar
+// chains of additions bit for bit, from nonzero starting sums, and where it
+// stops (a value outside Exp32's fast range, in and out of place).
+func TestExpChunk32S2(t *testing.T) {
+	if !haveExpAVX2 {
+		t.Skip("no AVX2")
+	}
+	rng := rand.New(rand.NewPCG(11, 12))
+	for _, n := range []int{4, 8, 12, 64, 256, 1028} {
+		for _, bad := range []int{-1, 0, 2, 5, n - 1} {
+			if bad >= n {
+				continue
+			}
+			raw := make([]float32, n)
+			for i := range raw {
+				raw[i] = float32(10 * rng.NormFloat64())
+			}
+			if bad >= 0 {
+				raw[bad] = 1e4 // g·raw − shift far above 700
+			}
+			const g, shift = 0.5, 1.25
+			stop := n
+			if bad >= 0 {
+				stop = bad &^ 3
+			}
+			want := [2]float64{0.375, -1.5}
+			for i := 0; i < stop; i++ {
+				want[i%2] += Exp32(g*float64(raw[i]) - shift)
+			}
+			for _, inPlace := range []bool{false, true} {
+				src := append([]float32(nil), raw...)
+				row := make([]float32, n)
+				if inPlace {
+					row = src
+				}
+				sums := [2]float64{0.375, -1.5}
+				k := expChunk32S2(&row[0], &src[0], n, g, shift, &sums)
+				if k != stop {
+					t.Fatalf("n %d bad %d in place %v: computed %d, want %d", n, bad, inPlace, k, stop)
+				}
+				if math.Float64bits(sums[0]) != math.Float64bits(want[0]) || math.Float64bits(sums[1]) != math.Float64bits(want[1]) {
+					t.Fatalf("n %d bad %d in place %v: sums %v, want %v", n, bad, inPlace, sums, want)
+				}
+				for i := 0; i < k; i++ {
+					w := float32(Exp32(g*float64(raw[i]) - shift))
+					if math.Float32bits(row[i]) != math.Float32bits(w) {
+						t.Fatalf("n %d in place %v: element %d: %v, want %v", n, inPlace, i, row[i], w)
+					}
+				}
+			}
+		}
+	}
+}

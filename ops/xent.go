@@ -283,7 +283,14 @@ func rowExp[F float32 | float64](row, e []F) (float64, float64) {
 		m64 := float64(m)
 		var s0, s1 float64 // two sums: independent additions
 		j := 0
-		if haveExpAVX2 {
+		if haveExpAVX2 && !haveExpAVX512 && len(r) >= 4 {
+			// Four exponentials per AVX2 instruction, summed as they are
+			// computed, the two chains below side by side in one register
+			// (expChunk32S2: the same operations, the same bits).
+			sums := [2]float64{}
+			j = expChunk32S2(&e32[0], &r[0], len(r)&^3, 1, m64, &sums)
+			s0, s1 = sums[0], sums[1]
+		} else if haveExpAVX2 {
 			// Four exponentials per AVX2 instruction (expChunk32: Exp32's
 			// operations, the same bits), in place when e is r, summed here
 			// as the loop below sums them: even indices into s0, odd into
