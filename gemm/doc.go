@@ -19,8 +19,9 @@
 // purego tag, run a portable Go kernel. Transposes cost nothing beyond the
 // packing, which is itself in assembly on CPUs with AVX-512 (pack_amd64.s,
 // written by gen_pack.go: 16×16 float32 or 8×8 float64 blocks transposed
-// in registers, masked copies of the panels' lines) and in Go elsewhere;
-// both write the same packed blocks, bit for bit. Products of at least a few million flops are split over
+// in registers, masked copies of the panels' lines) and in Go elsewhere
+// (full panels of the AVX2 and portable tile sizes through unrolled moves,
+// pack_go.go); both write the same packed blocks, bit for bit. Products of at least a few million flops are split over
 // GOMAXPROCS goroutines, by rows of C or by columns (whichever repeats less
 // packing), each packing its own operands.
 //
