@@ -63,3 +63,28 @@ type Backend interface {
 	// Close releases the device; the Backend is unusable afterwards.
 	Close() error
 }
+
+// streamer is implemented by backends that can give an executor a queue of
+// its own (a CUDA stream): NewStream returns a Backend on the same device
+// whose launches, products, copies and Sync use that queue; its Close
+// releases the queue (and any captured graph), not the device.
+type streamer interface {
+	NewStream() (Backend, error)
+}
+
+// grapher is implemented by the stream Backends of NewStream that can
+// capture queued work into a graph and replay it (ExecOptions.GraphCapture).
+// Between BeginCapture and EndCapture, Launch, Gemm, Zero and CopyDtoD are
+// recorded instead of run; CopyHtoD, CopyDtoH and Sync are errors (they
+// would wait for, or race with, work that has not run), and so is any
+// error of a recorded call: EndCapture then reports the capture failed and
+// keeps no graph. EndCapture makes the recording the stream's graph
+// (replacing the previous one); LaunchGraph queues one replay of it, in
+// order, on the stream; DropGraph releases it.
+type grapher interface {
+	CanCapture() error
+	BeginCapture() error
+	EndCapture() error
+	LaunchGraph() error
+	DropGraph() error
+}

@@ -23,6 +23,8 @@ typedef void *CUstream;
 typedef unsigned long long CUdeviceptr;
 typedef int cublasStatus_t;
 typedef void *cublasHandle_t;
+typedef void *CUgraph;
+typedef void *CUgraphExec;
 
 enum {
 	GD_CUDA_SUCCESS = 0,
@@ -35,6 +37,8 @@ enum {
 	GD_CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES = 6,
 	GD_CUBLAS_OP_N = 0,
 	GD_CUBLAS_OP_T = 1,
+	GD_CU_STREAM_NON_BLOCKING = 1,
+	GD_CU_STREAM_CAPTURE_MODE_THREAD_LOCAL = 1,
 };
 
 static CUresult (*p_cuInit)(unsigned int);
@@ -61,6 +65,29 @@ static CUresult (*p_cuLaunchKernel)(CUfunction, unsigned int, unsigned int, unsi
                                     CUstream, void **, void **);
 static CUresult (*p_cuGetErrorString)(CUresult, const char **);
 static CUresult (*p_cuGetErrorName)(CUresult, const char **);
+
+// Streams (NewStream) and graph capture (ExecOptions.GraphCapture): looked
+// up at load but optional, so that an old driver without them still opens;
+// gd_missing_stream and gd_missing_graph name the first one missing.
+static CUresult (*p_cuStreamCreate)(CUstream *, unsigned int);
+static CUresult (*p_cuStreamDestroy)(CUstream);
+static CUresult (*p_cuStreamSynchronize)(CUstream);
+static CUresult (*p_cuMemcpyHtoDAsync)(CUdeviceptr, const void *, size_t, CUstream);
+static CUresult (*p_cuMemcpyDtoHAsync)(void *, CUdeviceptr, size_t, CUstream);
+static CUresult (*p_cuMemcpyDtoDAsync)(CUdeviceptr, CUdeviceptr, size_t, CUstream);
+static CUresult (*p_cuMemsetD8Async)(CUdeviceptr, unsigned char, size_t, CUstream);
+static CUresult (*p_cuStreamBeginCapture)(CUstream, int);
+static CUresult (*p_cuStreamEndCapture)(CUstream, CUgraph *);
+static CUresult (*p_cuGraphInstantiateWithFlags)(CUgraphExec *, CUgraph, unsigned long long);
+static CUresult (*p_cuGraphLaunch)(CUgraphExec, CUstream);
+static CUresult (*p_cuGraphExecDestroy)(CUgraphExec);
+static CUresult (*p_cuGraphDestroy)(CUgraph);
+static cublasStatus_t (*p_cublasSetStream)(cublasHandle_t, CUstream);
+static const char *gd_missing_stream_name;
+static const char *gd_missing_graph_name;
+static const char *gd_missing_stream(void) { return gd_missing_stream_name; }
+static const char *gd_missing_graph(void) { return gd_missing_graph_name; }
+static int gd_have_blas_stream(void) { return p_cublasSetStream != NULL; }
 
 static cublasStatus_t (*p_cublasCreate)(cublasHandle_t *);
 static cublasStatus_t (*p_cublasDestroy)(cublasHandle_t);
@@ -121,6 +148,21 @@ static int gd_load_cuda(char *err, size_t errlen) {
 		dlclose(h);
 		return 2;
 	}
+#define GD_OPT(var, name, missing) do { *(void **)(&var) = dlsym(h, name); \
+		if (var == NULL && missing == NULL) missing = name; } while (0)
+	GD_OPT(p_cuStreamCreate, "cuStreamCreate", gd_missing_stream_name);
+	GD_OPT(p_cuStreamDestroy, "cuStreamDestroy_v2", gd_missing_stream_name);
+	GD_OPT(p_cuStreamSynchronize, "cuStreamSynchronize", gd_missing_stream_name);
+	GD_OPT(p_cuMemcpyHtoDAsync, "cuMemcpyHtoDAsync_v2", gd_missing_stream_name);
+	GD_OPT(p_cuMemcpyDtoHAsync, "cuMemcpyDtoHAsync_v2", gd_missing_stream_name);
+	GD_OPT(p_cuMemcpyDtoDAsync, "cuMemcpyDtoDAsync_v2", gd_missing_stream_name);
+	GD_OPT(p_cuMemsetD8Async, "cuMemsetD8Async", gd_missing_stream_name);
+	GD_OPT(p_cuStreamBeginCapture, "cuStreamBeginCapture_v2", gd_missing_graph_name);
+	GD_OPT(p_cuStreamEndCapture, "cuStreamEndCapture", gd_missing_graph_name);
+	GD_OPT(p_cuGraphInstantiateWithFlags, "cuGraphInstantiateWithFlags", gd_missing_graph_name);
+	GD_OPT(p_cuGraphLaunch, "cuGraphLaunch", gd_missing_graph_name);
+	GD_OPT(p_cuGraphExecDestroy, "cuGraphExecDestroy", gd_missing_graph_name);
+	GD_OPT(p_cuGraphDestroy, "cuGraphDestroy", gd_missing_graph_name);
 	gd_libcuda = h;
 	return 0;
 }
@@ -146,6 +188,7 @@ static int gd_load_cublas(const char *names, char *used, size_t usedlen, char *e
 		*(void **)(&p_cublasDestroy) = gd_sym(h, "cublasDestroy_v2", serr, sizeof serr);
 		*(void **)(&p_cublasSgemmStridedBatched) = gd_sym(h, "cublasSgemmStridedBatched", serr, sizeof serr);
 		*(void **)(&p_cublasDgemmStridedBatched) = gd_sym(h, "cublasDgemmStridedBatched", serr, sizeof serr);
+		*(void **)(&p_cublasSetStream) = dlsym(h, "cublasSetStream_v2"); // optional: streams need it
 		if (serr[0] != 0) {
 			int w = snprintf(err + off, errlen - off, "%s%s: %s", off ? "; " : "", n, serr);
 			if (w > 0 && off + (size_t)w < errlen) off += (size_t)w;
@@ -209,14 +252,60 @@ static CUresult gd_load_module(CUcontext ctx, CUmodule *m, const char *ptx, char
 	return p_cuModuleLoadDataEx(m, ptx, 2, opts, vals);
 }
 
-// gd_launch launches f on the default stream with grid blocks of block
-// threads; args[i] points at parameter i's value.
-static CUresult gd_launch(CUcontext ctx, CUfunction f, unsigned int grid, unsigned int block, uint64_t *slots, int nargs) {
+// gd_launch launches f on stream s (NULL: the default stream) with grid
+// blocks of block threads; args[i] points at parameter i's value.
+static CUresult gd_launch(CUcontext ctx, CUstream s, CUfunction f, unsigned int grid, unsigned int block, uint64_t *slots, int nargs) {
 	GD_CTX(ctx);
 	void *args[64];
 	for (int i = 0; i < nargs && i < 64; i++) args[i] = &slots[i];
-	return p_cuLaunchKernel(f, grid, 1, 1, block, 1, 1, 0, NULL, args, NULL);
+	return p_cuLaunchKernel(f, grid, 1, 1, block, 1, 1, 0, s, args, NULL);
 }
+
+// Streams: a non-blocking stream per executor (NewStream); copies and
+// memsets are queued on it, and the wait is a stream synchronise.
+static CUresult gd_stream_create(CUcontext ctx, CUstream *s) { GD_CTX(ctx); return p_cuStreamCreate(s, GD_CU_STREAM_NON_BLOCKING); }
+static CUresult gd_stream_destroy(CUcontext ctx, CUstream s) { GD_CTX(ctx); return p_cuStreamDestroy(s); }
+static CUresult gd_stream_sync(CUcontext ctx, CUstream s) { GD_CTX(ctx); return p_cuStreamSynchronize(s); }
+static CUresult gd_htod_async(CUcontext ctx, CUdeviceptr d, const void *src, size_t n, CUstream s) {
+	GD_CTX(ctx);
+	return p_cuMemcpyHtoDAsync(d, src, n, s);
+}
+// gd_dtoh_sync copies to host memory and waits for the copy.
+static CUresult gd_dtoh_sync(CUcontext ctx, void *d, CUdeviceptr src, size_t n, CUstream s) {
+	GD_CTX(ctx);
+	CUresult r = p_cuMemcpyDtoHAsync(d, src, n, s);
+	if (r != GD_CUDA_SUCCESS) return r;
+	return p_cuStreamSynchronize(s);
+}
+static CUresult gd_dtod_async(CUcontext ctx, CUdeviceptr d, CUdeviceptr src, size_t n, CUstream s) {
+	GD_CTX(ctx);
+	return p_cuMemcpyDtoDAsync(d, src, n, s);
+}
+static CUresult gd_zero_async(CUcontext ctx, CUdeviceptr d, size_t n, CUstream s) { GD_CTX(ctx); return p_cuMemsetD8Async(d, 0, n, s); }
+
+// Graph capture in thread-local mode (the executor locks its OS thread
+// for the capture): gd_end_capture ends it and instantiates the graph
+// (the CUgraph itself is not kept: the executable graph is independent).
+static CUresult gd_begin_capture(CUcontext ctx, CUstream s) {
+	GD_CTX(ctx);
+	return p_cuStreamBeginCapture(s, GD_CU_STREAM_CAPTURE_MODE_THREAD_LOCAL);
+}
+static CUresult gd_end_capture(CUcontext ctx, CUstream s, CUgraphExec *ge, int *stage) {
+	GD_CTX(ctx);
+	CUgraph g = NULL;
+	*stage = 0;
+	CUresult r = p_cuStreamEndCapture(s, &g);
+	if (r != GD_CUDA_SUCCESS) {
+		if (g != NULL) p_cuGraphDestroy(g);
+		return r;
+	}
+	*stage = 1;
+	r = p_cuGraphInstantiateWithFlags(ge, g, 0);
+	p_cuGraphDestroy(g);
+	return r;
+}
+static CUresult gd_graph_launch(CUcontext ctx, CUgraphExec ge, CUstream s) { GD_CTX(ctx); return p_cuGraphLaunch(ge, s); }
+static CUresult gd_graph_exec_destroy(CUcontext ctx, CUgraphExec ge) { GD_CTX(ctx); return p_cuGraphExecDestroy(ge); }
 
 static cublasStatus_t gd_cublasCreate(CUcontext ctx, cublasHandle_t *h) {
 	CUresult r = p_cuCtxSetCurrent(ctx);
@@ -233,12 +322,18 @@ static cublasStatus_t gd_cublasDestroy(CUcontext ctx, cublasHandle_t h) {
 // calling column-major cuBLAS on the transposes: Cᵀ = op(B)ᵀ·op(A)ᵀ, so B
 // goes first and m, n swap. A negative return is a CUresult of making the
 // context current, negated.
-static cublasStatus_t gd_gemm(CUcontext ctx, cublasHandle_t h, int dbl, int ta, int tb,
+static cublasStatus_t gd_gemm(CUcontext ctx, cublasHandle_t h, CUstream s, int dbl, int ta, int tb,
 		int m, int n, int k, double alpha,
 		CUdeviceptr a, int lda, long long sa, CUdeviceptr b, int ldb, long long sb,
 		double beta, CUdeviceptr c, int ldc, long long sc, int batch) {
 	CUresult r = p_cuCtxSetCurrent(ctx);
 	if (r != GD_CUDA_SUCCESS) return -r;
+	if (p_cublasSetStream != NULL) {
+		cublasStatus_t st = p_cublasSetStream(h, s);
+		if (st != 0) return st;
+	} else if (s != NULL) {
+		return 7; // CUBLAS_STATUS_INVALID_VALUE: NewStream refuses this case
+	}
 	int opa = ta ? GD_CUBLAS_OP_T : GD_CUBLAS_OP_N;
 	int opb = tb ? GD_CUBLAS_OP_T : GD_CUBLAS_OP_N;
 	if (dbl) {
@@ -632,6 +727,12 @@ func (g *gpu) Launch(name string, n int64, args ...any) error {
 // launch packs args and launches kernel idx over n work items. Callers hold
 // g.mu.
 func (g *gpu) launch(idx int, n int64, args []any) error {
+	return g.launchOn(nil, idx, n, args)
+}
+
+// launchOn is launch on stream s (nil: the default stream). Callers hold
+// g.mu.
+func (g *gpu) launchOn(s C.CUstream, idx int, n int64, args []any) error {
 	if err := packArgs(&kernelTable[idx], args, g.slots[:], nil); err != nil {
 		return err
 	}
@@ -642,11 +743,18 @@ func (g *gpu) launch(idx int, n int64, args []any) error {
 	if err != nil {
 		return err
 	}
-	r := C.gd_launch(g.ctx, f, C.uint(gridFor(n)), threadsPerBlock, (*C.uint64_t)(unsafe.Pointer(g.slots)), C.int(len(args)))
+	r := C.gd_launch(g.ctx, s, f, C.uint(gridFor(n)), threadsPerBlock, (*C.uint64_t)(unsafe.Pointer(g.slots)), C.int(len(args)))
 	return check("cuLaunchKernel("+kernelTable[idx].name+")", r)
 }
 
 func (g *gpu) Gemm(dt tensor.Dtype, transA, transB bool, m, n, k int, alpha float64,
+	a Ptr, lda int, sA int64, b Ptr, ldb int, sB int64,
+	beta float64, c Ptr, ldc int, sC int64, batch int) error {
+	return g.gemmOn(nil, dt, transA, transB, m, n, k, alpha, a, lda, sA, b, ldb, sB, beta, c, ldc, sC, batch)
+}
+
+// gemmOn is Gemm on stream st (nil: the default stream).
+func (g *gpu) gemmOn(st C.CUstream, dt tensor.Dtype, transA, transB bool, m, n, k int, alpha float64,
 	a Ptr, lda int, sA int64, b Ptr, ldb int, sB int64,
 	beta float64, c Ptr, ldc int, sC int64, batch int) error {
 	s, err := checkGemm(dt, transA, transB, m, n, k, alpha, a, lda, sA, b, ldb, sB, beta, c, ldc, sC, batch)
@@ -671,7 +779,7 @@ func (g *gpu) Gemm(dt tensor.Dtype, transA, transB bool, m, n, k int, alpha floa
 			return err
 		}
 		items := int64(batch) * int64(m) * int64(n)
-		return g.launch(idx, items, []any{items, cbool32(transA), cbool32(transB), int32(m), int32(n), int32(k), alpha,
+		return g.launchOn(st, idx, items, []any{items, cbool32(transA), cbool32(transB), int32(m), int32(n), int32(k), alpha,
 			a, int32(lda), sA, b, int32(ldb), sB, beta, c, int32(ldc), sC})
 	}
 	dbl := C.int(0)
@@ -679,10 +787,10 @@ func (g *gpu) Gemm(dt tensor.Dtype, transA, transB bool, m, n, k int, alpha floa
 	if dt == tensor.Float64 {
 		dbl, call = 1, "cublasDgemmStridedBatched"
 	}
-	st := C.gd_gemm(g.ctx, g.blas, dbl, cbool(transA), cbool(transB), C.int(m), C.int(n), C.int(k), C.double(alpha),
+	rc := C.gd_gemm(g.ctx, g.blas, st, dbl, cbool(transA), cbool(transB), C.int(m), C.int(n), C.int(k), C.double(alpha),
 		C.CUdeviceptr(a), C.int(lda), C.longlong(sA), C.CUdeviceptr(b), C.int(ldb), C.longlong(sB),
 		C.double(beta), C.CUdeviceptr(c), C.int(ldc), C.longlong(sC), C.int(batch))
-	return checkBLAS(call, st)
+	return checkBLAS(call, rc)
 }
 
 func cbool32(b bool) int32 {
@@ -728,4 +836,266 @@ func gridFor(n int64) uint32 {
 		b = maxBlocks
 	}
 	return uint32(b)
+}
+
+// gpuStream is a stream of the GPU backend (NewStream): a non-blocking
+// CUDA stream that carries every launch, cuBLAS product (cublasSetStream
+// before each), copy and memset of one executor; Sync is a stream
+// synchronise and CopyDtoH waits for its copy. It captures graphs
+// (grapher) in thread-local mode.
+type gpuStream struct {
+	g         *gpu
+	s         C.CUstream
+	exec      C.CUgraphExec // the captured graph, nil if none
+	capturing bool
+	failed    error // first error while capturing
+	closed    bool
+}
+
+// NewStream returns a stream of the GPU (see streamer). It fails when the
+// driver lacks the stream entry points, or cuBLAS lacks cublasSetStream_v2.
+func (g *gpu) NewStream() (Backend, error) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.closed {
+		return nil, errClosed
+	}
+	if m := C.gd_missing_stream(); m != nil {
+		return nil, fmt.Errorf("cuda: NewStream: the CUDA driver lacks %s", C.GoString(m))
+	}
+	if g.blas != nil && C.gd_have_blas_stream() == 0 {
+		return nil, fmt.Errorf("cuda: NewStream: %s lacks cublasSetStream_v2", cublasUsed)
+	}
+	st := &gpuStream{g: g}
+	if err := check("cuStreamCreate", C.gd_stream_create(g.ctx, &st.s)); err != nil {
+		return nil, err
+	}
+	return st, nil
+}
+
+// lock takes the device's lock and checks the stream is usable.
+func (s *gpuStream) lock() error {
+	s.g.mu.Lock()
+	if s.g.closed {
+		s.g.mu.Unlock()
+		return errClosed
+	}
+	if s.closed {
+		s.g.mu.Unlock()
+		return errors.New("cuda: stream is closed")
+	}
+	return nil
+}
+
+// note records err as the capture's failure when capturing.
+func (s *gpuStream) note(err error) error {
+	if err != nil && s.capturing && s.failed == nil {
+		s.failed = err
+	}
+	return err
+}
+
+// refuse is the error of a call that cannot be captured.
+func (s *gpuStream) refuse(call string) error {
+	return s.note(fmt.Errorf("cuda: %s while the stream is capturing", call))
+}
+
+func (s *gpuStream) Name() string                   { return s.g.Name() }
+func (s *gpuStream) Alloc(bytes int64) (Ptr, error) { return s.g.Alloc(bytes) }
+func (s *gpuStream) Free(p Ptr) error               { return s.g.Free(p) }
+
+func (s *gpuStream) CopyHtoD(dst Ptr, src unsafe.Pointer, bytes int64) error {
+	if err := s.lock(); err != nil {
+		return err
+	}
+	defer s.g.mu.Unlock()
+	if s.capturing {
+		return s.refuse("CopyHtoD")
+	}
+	if err := s.g.ready(bytes); err != nil || bytes == 0 {
+		return err
+	}
+	return check("cuMemcpyHtoDAsync", C.gd_htod_async(s.g.ctx, C.CUdeviceptr(dst), src, C.size_t(bytes), s.s))
+}
+
+func (s *gpuStream) CopyDtoH(dst unsafe.Pointer, src Ptr, bytes int64) error {
+	if err := s.lock(); err != nil {
+		return err
+	}
+	defer s.g.mu.Unlock()
+	if s.capturing {
+		return s.refuse("CopyDtoH")
+	}
+	if err := s.g.ready(bytes); err != nil || bytes == 0 {
+		return err
+	}
+	return check("cuMemcpyDtoHAsync", C.gd_dtoh_sync(s.g.ctx, dst, C.CUdeviceptr(src), C.size_t(bytes), s.s))
+}
+
+func (s *gpuStream) CopyDtoD(dst, src Ptr, bytes int64) error {
+	if err := s.lock(); err != nil {
+		return err
+	}
+	defer s.g.mu.Unlock()
+	if err := s.g.ready(bytes); err != nil || bytes == 0 {
+		return s.note(err)
+	}
+	return s.note(check("cuMemcpyDtoDAsync", C.gd_dtod_async(s.g.ctx, C.CUdeviceptr(dst), C.CUdeviceptr(src), C.size_t(bytes), s.s)))
+}
+
+func (s *gpuStream) Zero(p Ptr, bytes int64) error {
+	if err := s.lock(); err != nil {
+		return err
+	}
+	defer s.g.mu.Unlock()
+	if err := s.g.ready(bytes); err != nil || bytes == 0 {
+		return s.note(err)
+	}
+	return s.note(check("cuMemsetD8Async", C.gd_zero_async(s.g.ctx, C.CUdeviceptr(p), C.size_t(bytes), s.s)))
+}
+
+func (s *gpuStream) Launch(name string, n int64, args ...any) error {
+	idx, err := lookupKernel(name)
+	if err != nil {
+		return s.note(err)
+	}
+	if n < 0 {
+		return s.note(fmt.Errorf("cuda: Launch %s: negative work-item count %d", name, n))
+	}
+	if err := s.lock(); err != nil {
+		return err
+	}
+	defer s.g.mu.Unlock()
+	return s.note(s.g.launchOn(s.s, idx, n, args))
+}
+
+func (s *gpuStream) Gemm(dt tensor.Dtype, transA, transB bool, m, n, k int, alpha float64,
+	a Ptr, lda int, sA int64, b Ptr, ldb int, sB int64,
+	beta float64, c Ptr, ldc int, sC int64, batch int) error {
+	if s.closed {
+		return errors.New("cuda: stream is closed")
+	}
+	return s.note(s.g.gemmOn(s.s, dt, transA, transB, m, n, k, alpha, a, lda, sA, b, ldb, sB, beta, c, ldc, sC, batch))
+}
+
+func (s *gpuStream) Sync() error {
+	if err := s.lock(); err != nil {
+		return err
+	}
+	defer s.g.mu.Unlock()
+	if s.capturing {
+		return s.refuse("Sync")
+	}
+	return check("cuStreamSynchronize", C.gd_stream_sync(s.g.ctx, s.s))
+}
+
+// CanCapture reports whether the driver has the graph entry points.
+func (s *gpuStream) CanCapture() error {
+	if m := C.gd_missing_graph(); m != nil {
+		return fmt.Errorf("cuda: graph capture: the CUDA driver lacks %s", C.GoString(m))
+	}
+	return nil
+}
+
+func (s *gpuStream) BeginCapture() error {
+	if err := s.CanCapture(); err != nil {
+		return err
+	}
+	if err := s.lock(); err != nil {
+		return err
+	}
+	defer s.g.mu.Unlock()
+	if s.capturing {
+		return errors.New("cuda: BeginCapture: the stream is already capturing")
+	}
+	if err := check("cuStreamBeginCapture", C.gd_begin_capture(s.g.ctx, s.s)); err != nil {
+		return err
+	}
+	s.capturing, s.failed = true, nil
+	return nil
+}
+
+func (s *gpuStream) EndCapture() error {
+	if err := s.lock(); err != nil {
+		return err
+	}
+	defer s.g.mu.Unlock()
+	if !s.capturing {
+		return errors.New("cuda: EndCapture: the stream is not capturing")
+	}
+	s.capturing = false
+	failed := s.failed
+	s.failed = nil
+	var ge C.CUgraphExec
+	var stage C.int
+	r := C.gd_end_capture(s.g.ctx, s.s, &ge, &stage)
+	if failed != nil {
+		if r == 0 {
+			C.gd_graph_exec_destroy(s.g.ctx, ge)
+		}
+		return fmt.Errorf("cuda: capture failed: %w", failed)
+	}
+	call := "cuStreamEndCapture"
+	if stage == 1 {
+		call = "cuGraphInstantiateWithFlags"
+	}
+	if err := check(call, r); err != nil {
+		return fmt.Errorf("cuda: capture failed: %w", err)
+	}
+	s.dropLocked()
+	s.exec = ge
+	return nil
+}
+
+func (s *gpuStream) LaunchGraph() error {
+	if err := s.lock(); err != nil {
+		return err
+	}
+	defer s.g.mu.Unlock()
+	if s.capturing {
+		return s.refuse("LaunchGraph")
+	}
+	if s.exec == nil {
+		return errors.New("cuda: LaunchGraph: no graph captured")
+	}
+	return check("cuGraphLaunch", C.gd_graph_launch(s.g.ctx, s.exec, s.s))
+}
+
+func (s *gpuStream) DropGraph() error {
+	s.g.mu.Lock()
+	defer s.g.mu.Unlock()
+	if s.g.closed {
+		return nil
+	}
+	return s.dropLocked()
+}
+
+// dropLocked destroys the captured graph. Callers hold g.mu.
+func (s *gpuStream) dropLocked() error {
+	if s.exec == nil {
+		return nil
+	}
+	err := check("cuGraphExecDestroy", C.gd_graph_exec_destroy(s.g.ctx, s.exec))
+	s.exec = nil
+	return err
+}
+
+// Close waits for the stream and destroys it (and its graph); the device
+// stays open.
+func (s *gpuStream) Close() error {
+	s.g.mu.Lock()
+	defer s.g.mu.Unlock()
+	if s.closed || s.g.closed {
+		s.closed = true
+		return nil
+	}
+	s.closed = true
+	err := check("cuStreamSynchronize", C.gd_stream_sync(s.g.ctx, s.s))
+	if derr := s.dropLocked(); err == nil {
+		err = derr
+	}
+	if derr := check("cuStreamDestroy", C.gd_stream_destroy(s.g.ctx, s.s)); err == nil {
+		err = derr
+	}
+	return err
 }

@@ -127,7 +127,11 @@ func runOnFakeDriver(t *testing.T, tsan bool) string {
 	for _, k := range kernelTable {
 		fmt.Fprintf(&names, "\t%q,\n", k.name)
 	}
-	fmt.Fprintf(&names, "};\nconst int fake_kernel_count = %d;\n", len(kernelTable))
+	fmt.Fprintf(&names, "};\nconst int fake_kernel_count = %d;\nconst int fake_kernel_nparams[] = {", len(kernelTable))
+	for _, k := range kernelTable {
+		fmt.Fprintf(&names, "%d,", len(k.params))
+	}
+	names.WriteString("};\n")
 	namesC := filepath.Join(dir, "names.c")
 	if err := os.WriteFile(namesC, []byte(names.String()), 0o644); err != nil {
 		t.Fatal(err)

@@ -55,6 +55,22 @@ type ExecOptions struct {
 	// have no other reader as one launch of the fused kernel ew_chain
 	// (fuse.go). Results are the same bit for bit either way.
 	NoFusion bool
+	// GraphCapture gives the executor a device stream of its own and,
+	// from the second RunStep on, captures the step's launches (forward,
+	// backward, gradient statistics, clip factor and NaN/Inf guard) once
+	// into a CUDA graph that each later RunStep replays with one graph
+	// launch; the Adam update runs after it as ordinary launches (its
+	// step size changes every step). RunStep falls back to ordinary
+	// launches, for good, when the program has ops on the host, with
+	// MachineOptions.Trace, or when a capture fails, and captures again
+	// when the clip norm changes (GraphStatus says which). Run and
+	// AdamUpdate never capture. NewExecutorWith's factory fails when the
+	// backend cannot capture (no streams, or a CUDA driver without the
+	// graph API); a Backend that wraps another (e.g. to count its
+	// allocations) exposes it with a method Unwrap() Backend, and the
+	// stream is the wrapped one's while allocations still go through the
+	// wrapper. Results are the same bit for bit either way.
+	GraphCapture bool
 	// Logf receives the one-line report of the ops that run on the host,
 	// once per program. Nil means log.Printf; use a no-op func to silence it.
 	Logf func(format string, args ...any)
@@ -140,6 +156,7 @@ type Exec struct {
 	// the current ones.
 	params   map[*value]bool
 	devNewer bool
+	gr       graphState // GraphCapture state (exec_graph.go)
 }
 
 // value is one node's device buffer and how it is computed.
@@ -192,11 +209,18 @@ func newExec(b Backend, p *graph.Program, opts ExecOptions) (x *Exec, err error)
 		// The host path has no device updates and keeps nothing resident.
 		opts.ResidentParams, opts.DeviceGrads = false, false
 	}
+	x = &Exec{prog: p, opts: opts, byNode: map[*G.Node]*value{}}
+	if opts.GraphCapture && !opts.HostOnly {
+		if b, err = x.openStream(b); err != nil {
+			return nil, err
+		}
+	}
 	cb := &countingBackend{Backend: b}
-	x = &Exec{b: cb, cnt: cb, prog: p, opts: opts, byNode: map[*G.Node]*value{}}
+	x.b, x.cnt = cb, cb
 	defer func() {
 		if err != nil {
 			x.free()
+			x.closeStream()
 		}
 	}()
 	for _, n := range p.Nodes {
@@ -390,6 +414,15 @@ func (x *Exec) Run() error {
 // (Run without the wait and the downloads; RunStep queues the update after
 // it).
 func (x *Exec) enqueue() error {
+	if err := x.uploadInputs(); err != nil {
+		return err
+	}
+	return x.launchOps()
+}
+
+// uploadInputs uploads the inputs and the parameters (those not newer on
+// the device).
+func (x *Exec) uploadInputs() error {
 	if x.closed {
 		return errors.New("cuda: executor is closed")
 	}
@@ -405,6 +438,11 @@ func (x *Exec) enqueue() error {
 			return fmt.Errorf("cuda: input %q: %w", v.n.Name(), err)
 		}
 	}
+	return nil
+}
+
+// launchOps queues the program's ops.
+func (x *Exec) launchOps() error {
 	for _, v := range x.vals {
 		if v.kind != kindOp || v.alias || v.fused {
 			continue
@@ -627,7 +665,7 @@ func (x *Exec) Close() error {
 	}
 	x.closed = true
 	x.free()
-	return nil
+	return x.closeStream()
 }
 
 // Placement describes where one op of the program runs.

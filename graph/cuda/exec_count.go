@@ -16,6 +16,11 @@ type ExecCounters struct {
 	Syncs      int64 `json:"syncs"`       // Backend.Sync calls
 	CopiesDtoH int64 `json:"copies_dtoh"` // Backend.CopyDtoH calls
 	CopiesHtoD int64 `json:"copies_htod"` // Backend.CopyHtoD calls
+	// GraphLaunches counts the replays of a captured step
+	// (ExecOptions.GraphCapture). The launches and products recorded by
+	// a capture count once, in Launches and Gemms, when recorded; a
+	// replay adds only here.
+	GraphLaunches int64 `json:"graph_launches,omitempty"`
 }
 
 // Sub returns c − d, field by field: the counts of the work done between
@@ -24,6 +29,7 @@ func (c ExecCounters) Sub(d ExecCounters) ExecCounters {
 	return ExecCounters{
 		Launches: c.Launches - d.Launches, Gemms: c.Gemms - d.Gemms, Syncs: c.Syncs - d.Syncs,
 		CopiesDtoH: c.CopiesDtoH - d.CopiesDtoH, CopiesHtoD: c.CopiesHtoD - d.CopiesHtoD,
+		GraphLaunches: c.GraphLaunches - d.GraphLaunches,
 	}
 }
 

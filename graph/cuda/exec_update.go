@@ -436,17 +436,14 @@ func (x *Exec) RunStep(u graph.AdamUpdate, clipNorm float64) (graph.StepReport, 
 	if err := x.ensureStatPlan(); err != nil {
 		return rep, fmt.Errorf("cuda: RunStep: %w", err)
 	}
-	if err := x.enqueue(); err != nil {
+	if err := x.uploadInputs(); err != nil {
 		return rep, err
 	}
 	lv := x.byNode[x.prog.Loss]
 	np := len(x.prog.Params)
 	blk := x.upd.block
-	if err := x.launchStats(); err != nil {
-		return rep, fmt.Errorf("cuda: RunStep: statistics: %w", err)
-	}
-	if err := x.b.Launch("step_finish"+suffix(lv.dt), 1, int64(1), int32(np), lv.ptr, blk+x.statsOff(), clipNorm, blk, blk+x.badOff()); err != nil {
-		return rep, fmt.Errorf("cuda: RunStep: %w", err)
+	if err := x.stepLaunches(lv, clipNorm); err != nil {
+		return rep, err
 	}
 	if err := x.launchAdam(u); err != nil {
 		return rep, fmt.Errorf("cuda: RunStep: update: %w", err)

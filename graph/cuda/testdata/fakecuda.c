@@ -9,10 +9,17 @@
  * row-major-to-column-major Gemm swap, error paths) runs without a GPU.
  *
  * It is strict where the backend could go wrong: launches must use 1-D grids
- * of at most 65535 blocks of 256 threads on the default stream with
- * kernelParams (not extra), calls need the context current, the JIT options
+ * of at most 65535 blocks of 256 threads, on the default stream or a stream
+ * the fake created, with kernelParams (not extra), calls need the context current, the JIT options
  * must be the error-log pair, and cuBLAS computes column-major products from
  * the BLAS definition, independently of the emulator's gonum path.
+ *
+ * Streams run their work at once (in order, as one queue). Graph capture is
+ * emulated: while a stream captures (thread-local mode only), launches,
+ * memsets, device copies and cuBLAS products on it are recorded with their
+ * arguments copied (as cuLaunchKernel copies kernelParams into a graph
+ * node), host copies and synchronisation on it are errors that invalidate
+ * the capture, and cuGraphLaunch replays the recording in order.
  */
 #include <pthread.h>
 #include <stdint.h>
@@ -108,6 +115,7 @@ static int fake_run(int k, void **params) { return gdattn_emu_dispatch(k, params
 
 extern const char *fake_kernel_names[];
 extern const int fake_kernel_count;
+extern const int fake_kernel_nparams[];
 
 enum {
     OK = 0,
@@ -119,7 +127,51 @@ enum {
     ERR_INVALID_CONTEXT = 201,
     ERR_INVALID_HANDLE = 400,
     ERR_NOT_FOUND = 500,
+    ERR_STREAM_CAPTURE_UNSUPPORTED = 900,
+    ERR_STREAM_CAPTURE_INVALIDATED = 901,
 };
+
+/* A recorded operation of a capture. */
+typedef struct fake_op {
+    int kind; /* 0 launch, 1 memset, 2 copy, 3 gemm f32, 4 gemm f64 */
+    int k, nargs;
+    uint64_t vals[64];
+    CUdeviceptr dst, src;
+    size_t n;
+    unsigned char byte;
+    void *h;
+    int ta, tb, m, nn, kk, lda, ldb, ldc, batch;
+    long long sa, sb, sc;
+    double alpha, beta;
+    CUdeviceptr A, B, C;
+    struct fake_op *next;
+} fake_op;
+typedef struct fake_stream {
+    int magic, capturing, invalid;
+    fake_op *head, *tail;
+} fake_stream;
+typedef struct fake_graph { int magic; fake_op *head; } fake_graph;
+#define STREAM_MAGIC 0x5757
+#define GRAPH_MAGIC 0x6767
+#define EXEC_MAGIC 0x7878
+static int valid_stream(void *s) { return s == NULL || ((fake_stream *)s)->magic == STREAM_MAGIC; }
+static fake_stream *capturing(void *s) {
+    fake_stream *st = (fake_stream *)s;
+    return st != NULL && st->capturing ? st : NULL;
+}
+/* record appends a copy of op to the capture of st (0), or fails. */
+static int record(fake_stream *st, const fake_op *op) {
+    fake_op *c = (fake_op *)malloc(sizeof *c);
+    if (c == NULL) return ERR_OUT_OF_MEMORY;
+    *c = *op;
+    c->next = NULL;
+    if (st->tail) st->tail->next = c; else st->head = c;
+    st->tail = c;
+    return OK;
+}
+static void free_ops(fake_op *o) {
+    while (o) { fake_op *n = o->next; free(o); o = n; }
+}
 
 /*
  * Every entry point holds fake_mu: the backend serialises its calls with a Go
@@ -285,10 +337,188 @@ int cuLaunchKernel(void *f, unsigned int gx, unsigned int gy, unsigned int gz,
     int k = (int)((char *)f - fake_funcs);
     if (k >= fake_kernel_count) return ERR_INVALID_HANDLE;
     if (gx == 0 || gx > 65535 || gy != 1 || gz != 1 || bx != 256 || by != 1 || bz != 1 ||
-        shmem != 0 || stream != NULL || params == NULL || extra != NULL)
+        shmem != 0 || !valid_stream(stream) || params == NULL || extra != NULL)
         return ERR_INVALID_VALUE;
+    fake_stream *cs = capturing(stream);
+    if (cs) {
+        fake_op op = {0};
+        op.kind = 0;
+        op.k = k;
+        op.nargs = fake_kernel_nparams[k];
+        if (op.nargs > 64) return ERR_INVALID_VALUE;
+        for (int i = 0; i < op.nargs; i++) memcpy(&op.vals[i], params[i], 8);
+        return record(cs, &op);
+    }
     fake_launches++;
     return fake_run(k, params) == 0 ? OK : ERR_INVALID_HANDLE;
+}
+static int replay_launch(const fake_op *o) {
+    void *a[64];
+    uint64_t vals[64];
+    memcpy(vals, o->vals, sizeof vals);
+    for (int i = 0; i < o->nargs; i++) a[i] = &vals[i];
+    fake_launches++;
+    return fake_run(o->k, a) == 0 ? OK : ERR_INVALID_HANDLE;
+}
+
+/* Streams. */
+int cuStreamCreate(void **s, unsigned int flags) {
+    NEED_CTX();
+    if (flags != 1) return ERR_INVALID_VALUE; /* the backend asks for CU_STREAM_NON_BLOCKING */
+    fake_stream *st = (fake_stream *)calloc(1, sizeof *st);
+    if (st == NULL) return ERR_OUT_OF_MEMORY;
+    st->magic = STREAM_MAGIC;
+    *s = st;
+    return OK;
+}
+int cuStreamDestroy_v2(void *s) {
+    NEED_CTX();
+    fake_stream *st = (fake_stream *)s;
+    if (st == NULL || st->magic != STREAM_MAGIC) return ERR_INVALID_HANDLE;
+    if (st->capturing) return ERR_STREAM_CAPTURE_UNSUPPORTED;
+    st->magic = 0;
+    free(st);
+    return OK;
+}
+int cuStreamSynchronize(void *s) {
+    NEED_CTX();
+    if (!valid_stream(s)) return ERR_INVALID_HANDLE;
+    fake_stream *cs = capturing(s);
+    if (cs) { cs->invalid = 1; return ERR_STREAM_CAPTURE_UNSUPPORTED; }
+    return OK;
+}
+int cuMemcpyHtoDAsync_v2(CUdeviceptr d, const void *src, size_t n, void *s) {
+    NEED_CTX();
+    if (!valid_stream(s)) return ERR_INVALID_HANDLE;
+    fake_stream *cs = capturing(s);
+    if (cs) { cs->invalid = 1; return ERR_STREAM_CAPTURE_UNSUPPORTED; } /* pageable memory */
+    memcpy((void *)(uintptr_t)d, src, n);
+    return OK;
+}
+int cuMemcpyDtoHAsync_v2(void *d, CUdeviceptr src, size_t n, void *s) {
+    NEED_CTX();
+    if (!valid_stream(s)) return ERR_INVALID_HANDLE;
+    fake_stream *cs = capturing(s);
+    if (cs) { cs->invalid = 1; return ERR_STREAM_CAPTURE_UNSUPPORTED; }
+    memcpy(d, (const void *)(uintptr_t)src, n);
+    return OK;
+}
+int cuMemcpyDtoDAsync_v2(CUdeviceptr d, CUdeviceptr src, size_t n, void *s) {
+    NEED_CTX();
+    if (!valid_stream(s)) return ERR_INVALID_HANDLE;
+    fake_stream *cs = capturing(s);
+    if (cs) {
+        fake_op op = {0};
+        op.kind = 2; op.dst = d; op.src = src; op.n = n;
+        return record(cs, &op);
+    }
+    memmove((void *)(uintptr_t)d, (const void *)(uintptr_t)src, n);
+    return OK;
+}
+int cuMemsetD8Async(CUdeviceptr d, unsigned char v, size_t n, void *s) {
+    NEED_CTX();
+    if (!valid_stream(s)) return ERR_INVALID_HANDLE;
+    fake_stream *cs = capturing(s);
+    if (cs) {
+        fake_op op = {0};
+        op.kind = 1; op.dst = d; op.n = n; op.byte = v;
+        return record(cs, &op);
+    }
+    memset((void *)(uintptr_t)d, v, n);
+    return OK;
+}
+
+/* Graph capture. */
+int cuStreamBeginCapture_v2(void *s, int mode) {
+    NEED_CTX();
+    fake_stream *st = (fake_stream *)s;
+    if (st == NULL) return ERR_STREAM_CAPTURE_UNSUPPORTED; /* not the legacy stream */
+    if (st->magic != STREAM_MAGIC) return ERR_INVALID_HANDLE;
+    if (mode != 1) return ERR_INVALID_VALUE; /* the backend captures thread-local */
+    if (st->capturing) return ERR_INVALID_VALUE;
+    st->capturing = 1;
+    st->invalid = 0;
+    st->head = st->tail = NULL;
+    return OK;
+}
+int cuStreamEndCapture(void *s, void **graph) {
+    NEED_CTX();
+    fake_stream *st = (fake_stream *)s;
+    if (st == NULL || st->magic != STREAM_MAGIC) return ERR_INVALID_HANDLE;
+    if (!st->capturing) return ERR_INVALID_VALUE;
+    st->capturing = 0;
+    fake_op *ops = st->head;
+    st->head = st->tail = NULL;
+    *graph = NULL;
+    if (st->invalid) {
+        free_ops(ops);
+        return ERR_STREAM_CAPTURE_INVALIDATED;
+    }
+    fake_graph *g = (fake_graph *)malloc(sizeof *g);
+    if (g == NULL) { free_ops(ops); return ERR_OUT_OF_MEMORY; }
+    g->magic = GRAPH_MAGIC;
+    g->head = ops;
+    *graph = g;
+    return OK;
+}
+int cuGraphInstantiateWithFlags(void **exec, void *graph, unsigned long long flags) {
+    NEED_CTX();
+    fake_graph *g = (fake_graph *)graph;
+    if (g == NULL || g->magic != GRAPH_MAGIC) return ERR_INVALID_HANDLE;
+    if (flags != 0) return ERR_INVALID_VALUE;
+    fake_graph *e = (fake_graph *)malloc(sizeof *e);
+    if (e == NULL) return ERR_OUT_OF_MEMORY;
+    e->magic = EXEC_MAGIC;
+    e->head = NULL;
+    fake_op **tail = &e->head; /* the executable graph is a copy: the graph may be destroyed */
+    for (fake_op *o = g->head; o; o = o->next) {
+        fake_op *c = (fake_op *)malloc(sizeof *c);
+        if (c == NULL) { free_ops(e->head); free(e); return ERR_OUT_OF_MEMORY; }
+        *c = *o;
+        c->next = NULL;
+        *tail = c;
+        tail = &c->next;
+    }
+    *exec = e;
+    return OK;
+}
+int cuGraphDestroy(void *graph) {
+    NEED_CTX();
+    fake_graph *g = (fake_graph *)graph;
+    if (g == NULL || g->magic != GRAPH_MAGIC) return ERR_INVALID_HANDLE;
+    free_ops(g->head);
+    g->magic = 0;
+    free(g);
+    return OK;
+}
+int cuGraphExecDestroy(void *exec) {
+    NEED_CTX();
+    fake_graph *e = (fake_graph *)exec;
+    if (e == NULL || e->magic != EXEC_MAGIC) return ERR_INVALID_HANDLE;
+    free_ops(e->head);
+    e->magic = 0;
+    free(e);
+    return OK;
+}
+long long fake_graph_launches;
+static int fake_gemm_op(const fake_op *o);
+int cuGraphLaunch(void *exec, void *s) {
+    NEED_CTX();
+    fake_graph *e = (fake_graph *)exec;
+    if (e == NULL || e->magic != EXEC_MAGIC) return ERR_INVALID_HANDLE;
+    if (!valid_stream(s) || capturing(s)) return ERR_INVALID_VALUE;
+    fake_graph_launches++;
+    for (const fake_op *o = e->head; o; o = o->next) {
+        int r = OK;
+        switch (o->kind) {
+        case 0: r = replay_launch(o); break;
+        case 1: memset((void *)(uintptr_t)o->dst, o->byte, o->n); break;
+        case 2: memmove((void *)(uintptr_t)o->dst, (const void *)(uintptr_t)o->src, o->n); break;
+        default: r = fake_gemm_op(o) == 0 ? OK : ERR_INVALID_VALUE; break;
+        }
+        if (r != OK) return r;
+    }
+    return OK;
 }
 int cuGetErrorString(int r, const char **s) {
     *s = r == ERR_INVALID_VALUE ? "invalid argument (fake driver)" : "fake driver error";
@@ -315,14 +545,44 @@ int cublasDestroy_v2(void *h) {
     FAKE_LOCK();
     return h == &blas_token ? 0 : 1;
 }
+static void *blas_stream;
+int cublasSetStream_v2(void *h, void *s) {
+    FAKE_LOCK();
+    if (h != &blas_token) return 1;
+    if (!valid_stream(s)) return 7;
+    blas_stream = s;
+    return 0;
+}
 
-#define FAKE_GEMM(NAME, T)                                                    \
+#define FAKE_GEMM(NAME, T, KIND)                                              \
+    static int NAME##_run(int ta, int tb, int m, int n, int k, const T *alpha,\
+             const T *A, int lda, long long sa, const T *B, int ldb,          \
+             long long sb, const T *beta, T *C, int ldc, long long sc,        \
+             int batch);                                                      \
     int NAME(void *h, int ta, int tb, int m, int n, int k, const T *alpha,    \
              const T *A, int lda, long long sa, const T *B, int ldb,          \
              long long sb, const T *beta, T *C, int ldc, long long sc,        \
              int batch) {                                                     \
         FAKE_LOCK();                                                          \
         if (h != &blas_token || current != &ctx_token) return 1;              \
+        fake_stream *cs = capturing(blas_stream);                             \
+        if (cs) {                                                             \
+            fake_op op = {0};                                                 \
+            op.kind = KIND; op.ta = ta; op.tb = tb; op.m = m; op.nn = n;      \
+            op.kk = k; op.alpha = *alpha; op.beta = *beta;                    \
+            op.A = (CUdeviceptr)(uintptr_t)A; op.lda = lda; op.sa = sa;       \
+            op.B = (CUdeviceptr)(uintptr_t)B; op.ldb = ldb; op.sb = sb;       \
+            op.C = (CUdeviceptr)(uintptr_t)C; op.ldc = ldc; op.sc = sc;       \
+            op.batch = batch;                                                 \
+            return record(cs, &op) == OK ? 0 : 3;                             \
+        }                                                                     \
+        return NAME##_run(ta, tb, m, n, k, alpha, A, lda, sa, B, ldb, sb,     \
+                          beta, C, ldc, sc, batch);                           \
+    }                                                                         \
+    static int NAME##_run(int ta, int tb, int m, int n, int k, const T *alpha,\
+             const T *A, int lda, long long sa, const T *B, int ldb,          \
+             long long sb, const T *beta, T *C, int ldc, long long sc,        \
+             int batch) {                                                     \
         if ((ta != 0 && ta != 1) || (tb != 0 && tb != 1)) return 7;           \
         if (m < 0 || n < 0 || k < 0 || batch < 0) return 7;                   \
         if (lda < (ta ? (k > 1 ? k : 1) : (m > 1 ? m : 1))) return 7;         \
@@ -348,5 +608,18 @@ int cublasDestroy_v2(void *h) {
         }                                                                     \
         return 0;                                                             \
     }
-FAKE_GEMM(cublasSgemmStridedBatched, float)
-FAKE_GEMM(cublasDgemmStridedBatched, double)
+FAKE_GEMM(cublasSgemmStridedBatched, float, 3)
+FAKE_GEMM(cublasDgemmStridedBatched, double, 4)
+
+/* fake_gemm_op replays a recorded product (cuGraphLaunch holds fake_mu). */
+static int fake_gemm_op(const fake_op *o) {
+    if (o->kind == 3) {
+        float a = (float)o->alpha, b = (float)o->beta;
+        return cublasSgemmStridedBatched_run(o->ta, o->tb, o->m, o->nn, o->kk, &a,
+            (const float *)(uintptr_t)o->A, o->lda, o->sa, (const float *)(uintptr_t)o->B, o->ldb, o->sb,
+            &b, (float *)(uintptr_t)o->C, o->ldc, o->sc, o->batch);
+    }
+    return cublasDgemmStridedBatched_run(o->ta, o->tb, o->m, o->nn, o->kk, &o->alpha,
+        (const double *)(uintptr_t)o->A, o->lda, o->sa, (const double *)(uintptr_t)o->B, o->ldb, o->sb,
+        &o->beta, (double *)(uintptr_t)o->C, o->ldc, o->sc, o->batch);
+}
