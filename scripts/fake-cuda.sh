@@ -17,8 +17,12 @@ src=graph/cuda
 # emu_kernels.c (case i: calls kernel i of the generated kernel table).
 {
   echo "const char *fake_kernel_names[] = {"
-  awk '/^    case [0-9]+:$/ { getline; sub(/^ +/, ""); sub(/\(.*/, ""); printf "\t\"%s\",\n", $0; n++ }
-       END { print "};"; printf "const int fake_kernel_count = %d;\n", n }' "$src/emu_kernels.c"
+  # Each case's call names the kernel and reads its parameters as a[0], a[1], ...: the
+  # parameter counts (fake_kernel_nparams) are what a graph capture copies.
+  awk 'BEGIN { n = 0 } /^    case [0-9]+:$/ { getline; np[n] = gsub(/a\[[0-9]+\]/, "&"); sub(/^ +/, ""); sub(/\(.*/, "");
+                           printf "\t\"%s\",\n", $0; n++ }
+       END { print "};"; printf "const int fake_kernel_count = %d;\nconst int fake_kernel_nparams[] = {", n;
+             for (i = 0; i < n; i++) printf "%d,", np[i]; print "};" }' "$src/emu_kernels.c"
 } > "$DIR/names.c"
 ${CC:-gcc} -shared -fPIC -O2 -std=gnu11 -I"$src" -pthread -o "$DIR/libcuda.so.1" \
   "$src/testdata/fakecuda.c" "$src/emu_kernels.c" "$DIR/names.c" -lm

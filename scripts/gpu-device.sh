@@ -19,6 +19,9 @@
 #             -fusion off: one launch per elementwise node) for NOFUSE_WORKLOADS, between the
 #             second and third rounds of the time stage, so that the fused path's gain is
 #             measured in the same call
+#   graph     time-graph.jsonl: the time stage with CUDA graph capture of the step on (gpu time
+#             -graph on: cuda.ExecOptions.GraphCapture) for GRAPH_WORKLOADS, after the nofuse
+#             stage, so that capture's gain is measured in the same call
 #   peer      time-torch.jsonl: the same workloads in PyTorch on the same GPU
 #             (bench/peer/cuda_suite.py): eager (foreach optimiser; mirror and idiomatic
 #             models), eager with the fused optimiser, and the whole step compiled
@@ -45,7 +48,7 @@
 #   TOTAL         wall-clock budget of the whole run in seconds (470: the device tool's call of
 #                 at most 600 s, with room for the bundle's unpacking and the transfers)
 #   STAGES        the stages to run, in order (info tests exact parity time peer time nofuse
-#                 time profile; curve, 150 s more, only when named)
+#                 graph time profile; curve, 150 s more, only when named)
 #   DEVICE        the bench/gpu -device value (cuda; emulator for a BUNDLE_TAGS=cudaemu bundle)
 #   PYTHON        the Python with PyTorch (python3)
 #   TORCH_DEVICE  the torch device of the peer stage (cuda)
@@ -55,6 +58,7 @@
 #                 limit leaves out is noted in time-torch.jsonl
 #   NOFUSE_WORKLOADS  the nofuse stage's workloads (the language paper presets and
 #                 synthetic/gd-1)
+#   GRAPH_WORKLOADS  the graph stage's workloads (the same as NOFUSE_WORKLOADS by default)
 #   PEER_ROUNDS   timing rounds of each PyTorch configuration (3)
 #   PROFILE_WORKLOADS  the profile stage's workloads (the language paper and small presets
 #                 and two synthetic ones)
@@ -68,8 +72,9 @@ cd "$(dirname "$0")/.."
 mkdir -p "$OUT"
 BUNDLE=${BUNDLE:-results/gpu-bundle/gpu-bundle.tar.xz}
 TOTAL=${TOTAL:-470}
-STAGES=${STAGES:-info tests exact parity time peer time nofuse time profile}
+STAGES=${STAGES:-info tests exact parity time peer time nofuse graph time profile}
 NOFUSE_WORKLOADS=${NOFUSE_WORKLOADS:-language-paper/gdlm,language-paper/gpt,synthetic/gd-1}
+GRAPH_WORKLOADS=${GRAPH_WORKLOADS:-$NOFUSE_WORKLOADS}
 COMPILE_WORKLOADS=${COMPILE_WORKLOADS:-language-paper/gdlm,language-paper/gpt,synthetic/gd-1,synthetic/tf-2,synthetic/gd-2,synthetic/tf-1,language-small/gdlm,language-small/gpt}
 PEER_ROUNDS=${PEER_ROUNDS:-3}
 PROFILE_WORKLOADS=${PROFILE_WORKLOADS:-language-paper/gdlm,language-paper/gpt,language-small/gdlm,synthetic/gd-1,synthetic/tf-2}
@@ -265,6 +270,10 @@ for st in $STAGES; do
     run_stage nofuse 30 time-nofuse.jsonl time-nofuse.log "$GPU" time -device "$DEVICE" -fusion off \
       -workloads "$NOFUSE_WORKLOADS"
     ;;
+  graph)
+    run_stage graph 30 time-graph.jsonl time-graph.log "$GPU" time -device "$DEVICE" -graph on \
+      -workloads "$GRAPH_WORKLOADS"
+    ;;
   peer)
     smi_start
     # cuda_suite.py starts no build or round past $STAGE_LIMIT - 5 s (its --deadline default).
@@ -279,7 +288,7 @@ for st in $STAGES; do
     run_stage profile 45 profile.jsonl profile.log "$GPU" profile -device "$DEVICE" -workloads "$PROFILE_WORKLOADS" \
       -cpuprofile "$OUT/cpu-"
     ;;
-  *) note "unknown stage $st (want info tests exact parity time nofuse peer curve profile)" ;;
+  *) note "unknown stage $st (want info tests exact parity time nofuse graph peer curve profile)" ;;
   esac
 done
 note "done in $(elapsed)s; files in $OUT: $(cd "$OUT" && ls | tr '\n' ' ')"

@@ -30,6 +30,7 @@ func TestCommandLine(t *testing.T) {
 		clitest.Usage("warmup zero", a("time", "-warmup", "0"), "-warmup"),
 		clitest.Usage("negative min-time", a("time", "-min-time", "-1s"), "-min-time"),
 		clitest.Usage("unknown fusion", a("time", "-fusion", "maybe"), "-fusion"),
+		clitest.Usage("unknown graph", a("time", "-graph", "maybe"), "-graph"),
 		clitest.Usage("peer-args workload", a("peer-args", "-workloads", "x"), "-workloads"),
 		clitest.Usage("curve without corpus", a("curve", "-device", "cpu"), "-corpus"),
 		clitest.Usage("curve missing corpus", a("curve", "-device", "cpu", "-corpus", "/nonexistent/c.txt"), "-corpus", "does not exist"),

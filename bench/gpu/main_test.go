@@ -140,7 +140,7 @@ func TestMeter(t *testing.T) {
 // a failed test, a result out of tolerance, a PyTorch compile error, a
 // gdattn workload error, JSON lines cut by a timeout, three rounds of gpu
 // time, PyTorch's fused and compiled configurations (a first-round line
-// superseded by the final one), a nofuse stage, and checks what the
+// superseded by the final one), a nofuse stage, a graph stage, and checks what the
 // report says about each; then an empty directory, where every section says
 // it did not run.
 func TestReport(t *testing.T) {
@@ -178,6 +178,8 @@ func TestReport(t *testing.T) {
 		"| 40 | 7.0000 | — | 2.0 |",
 		"| synthetic/gd-1 | 2.000 | 2.600 | 1.30× | — / 41 |",
 		"- language-paper/gdlm, unfused: cuda: out of memory",
+		"| synthetic/gd-1 | 2.000 | 1.600 | 1.25× | — / 1 + 1 graph | replaying the step captured with clip norm 0 |",
+		"- language-paper/gpt, captured: cuda: capture failed: fixture",
 	} {
 		if !strings.Contains(got, want) {
 			t.Errorf("report lacks %q", want)

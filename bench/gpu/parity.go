@@ -120,7 +120,7 @@ func trainLosses(w bench.Workload, dt tensor.Dtype, be cuda.Backend, steps int) 
 	defer r.Close()
 	step := r.Step
 	if be != nil {
-		tr, m, err := deviceTrainer(r, be, false)
+		tr, m, err := deviceTrainer(r, be, cuda.ExecOptions{})
 		if err != nil {
 			return nil, err
 		}
@@ -138,10 +138,11 @@ func trainLosses(w bench.Workload, dt tensor.Dtype, be cuda.Backend, steps int) 
 
 // deviceTrainer compiles r's graph for the executor on be (parameters,
 // gradients and Adam moments resident on the device) with the optimiser
-// bench.NewRunner gives r's CPU machine. The caller closes the machine.
-func deviceTrainer(r *bench.Runner, be cuda.Backend, noFusion bool) (*train.Trainer, *graph.Machine, error) {
-	m, err := graph.NewMachine(r.Scope, r.Loss, graph.MachineOptions{
-		Executor: cuda.NewExecutorWith(be, cuda.ExecOptions{ResidentParams: true, DeviceGrads: true, NoFusion: noFusion, Logf: discardf})})
+// bench.NewRunner gives r's CPU machine; opts adds executor options
+// (NoFusion, GraphCapture). The caller closes the machine.
+func deviceTrainer(r *bench.Runner, be cuda.Backend, opts cuda.ExecOptions) (*train.Trainer, *graph.Machine, error) {
+	opts.ResidentParams, opts.DeviceGrads, opts.Logf = true, true, discardf
+	m, err := graph.NewMachine(r.Scope, r.Loss, graph.MachineOptions{Executor: cuda.NewExecutorWith(be, opts)})
 	if err != nil {
 		return nil, nil, err
 	}

@@ -108,7 +108,7 @@ func profileOne(r *profileResult, w bench.Workload, be cuda.Backend, warmup, ste
 	}
 	defer run.Close()
 	p := &profiler{Backend: be, acc: map[string]*profileAcc{}}
-	tr, mach, err := deviceTrainer(run, p, false)
+	tr, mach, err := deviceTrainer(run, p, cuda.ExecOptions{})
 	if err != nil {
 		return err
 	}

@@ -28,6 +28,7 @@ const (
 	fileTime     = "time-gdattn.jsonl" // gpu time
 	fileTorch    = "time-torch.jsonl"  // bench/peer/cuda_suite.py
 	fileNoFuse   = "time-nofuse.jsonl" // gpu time -fusion off (only when the nofuse stage ran)
+	fileGraph    = "time-graph.jsonl"  // gpu time -graph on (only when the graph stage ran)
 	fileCurveDev = "curve-device.jsonl"
 	fileCurveCPU = "curve-cpu.jsonl"
 	fileProfile  = "profile.jsonl" // gpu profile (only when the profile stage ran)
@@ -88,7 +89,7 @@ func writeReport(w *strings.Builder, dir, command string) error {
 	if command != "" {
 		fmt.Fprintf(w, "\nCommand (the device tool's `run`, from the repository root):\n\n```\n%s\n```\n", command)
 	}
-	sections := []func(*strings.Builder, string) error{reportStages, reportTests, reportExact, reportParity, reportTime, reportFusion, reportCurve, reportProfile}
+	sections := []func(*strings.Builder, string) error{reportStages, reportTests, reportExact, reportParity, reportTime, reportFusion, reportGraph, reportCurve, reportProfile}
 	for _, s := range sections {
 		if err := s(w, dir); err != nil {
 			return err
@@ -611,6 +612,77 @@ func reportFusion(w *strings.Builder, dir string) error {
 			fl = launches(f)
 		}
 		fmt.Fprintf(w, "| %s | %s | %s | %s | %s / %s |\n", mdCell(n), fs, us, ratio, fl, launches(r))
+	}
+	if len(errs) > 0 {
+		fmt.Fprintln(w)
+	}
+	for _, e := range errs {
+		fmt.Fprintf(w, "- %s\n", mdCell(e))
+	}
+	return nil
+}
+
+// reportGraph compares the step times with ordinary launches (the time
+// stage's rounds) and with the step captured into a CUDA graph (the graph
+// stage, gpu time -graph on), when the graph stage ran.
+func reportGraph(w *strings.Builder, dir string) error {
+	captured, ok, err := readJSONLines(filepath.Join(dir, fileGraph), "time")
+	if err != nil || !ok {
+		return err
+	}
+	plain, _, err := readJSONLines(filepath.Join(dir, fileTime), "time")
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(w, "\n### CUDA graph capture\n\n")
+	fmt.Fprintf(w, "Float32 step medians in ms with ordinary launches (`gpu time`, the median of its rounds) and with the step captured into a CUDA graph and replayed (`gpu time -graph on`, one round after the nofuse stage), the launches of one step (kernel launches + products, and graph launches) and what the executor reported about capture.\n\n")
+	fmt.Fprintf(w, "| workload | ordinary | captured | ordinary ÷ captured | launches ordinary / captured | graph |\n| --- | ---: | ---: | ---: | ---: | --- |\n")
+	count := func(r map[string]any, k string) float64 {
+		if ps, ok := r["per_step"].(map[string]any); ok {
+			if v, ok := ps[k].(float64); ok {
+				return v
+			}
+		}
+		return math.NaN()
+	}
+	launches := func(r map[string]any) string {
+		l, g := count(r, "launches")+count(r, "gemms"), count(r, "graph_launches")
+		switch {
+		case math.IsNaN(l):
+			return "—"
+		case math.IsNaN(g) || g == 0:
+			return fmt.Sprintf("%.0f", l)
+		}
+		return fmt.Sprintf("%.0f + %.0f graph", l, g)
+	}
+	ms := func(r map[string]any) (float64, string) {
+		if r == nil || str(r, "error") != "" || math.IsNaN(num(r, "median_ms")) {
+			return math.NaN(), "—"
+		}
+		v := num(r, "median_ms")
+		return v, fmt.Sprintf("%.3f", v)
+	}
+	var errs []string
+	for _, r := range captured {
+		n := str(r, "workload")
+		if e := str(r, "error"); e != "" {
+			errs = append(errs, fmt.Sprintf("%s, captured: %s", n, e))
+		}
+		p := ourRounds(plain, n)
+		pv, ps := ms(p)
+		cv, cs := ms(r)
+		ratio, pl := "—", "—"
+		if !math.IsNaN(pv) && !math.IsNaN(cv) && cv > 0 {
+			ratio = fmt.Sprintf("%.2f×", pv/cv)
+		}
+		if p != nil {
+			pl = launches(p)
+		}
+		status := str(r, "graph")
+		if status == "" {
+			status = "—"
+		}
+		fmt.Fprintf(w, "| %s | %s | %s | %s | %s / %s | %s |\n", mdCell(n), ps, cs, ratio, pl, launches(r), mdCell(status))
 	}
 	if len(errs) > 0 {
 		fmt.Fprintln(w)

@@ -39,6 +39,11 @@ type timeResult struct {
 	// NoFusion says each elementwise node ran as its own launch
 	// (-fusion off, cuda.ExecOptions.NoFusion).
 	NoFusion bool `json:"no_fusion,omitempty"`
+	// GraphCapture says the steps after the first were replays of a
+	// captured CUDA graph (-graph on, cuda.ExecOptions.GraphCapture);
+	// Graph is the executor's cuda.Exec.GraphStatus after the timed steps.
+	GraphCapture bool   `json:"graph_capture,omitempty"`
+	Graph        string `json:"graph,omitempty"`
 	// PeakBytes is the most device memory the executor held at once
 	// (its buffers, parameters, gradients and Adam moments; not the CUDA
 	// context nor cuBLAS's workspace), like torch.cuda.max_memory_allocated.
@@ -68,8 +73,9 @@ func cmdTime(args []string, out *jsonLines) error {
 	maxSteps := fs.Int("max-steps", 0, "timed steps at most, 0..100000 (0: no limit)")
 	minTime := fs.Duration("min-time", time.Second, "timed wall time at least, >= 0")
 	fusion := fs.String("fusion", "on", "fused elementwise chains: on, or off (one launch per elementwise node, cuda.ExecOptions.NoFusion)")
+	graphs := fs.String("graph", "off", "CUDA graph capture of the step: on (cuda.ExecOptions.GraphCapture), or off")
 	if err := parseFlags(fs, args, "Float32 training step times and peak device memory of bench workloads on a device.", cli.Rules{
-		"device": cli.OneOf("cuda", "emulator"), "workloads": cli.List(cli.NonEmpty), "warmup": cli.IntIn(1, 1000), "fusion": cli.OneOf("on", "off"),
+		"device": cli.OneOf("cuda", "emulator"), "workloads": cli.List(cli.NonEmpty), "warmup": cli.IntIn(1, 1000), "fusion": cli.OneOf("on", "off"), "graph": cli.OneOf("on", "off"),
 		"min-steps": cli.IntIn(1, 100000), "max-steps": cli.IntIn(0, 100000), "min-time": cli.NonNegative,
 	}); err != nil {
 		return err
@@ -87,7 +93,7 @@ func cmdTime(args []string, out *jsonLines) error {
 	out.logf("time: device %s", name)
 	failed := 0
 	for _, w := range ws {
-		r := timeResult{Kind: "time", Device: name, Workload: w.Name, Sizes: w.String(), Dtype: "float32", NoFusion: *fusion == "off"}
+		r := timeResult{Kind: "time", Device: name, Workload: w.Name, Sizes: w.String(), Dtype: "float32", NoFusion: *fusion == "off", GraphCapture: *graphs == "on"}
 		if err := timeOne(&r, w, be, *warmup, *minSteps, *maxSteps, *minTime); err != nil {
 			failed++
 			r.Error = err.Error()
@@ -99,6 +105,9 @@ func cmdTime(args []string, out *jsonLines) error {
 		per := ""
 		if c := r.PerStep; c != nil {
 			per = fmt.Sprintf("  per step %d launches, %d products, %d syncs, %d copies back", c.Launches, c.Gemms, c.Syncs, c.CopiesDtoH)
+			if r.GraphCapture {
+				per += fmt.Sprintf(", %d graph launches (%s)", c.GraphLaunches, r.Graph)
+			}
 		}
 		if err := out.emit(r, fmt.Sprintf("time %-20s median %8.3f ms (%d steps, first %.0f ms)  peak device memory %7.1f MiB  host ops %v%s",
 			w.Name, r.MedianMS, r.Steps, r.FirstMS, float64(r.PeakBytes)/(1<<20), r.Fallback, per)); err != nil {
@@ -119,7 +128,7 @@ func timeOne(r *timeResult, w bench.Workload, be cuda.Backend, warmup, minSteps,
 	}
 	defer run.Close()
 	m := &meter{Backend: be, sizes: map[cuda.Ptr]int64{}}
-	tr, mach, err := deviceTrainer(run, m, r.NoFusion)
+	tr, mach, err := deviceTrainer(run, m, cuda.ExecOptions{NoFusion: r.NoFusion, GraphCapture: r.GraphCapture})
 	if err != nil {
 		return err
 	}
@@ -146,6 +155,9 @@ func timeOne(r *timeResult, w bench.Workload, be cuda.Backend, warmup, minSteps,
 		}
 		c := x.Counters().Sub(c0)
 		r.PerStep = &c
+		if r.GraphCapture {
+			_, r.Graph = x.GraphStatus()
+		}
 	}
 	return nil
 }
@@ -183,6 +195,10 @@ func (m *meter) Free(p cuda.Ptr) error {
 	m.mu.Unlock()
 	return m.Backend.Free(p)
 }
+
+// Unwrap returns the wrapped backend: the executor takes its stream from it
+// (cuda.ExecOptions.GraphCapture) and still allocates through the meter.
+func (m *meter) Unwrap() cuda.Backend { return m.Backend }
 
 // Peak returns the most bytes allocated at once.
 func (m *meter) Peak() int64 {

@@ -110,6 +110,18 @@
 // cublas_api.h (they differ only in enum versus int parameters of the same
 // size). Only a GPU run (scripts/gpu-device.sh) executes the kernels, the
 // JIT of the PTX by the installed driver and the cuBLAS calls.
+//
+// # Streams and graph capture
+//
+// With ExecOptions.GraphCapture an executor queues its work on a stream of
+// its own and replays the steady-state step (program, gradient statistics,
+// step_finish) as one captured CUDA graph (exec_graph.go; docs/gpu.md says
+// what stays outside the graph and when the executor falls back to
+// ordinary launches). The stream and capture entry points are optional
+// symbols of the driver (driver_cuda.go), declared from the CUDA 11.8
+// cuda.h; the emulator (emu_stream.go) and the fake driver emulate capture
+// by recording calls and replaying them in order. The option is off by
+// default and has not run on a GPU.
 package cuda
 
 //go:generate go run ./internal/gen
