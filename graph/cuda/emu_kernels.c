@@ -22,13 +22,13 @@ int gdattn_emu_dispatch(int k, void **a) {
     (void)a;
     switch (k) {
     case 0:
-        adam_multi_m64_f32(*(long long *)a[0], *(int *)a[1], *(void **)a[2], *(double *)a[3], *(double *)a[4], *(double *)a[5], *(double *)a[6], *(double *)a[7], *(double *)a[8], *(int *)a[9], *(void **)a[10], *(void **)a[11], *(void **)a[12]);
+        adam_multi_m64_f32(*(long long *)a[0], *(int *)a[1], *(void **)a[2], *(double *)a[3], *(double *)a[4], *(double *)a[5], *(void **)a[6], *(int *)a[7], *(void **)a[8], *(void **)a[9], *(void **)a[10]);
         return 0;
     case 1:
-        adam_multi_m64_f64(*(long long *)a[0], *(int *)a[1], *(void **)a[2], *(double *)a[3], *(double *)a[4], *(double *)a[5], *(double *)a[6], *(double *)a[7], *(double *)a[8], *(int *)a[9], *(void **)a[10], *(void **)a[11], *(void **)a[12]);
+        adam_multi_m64_f64(*(long long *)a[0], *(int *)a[1], *(void **)a[2], *(double *)a[3], *(double *)a[4], *(double *)a[5], *(void **)a[6], *(int *)a[7], *(void **)a[8], *(void **)a[9], *(void **)a[10]);
         return 0;
     case 2:
-        adam_multi_m32_f32(*(long long *)a[0], *(int *)a[1], *(void **)a[2], *(double *)a[3], *(double *)a[4], *(double *)a[5], *(double *)a[6], *(double *)a[7], *(double *)a[8], *(int *)a[9], *(void **)a[10], *(void **)a[11], *(void **)a[12]);
+        adam_multi_m32_f32(*(long long *)a[0], *(int *)a[1], *(void **)a[2], *(double *)a[3], *(double *)a[4], *(double *)a[5], *(void **)a[6], *(int *)a[7], *(void **)a[8], *(void **)a[9], *(void **)a[10]);
         return 0;
     case 3:
         attn_fwd_f32(*(long long *)a[0], *(int *)a[1], *(void **)a[2], *(int *)a[3], *(int *)a[4], *(int *)a[5], *(void **)a[6], *(void **)a[7], *(int *)a[8], *(void **)a[9], *(void **)a[10]);

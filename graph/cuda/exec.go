@@ -57,13 +57,14 @@ type ExecOptions struct {
 	NoFusion bool
 	// GraphCapture gives the executor a device stream of its own and,
 	// from the second RunStep on, captures the step's launches (forward,
-	// backward, gradient statistics, clip factor and NaN/Inf guard) once
-	// into a CUDA graph that each later RunStep replays with one graph
-	// launch; the Adam update runs after it as ordinary launches (its
-	// step size changes every step). RunStep falls back to ordinary
-	// launches, for good, when the program has ops on the host, with
-	// MachineOptions.Trace, or when a capture fails, and captures again
-	// when the clip norm changes (GraphStatus says which). Run and
+	// backward, gradient statistics, clip factor, NaN/Inf guard and the
+	// Adam update, which reads its per-step numbers from device memory)
+	// once into a CUDA graph that each later RunStep replays with one
+	// graph launch. RunStep falls back to ordinary launches, for good,
+	// when the program has ops on the host, with MachineOptions.Trace, or
+	// when a capture fails, and captures again when the clip norm or
+	// Adam's β1, β2, ε or weight-decay mode change (GraphStatus says
+	// which). Run and
 	// AdamUpdate never capture. NewExecutorWith's factory fails when the
 	// backend cannot capture (no streams, or a CUDA driver without the
 	// graph API); a Backend that wraps another (e.g. to count its

@@ -3,26 +3,37 @@ package cuda
 import (
 	"fmt"
 	"runtime"
+
+	"github.com/gdattn/gdattn/graph"
 )
 
 // graphState is the executor's ExecOptions.GraphCapture state.
 //
-// The captured region of a RunStep is the program's ops, the gradient
-// statistics and step_finish (clip factor, NaN/Inf guard, loss): every
-// launch there reads and writes the executor's fixed device buffers (the
-// memory plan lays them out once, in newExec) and takes no argument that
-// changes between steps except the clip norm, which is the graph's key.
-// What stays outside: the uploads of the inputs and parameters before it
-// (host-to-device copies on the same stream, so they are ordered before
-// the replay) and the Adam update after it, whose step size (learning rate
-// over bias correction) changes every step and is passed by value.
+// The captured region of a RunStep is the whole step on the device: the
+// program's ops, the gradient statistics, step_finish (clip factor,
+// NaN/Inf guard, loss) and the Adam update. Every launch there reads and
+// writes the executor's fixed device buffers (the memory plan lays them
+// out once, in newExec); the numbers that change every step (the update's
+// step size and bias correction) are read from device memory (upd.hyp),
+// and the arguments passed by value that a caller can change (clip norm,
+// β1, β2, ε, decoupled weight decay) and the update's tables make the
+// graph's key. What stays outside: the uploads before it (inputs,
+// parameters not resident, the update's numbers), host-to-device copies
+// on the same stream, ordered before the replay.
 type graphState struct {
-	stream Backend // the executor's own stream (NewStream), nil without GraphCapture
-	g      grapher // the same stream's capture
-	ready  bool    // a captured graph is the current step
-	clip   float64 // the clip norm the graph was captured with
-	steps  int     // RunSteps run with ordinary launches so far
-	off    string  // why capture is off for good ("" while it may capture)
+	stream Backend  // the executor's own stream (NewStream), nil without GraphCapture
+	g      grapher  // the same stream's capture
+	ready  bool     // a captured graph is the current step
+	key    graphKey // what the graph was captured with
+	steps  int      // RunSteps run with ordinary launches so far
+	off    string   // why capture is off for good ("" while it may capture)
+}
+
+// graphKey is what a captured step's launches take by value.
+type graphKey struct {
+	clip, b1, b2, eps float64
+	decoupled         bool
+	groups            int // updState.gen
 }
 
 // graphWarmup is the number of ordinary RunSteps before the first capture:
@@ -99,7 +110,7 @@ func (x *Exec) GraphStatus() (replays bool, why string) {
 	case x.gr.stream == nil:
 		return false, "ExecOptions.GraphCapture is off"
 	case x.gr.ready:
-		return true, fmt.Sprintf("replaying the step captured with clip norm %v", x.gr.clip)
+		return true, fmt.Sprintf("replaying the step captured with clip norm %v", x.gr.key.clip)
 	case x.gr.off != "":
 		return false, x.gr.off
 	case x.count(false) > 0:
@@ -110,9 +121,9 @@ func (x *Exec) GraphStatus() (replays bool, why string) {
 	return false, fmt.Sprintf("capturing after %d ordinary step(s), %d run", graphWarmup, x.gr.steps)
 }
 
-// queueStep queues the step's launches before the update: the program's
-// ops, the gradients' statistics and step_finish.
-func (x *Exec) queueStep(lv *value, clipNorm float64) error {
+// queueStep queues the step's launches: the program's ops, the gradients'
+// statistics, step_finish and the update.
+func (x *Exec) queueStep(lv *value, clipNorm float64, u graph.AdamUpdate) error {
 	if err := x.launchOps(); err != nil {
 		return err
 	}
@@ -123,17 +134,21 @@ func (x *Exec) queueStep(lv *value, clipNorm float64) error {
 	if err := x.b.Launch("step_finish"+suffix(lv.dt), 1, int64(1), int32(len(x.prog.Params)), lv.ptr, blk+x.statsOff(), clipNorm, blk, blk+x.badOff()); err != nil {
 		return fmt.Errorf("cuda: RunStep: %w", err)
 	}
+	if err := x.launchAdam(u); err != nil {
+		return fmt.Errorf("cuda: RunStep: update: %w", err)
+	}
 	return nil
 }
 
-// stepLaunches queues the step's launches before the update: by replaying
-// the captured graph when there is one for clipNorm, by capturing it when
-// the step may be captured, else as ordinary launches.
-func (x *Exec) stepLaunches(lv *value, clipNorm float64) error {
+// stepLaunches queues the step's launches: by replaying the captured graph
+// when there is one for this key, by capturing it when the step may be
+// captured, else as ordinary launches.
+func (x *Exec) stepLaunches(lv *value, clipNorm float64, u graph.AdamUpdate) error {
 	if x.gr.stream == nil {
-		return x.queueStep(lv, clipNorm)
+		return x.queueStep(lv, clipNorm, u)
 	}
-	if x.gr.ready && x.gr.clip != clipNorm {
+	key := graphKey{clip: clipNorm, b1: u.Beta1, b2: u.Beta2, eps: u.Eps, decoupled: u.Decoupled, groups: x.upd.gen}
+	if x.gr.ready && x.gr.key != key {
 		x.gr.ready = false
 		if err := x.gr.g.DropGraph(); err != nil {
 			return fmt.Errorf("cuda: RunStep: %w", err)
@@ -142,14 +157,14 @@ func (x *Exec) stepLaunches(lv *value, clipNorm float64) error {
 	if !x.gr.ready {
 		if x.gr.off != "" || x.count(false) > 0 || x.prog.Trace || x.gr.steps < graphWarmup {
 			x.gr.steps++
-			return x.queueStep(lv, clipNorm)
+			return x.queueStep(lv, clipNorm, u)
 		}
-		if err := x.capture(lv, clipNorm); err != nil {
+		if err := x.capture(lv, clipNorm, u, key); err != nil {
 			// Nothing of the step ran: run it with ordinary launches
 			// and never capture again.
 			x.gr.off = err.Error()
 			x.gr.steps++
-			return x.queueStep(lv, clipNorm)
+			return x.queueStep(lv, clipNorm, u)
 		}
 	}
 	x.cnt.c.GraphLaunches++
@@ -162,13 +177,13 @@ func (x *Exec) stepLaunches(lv *value, clipNorm float64) error {
 // capture records the step's launches into the stream's graph. The OS
 // thread is locked meanwhile: the GPU backend captures in thread-local
 // mode.
-func (x *Exec) capture(lv *value, clipNorm float64) error {
+func (x *Exec) capture(lv *value, clipNorm float64, u graph.AdamUpdate, key graphKey) error {
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
 	if err := x.gr.g.BeginCapture(); err != nil {
 		return err
 	}
-	qerr := x.queueStep(lv, clipNorm)
+	qerr := x.queueStep(lv, clipNorm, u)
 	if err := x.gr.g.EndCapture(); err != nil {
 		return err
 	}
@@ -176,6 +191,6 @@ func (x *Exec) capture(lv *value, clipNorm float64) error {
 		_ = x.gr.g.DropGraph()
 		return qerr
 	}
-	x.gr.ready, x.gr.clip = true, clipNorm
+	x.gr.ready, x.gr.key = true, key
 	return nil
 }

@@ -49,6 +49,12 @@ type updState struct {
 	groups []adamGroup // nil until built (moments allocated)
 	wd     Ptr         // per parameter: its weight decay (uploaded when it changes)
 	wdHost []float64   // what wd holds
+	// hyp holds the update's per-step numbers (step size lr/bc1,
+	// 1/sqrt(bc2), lr), uploaded before each update: adam_multi reads
+	// them from device memory, so a captured step replays unchanged.
+	hyp     Ptr
+	hypHost []float64 // its own allocation: cgo refuses pointers into a struct holding Go pointers
+	gen     int       // bumped each time groups is built (the graph key)
 
 	stat *statPlan // nil until built
 
@@ -330,17 +336,16 @@ func (x *Exec) ensureGroups() error {
 		groups = append(groups, adamGroup{kernel: name, np: np, n: tab[np], tab: p})
 	}
 	u.groups = groups
+	u.gen++
 	return nil
 }
 
-// launchAdam queues the update of every parameter; the gradient scale and
-// the skip flag are read from the step block's ctl.
-func (x *Exec) launchAdam(u graph.AdamUpdate) error {
+// uploadAdam uploads what the update reads from device memory: the
+// weight decays (when they change) and the step's hyp numbers. It comes
+// before the update's launches and outside any capture.
+func (x *Exec) uploadAdam(u graph.AdamUpdate) error {
 	if len(u.WeightDecay) != len(x.prog.Params) {
 		return fmt.Errorf("%d weight decays for %d parameters", len(u.WeightDecay), len(x.prog.Params))
-	}
-	if err := x.ensureGroups(); err != nil {
-		return err
 	}
 	s := &x.upd
 	if s.wd == 0 {
@@ -350,6 +355,14 @@ func (x *Exec) launchAdam(u graph.AdamUpdate) error {
 		}
 		s.wd = p
 	}
+	if s.hyp == 0 {
+		s.hypHost = make([]float64, 3)
+		p, err := x.alloc(int64(len(s.hypHost)) * 8)
+		if err != nil {
+			return err
+		}
+		s.hyp = p
+	}
 	if !slices.Equal(s.wdHost, u.WeightDecay) {
 		if len(u.WeightDecay) > 0 {
 			if err := x.b.CopyHtoD(s.wd, unsafe.Pointer(&u.WeightDecay[0]), int64(len(u.WeightDecay))*8); err != nil {
@@ -358,13 +371,21 @@ func (x *Exec) launchAdam(u graph.AdamUpdate) error {
 		}
 		s.wdHost = slices.Clone(u.WeightDecay)
 	}
+	s.hypHost[0], s.hypHost[1], s.hypHost[2] = u.LR/u.BC1, 1/math.Sqrt(u.BC2), u.LR
+	return x.b.CopyHtoD(s.hyp, unsafe.Pointer(&s.hypHost[0]), int64(len(s.hypHost))*8)
+}
+
+// launchAdam queues the update of every parameter (uploadAdam first); the
+// gradient scale and the skip flag are read from the step block's ctl.
+func (x *Exec) launchAdam(u graph.AdamUpdate) error {
+	s := &x.upd
 	dec := int32(0)
 	if u.Decoupled {
 		dec = 1
 	}
 	for _, g := range s.groups {
 		if err := x.b.Launch(g.kernel, g.n, g.n, int32(g.np), g.tab, u.Beta1, u.Beta2, u.Eps,
-			u.LR/u.BC1, 1/math.Sqrt(u.BC2), u.LR, dec, s.wd, s.block, s.block+x.badOff()); err != nil {
+			s.hyp, dec, s.wd, s.block, s.block+x.badOff()); err != nil {
 			return err
 		}
 	}
@@ -393,6 +414,12 @@ func (x *Exec) AdamUpdate(u graph.AdamUpdate) error {
 		return fmt.Errorf("cuda: device update: %w", err)
 	}
 	if err := x.b.Zero(x.upd.block+x.badOff(), int64(len(x.prog.Params))*8); err != nil {
+		return fmt.Errorf("cuda: device update: %w", err)
+	}
+	if err := x.ensureGroups(); err != nil {
+		return fmt.Errorf("cuda: device update: %w", err)
+	}
+	if err := x.uploadAdam(u); err != nil {
 		return fmt.Errorf("cuda: device update: %w", err)
 	}
 	if err := x.launchAdam(u); err != nil {
@@ -442,11 +469,11 @@ func (x *Exec) RunStep(u graph.AdamUpdate, clipNorm float64) (graph.StepReport, 
 	lv := x.byNode[x.prog.Loss]
 	np := len(x.prog.Params)
 	blk := x.upd.block
-	if err := x.stepLaunches(lv, clipNorm); err != nil {
-		return rep, err
-	}
-	if err := x.launchAdam(u); err != nil {
+	if err := x.uploadAdam(u); err != nil {
 		return rep, fmt.Errorf("cuda: RunStep: update: %w", err)
+	}
+	if err := x.stepLaunches(lv, clipNorm, u); err != nil {
+		return rep, err
 	}
 	if err := x.b.Sync(); err != nil {
 		return rep, fmt.Errorf("cuda: %w", err)

@@ -8,7 +8,9 @@
  *     m  = b1·m + (1−b1)·g'          v = b2·v + (1−b2)·g'²
  *     w  = w·keep − step·m / (sqrt(v)·rbc2 + eps)
  *
- * with step = lr/bc1, rbc2 = 1/sqrt(bc2), and for parameter k of weight
+ * with step = lr/bc1, rbc2 = 1/sqrt(bc2) and lr read from hyp[0], hyp[1],
+ * hyp[2] in device memory (they change every step, and a captured CUDA
+ * graph replays its launches' arguments unchanged), and for parameter k of weight
  * decay wd[k]: keep = 1 − lr·wd (AdamW: decoupled) or 1, l2 = wd (Adam) or
  * 0. The new moments are computed in double from the stored ones and
  * rounded to the moments' type when stored (float moments: the host's
@@ -31,10 +33,11 @@
 #define GDATTN_ADAM_MULTI(T, S, M, MS)                                        \
     GDATTN_KERNEL GDATTN_NAME(adam_multi##MS, S)(                             \
         long long n, int np, const long long *tab, double b1, double b2,      \
-        double eps, double step, double rbc2, double lr, int decoupled,       \
+        double eps, const double *hyp, int decoupled,                         \
         const double *wd, const double *ctl, double *bad) {                   \
         if (ctl[1] != 0) return;                                              \
         double scale = ctl[0];                                                \
+        double step = hyp[0], rbc2 = hyp[1], lr = hyp[2];                     \
         GDATTN_GRID_STRIDE(i, n) {                                            \
             int k = gdattn_segment(tab, np, i);                               \
             long long j = i - tab[k];                                         \
