@@ -220,8 +220,8 @@ func newExec(b Backend, p *graph.Program, opts ExecOptions) (x *Exec, err error)
 	x.b, x.cnt = cb, cb
 	defer func() {
 		if err != nil {
+			_ = x.closeStream()
 			x.free()
-			x.closeStream()
 		}
 	}()
 	for _, n := range p.Nodes {
@@ -665,8 +665,11 @@ func (x *Exec) Close() error {
 		return nil
 	}
 	x.closed = true
+	// The stream first: its Close waits for its queued work, which may
+	// still use the buffers.
+	err := x.closeStream()
 	x.free()
-	return x.closeStream()
+	return err
 }
 
 // Placement describes where one op of the program runs.
