@@ -120,8 +120,11 @@
 // ordinary launches). The stream and capture entry points are optional
 // symbols of the driver (driver_cuda.go), declared from the CUDA 11.8
 // cuda.h; the emulator (emu_stream.go) and the fake driver emulate capture
-// by recording calls and replaying them in order. The option is off by
-// default and has not run on a GPU.
+// by recording calls and replaying them in order; a fake driver built
+// without cuGraphLaunch (TestGPUGraphCaptureUnsupported) checks that an old
+// driver still opens and that the option is then an error naming the
+// missing entry point. The option is off by default and has not run on a
+// GPU.
 package cuda
 
 //go:generate go run ./internal/gen

@@ -12,6 +12,9 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+
+	"github.com/gdattn/gdattn/graph"
+	"gorgonia.org/tensor"
 )
 
 // fakeEnv marks the child process of TestGPUBackendOnFakeDriver.
@@ -26,7 +29,7 @@ const fakeEnv = "GDATTN_FAKE_CUDA"
 // runs every test of the package (the executor's -tags gdcuda tests included)
 // unless GDATTN_FAKE_RUN gives another -test.run pattern.
 func TestGPUBackendOnFakeDriver(t *testing.T) {
-	out := runOnFakeDriver(t, false)
+	out := runOnFakeDriver(t, false, nil)
 	if strings.Contains(out, "--- SKIP: TestGPUSelfTest") {
 		t.Fatalf("TestGPUSelfTest skipped on the fake driver:\n%s", out)
 	}
@@ -38,7 +41,7 @@ func TestGPUBackendOnFakeDriver(t *testing.T) {
 func TestGPUGemmWithoutCuBLAS(t *testing.T) {
 	t.Setenv("GDATTN_FAKE_RUN", "^TestGPUSelfTest$")
 	t.Setenv("GDATTN_NO_CUBLAS", "1")
-	out := runOnFakeDriver(t, false)
+	out := runOnFakeDriver(t, false, nil)
 	if !strings.Contains(out, "Gemm by the gemm_naive kernel (GDATTN_NO_CUBLAS set)") {
 		t.Fatalf("Gemm did not use the gemm_naive kernel:\n%s", out)
 	}
@@ -56,7 +59,7 @@ func TestGPUKernelRaces(t *testing.T) {
 	if os.Getenv("GDATTN_FAKE_TSAN") == "" {
 		t.Skip("set GDATTN_FAKE_TSAN=1 to run the kernels under ThreadSanitizer")
 	}
-	out := runOnFakeDriver(t, true)
+	out := runOnFakeDriver(t, true, nil)
 	races, other := kernelRaces(out)
 	if len(races) > 0 {
 		t.Fatalf("%d data races between work items of kernels; the first:\n%s", len(races), races[0])
@@ -89,9 +92,58 @@ func kernelRaces(out string) (races []string, other int) {
 
 var dispatchCaseRE = regexp.MustCompile(`(?m)^    case (\d+):\n        (\w+)\(`)
 
+// TestGPUGraphCaptureUnsupported runs the executor tests on a fake driver
+// without cuGraphLaunch (an old driver): Open works, ordinary executors
+// work, and ExecOptions.GraphCapture is an error naming the missing entry
+// point (TestGraphCaptureNoGraphAPI in the child), never a panic.
+func TestGPUGraphCaptureUnsupported(t *testing.T) {
+	t.Setenv("GDATTN_FAKE_RUN", "^(TestGraphCaptureNoGraphAPI|TestGPUSelfTest)$")
+	t.Setenv("GDATTN_FAKE_NO_GRAPHS", "1")
+	out := runOnFakeDriver(t, false, []string{"-DFAKE_NO_GRAPHS"})
+	if !strings.Contains(out, "--- PASS: TestGraphCaptureNoGraphAPI") {
+		t.Fatalf("TestGraphCaptureNoGraphAPI did not pass on the fake driver without graphs:\n%s", out)
+	}
+	t.Logf("%s", grepLines(out, `^(--- |ok|PASS)|backend:|lacks`))
+}
+
+// TestGraphCaptureNoGraphAPI runs only inside TestGPUGraphCaptureUnsupported.
+func TestGraphCaptureNoGraphAPI(t *testing.T) {
+	if os.Getenv("GDATTN_FAKE_NO_GRAPHS") == "" {
+		t.Skip("runs on the fake driver without graphs (TestGPUGraphCaptureUnsupported)")
+	}
+	be, _ := execBackend(t)
+	for _, capture := range []bool{false, true} {
+		m, err := buildModel("tf", tensor.Float64, 9)
+		if err != nil {
+			t.Fatal(err)
+		}
+		opts := ExecOptions{GraphCapture: capture, DeviceGrads: true, Logf: func(string, ...any) {}}
+		mach, err := graph.NewMachine(m.s, m.loss, graph.MachineOptions{Executor: NewExecutorWith(be, opts)})
+		if capture {
+			if err == nil || !strings.Contains(err.Error(), "lacks cuGraphLaunch") {
+				t.Errorf("GraphCapture without cuGraphLaunch: %v, want an error naming it", err)
+			} else {
+				t.Logf("GraphCapture: %v", err)
+			}
+			if err == nil {
+				mach.Close()
+			}
+			continue
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := mach.Run(); err != nil {
+			t.Errorf("ordinary executor on the driver without graphs: %v", err)
+		}
+		mach.Close()
+	}
+}
+
 // runOnFakeDriver builds the fake driver (threaded and under ThreadSanitizer
-// with tsan) and runs this test binary against it; it returns the output.
-func runOnFakeDriver(t *testing.T, tsan bool) string {
+// with tsan; cflags adds compiler flags) and runs this test binary against
+// it; it returns the output.
+func runOnFakeDriver(t *testing.T, tsan bool, cflags []string) string {
 	t.Helper()
 	if os.Getenv(fakeEnv) != "" {
 		t.Skip("inside a fake-driver run")
@@ -151,6 +203,7 @@ func runOnFakeDriver(t *testing.T, tsan bool) string {
 		// ordered before each launch by a Go mutex it cannot see.
 		env = append(env, "LD_PRELOAD="+rtPath, "TSAN_OPTIONS=history_size=4")
 	}
+	args = append(args, cflags...)
 	args = append(args, filepath.Join("testdata", "fakecuda.c"), "emu_kernels.c", namesC, "-lm")
 	if out, err := exec.Command(cc, args...).CombinedOutput(); err != nil {
 		t.Fatalf("building the fake driver: %v\n%s", err, out)
