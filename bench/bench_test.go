@@ -76,15 +76,29 @@ func benchSet(b *testing.B, ws []Workload, name func(Workload) string, mode Mode
 	}
 }
 
-func blocks(w Workload) string  { return fmt.Sprintf("blocks=%d", w.depth()) }
+func blocks(w Workload) string {
+	if w.FuseEncoder {
+		return fmt.Sprintf("blocks=%d-fused", w.depth())
+	}
+	return fmt.Sprintf("blocks=%d", w.depth())
+}
 func nLayers(w Workload) string { return fmt.Sprintf("layers=%d", w.depth()) }
 func model(w Workload) string   { return "model=" + string(w.Model) }
 
 // BenchmarkGDTrainStep times one training step (forward, backward, Adam) of
 // the synthetic GD model at the paper's sizes: batch 512, N=10, d=10, d'=5,
-// C=25, softmax kernel, 1 and 2 blocks.
+// C=25, softmax kernel, 1 and 2 blocks; blocks=K-fused with
+// gd.Config.FuseEncoder.
 func BenchmarkGDTrainStep(b *testing.B) {
-	benchSet(b, []Workload{SyntheticGD(1), SyntheticGD(2)}, blocks, Train)
+	benchSet(b, []Workload{SyntheticGD(1), SyntheticGD(2), fusedGD(1), fusedGD(2)}, blocks, Train)
+}
+
+// fusedGD is SyntheticGD(k) with gd.Config.FuseEncoder.
+func fusedGD(k int) Workload {
+	w := SyntheticGD(k)
+	w.Name += "-fused"
+	w.FuseEncoder = true
+	return w
 }
 
 // BenchmarkGDInfer times the forward pass to the logits of the same models.

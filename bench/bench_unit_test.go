@@ -28,7 +28,7 @@ func TestRunners(t *testing.T) {
 	regrouped := SyntheticTF(1)
 	regrouped.Name += "-regroup"
 	regrouped.RegroupQuery = true
-	ws := append(ICLWorkloads(), regrouped, LM(ModelGDLM, LMSmall), LM(ModelGPT, LMSmall))
+	ws := append(ICLWorkloads(), regrouped, fusedGD(2), LM(ModelGDLM, LMSmall), LM(ModelGPT, LMSmall))
 	for _, w := range ws {
 		for _, dt := range []tensor.Dtype{tensor.Float32, tensor.Float64} {
 			for _, mode := range []Mode{Train, Infer} {
@@ -68,6 +68,7 @@ func TestRunnerErrors(t *testing.T) {
 		{"few-shot ways", Workload{Name: "x", Model: ModelGD, Task: TaskFewShot, Batch: 1, N: 7, D: 3, DPrime: 2, C: 5}, "not a multiple"},
 		{"tokens for gd", Workload{Name: "x", Model: ModelGD, Task: TaskTokens, Batch: 1, N: 4, D: 3, DPrime: 2, C: 4}, "no in-context minibatch"},
 		{"regroup for gd", Workload{Name: "x", Model: ModelGD, Batch: 1, N: 4, D: 3, DPrime: 2, C: 4, RegroupQuery: true}, "only for the Trained TF"},
+		{"fuse for tf", Workload{Name: "x", Model: ModelTF, Batch: 1, N: 4, D: 3, DPrime: 2, C: 4, FuseEncoder: true}, "only for the GD model"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := NewRunner(tc.w, tensor.Float64, Train, 1)

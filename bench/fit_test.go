@@ -49,7 +49,7 @@ func fitSetup(b *testing.B, w Workload, dt tensor.Dtype) (train.Model, *train.Ru
 	}
 	var m train.Model
 	if w.Model == ModelGD {
-		m, err = gd.NewModel(s, gd.Config{D: w.D, DPrime: w.DPrime, C: w.C, N: w.N, Blocks: w.depth(), Kernel: layers.Softmax(1)}, w.Batch)
+		m, err = gd.NewModel(s, gd.Config{D: w.D, DPrime: w.DPrime, C: w.C, N: w.N, Blocks: w.depth(), Kernel: layers.Softmax(1), FuseEncoder: w.FuseEncoder}, w.Batch)
 	} else {
 		m, err = tf.NewModel(s, tf.Config{D: w.D, DPrime: w.DPrime, C: w.C, N: w.N, Layers: w.depth(), Cross: w.Cross, Kernel: layers.Softmax(1), RegroupQuery: w.RegroupQuery}, w.Batch)
 	}

@@ -63,6 +63,9 @@ type Workload struct {
 	// query with its values regrouped, (Σ_i w_i z_i)·(W_V P). Only for
 	// ModelTF.
 	RegroupQuery bool
+	// FuseEncoder sets gd.Config.FuseEncoder: the GD model's first
+	// residuals (α/N)(w_{e,y_i} − w̄_e) as one op. Only for ModelGD.
+	FuseEncoder bool
 
 	Vocab, Context, Heads int
 	// FF appends the feed-forward block to the GD language model ("GD + FF"
@@ -172,7 +175,11 @@ func (w Workload) Language() bool { return w.Model == ModelGDLM || w.Model == Mo
 func (w Workload) String() string {
 	switch w.Model {
 	case ModelGD:
-		return fmt.Sprintf("gd K=%d B=%d N=%d d=%d d'=%d C=%d", w.depth(), w.Batch, w.N, w.D, w.DPrime, w.C)
+		s := fmt.Sprintf("gd K=%d B=%d N=%d d=%d d'=%d C=%d", w.depth(), w.Batch, w.N, w.D, w.DPrime, w.C)
+		if w.FuseEncoder {
+			s += " fused encoder"
+		}
+		return s
 	case ModelTF:
 		s := fmt.Sprintf("tf L=%d cross=%v B=%d N=%d d=%d d'=%d C=%d", w.depth(), w.Cross, w.Batch, w.N, w.D, w.DPrime, w.C)
 		if w.RegroupQuery {
@@ -199,6 +206,9 @@ func (w Workload) Validate() error {
 	}
 	if w.RegroupQuery && w.Model != ModelTF {
 		return fmt.Errorf("bench: workload %q: RegroupQuery is only for the Trained TF", w.Name)
+	}
+	if w.FuseEncoder && w.Model != ModelGD {
+		return fmt.Errorf("bench: workload %q: FuseEncoder is only for the GD model", w.Name)
 	}
 	switch w.Model {
 	case ModelGD, ModelTF:
@@ -367,7 +377,7 @@ func (r *Runner) build(seed uint64) error {
 		var feed func([]float64, []int) error
 		var target *G.Node
 		if w.Model == ModelGD {
-			m, err := gd.NewModel(s, gd.Config{D: w.D, DPrime: w.DPrime, C: w.C, N: w.N, Blocks: w.depth(), Kernel: layers.Softmax(1)}, w.Batch)
+			m, err := gd.NewModel(s, gd.Config{D: w.D, DPrime: w.DPrime, C: w.C, N: w.N, Blocks: w.depth(), Kernel: layers.Softmax(1), FuseEncoder: w.FuseEncoder}, w.Batch)
 			if err != nil {
 				return err
 			}

@@ -52,7 +52,9 @@
 // # Config schema
 //
 // [Config] and [LMConfig] are saved as JSON objects whose keys are the json
-// tags of their fields (lower-case snake_case). Every key is written; on
+// tags of their fields (lower-case snake_case). Every key is written but
+// "fuse_encoder", which is written only when true (so that the configs
+// saved before it existed read and key the same); on
 // reading, a missing key means the field's zero value (its documented
 // default), and an unknown key, a key in another case, a value of the wrong
 // type or an unknown enum name is an error naming the key. Enums are
@@ -66,6 +68,7 @@
 //	"kernel"   kernel | null (softmax(1))    "mean_e", "diag_p", "ff"       bool
 //	"alpha", "lambda"          number
 //	"fixed_alpha", "bias", "literal", "zero_column"  bool
+//	"fuse_encoder"  bool (absent: false)
 //	"erase"    "exact" | "lambda"
 //	"erase_kernel"  "rbf" | "softmax"
 //

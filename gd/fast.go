@@ -32,20 +32,25 @@ import (
 func (m *Model) buildStructured(step *G.Node, kern layers.Kernel, bk *layers.BuiltinKernel) error {
 	cfg, s := m.Cfg, m.s
 	B, T, N, dp, C := m.Batch, cfg.N+1, cfg.N, cfg.DPrime, cfg.C
-	wy := m.enc.WY                                                                   // (B*T, d'): the encoder's w_{e,y}, 0 at the query
-	wy = G.Must(ops.Slice(G.Must(ops.Reshape(wy, tensor.Shape{B, T, dp})), 1, 0, N)) // (B, N, d')
-	meanCol, err := s.Const("structured_mean_weights", tensor.Shape{C, 1}, fill(C, 1/float64(C)))
-	if err != nil {
-		return err
+	var wy, e *G.Node
+	if !cfg.FuseEncoder || cfg.Blocks > 1 {
+		wy = m.enc.WY                                                                    // (B*T, d'): the encoder's w_{e,y}, 0 at the query
+		wy = G.Must(ops.Slice(G.Must(ops.Reshape(wy, tensor.Shape{B, T, dp})), 1, 0, N)) // (B, N, d')
 	}
-	ops.MarkData(meanCol)
-	ones, err := s.Const("structured_context_rows", tensor.Shape{B * N, 1}, fill(B*N, 1))
-	if err != nil {
-		return err
+	if !cfg.FuseEncoder { // with FuseEncoder the first block's residuals are one op
+		meanCol, err := s.Const("structured_mean_weights", tensor.Shape{C, 1}, fill(C, 1/float64(C)))
+		if err != nil {
+			return err
+		}
+		ops.MarkData(meanCol)
+		ones, err := s.Const("structured_context_rows", tensor.Shape{B * N, 1}, fill(B*N, 1))
+		if err != nil {
+			return err
+		}
+		ops.MarkData(ones)
+		wbar := G.Must(ops.MatMul(m.We, meanCol, false, false))                                      // (d', 1)
+		e = G.Must(ops.Reshape(G.Must(ops.MatMul(ones, wbar, false, true)), tensor.Shape{B, N, dp})) // (B, N, d'): E(w_e|0) = w̄_e
 	}
-	ops.MarkData(ones)
-	wbar := G.Must(ops.MatMul(m.We, meanCol, false, false))                                       // (d', 1)
-	e := G.Must(ops.Reshape(G.Must(ops.MatMul(ones, wbar, false, true)), tensor.Shape{B, N, dp})) // (B, N, d'): E(w_e|0) = w̄_e
 	f0, err := s.Const("structured_f0", tensor.Shape{B, T, dp}, make([]float64, B*T*dp))
 	if err != nil {
 		return err
@@ -59,7 +64,14 @@ func (m *Model) buildStructured(step *G.Node, kern layers.Kernel, bk *layers.Bui
 		return err
 	}
 	for k := 0; k < cfg.Blocks; k++ {
-		r := G.Must(G.Mul(step, G.Must(G.Sub(wy, e)))) // (B, N, d'): (α/N)(w_{e,y_i} − E_i)
+		var r *G.Node // (B, N, d'): (α/N)(w_{e,y_i} − E_i)
+		if k == 0 && cfg.FuseEncoder {
+			if r, err = ops.LabelResiduals(m.We, m.Labels, step, N); err != nil {
+				return err
+			}
+		} else {
+			r = G.Must(G.Mul(step, G.Must(G.Sub(wy, e))))
+		}
 		if k == cfg.Blocks-1 {
 			// The loss reads f_K at the query alone: the last block's
 			// update of that row only. F[K] below is every row's, for

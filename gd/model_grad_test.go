@@ -56,6 +56,8 @@ func TestModelGradients(t *testing.T) {
 		{"heads=2", func(c *Config) { c.Blocks = 2; c.Heads = 2 }},
 		{"zerocolumn", func(c *Config) { c.Blocks = 2; c.ZeroColumn = true }},
 		{"lambda-rbf", func(c *Config) { c.Blocks = 2; c.Erase = EraseLambda; c.Lambda = 3 }},
+		{"fused/K=1", func(c *Config) { c.Blocks = 1; c.FuseEncoder = true }},
+		{"fused/K=2-zerocolumn", func(c *Config) { c.Blocks = 2; c.ZeroColumn = true; c.FuseEncoder = true }},
 		{"literal/K=2", func(c *Config) { c.Blocks = 2; c.Literal = true }},
 		{"literal/heads=2", func(c *Config) { c.Blocks = 2; c.Heads = 2; c.Literal = true }},
 	}

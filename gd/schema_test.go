@@ -17,9 +17,9 @@ func TestConfigJSON(t *testing.T) {
 	cfg := Config{D: 10, DPrime: 5, C: 25, N: 10, Form: OneStep, Blocks: 1,
 		Kernel: layers.Sum(layers.RBF(0.5), layers.Scaled(0.25, layers.Linear())),
 		Alpha:  2, FixedAlpha: true, Bias: true, Heads: 3, Erase: EraseLambda, Lambda: 50,
-		EraseKernel: "softmax", Literal: true, ZeroColumn: true}
+		EraseKernel: "softmax", Literal: true, ZeroColumn: true, FuseEncoder: true}
 	const want = `{"d":10,"d_prime":5,"c":25,"n":10,"blocks":1,"alpha":2,"fixed_alpha":true,"bias":true,"heads":3,` +
-		`"lambda":50,"erase_kernel":"softmax","literal":true,"zero_column":true,"likelihood":"categorical","form":"one-step","erase":"lambda",` +
+		`"lambda":50,"erase_kernel":"softmax","literal":true,"zero_column":true,"fuse_encoder":true,"likelihood":"categorical","form":"one-step","erase":"lambda",` +
 		`"kernel":{"name":"sum","terms":[{"name":"rbf","gamma":0.5,"learnable":true},{"name":"scaled","beta":0.25,"learnable":true,"kernel":{"name":"linear"}}]}}`
 	b, err := json.Marshal(cfg)
 	if err != nil {
@@ -41,6 +41,11 @@ func TestConfigJSON(t *testing.T) {
 		t.Errorf("round trip gives %+v, want %+v", back, cfg)
 	}
 	checkEveryKey(t, Config{}, b)
+	// "fuse_encoder" is written only when true: a default config's JSON
+	// (and the run keys made from it) has no such key.
+	if b, err := json.Marshal(Config{D: 3, DPrime: 2, C: 4, N: 5}); err != nil || strings.Contains(string(b), "fuse_encoder") {
+		t.Errorf("default config's JSON %s (error %v) has the key fuse_encoder", b, err)
+	}
 }
 
 // checkEveryKey fails unless every field of v with a json tag is a key of

@@ -1,0 +1,86 @@
+package gd
+
+import (
+	"fmt"
+	"testing"
+
+	"github.com/gdattn/gdattn/graph"
+	"github.com/gdattn/gdattn/graph/graphtest"
+	"github.com/gdattn/gdattn/layers"
+	"github.com/gdattn/gdattn/ops"
+	"gorgonia.org/tensor"
+)
+
+// TestFuseEncoder: Config.FuseEncoder gives the default construction's loss
+// (bit for bit in float64) and its gradients within rounding, float64 and
+// float32, for one and two blocks, both forms, a zero column, two heads,
+// the bias and another kernel.
+func TestFuseEncoder(t *testing.T) {
+	const B, N, d, dp, C = 3, 7, 3, 4, 6
+	base := Config{D: d, DPrime: dp, C: C, N: N, Alpha: 1.5, WeInit: graph.Normal(0.5), Kernel: layers.Softmax(0.7)}
+	mods := []struct {
+		name string
+		mod  func(*Config)
+	}{
+		{"K=1", func(c *Config) { c.Blocks = 1 }},
+		{"K=2", func(c *Config) { c.Blocks = 2 }},
+		{"onestep/K=1", func(c *Config) { c.Blocks = 1; c.Form = OneStep }},
+		{"zerocolumn/K=2", func(c *Config) { c.Blocks = 2; c.ZeroColumn = true }},
+		{"heads=2/K=1", func(c *Config) { c.Blocks = 1; c.Heads = 2 }},
+		{"bias/K=1", func(c *Config) { c.Blocks = 1; c.Bias = true }},
+		{"rbf/K=1", func(c *Config) { c.Blocks = 1; c.Kernel = layers.RBF(0.7) }},
+	}
+	for i, mc := range mods {
+		for _, dt := range []tensor.Dtype{tensor.Float64, tensor.Float32} {
+			t.Run(fmt.Sprintf("%s/%v", mc.name, dt), func(t *testing.T) {
+				cfg := base
+				mc.mod(&cfg)
+				l0, g0 := graphtest.Gradients(t, modelLoss(cfg, B, uint64(300+i)), dt, 1)
+				cfg.FuseEncoder = true
+				l1, g1 := graphtest.Gradients(t, modelLoss(cfg, B, uint64(300+i)), dt, 1)
+				tol := 1e-12
+				if dt == tensor.Float32 {
+					tol = 1e-5
+				}
+				if dt == tensor.Float64 && l1 != l0 {
+					t.Errorf("loss %v, default %v", l1, l0)
+				}
+				graphtest.AllClose(t, "loss", []float64{l1}, []float64{l0}, tol)
+				if len(g1) != len(g0) {
+					t.Fatalf("%d gradients, default %d", len(g1), len(g0))
+				}
+				for name, want := range g0 {
+					graphtest.AllClose(t, name, g1[name], want, tol)
+				}
+			})
+		}
+	}
+}
+
+// TestFuseEncoderBuildsOneOp: with FuseEncoder the first block's residuals
+// are a LabelResidualsOp and no column gather is left on the loss's path
+// of a one-block model; without it there is none.
+func TestFuseEncoderBuildsOneOp(t *testing.T) {
+	for _, fuse := range []bool{false, true} {
+		s, err := graph.NewScope(graph.Float32, 1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		m, err := NewModel(s, Config{D: 2, DPrime: 3, C: 4, N: 5, FuseEncoder: fuse}, 2)
+		if err != nil {
+			t.Fatal(err)
+		}
+		n := 0
+		for _, node := range s.Graph().AllNodes() {
+			if _, ok := node.Op().(*ops.LabelResidualsOp); ok {
+				n++
+			}
+		}
+		if want := map[bool]int{false: 0, true: 1}[fuse]; n != want {
+			t.Errorf("FuseEncoder %v: %d LabelResiduals ops, want %d", fuse, n, want)
+		}
+		if m.Logits == nil {
+			t.Errorf("FuseEncoder %v: no logits", fuse)
+		}
+	}
+}
