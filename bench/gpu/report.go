@@ -581,19 +581,10 @@ func reportFusion(w *strings.Builder, dir string) error {
 	fmt.Fprintf(w, "Float32 step medians in ms with the fused chains (`gpu time`, the median of its rounds) and without them (`gpu time -fusion off`, one round between the second and third), and the launches of one step.\n\n")
 	fmt.Fprintf(w, "| workload | fused | unfused | unfused ÷ fused | launches fused / unfused |\n| --- | ---: | ---: | ---: | ---: |\n")
 	launches := func(r map[string]any) string {
-		if ps, ok := r["per_step"].(map[string]any); ok {
-			if v, ok := ps["launches"].(float64); ok {
-				return fmt.Sprintf("%.0f", v)
-			}
+		if v := perStep(r, "launches"); !math.IsNaN(v) {
+			return fmt.Sprintf("%.0f", v)
 		}
 		return "—"
-	}
-	ms := func(r map[string]any) (float64, string) {
-		if r == nil || str(r, "error") != "" || math.IsNaN(num(r, "median_ms")) {
-			return math.NaN(), "—"
-		}
-		v := num(r, "median_ms")
-		return v, fmt.Sprintf("%.3f", v)
 	}
 	var errs []string
 	for _, r := range off {
@@ -602,8 +593,8 @@ func reportFusion(w *strings.Builder, dir string) error {
 			errs = append(errs, fmt.Sprintf("%s, unfused: %s", n, e))
 		}
 		f := ourRounds(on, n)
-		fv, fs := ms(f)
-		uv, us := ms(r)
+		fv, fs := medianMS(f)
+		uv, us := medianMS(r)
 		ratio, fl := "—", "—"
 		if !math.IsNaN(fv) && !math.IsNaN(uv) && fv > 0 {
 			ratio = fmt.Sprintf("%.2f×", uv/fv)
@@ -637,16 +628,8 @@ func reportGraph(w *strings.Builder, dir string) error {
 	fmt.Fprintf(w, "\n### CUDA graph capture\n\n")
 	fmt.Fprintf(w, "Float32 step medians in ms with ordinary launches (`gpu time`, the median of its rounds) and with the step captured into a CUDA graph and replayed (`gpu time -graph on`, one round after the nofuse stage), the launches of one step (kernel launches + products, and graph launches) and what the executor reported about capture.\n\n")
 	fmt.Fprintf(w, "| workload | ordinary | captured | ordinary ÷ captured | launches ordinary / captured | graph |\n| --- | ---: | ---: | ---: | ---: | --- |\n")
-	count := func(r map[string]any, k string) float64 {
-		if ps, ok := r["per_step"].(map[string]any); ok {
-			if v, ok := ps[k].(float64); ok {
-				return v
-			}
-		}
-		return math.NaN()
-	}
 	launches := func(r map[string]any) string {
-		l, g := count(r, "launches")+count(r, "gemms"), count(r, "graph_launches")
+		l, g := perStep(r, "launches")+perStep(r, "gemms"), perStep(r, "graph_launches")
 		switch {
 		case math.IsNaN(l):
 			return "—"
@@ -655,13 +638,6 @@ func reportGraph(w *strings.Builder, dir string) error {
 		}
 		return fmt.Sprintf("%.0f + %.0f graph", l, g)
 	}
-	ms := func(r map[string]any) (float64, string) {
-		if r == nil || str(r, "error") != "" || math.IsNaN(num(r, "median_ms")) {
-			return math.NaN(), "—"
-		}
-		v := num(r, "median_ms")
-		return v, fmt.Sprintf("%.3f", v)
-	}
 	var errs []string
 	for _, r := range captured {
 		n := str(r, "workload")
@@ -669,8 +645,8 @@ func reportGraph(w *strings.Builder, dir string) error {
 			errs = append(errs, fmt.Sprintf("%s, captured: %s", n, e))
 		}
 		p := ourRounds(plain, n)
-		pv, ps := ms(p)
-		cv, cs := ms(r)
+		pv, ps := medianMS(p)
+		cv, cs := medianMS(r)
 		ratio, pl := "—", "—"
 		if !math.IsNaN(pv) && !math.IsNaN(cv) && cv > 0 {
 			ratio = fmt.Sprintf("%.2f×", pv/cv)
@@ -890,4 +866,24 @@ func reportProfile(w *strings.Builder, dir string) error {
 		}
 	}
 	return nil
+}
+
+// medianMS is a time line's median step in ms and its table cell; NaN and
+// "—" for a missing line, an error or no median.
+func medianMS(r map[string]any) (float64, string) {
+	if r == nil || str(r, "error") != "" || math.IsNaN(num(r, "median_ms")) {
+		return math.NaN(), "—"
+	}
+	v := num(r, "median_ms")
+	return v, fmt.Sprintf("%.3f", v)
+}
+
+// perStep is the count k of a time line's per_step object, NaN when absent.
+func perStep(r map[string]any, k string) float64 {
+	if ps, ok := r["per_step"].(map[string]any); ok {
+		if v, ok := ps[k].(float64); ok {
+			return v
+		}
+	}
+	return math.NaN()
 }
