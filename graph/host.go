@@ -503,7 +503,7 @@ func binDense(kind byte, into, a, b G.Value) (G.Value, bool) {
 }
 
 func binSlices[F float32 | float64](kind byte, dst, da *tensor.Dense, a, b []F) (G.Value, bool) {
-	if len(a) != len(b) {
+	if len(a) != len(b) || (kind != '+' && kind != '-' && kind != '*') {
 		return nil, false
 	}
 	var out []F
@@ -513,79 +513,54 @@ func binSlices[F float32 | float64](kind byte, dst, da *tensor.Dense, a, b []F) 
 		out = make([]F, len(a))
 		dst = tensor.New(tensor.WithShape(da.Shape().Clone()...), tensor.WithBacking(out))
 	}
-	out = out[:len(a)]
-	switch kind {
-	case '+':
-		addVec(out, a, b)
-	case '-':
-		subVec(out, a, b)
-	case '*':
-		mulVec(out, a, b)
-	default:
-		return nil, false
-	}
+	binVec(kind, out[:len(a)], a, b)
 	return dst, true
 }
 
-// subVec is addVec with a subtraction: out[i] = a[i] − b[i].
-func subVec[F float32 | float64](out, a, b []F) {
+// binVec sets out[i] = a[i] + b[i], a[i] − b[i] or a[i]·b[i] for kind '+',
+// '-' or '*' (equal lengths; out may be a or b), the bulk in AVX2 where the
+// CPU has it: each element the one IEEE operation, as the loop computes it.
+func binVec[F float32 | float64](kind byte, out, a, b []F) {
 	i := 0
 	if haveAddAVX2 && len(a) >= 32 {
 		switch o := any(out).(type) {
 		case []float32:
-			subF32(&o[0], &any(a).([]float32)[0], &any(b).([]float32)[0], len(a))
+			f := mulF32
+			switch kind {
+			case '+':
+				f = addF32
+			case '-':
+				f = subF32
+			}
+			f(&o[0], &any(a).([]float32)[0], &any(b).([]float32)[0], len(a))
 			i = len(a) &^ 31
 		case []float64:
-			subF64(&o[0], &any(a).([]float64)[0], &any(b).([]float64)[0], len(a))
+			f := mulF64
+			switch kind {
+			case '+':
+				f = addF64
+			case '-':
+				f = subF64
+			}
+			f(&o[0], &any(a).([]float64)[0], &any(b).([]float64)[0], len(a))
 			i = len(a) &^ 15
 		}
 	}
 	b = b[:len(a)]
 	out = out[:len(a)]
-	for ; i < len(a); i++ {
-		out[i] = a[i] - b[i]
-	}
-}
-
-// mulVec is addVec with a product: out[i] = a[i]·b[i].
-func mulVec[F float32 | float64](out, a, b []F) {
-	i := 0
-	if haveAddAVX2 && len(a) >= 32 {
-		switch o := any(out).(type) {
-		case []float32:
-			mulF32(&o[0], &any(a).([]float32)[0], &any(b).([]float32)[0], len(a))
-			i = len(a) &^ 31
-		case []float64:
-			mulF64(&o[0], &any(a).([]float64)[0], &any(b).([]float64)[0], len(a))
-			i = len(a) &^ 15
+	switch kind {
+	case '+':
+		for ; i < len(a); i++ {
+			out[i] = a[i] + b[i]
 		}
-	}
-	b = b[:len(a)]
-	out = out[:len(a)]
-	for ; i < len(a); i++ {
-		out[i] = a[i] * b[i]
-	}
-}
-
-// addVec sets out[i] = a[i] + b[i] (equal lengths; out may be a or b),
-// the bulk with AVX2 where the machine has it: the same bits as the scalar
-// loop, each element one IEEE addition with a the first operand.
-func addVec[F float32 | float64](out, a, b []F) {
-	i := 0
-	if haveAddAVX2 && len(a) >= 32 {
-		switch o := any(out).(type) {
-		case []float32:
-			addF32(&o[0], &any(a).([]float32)[0], &any(b).([]float32)[0], len(a))
-			i = len(a) &^ 31
-		case []float64:
-			addF64(&o[0], &any(a).([]float64)[0], &any(b).([]float64)[0], len(a))
-			i = len(a) &^ 15
+	case '-':
+		for ; i < len(a); i++ {
+			out[i] = a[i] - b[i]
 		}
-	}
-	b = b[:len(a)]
-	out = out[:len(a)]
-	for ; i < len(a); i++ {
-		out[i] = a[i] + b[i]
+	default:
+		for ; i < len(a); i++ {
+			out[i] = a[i] * b[i]
+		}
 	}
 }
 
