@@ -55,20 +55,28 @@ func mulAddRows[F float32 | float64](m, n, k int, a []F, rsA, incA int, b []F, l
 		switch a := any(a).(type) {
 		case []float32:
 			b, c := any(b).([]float32), any(c).([]float32)
+			if !acc && k > 2*narrowKC && m >= 16 && n > 16 {
+				mulAddRowsDeep32(m, n, k, a, rsA, incA, b, ldb, c, ldc)
+				return
+			}
+			mode := narrowSet
+			if acc {
+				mode = narrowAdd
+			}
 			for ; p+8 <= m; p += 8 {
 				for c0 := 0; c0 < n; c0 += w2 {
 					w := min(w2, n-c0)
 					if w <= w2/2 {
-						narrowTall32(&c[p*ldc+c0], &a[p*rsA], &b[c0], ldc, rsA, incA, ldb, k, w, acc)
+						narrowTall32(&c[p*ldc+c0], &a[p*rsA], &b[c0], ldc, rsA, incA, ldb, k, w, mode)
 						continue
 					}
-					narrowWide32(&c[p*ldc+c0], &a[p*rsA], &b[c0], ldc, rsA, incA, ldb, k, w, acc)
-					narrowWide32(&c[(p+4)*ldc+c0], &a[(p+4)*rsA], &b[c0], ldc, rsA, incA, ldb, k, w, acc)
+					narrowWide32(&c[p*ldc+c0], &a[p*rsA], &b[c0], ldc, rsA, incA, ldb, k, w, mode)
+					narrowWide32(&c[(p+4)*ldc+c0], &a[(p+4)*rsA], &b[c0], ldc, rsA, incA, ldb, k, w, mode)
 				}
 			}
 			for ; p+4 <= m; p += 4 {
 				for c0 := 0; c0 < n; c0 += w2 {
-					narrowWide32(&c[p*ldc+c0], &a[p*rsA], &b[c0], ldc, rsA, incA, ldb, k, min(w2, n-c0), acc)
+					narrowWide32(&c[p*ldc+c0], &a[p*rsA], &b[c0], ldc, rsA, incA, ldb, k, min(w2, n-c0), mode)
 				}
 			}
 			if p < m && m >= 4 && !acc && k <= 256 {
@@ -77,7 +85,7 @@ func mulAddRows[F float32 | float64](m, n, k int, a []F, rsA, incA int, b []F, l
 				// deep product does not need): rows m−4..p−1 are stored
 				// again, the same chains.
 				for c0 := 0; c0 < n; c0 += w2 {
-					narrowWide32(&c[(m-4)*ldc+c0], &a[(m-4)*rsA], &b[c0], ldc, rsA, incA, ldb, k, min(w2, n-c0), false)
+					narrowWide32(&c[(m-4)*ldc+c0], &a[(m-4)*rsA], &b[c0], ldc, rsA, incA, ldb, k, min(w2, n-c0), narrowSet)
 				}
 				p = m
 			}
@@ -109,6 +117,92 @@ func mulAddRows[F float32 | float64](m, n, k int, a []F, rsA, incA int, b []F, l
 	}
 	for ; p < m; p++ {
 		MulAddRow(c[p*ldc:], a[p*rsA:], incA, b, ldb, k, n, acc)
+	}
+}
+
+// Modes of the float32 kernels (narrowWide32, narrowTall32): store the
+// chains, add them to C, or go on with the chains from C's values.
+const (
+	narrowSet uint8 = iota
+	narrowAdd
+	narrowCont
+)
+
+// narrowKC is the slice of k that mulAddRowsDeep32 takes at a time: the
+// rows of A and B it reads for one slice stay in cache while every chunk
+// of C's rows and columns goes over them.
+const narrowKC = 256
+
+// mulAddRowsDeep32 is mulAddRows for float32, acc false, on the AVX2
+// kernels, for a deep product with many chunks of C (k > 2·narrowKC,
+// m ≥ 16, n > 16: the TF heads' dh = zᵀ·gb, 25 × 50 × 5632). Row group by
+// row group, every kernel call would go over all k rows of A and B, which
+// then come from far caches as many times as there are chunks of C
+// (BenchmarkNarrowGemm: 25 × 50 × 5632 about a fifth faster; with a few
+// chunks, 25 × 5 or 5 × 25, slower, which mulAddRows leaves as they are);
+// instead k is taken narrowKC rows at a time, every
+// chunk of C over one slice before the next, each chain stored after the
+// first slice and continued from C (narrowCont) after the others: the same
+// chains of fused multiply-adds over l in order, from zero, so the same
+// bits. The one to three rows of C left over after the groups of four are
+// computed with the four rows before them into a scratch buffer (the
+// chains of those rows go on from the scratch, not from C) and copied at
+// the end; with fewer than four rows in all, each row is computed by the
+// four-row kernel as four copies of itself (A's row stride and C's 0).
+func mulAddRowsDeep32(m, n, k int, a []float32, rsA, incA int, b []float32, ldb int, c []float32, ldc int) {
+	const w2 = 16
+	var t []float32
+	if m >= 4 && m%4 != 0 {
+		sp := narrowScratch[float32](4 * n)
+		defer narrowPool[float32]().Put(sp)
+		t = (*sp)[:4*n]
+	}
+	for l0 := 0; l0 < k; l0 += narrowKC {
+		kc := min(narrowKC, k-l0)
+		mode := narrowCont
+		if l0 == 0 {
+			mode = narrowSet
+		}
+		al, bl := a[l0*incA:], b[l0*ldb:]
+		p := 0
+		for ; p+8 <= m; p += 8 {
+			for c0 := 0; c0 < n; c0 += w2 {
+				w := min(w2, n-c0)
+				if w <= w2/2 {
+					narrowTall32(&c[p*ldc+c0], &al[p*rsA], &bl[c0], ldc, rsA, incA, ldb, kc, w, mode)
+					continue
+				}
+				narrowWide32(&c[p*ldc+c0], &al[p*rsA], &bl[c0], ldc, rsA, incA, ldb, kc, w, mode)
+				narrowWide32(&c[(p+4)*ldc+c0], &al[(p+4)*rsA], &bl[c0], ldc, rsA, incA, ldb, kc, w, mode)
+			}
+		}
+		for ; p+4 <= m; p += 4 {
+			for c0 := 0; c0 < n; c0 += w2 {
+				narrowWide32(&c[p*ldc+c0], &al[p*rsA], &bl[c0], ldc, rsA, incA, ldb, kc, min(w2, n-c0), mode)
+			}
+		}
+		if p < m {
+			// The last rows with the four before them (m ≥ 4), into the
+			// scratch t whose chains run beside those in C; a single row
+			// (m < 4) as four copies of itself (A's row stride and C's 0).
+			r0, rs, dst, ldt := m-4, rsA, t, n
+			if m < 4 {
+				r0, rs, dst, ldt = p, 0, c[p*ldc:], 0
+			}
+			for ; p < m; p++ {
+				for c0 := 0; c0 < n; c0 += w2 {
+					narrowWide32(&dst[c0], &al[r0*rsA], &bl[c0], ldt, rs, incA, ldb, kc, min(w2, n-c0), mode)
+				}
+				if m >= 4 {
+					break
+				}
+				r0++
+				dst = c[p*ldc+ldc:]
+			}
+		}
+	}
+	for p := m &^ 3; p < m && m >= 4; p++ {
+		copy(c[p*ldc:p*ldc+n], t[(p-(m-4))*n:])
 	}
 }
 

@@ -7,18 +7,21 @@ import "golang.org/x/sys/cpu"
 // haveNarrowAVX2 reports whether the kernels of narrow_amd64.s may run.
 var haveNarrowAVX2 = cpu.X86.HasAVX2 && cpu.X86.HasFMA
 
-// narrowWide32 sets (acc false) or increments (acc true) c[p·ldc + j], p <
-// 4, j < n ≤ 16, by Σ_{l<k} a[p·rsa + l·inca]·b[l·ldb + j], k ≥ 1, each
-// element one chain of fused multiply-adds over l in order, from zero. The
+// narrowWide32 sets (mode narrowSet) or increments (mode narrowAdd)
+// c[p·ldc + j], p < 4, j < n ≤ 16, by Σ_{l<k} a[p·rsa + l·inca]·b[l·ldb + j],
+// k ≥ 1, each element one chain of fused multiply-adds over l in order,
+// from zero; mode narrowCont goes on with the chain from c's values instead
+// of from zero (and stores it), so that a deep product computed over slices
+// of k, the first stored and the others continued, is the same chain. The
 // caller guarantees that every element read or written exists.
 //
 //go:noescape
-func narrowWide32(c, a, b *float32, ldc, rsa, inca, ldb, k, n int, acc bool)
+func narrowWide32(c, a, b *float32, ldc, rsa, inca, ldb, k, n int, mode uint8)
 
 // narrowTall32 is narrowWide32 for p < 8 and n ≤ 8.
 //
 //go:noescape
-func narrowTall32(c, a, b *float32, ldc, rsa, inca, ldb, k, n int, acc bool)
+func narrowTall32(c, a, b *float32, ldc, rsa, inca, ldb, k, n int, mode uint8)
 
 // narrowWide64 is narrowWide32 for float64: p < 4, n ≤ 8.
 //

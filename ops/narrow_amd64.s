@@ -36,7 +36,7 @@ GLOBL nmask<>(SB), RODATA|NOPTR, $64
 	LEAQ nmask<>(SB), BX; \
 	VMOVDQU (BX)(CX*size), Y
 
-// func narrowWide32(c, a, b *float32, ldc, rsa, inca, ldb, k, n int, acc bool)
+// func narrowWide32(c, a, b *float32, ldc, rsa, inca, ldb, k, n int, mode uint8)
 //
 // c[p·ldc + j] (+)= Σ_{l<k} a[p·rsa + l·inca]·b[l·ldb + j] for p < 4 and
 // j < n ≤ 16, k ≥ 1: two vectors of columns per row.
@@ -58,7 +58,21 @@ TEXT ·narrowWide32(SB), NOSPLIT, $0-73
 	MOVQ ldb+48(FP), R11
 	SHLQ $2, R11
 	MOVQ k+56(FP), CX
-	MOVBLZX acc+72(FP), AX
+	MOVBLZX mode+72(FP), AX
+	CMPQ AX, $2
+	JNE  wzero32
+	// mode 2: the chains go on from the values in C.
+	VMASKMOVPS (DI), Y14, Y0
+	VMASKMOVPS 32(DI), Y15, Y1
+	VMASKMOVPS (DI)(R12*1), Y14, Y2
+	VMASKMOVPS 32(DI)(R12*1), Y15, Y3
+	VMASKMOVPS (DI)(R12*2), Y14, Y4
+	VMASKMOVPS 32(DI)(R12*2), Y15, Y5
+	VMASKMOVPS (DI)(R13*1), Y14, Y6
+	VMASKMOVPS 32(DI)(R13*1), Y15, Y7
+	JMP  wloop32
+
+wzero32:
 	VXORPS Y0, Y0, Y0
 	VXORPS Y1, Y1, Y1
 	VXORPS Y2, Y2, Y2
@@ -88,8 +102,8 @@ wloop32:
 	DECQ CX
 	JNZ  wloop32
 
-	TESTQ AX, AX
-	JZ    wstore32
+	CMPQ AX, $1
+	JNE  wstore32
 	VMASKMOVPS (DI), Y14, Y8
 	VADDPS Y8, Y0, Y0
 	VMASKMOVPS 32(DI), Y15, Y9
@@ -119,7 +133,7 @@ wstore32:
 	VZEROUPPER
 	RET
 
-// func narrowTall32(c, a, b *float32, ldc, rsa, inca, ldb, k, n int, acc bool)
+// func narrowTall32(c, a, b *float32, ldc, rsa, inca, ldb, k, n int, mode uint8)
 //
 // narrowWide32 for p < 8 and j < n ≤ 8: one vector of columns per row.
 TEXT ·narrowTall32(SB), NOSPLIT, $0-73
@@ -140,7 +154,22 @@ TEXT ·narrowTall32(SB), NOSPLIT, $0-73
 	MOVQ ldb+48(FP), R11
 	SHLQ $2, R11
 	MOVQ k+56(FP), CX
-	MOVBLZX acc+72(FP), AX
+	MOVBLZX mode+72(FP), AX
+	CMPQ AX, $2
+	JNE  tzero32
+	// mode 2: the chains go on from the values in C.
+	LEAQ (DI)(R12*4), BX
+	VMASKMOVPS (DI), Y15, Y0
+	VMASKMOVPS (DI)(R12*1), Y15, Y1
+	VMASKMOVPS (DI)(R12*2), Y15, Y2
+	VMASKMOVPS (DI)(R13*1), Y15, Y3
+	VMASKMOVPS (BX), Y15, Y4
+	VMASKMOVPS (BX)(R12*1), Y15, Y5
+	VMASKMOVPS (BX)(R12*2), Y15, Y6
+	VMASKMOVPS (BX)(R13*1), Y15, Y7
+	JMP  tloop32
+
+tzero32:
 	VXORPS Y0, Y0, Y0
 	VXORPS Y1, Y1, Y1
 	VXORPS Y2, Y2, Y2
@@ -175,8 +204,8 @@ tloop32:
 	JNZ  tloop32
 
 	LEAQ (DI)(R12*4), BX
-	TESTQ AX, AX
-	JZ    tstore32
+	CMPQ AX, $1
+	JNE  tstore32
 	VMASKMOVPS (DI), Y15, Y8
 	VADDPS Y8, Y0, Y0
 	VMASKMOVPS (DI)(R12*1), Y15, Y8

@@ -11,8 +11,9 @@ import (
 
 // TestMulAddRowsBits checks mulAddRows against MulAddRow row by row, bit
 // for bit: every size class of the kernels (8-row and 4-row groups, the
-// row tail; one and two vectors of columns, several chunks), rows of A and
-// of Aᵀ, padded strides, acc on and off.
+// row tail; one and two vectors of columns, several chunks; deep products
+// taken a slice of k at a time), rows of A and of Aᵀ, padded strides, acc
+// on and off.
 func TestMulAddRowsBits(t *testing.T) {
 	testMulAddRowsBits[float32](t)
 	testMulAddRowsBits[float64](t)
@@ -20,9 +21,11 @@ func TestMulAddRowsBits(t *testing.T) {
 
 func testMulAddRowsBits[F float32 | float64](t *testing.T) {
 	rng := rand.New(rand.NewPCG(7, 8))
-	for _, m := range []int{0, 1, 2, 3, 4, 6, 7, 8, 10, 11, 13, 126} {
+	for _, m := range []int{0, 1, 2, 3, 4, 6, 7, 8, 10, 11, 13, 16, 19, 126} {
 		for _, n := range []int{1, 4, 5, 8, 9, 16, 20, 33} {
-			for _, k := range []int{0, 1, 5, 126, 128, 129} {
+			// k = 600: deep products, taken a slice of k at a time
+			// (mulAddRowsDeep32) for m ≥ 16 and n > 16 in float32.
+			for _, k := range []int{0, 1, 5, 126, 128, 129, 600} {
 				for _, trans := range []bool{false, true} {
 					for _, acc := range []bool{false, true} {
 						lda := k + 3 // A stored m×k (rows of A) or k×m (Aᵀ), padded
