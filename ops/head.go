@@ -385,9 +385,7 @@ func headForward[F float32 | float64](op *HeadOp, st *headState[F], d headDims, 
 		// cache from one to the next.
 		sb, wb := st.s[b*T*Tk:(b+1)*T*Tk], st.w[b*T*Tk:(b+1)*T*Tk]
 		Gemm(false, true, T, Tk, Din, 1, hb, nh, zb, Din, 0, sb, Tk) // s_ji = P_j·z_i
-		for j := 0; j < T; j++ {
-			kernelRow(op.kind, g, sb[j*Tk:(j+1)*Tk], wb[j*Tk:(j+1)*Tk])
-		}
+		kernelRows(op.kind, g, sb, wb, T, Tk)
 		mulAddRows(T, Dout, Tk, wb, Tk, 1, hb[Din:], nh, out[b*T*Dout:], Dout, false) // out_j = Σ_i w_ji Vu_i
 	}
 	st.keep(in, out)
@@ -422,10 +420,12 @@ func headForwardQuery[F float32 | float64](op *HeadOp, st *headState[F], d headD
 	for b := 0; b < B; b++ {
 		zb := in.z[b*T*Din : (b+1)*T*Din]
 		hb := st.zh[b*T*nh : (b+1)*T*nh]
-		sb, wb := st.s[b*Tk:(b+1)*Tk], st.w[b*Tk:(b+1)*Tk]
-		Gemm(false, true, 1, Tk, Din, 1, hb[q*nh:], nh, zb, Din, 0, sb, Tk) // s_i = P_q·z_i
-		kernelRow(op.kind, g, sb, wb)
-		mulAddRows(1, Dout, Tk, wb, Tk, 1, hb[Din:], nh, out[b*Dout:], Dout, false) // out_q = Σ_i w_i Vu_i
+		Gemm(false, true, 1, Tk, Din, 1, hb[q*nh:], nh, zb, Din, 0, st.s[b*Tk:(b+1)*Tk], Tk) // s_i = P_q·z_i
+	}
+	kernelRows(op.kind, g, st.s, st.w, B, Tk) // every sequence's weights at once
+	for b := 0; b < B; b++ {
+		hb := st.zh[b*T*nh : (b+1)*T*nh]
+		mulAddRows(1, Dout, Tk, st.w[b*Tk:(b+1)*Tk], Tk, 1, hb[Din:], nh, out[b*Dout:], Dout, false) // out_q = Σ_i w_i Vu_i
 	}
 }
 
@@ -444,10 +444,12 @@ func headForwardRegrouped[F float32 | float64](op *HeadOp, st *headState[F], d h
 	g := F(d.g)
 	for b := 0; b < B; b++ {
 		zb := in.z[b*T*Din : (b+1)*T*Din]
-		sb, wb := st.s[b*Tk:(b+1)*Tk], st.w[b*Tk:(b+1)*Tk]
-		st.dots = rowsDot(st.pq[b*Din:(b+1)*Din], zb, sb, st.dots) // s_i = P_q·z_i
-		kernelRow(op.kind, g, sb, wb)
-		mulAddRows(1, Din, Tk, wb, Tk, 1, zb, Din, st.r[b*Din:], Din, false) // r = Σ_i w_i z_i
+		st.dots = rowsDot(st.pq[b*Din:(b+1)*Din], zb, st.s[b*Tk:(b+1)*Tk], st.dots) // s_i = P_q·z_i
+	}
+	kernelRows(op.kind, g, st.s, st.w, B, Tk) // every sequence's weights at once
+	for b := 0; b < B; b++ {
+		zb := in.z[b*T*Din : (b+1)*T*Din]
+		mulAddRows(1, Din, Tk, st.w[b*Tk:(b+1)*Tk], Tk, 1, zb, Din, st.r[b*Din:], Din, false) // r = Σ_i w_i z_i
 	}
 	gemm(false, false, B, Dout, Din, st.r, Din, st.h[Din:], nh, 0, out, Dout) // out = r U
 }
@@ -504,6 +506,29 @@ func kernelRow[F float32 | float64](kind KernelKind, g F, s, w []F) {
 			}
 		}
 		scaleRowF(w, 1/sum)
+	}
+}
+
+// kernelRows maps rows rows of n raw scores s (rows n apart) to their
+// weights w, kernelRow row by row; float32 softmax rows run softmaxRows32
+// (the same instructions, so the same bits) where the CPU allows, without
+// a call per row.
+func kernelRows[F float32 | float64](kind KernelKind, g F, s, w []F, rows, n int) {
+	j := 0
+	if s32, ok := any(s).([]float32); ok && kind == KindSoftmax && haveSoftmaxRows && rows > 0 && n > 0 {
+		w32 := any(w).([]float32)
+		_, _ = s32[rows*n-1], w32[rows*n-1]
+		for j < rows {
+			j += softmaxRows32(&w32[j*n], &s32[j*n], rows-j, n, float32(g))
+			if j < rows { // a row with an argument above exp8Hi or NaN
+				kernelRow(kind, g, s[j*n:(j+1)*n], w[j*n:(j+1)*n])
+				j++
+			}
+		}
+		return
+	}
+	for ; j < rows; j++ {
+		kernelRow(kind, g, s[j*n:(j+1)*n], w[j*n:(j+1)*n])
 	}
 }
 
