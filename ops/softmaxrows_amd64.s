@@ -21,6 +21,11 @@ DATA sninf<>+16(SB)/8, $0xff800000ff800000
 DATA sninf<>+24(SB)/8, $0xff800000ff800000
 GLOBL sninf<>(SB), RODATA|NOPTR, $32
 
+// sone: float64 1 (loaded with VMOVSD: a legacy SSE MOVSD after the AVX
+// code stalls).
+DATA sone<>+0(SB)/8, $0x3ff0000000000000
+GLOBL sone<>(SB), RODATA|NOPTR, $8
+
 // EXPGROUP computes the fast exponential of the eight arguments in Y3
 // (x = g·s − mx fused, g in Y0, −mx in Y1) into Y7 and adds them, as
 // float64, to the lane sums Y14 and Y15; it jumps to bail unless every x
@@ -184,7 +189,7 @@ edone:
 
 scale:
 	// w[i] = float32(float64(w[i])·(1/sum)) (scaleRow32).
-	MOVSD        $(1.0), X3
+	VMOVSD       sone<>(SB), X3
 	VDIVSD       X2, X3, X3
 	VBROADCASTSD X3, Y3
 	XORQ         AX, AX

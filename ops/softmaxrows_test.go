@@ -51,3 +51,29 @@ func TestKernelRowsBits(t *testing.T) {
 		}
 	}
 }
+
+// BenchmarkKernelRows times the float32 softmax weights of one sequence of
+// the Trained TF at N = 10 (11 rows of 10 scores), kernelRows against
+// kernelRow row by row: one thread,
+//
+//	GOMAXPROCS=1 go test ./ops -run '^$' -bench KernelRows
+func BenchmarkKernelRows(b *testing.B) {
+	const rows, n = 11, 10
+	rng := rand.New(rand.NewPCG(1, 2))
+	s, w := make([]float32, rows*n), make([]float32, rows*n)
+	for i := range s {
+		s[i] = float32(rng.NormFloat64())
+	}
+	b.Run("rows", func(b *testing.B) {
+		for range b.N {
+			kernelRows(KindSoftmax, float32(1), s, w, rows, n)
+		}
+	})
+	b.Run("row", func(b *testing.B) {
+		for range b.N {
+			for r := 0; r < rows; r++ {
+				kernelRow(KindSoftmax, float32(1), s[r*n:(r+1)*n], w[r*n:(r+1)*n])
+			}
+		}
+	})
+}
