@@ -122,14 +122,42 @@ wloop32:
 	VADDPS Y9, Y7, Y7
 
 wstore32:
-	VMASKMOVPS Y0, Y14, (DI)
+	// A full vector of columns is stored with VMOVUPS, a partial one with
+	// VMASKMOVPS (slow to store on AMD's cores), an empty one not at all:
+	// the same elements written.
+	MOVQ n+64(FP), BX
+	CMPQ BX, $8
+	JLT  wmask32
+	VMOVUPS Y0, (DI)
+	VMOVUPS Y2, (DI)(R12*1)
+	VMOVUPS Y4, (DI)(R12*2)
+	VMOVUPS Y6, (DI)(R13*1)
+	CMPQ BX, $16
+	JLT  wpart32
+	VMOVUPS Y1, 32(DI)
+	VMOVUPS Y3, 32(DI)(R12*1)
+	VMOVUPS Y5, 32(DI)(R12*2)
+	VMOVUPS Y7, 32(DI)(R13*1)
+	VZEROUPPER
+	RET
+
+wpart32:
+	CMPQ BX, $8
+	JEQ  wdone32
 	VMASKMOVPS Y1, Y15, 32(DI)
-	VMASKMOVPS Y2, Y14, (DI)(R12*1)
 	VMASKMOVPS Y3, Y15, 32(DI)(R12*1)
-	VMASKMOVPS Y4, Y14, (DI)(R12*2)
 	VMASKMOVPS Y5, Y15, 32(DI)(R12*2)
-	VMASKMOVPS Y6, Y14, (DI)(R13*1)
 	VMASKMOVPS Y7, Y15, 32(DI)(R13*1)
+
+wdone32:
+	VZEROUPPER
+	RET
+
+wmask32:
+	VMASKMOVPS Y0, Y14, (DI)
+	VMASKMOVPS Y2, Y14, (DI)(R12*1)
+	VMASKMOVPS Y4, Y14, (DI)(R12*2)
+	VMASKMOVPS Y6, Y14, (DI)(R13*1)
 	VZEROUPPER
 	RET
 
@@ -224,6 +252,22 @@ tloop32:
 	VADDPS Y8, Y7, Y7
 
 tstore32:
+	// A full vector with VMOVUPS, a partial one with VMASKMOVPS.
+	MOVQ n+64(FP), CX
+	CMPQ CX, $8
+	JLT  tmask32
+	VMOVUPS Y0, (DI)
+	VMOVUPS Y1, (DI)(R12*1)
+	VMOVUPS Y2, (DI)(R12*2)
+	VMOVUPS Y3, (DI)(R13*1)
+	VMOVUPS Y4, (BX)
+	VMOVUPS Y5, (BX)(R12*1)
+	VMOVUPS Y6, (BX)(R12*2)
+	VMOVUPS Y7, (BX)(R13*1)
+	VZEROUPPER
+	RET
+
+tmask32:
 	VMASKMOVPS Y0, Y15, (DI)
 	VMASKMOVPS Y1, Y15, (DI)(R12*1)
 	VMASKMOVPS Y2, Y15, (DI)(R12*2)
