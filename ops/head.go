@@ -371,7 +371,7 @@ func headForward[F float32 | float64](op *HeadOp, st *headState[F], d headDims, 
 	}
 	M := B * T
 	st.zh = grow(st.zh, M*nh)
-	gemm(false, false, M, nh, Din, in.z, Din, st.h, nh, 0, st.zh, nh)
+	tokenGemm(false, M, nh, Din, in.z, Din, st.h, nh, 0, st.zh, nh)
 	st.s = grow(st.s, M*Tk)
 	st.w = grow(st.w, M*Tk)
 	g := F(d.g)
@@ -412,8 +412,8 @@ func headForwardQuery[F float32 | float64](op *HeadOp, st *headState[F], d headD
 	M := B * T
 	q := T - 1
 	st.zh = grow(st.zh, M*nh)
-	gemm(false, false, M, Dout, Din, in.z, Din, st.h[Din:], nh, 0, st.zh[Din:], nh)       // z U, every position
-	gemm(false, false, B, Din, Din, in.z[q*Din:], T*Din, st.h, nh, 0, st.zh[q*nh:], T*nh) // z A, the queries
+	tokenGemm(false, M, Dout, Din, in.z, Din, st.h[Din:], nh, 0, st.zh[Din:], nh)       // z U, every position
+	tokenGemm(false, B, Din, Din, in.z[q*Din:], T*Din, st.h, nh, 0, st.zh[q*nh:], T*nh) // z A, the queries
 	st.s = grow(st.s, B*Tk)
 	st.w = grow(st.w, B*Tk)
 	g := F(d.g)
@@ -438,7 +438,7 @@ func headForwardRegrouped[F float32 | float64](op *HeadOp, st *headState[F], d h
 	q := T - 1
 	st.pq = grow(st.pq, B*Din)
 	st.r = grow(st.r, B*Din)
-	gemm(false, false, B, Din, Din, in.z[q*Din:], T*Din, st.h, nh, 0, st.pq, Din) // z A, the queries
+	tokenGemm(false, B, Din, Din, in.z[q*Din:], T*Din, st.h, nh, 0, st.pq, Din) // z A, the queries
 	st.s = grow(st.s, B*Tk)
 	st.w = grow(st.w, B*Tk)
 	g := F(d.g)
@@ -451,7 +451,7 @@ func headForwardRegrouped[F float32 | float64](op *HeadOp, st *headState[F], d h
 		zb := in.z[b*T*Din : (b+1)*T*Din]
 		mulAddRows(1, Din, Tk, st.w[b*Tk:(b+1)*Tk], Tk, 1, zb, Din, st.r[b*Din:], Din, false) // r = Σ_i w_i z_i
 	}
-	gemm(false, false, B, Dout, Din, st.r, Din, st.h[Din:], nh, 0, out, Dout) // out = r U
+	tokenGemm(false, B, Dout, Din, st.r, Din, st.h[Din:], nh, 0, out, Dout) // out = r U
 }
 
 // headMatrices sets st.h = [W_Q W_Kᵀ | W_V P] (DIn, DIn+DOut).
@@ -622,7 +622,7 @@ func headBackward[F float32 | float64](op *HeadOp, st *headState[F], d headDims,
 		mulAddRows(T, Din, Tk, dsb, Tk, 1, zb, Din, gbb, nh, false)
 	}
 	// dz += gb hᵀ.
-	gemm(false, true, M, Din, nh, gb, nh, st.h, nh, 1, dz, Din)
+	tokenGemm(true, M, Din, nh, gb, nh, st.h, nh, 1, dz, Din)
 	headParamGrads(st, d, in, dg, dz)
 }
 
@@ -663,8 +663,8 @@ func headBackwardQuery[F float32 | float64](op *HeadOp, st *headState[F], d head
 	}
 	// dz += gb hᵀ: the dVu columns at every position (zero at the
 	// queries), then the dP columns at the queries.
-	gemm(false, true, M, Din, Dout, gb[Din:], nh, st.h[Din:], nh, 1, dz, Din)
-	gemm(false, true, B, Din, Din, gb[q*nh:], T*nh, st.h, nh, 1, dz[q*Din:], T*Din)
+	tokenGemm(true, M, Din, Dout, gb[Din:], nh, st.h[Din:], nh, 1, dz, Din)
+	tokenGemm(true, B, Din, Din, gb[q*nh:], T*nh, st.h, nh, 1, dz[q*Din:], T*Din)
 	headParamGrads(st, d, in, dg, dz)
 }
 
@@ -680,7 +680,7 @@ func headBackwardRegrouped[F float32 | float64](op *HeadOp, st *headState[F], d 
 	g := F(d.g)
 	st.u = grow(st.u, B*Din)
 	st.dpq = grow(st.dpq, B*Din)
-	gemm(false, true, B, Din, Dout, dout, Dout, st.h[Din:], nh, 0, st.u, Din) // u = U d
+	tokenGemm(true, B, Din, Dout, dout, Dout, st.h[Din:], nh, 0, st.u, Din) // u = U d
 	// wd = [w | ds] (2, Tk) and up = [u | P_q] (2, DIn) of one sequence:
 	// the context rows' dz is the one product wdᵀ up.
 	st.dsb = grow(st.dsb, 2*Tk)
@@ -704,7 +704,7 @@ func headBackwardRegrouped[F float32 | float64](op *HeadOp, st *headState[F], d 
 	}
 	// dz_q = dP_q Aᵀ (the query is no key): with the context rows above,
 	// every element of dz is written, so dz need not be zeroed first.
-	gemm(false, true, B, Din, Din, st.dpq, Din, st.h, nh, 0, dz[q*Din:], T*Din)
+	tokenGemm(true, B, Din, Din, st.dpq, Din, st.h, nh, 0, dz[q*Din:], T*Din)
 	// dh = [dA | dU] = [z_qᵀ dP_q | rᵀ d].
 	st.dh = grow(st.dh, Din*nh)
 	gemm(true, false, Din, Din, B, in.z[q*Din:], T*Din, st.dpq, Din, 0, st.dh, nh)
@@ -1020,6 +1020,30 @@ func axpyF[F float32 | float64](alpha F, x, y []F) {
 	for i, v := range x {
 		y[i] += alpha * v
 	}
+}
+
+// tokenGemm is gemm for the head's products with A not transposed: for
+// float32 with m ≥ 16 rows (the token-sized products, B·T or B rows) and
+// k ≤ 256, on mulAddRows' kernels, op(B) = Bᵀ (the head's small matrices)
+// copied first. gemm's packed path copies A into its panels, which for
+// such a short k costs as much as the product; mulAddRows reads A where it
+// is. Every element of C is the chain of fused multiply-adds over k in
+// order, from zero, stored (beta 0) or added to C at the end (beta 1),
+// that gemm computes for k ≤ 256 (one KC slice), so the same bits
+// (TestTokenGemmBits). Other products go to gemm.
+func tokenGemm[F float32 | float64](tB bool, m, n, k int, a []F, lda int, b []F, ldb int, beta F, c []F, ldc int) {
+	if !is32[F]() || !haveNarrowAVX2 || !HaveRowKernel() || m < 16 || k < 1 || k > 256 || !(beta == 0 || beta == 1) {
+		gemm(false, tB, m, n, k, a, lda, b, ldb, beta, c, ldc)
+		return
+	}
+	if tB {
+		sp := narrowScratch[F](k * n)
+		defer narrowPool[F]().Put(sp)
+		bt := (*sp)[:k*n]
+		transposeInto(bt, b, ldb, n, k)
+		b, ldb = bt, n
+	}
+	mulAddRows(m, n, k, a, lda, 1, b, ldb, c, ldc, beta == 1)
 }
 
 // gemm is C = op(A) op(B) + beta C on row-major slices (Gemm).

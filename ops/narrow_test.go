@@ -256,3 +256,52 @@ func BenchmarkNarrowGemm(b *testing.B) {
 		})
 	}
 }
+
+// TestTokenGemmBits checks the attention head's token-sized products
+// (tokenGemm: mulAddRows for float32 with m ≥ 16 and k ≤ 256, else gemm)
+// against package gemm bit for bit: the head's widths, op(B) = B and Bᵀ,
+// beta 0 and 1, padded strides, and sizes it leaves to gemm.
+func TestTokenGemmBits(t *testing.T) {
+	testTokenGemmBits[float32](t)
+	testTokenGemmBits[float64](t)
+}
+
+func testTokenGemmBits[F float32 | float64](t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 6))
+	for _, m := range []int{5, 16, 110, 257} {
+		for _, n := range []int{5, 10, 25, 50} {
+			for _, k := range []int{1, 5, 25, 50, 300} {
+				for _, tB := range []bool{false, true} {
+					for _, beta := range []F{0, 1} {
+						rb, cb := k, n
+						if tB {
+							rb, cb = n, k
+						}
+						lda, ldb, ldc := k+2, cb+1, n+3
+						a, b := make([]F, (m-1)*lda+k), make([]F, (rb-1)*ldb+cb)
+						for i := range a {
+							a[i] = F(rng.NormFloat64())
+						}
+						for i := range b {
+							b[i] = F(rng.NormFloat64())
+						}
+						c0 := make([]F, (m-1)*ldc+n)
+						for i := range c0 {
+							c0[i] = F(rng.NormFloat64())
+						}
+						got, want := append([]F(nil), c0...), append([]F(nil), c0...)
+						tokenGemm(tB, m, n, k, a, lda, b, ldb, beta, got, ldc)
+						if err := gemmpkg.Gemm(false, tB, m, n, k, 1, a, lda, b, ldb, beta, want, ldc); err != nil {
+							t.Fatal(err)
+						}
+						for i := range got {
+							if got[i] != want[i] {
+								t.Fatalf("%T m %d n %d k %d tB %v beta %v: c[%d] = %v, gemm %v", got[i], m, n, k, tB, beta, i, got[i], want[i])
+							}
+						}
+					}
+				}
+			}
+		}
+	}
+}
