@@ -52,6 +52,7 @@ type kernelParam struct {
 type kernelSig struct {
 	name   string
 	file   string
+	warp   bool // a warp kernel: one warp of warpSize threads per work item
 	params []kernelParam
 }
 

@@ -353,6 +353,7 @@ import (
 	_ "embed"
 	"errors"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -743,7 +744,7 @@ func (g *gpu) launchOn(s C.CUstream, idx int, n int64, args []any) error {
 	if err != nil {
 		return err
 	}
-	r := C.gd_launch(g.ctx, s, f, C.uint(gridFor(n)), threadsPerBlock, (*C.uint64_t)(unsafe.Pointer(g.slots)), C.int(len(args)))
+	r := C.gd_launch(g.ctx, s, f, C.uint(gridFor(launchThreads(&kernelTable[idx], n))), threadsPerBlock, (*C.uint64_t)(unsafe.Pointer(g.slots)), C.int(len(args)))
 	return check("cuLaunchKernel("+kernelTable[idx].name+")", r)
 }
 
@@ -828,8 +829,29 @@ func (g *gpu) Close() error {
 	return err
 }
 
-// gridFor returns the number of blocks of threadsPerBlock threads for n work
-// items: ceil(n/256), at most maxBlocks.
+// warpSize is the number of threads of a warp kernel's work item
+// (GDATTN_WARP_KERNEL in kernels/common.h): its lanes.
+const warpSize = 32
+
+// A block holds whole warps (a compile-time check: a negative constant does
+// not convert to uint).
+const _ uint = -(threadsPerBlock % warpSize)
+
+// launchThreads is the number of threads a launch of kernel k over n work
+// items needs: n, or warpSize·n for a warp kernel (saturating; a grid-stride
+// loop covers what the grid does not).
+func launchThreads(k *kernelSig, n int64) int64 {
+	if !k.warp {
+		return n
+	}
+	if n > math.MaxInt64/warpSize {
+		return math.MaxInt64
+	}
+	return n * warpSize
+}
+
+// gridFor returns the number of blocks of threadsPerBlock threads for n
+// threads: ceil(n/256), at most maxBlocks.
 func gridFor(n int64) uint32 {
 	b := (n + threadsPerBlock - 1) / threadsPerBlock
 	if b > maxBlocks {

@@ -13,13 +13,15 @@ import (
 
 // testBackend is the device self-test shared by the emulator and the GPU:
 // copies, zeroing, every kernel of kernels/selftest.cu with every parameter
-// kind, pointer offsets, atomics, a launch larger than the grid cap, and Gemm
+// kind, pointer offsets, atomics, a launch larger than the grid cap, the
+// warp kernels' butterfly, and Gemm
 // with all transposes, padding, batches and broadcast operands.
 func testBackend(t *testing.T, be Backend) {
 	t.Logf("backend: %s", be.Name())
 	t.Run("copies", func(t *testing.T) { testCopies(t, be) })
 	t.Run("kernels64", func(t *testing.T) { testKernels64(t, be) })
 	t.Run("kernels32", func(t *testing.T) { testKernels32(t, be) })
+	t.Run("warp", func(t *testing.T) { testWarpKernel(t, be) })
 	t.Run("gemm", func(t *testing.T) {
 		rng := rand.New(rand.NewPCG(1, 2))
 		for _, dt := range []tensor.Dtype{tensor.Float64, tensor.Float32} {
@@ -365,6 +367,131 @@ func testGemmBroadcast(t *testing.T, be Backend, rng *rand.Rand, dt tensor.Dtype
 			if math.Abs(got[i]-want[i]) > 1e-5*(1+math.Abs(want[i])) {
 				t.Fatalf("Gemm %v with stride 0 on %s: C[%d] = %v, want %v", dt, side, i, got[i], want[i])
 			}
+		}
+	}
+}
+
+// warpSum is the warp kernels' sum of row (kernels/common.h) evaluated
+// directly: lane l adds the elements j ≡ l (mod 32) in order, then the
+// butterfly p'[l] = p[l] + p[l^o] for o = 16, 8, 4, 2, 1; it returns every
+// lane's final value.
+func warpSum(row []float64) [32]float64 {
+	var p [32]float64
+	for j, v := range row {
+		p[j%32] += v
+	}
+	for o := 16; o > 0; o >>= 1 {
+		var q [32]float64
+		for l := range q {
+			q[l] = p[l] + p[l^o]
+		}
+		p = q
+	}
+	return p
+}
+
+// testWarpKernel: warp_rowsum (one warp per row, lanes reading with a
+// stride of 32, the __shfl_xor_sync butterfly) gives, on every lane, the
+// bits of warpSum, which differ from the serial sum's on some rows (so
+// that a serial or otherwise reordered sum fails) and agree with it within
+// rounding; rows of 0 to 1000 columns, float64 and float32 elements, and
+// more rows than one grid has warps (the warp-stride loop).
+func testWarpKernel(t *testing.T, be Backend) {
+	rng := rand.New(rand.NewPCG(7, 8))
+	cols := []int{0, 1, 5, 31, 32, 33, 64, 100, 1000}
+	for _, dt := range []tensor.Dtype{tensor.Float64, tensor.Float32} {
+		var xs []float64
+		for _, c := range cols {
+			for range c {
+				// Magnitudes over twelve decades, both signs: the order of
+				// the additions shows in the last bits.
+				v := (rng.Float64() - 0.5) * math.Pow(10, float64(rng.IntN(12)-6))
+				if dt == tensor.Float32 {
+					v = float64(float32(v))
+				}
+				xs = append(xs, v)
+			}
+		}
+		// One launch per row length (c is a kernel argument), each over
+		// rows of that length.
+		off, serialDiffers := 0, 0
+		for _, c := range cols {
+			const rows = 3
+			x := make([]float64, rows*c)
+			for r := range rows {
+				copy(x[r*c:], xs[off:off+c])
+				if r > 0 {
+					for j := range c { // other rows: the same values, rotated
+						x[r*c+j] = xs[off+(j+r)%c]
+					}
+				}
+			}
+			off += c
+			xp := mustAlloc(t, be, int64(8*max(1, len(x))))
+			kernel := "warp_rowsum_f64"
+			if dt == tensor.Float32 {
+				kernel = "warp_rowsum_f32"
+				x32 := make([]float32, max(1, len(x)))
+				for i, v := range x {
+					x32[i] = float32(v)
+				}
+				put32(t, be, xp, x32)
+			} else if len(x) > 0 {
+				put64(t, be, xp, x)
+			}
+			y := mustAlloc(t, be, 8*32*rows)
+			must(t, be.Launch(kernel, rows, int64(rows), int32(c), xp, int32(1), y))
+			one := mustAlloc(t, be, 8*rows)
+			must(t, be.Launch(kernel, rows, int64(rows), int32(c), xp, int32(0), one))
+			must(t, be.Sync())
+			got, got0 := get64(t, be, y, 32*rows), get64(t, be, one, rows)
+			for r := range rows {
+				row := x[r*c : (r+1)*c]
+				want := warpSum(row)
+				serial := 0.0
+				for _, v := range row {
+					serial += v
+				}
+				if math.Float64bits(serial) != math.Float64bits(want[0]) {
+					serialDiffers++
+				}
+				for l := range 32 {
+					if math.Float64bits(got[32*r+l]) != math.Float64bits(want[l]) || math.Float64bits(want[l]) != math.Float64bits(want[0]) {
+						t.Fatalf("%s, %d columns, row %d, lane %d: %v, want %v (the butterfly's, every lane)", kernel, c, r, l, got[32*r+l], want[0])
+					}
+				}
+				if math.Float64bits(got0[r]) != math.Float64bits(want[0]) {
+					t.Fatalf("%s, %d columns, row %d: lane 0 wrote %v, want %v", kernel, c, r, got0[r], want[0])
+				}
+				scale := 0.0
+				for _, v := range row {
+					scale += math.Abs(v)
+				}
+				if math.Abs(want[0]-serial) > 1e-14*scale {
+					t.Fatalf("%d columns, row %d: butterfly %v, serial %v", c, r, want[0], serial)
+				}
+			}
+		}
+		if serialDiffers == 0 {
+			t.Fatalf("%v: no row's serial sum differs from the butterfly's: the test cannot tell the orders apart", dt)
+		}
+	}
+	// More rows than the grid's warps (maxBlocks blocks of
+	// threadsPerBlock/32 warps): the warp-stride loop takes the rest.
+	const rows = maxBlocks*(threadsPerBlock/32) + 37
+	const c = 2
+	x := make([]float64, rows*c)
+	for i := range x {
+		x[i] = float64(i % 1001)
+	}
+	xp := mustAlloc(t, be, 8*rows*c)
+	put64(t, be, xp, x)
+	y := mustAlloc(t, be, 8*rows)
+	must(t, be.Launch("warp_rowsum_f64", rows, int64(rows), int32(c), xp, int32(0), y))
+	must(t, be.Sync())
+	for r, v := range get64(t, be, y, rows) {
+		if want := x[2*r] + x[2*r+1]; v != want {
+			t.Fatalf("warp_rowsum_f64 over %d rows: y[%d] = %v, want %v", rows, r, v, want)
 		}
 	}
 }

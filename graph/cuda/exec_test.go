@@ -187,23 +187,6 @@ func compareModel(t *testing.T, be Backend, device bool, name string, dt tensor.
 	return mach.Executor().(*Exec)
 }
 
-// TestExecutorWideRows runs the language models with the wide-row
-// log-sum-exp of the cross-entropy (normally for vocabularies of 2048
-// tokens and more, 256 threads per row) forced on their 11-token vocabulary
-// with 3 threads per row.
-func TestExecutorWideRows(t *testing.T) {
-	be, device := execBackend(t)
-	defer func(w, c int) { wideRow, xentChunks = w, c }(wideRow, xentChunks)
-	wideRow, xentChunks = 4, 3
-	for _, name := range []string{"gdlm", "gdlm-ff", "gpt"} {
-		for _, dt := range []tensor.Dtype{tensor.Float64, tensor.Float32} {
-			t.Run(fmt.Sprintf("%s/%v", name, dt), func(t *testing.T) {
-				compareModel(t, be, device, name, dt)
-			})
-		}
-	}
-}
-
 // TestExecutorLongRows runs the models with dot-product kernels with their
 // long-row path (normally for 64 keys and more, about 8 keys per thread)
 // forced on their short contexts with 2 keys per thread: softmax, exp and

@@ -159,14 +159,6 @@ func lowerScatterCols(v *value, D, V, R int) devOp {
 	})
 }
 
-// wideRow is the row length from which the cross-entropy's log-sum-exp
-// runs xentChunks threads per row instead of one (variables so that tests
-// can take the wide path on small vocabularies).
-var (
-	wideRow    = 2048
-	xentChunks = 256
-)
-
 // lowerXent maps the sparse cross-entropy (ops.SparseCrossEntropyOp:
 // logits (N, C), labels (N)) -> the mean over scored rows, and its gradient
 // op (logits, labels, dloss) -> (N, C).
@@ -191,27 +183,9 @@ func lowerXent(x *Exec, v *value, op *ops.SparseCrossEntropyOp) (devOp, error) {
 	if err != nil {
 		return nil, err
 	}
-	// Rows of at least wideRow logits take the two-launch log-sum-exp
-	// (xentChunks threads per row).
-	var pm, ps Ptr
-	wide := C >= wideRow
-	chunks := min(xentChunks, C)
-	if wide {
-		if pm, err = x.alloc(int64(N) * int64(chunks) * 8); err != nil {
-			return nil, err
-		}
-		if ps, err = x.alloc(int64(N) * int64(chunks) * 8); err != nil {
-			return nil, err
-		}
-	}
+	// The rows' log-sum-exp: one warp per row (xent_lse_warp), one launch.
 	rowLSE := func(x *Exec, v *value, wantLoss int32) error {
-		if !wide {
-			return x.launch(v, "xent_lse", int64(N), int32(C), v.ins[0].ptr, v.ins[1].ptr, lse, wantLoss, acc)
-		}
-		if err := x.launch(v, "xent_lse_part", int64(N)*int64(chunks), int32(C), int32(chunks), v.ins[0].ptr, v.ins[1].ptr, pm, ps); err != nil {
-			return err
-		}
-		return x.launch(v, "xent_lse_join", int64(N), int32(C), int32(chunks), v.ins[0].ptr, v.ins[1].ptr, pm, ps, lse, wantLoss, acc)
+		return x.launch(v, "xent_lse_warp", int64(N), int32(C), v.ins[0].ptr, v.ins[1].ptr, lse, wantLoss, acc)
 	}
 	scored := func(v *value) (int, error) {
 		labels, err := hostInts(v.ins[1], -1, C)

@@ -10,7 +10,8 @@
  *   - by gcc as plain C11 (build tag cudaemu, through the generated
  *     emu_kernels.c), where kernels/emu.h turns every launch into one serial
  *     thread (blockDim = gridDim = 1), so the grid-stride loop visits every
- *     work item in order.
+ *     work item in order, and a warp kernel's 32 lanes are arrays that the
+ *     thread loops over.
  * CI has gcc but no g++, so kernels must be C-compatible CUDA: no templates,
  * references, classes, overloading, default arguments or `auto`.
  *
@@ -21,6 +22,11 @@
  *   - The body is one GDATTN_GRID_STRIDE loop over n work items; no shared
  *     memory, no __syncthreads, no warp intrinsics. Items may combine results
  *     with atomicAdd (float, double, int).
+ *   - Or the kernel is a warp kernel (GDATTN_WARP_KERNEL, below): one warp of
+ *     32 threads per work item, its body one GDATTN_WARP_STRIDE loop whose
+ *     lanes share values only through the butterflies GDATTN_WARP_ALLREDUCE
+ *     and GDATTN_WARP_ALLREDUCE2 (no shared memory, no __syncthreads, no
+ *     other warp intrinsic).
  *   - Parameters are pointers (any element type; Go passes cuda.Ptr), int
  *     (Go int32 or int), long long (Go int64 or int), float (Go float32) or
  *     double (Go float64). Nothing else (no size_t, unsigned, structs).
@@ -74,6 +80,89 @@
 #define GDATTN_GRID_STRIDE(i, n)                                              \
     for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x;      \
          i < (long long)(n); i += (long long)blockDim.x * gridDim.x)
+
+/*
+ * Warp kernels: one warp (32 threads, its lanes) per work item, for
+ * reductions over long rows: the lanes read the row with a stride of 32
+ * (neighbouring lanes read neighbouring elements), each keeps its own
+ * partial result, and a butterfly of __shfl_xor_sync over the offsets 16,
+ * 8, 4, 2, 1 combines them: at each offset o, lane l's new value is
+ * OP(p[l], p[l ^ o]) of the old values p. The order is fixed, so the result
+ * is the same bits every run, and with OP commutative (IEEE addition) every
+ * lane ends with the same bits. Declared with
+ * GDATTN_WARP_KERNEL, so that the generator marks them (kernelTable's warp
+ * flag) and the backends launch them with blockDim a multiple of 32 and a
+ * warp per item: the n of Launch counts items (warps), not threads.
+ *
+ *     #define ROWSUM_KERNEL(T, S)                                        \
+ *     GDATTN_WARP_KERNEL GDATTN_NAME(rowsum, S)(long long n, int c,       \
+ *                                               const T *x, double *y) {  \
+ *         GDATTN_WARP_STRIDE(r, n) {                                      \
+ *             GDATTN_LANE_VAR(double, s);                                 \
+ *             GDATTN_FOR_LANES(lane) {                                    \
+ *                 int j;                                                  \
+ *                 GDATTN_AT(s, lane) = 0;                                 \
+ *                 for (j = lane; j < c; j += 32)                          \
+ *                     GDATTN_AT(s, lane) += (double)x[r * c + j];         \
+ *             }                                                           \
+ *             GDATTN_WARP_ALLREDUCE(double, s, GDATTN_ADD);               \
+ *             GDATTN_WARP_ONCE { y[r] = GDATTN_WARP_VALUE(s); }           \
+ *         }                                                               \
+ *     }
+ *
+ *   - GDATTN_WARP_STRIDE(r, n) { ... } runs the block for every work item r
+ *     in [0, n), one warp per item (on a GPU r is the global thread index
+ *     over 32, stepping by the grid's warps).
+ *   - GDATTN_LANE_VAR(T, v) declares a per-lane variable v (one register per
+ *     lane; 32 values on the emulator); GDATTN_AT(v, lane) is lane's value.
+ *   - GDATTN_FOR_LANES(lane) { ... } runs the block as every lane (on a GPU
+ *     each thread once, as its own lane; on the emulator for lane = 0..31 in
+ *     turn): lanes may read anything but write only their own per-lane
+ *     variables and memory no other lane touches, and may use `continue`
+ *     but not `break`.
+ *   - GDATTN_WARP_ALLREDUCE(T, v, OP) combines per-lane v with the butterfly
+ *     (OP a function or macro of two T: GDATTN_ADD or a GDATTN_DEVICE
+ *     helper); GDATTN_WARP_ALLREDUCE2(T, a, b, FN) does the
+ *     same for a pair, FN(&a, &b, a', b') updating a lane's pair from the
+ *     partner's a', b' (FN must be symmetric in the two pairs for every lane
+ *     to end equal; keep products apart from sums with __dmul_rn/__fmul_rn
+ *     so that nvcc's fused multiply-adds do not make it lopsided).
+ *   - GDATTN_WARP_VALUE(v) is v after a butterfly (the same on every lane);
+ *     GDATTN_WARP_ONCE { ... } runs the block in one lane only (a result
+ *     written once, an atomicAdd made once per item).
+ *   - Every lane of a warp must reach each butterfly: the code around one
+ *     may branch (or `continue` the stride loop) only on the work item.
+ */
+#if defined(__CUDACC__)
+#define GDATTN_WARP_MARK
+#define GDATTN_WARP_STRIDE(r, n)                                              \
+    for (long long r = ((long long)blockIdx.x * blockDim.x + threadIdx.x) >> 5; \
+         r < (long long)(n); r += ((long long)blockDim.x * gridDim.x) >> 5)
+#define GDATTN_LANE_VAR(T, v) T v
+#define GDATTN_AT(v, lane) (v)
+#define GDATTN_FOR_LANES(lane)                                                \
+    for (int lane = (int)(threadIdx.x & 31u), gdattn_once_##lane = 1;         \
+         gdattn_once_##lane; gdattn_once_##lane = 0)
+#define GDATTN_WARP_VALUE(v) (v)
+#define GDATTN_WARP_ONCE if ((threadIdx.x & 31u) == 0)
+#define GDATTN_WARP_ALLREDUCE(T, v, OP)                                       \
+    for (int gdattn_o_ = 16; gdattn_o_ > 0; gdattn_o_ >>= 1) {                \
+        T gdattn_w_ = __shfl_xor_sync(0xffffffffu, (v), gdattn_o_);           \
+        (v) = OP((v), gdattn_w_);                                             \
+    }
+#define GDATTN_WARP_ALLREDUCE2(T, a, b, FN)                                   \
+    for (int gdattn_o_ = 16; gdattn_o_ > 0; gdattn_o_ >>= 1) {                \
+        T gdattn_wa_ = __shfl_xor_sync(0xffffffffu, (a), gdattn_o_);          \
+        T gdattn_wb_ = __shfl_xor_sync(0xffffffffu, (b), gdattn_o_);          \
+        FN(&(a), &(b), gdattn_wa_, gdattn_wb_);                               \
+    }
+#endif
+
+/* GDATTN_WARP_KERNEL starts a warp kernel definition (see above). */
+#define GDATTN_WARP_KERNEL GDATTN_EXTERN_C GDATTN_WARP_MARK __global__ void
+
+/* GDATTN_ADD is the butterfly's sum. */
+#define GDATTN_ADD(x, y) ((x) + (y))
 
 /* GDATTN_FLOATS(M) expands M(float, _f32) M(double, _f64). */
 #define GDATTN_FLOATS(M) M(float, _f32) M(double, _f64)

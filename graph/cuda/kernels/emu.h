@@ -5,15 +5,21 @@
  *
  * A launch on the emulator is one serial thread: threadIdx = blockIdx = 0 and
  * blockDim = gridDim = 1, so a GDATTN_GRID_STRIDE loop visits i = 0, 1, ...,
- * n-1 in order, and atomicAdd is a plain read-modify-write. Anything a kernel
- * uses that is not defined here (shared memory, __syncthreads, warp
- * intrinsics, C++) fails to compile, which is the point: the kernel contract in
- * common.h forbids it.
+ * n-1 in order, and atomicAdd is a plain read-modify-write. A warp kernel's
+ * thread is one whole warp: GDATTN_WARP_STRIDE visits its items in order, a
+ * per-lane variable is an array of 32, GDATTN_FOR_LANES loops over the lanes
+ * 0..31, and the butterflies compute p'[l] = OP(p[l], p[l ^ o]) for every
+ * lane from the old values p, offset by offset (16, 8, 4, 2, 1): the device's
+ * arithmetic in the device's order. Anything a kernel uses that is not
+ * defined here (shared memory, __syncthreads, warp intrinsics such as
+ * __shfl_xor_sync, C++) fails to compile, which is the point: the kernel
+ * contract in common.h forbids it outside its warp macros.
  *
  * With GDATTN_GEN defined (only by the generator, graph/cuda/internal/gen, which
  * runs `gcc -E` over each kernel file), __global__ expands to a marker that
  * the generator looks for to find every kernel's signature after all macros
- * have been expanded.
+ * have been expanded, and GDATTN_WARP_MARK a second marker just before it
+ * on warp kernels.
  */
 #ifndef GDATTN_EMU_H
 #define GDATTN_EMU_H
@@ -44,8 +50,10 @@ static const gdattn_dim3 gridDim = {1, 1, 1};
 
 #if defined(GDATTN_GEN)
 #define __global__ gdattn_kernel_marker
+#define GDATTN_WARP_MARK gdattn_warp_marker
 #else
 #define __global__
+#define GDATTN_WARP_MARK
 #endif
 #define __device__
 #define __host__
@@ -104,5 +112,43 @@ GDATTN_EMU_ATOMIC(gdattn_emu_atomic_add_ull, unsigned long long)
         int *: gdattn_emu_atomic_add_i,                                       \
         unsigned int *: gdattn_emu_atomic_add_u,                              \
         unsigned long long *: gdattn_emu_atomic_add_ull)((p), (v))
+
+/*
+ * Warp kernels (kernels/common.h): each emulated thread runs whole warps, its
+ * 32 lanes in turn. Under GDATTN_EMU_THREADS a launch's blockDim.x threads
+ * take the items r ≡ threadIdx.x (mod blockDim.x), a warp each, as the
+ * device's warps would.
+ */
+#define GDATTN_WARP_STRIDE(r, n)                                              \
+    for (long long r = (long long)blockIdx.x * blockDim.x + threadIdx.x;      \
+         r < (long long)(n); r += (long long)blockDim.x * gridDim.x)
+#define GDATTN_LANE_VAR(T, v) T v[32]
+#define GDATTN_AT(v, lane) ((v)[lane])
+#define GDATTN_FOR_LANES(lane) for (int lane = 0; lane < 32; lane++)
+#define GDATTN_WARP_VALUE(v) ((v)[0])
+#define GDATTN_WARP_ONCE if (1)
+#define GDATTN_WARP_ALLREDUCE(T, v, OP)                                       \
+    for (int gdattn_o_ = 16; gdattn_o_ > 0; gdattn_o_ >>= 1) {                \
+        T gdattn_p_[32];                                                      \
+        int gdattn_l_;                                                        \
+        for (gdattn_l_ = 0; gdattn_l_ < 32; gdattn_l_++)                      \
+            gdattn_p_[gdattn_l_] = (v)[gdattn_l_];                            \
+        for (gdattn_l_ = 0; gdattn_l_ < 32; gdattn_l_++)                      \
+            (v)[gdattn_l_] =                                                  \
+                OP(gdattn_p_[gdattn_l_], gdattn_p_[gdattn_l_ ^ gdattn_o_]);   \
+    }
+#define GDATTN_WARP_ALLREDUCE2(T, a, b, FN)                                   \
+    for (int gdattn_o_ = 16; gdattn_o_ > 0; gdattn_o_ >>= 1) {                \
+        T gdattn_pa_[32], gdattn_pb_[32];                                     \
+        int gdattn_l_;                                                        \
+        for (gdattn_l_ = 0; gdattn_l_ < 32; gdattn_l_++) {                    \
+            gdattn_pa_[gdattn_l_] = (a)[gdattn_l_];                           \
+            gdattn_pb_[gdattn_l_] = (b)[gdattn_l_];                           \
+        }                                                                     \
+        for (gdattn_l_ = 0; gdattn_l_ < 32; gdattn_l_++)                      \
+            FN(&(a)[gdattn_l_], &(b)[gdattn_l_],                              \
+               gdattn_pa_[gdattn_l_ ^ gdattn_o_],                             \
+               gdattn_pb_[gdattn_l_ ^ gdattn_o_]);                            \
+    }
 
 #endif /* GDATTN_EMU_H */

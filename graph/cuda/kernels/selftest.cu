@@ -1,8 +1,8 @@
 /*
  * selftest.cu: small kernels that test the device layer itself (launch,
  * argument passing of every parameter kind, atomics) and that the executor
- * may use too: fill, axpy, scale, iota, sum; and gemm_naive, the GPU
- * backend's Gemm without cuBLAS.
+ * may use too: fill, axpy, scale, iota, sum; gemm_naive, the GPU
+ * backend's Gemm without cuBLAS; and warp_rowsum, the warp kernels' form.
  */
 #include "common.h"
 
@@ -80,3 +80,31 @@ GDATTN_FLOATS(GDATTN_SUM)
         }                                                                     \
     }
 GDATTN_FLOATS(GDATTN_GEMM_NAIVE)
+
+/*
+ * warp_rowsum_<T>: the warp form's self-test, one warp per row r of the n
+ * rows of c columns of x: lane l sums x[r, j] over j ≡ l (mod 32) in order,
+ * in double, and the butterfly adds the lanes' sums. With all, every lane
+ * writes its final value to y[32r + l]; else lane 0 writes y[r].
+ */
+#define GDATTN_WARP_ROWSUM(T, S)                                              \
+    GDATTN_WARP_KERNEL GDATTN_NAME(warp_rowsum, S)(long long n, int c,        \
+                                                   const T *x, int all,       \
+                                                   double *y) {               \
+        GDATTN_WARP_STRIDE(r, n) {                                            \
+            GDATTN_LANE_VAR(double, s);                                       \
+            GDATTN_FOR_LANES(lane) {                                          \
+                double a = 0;                                                 \
+                int j;                                                        \
+                for (j = lane; j < c; j += 32) a += (double)x[r * c + j];     \
+                GDATTN_AT(s, lane) = a;                                       \
+            }                                                                 \
+            GDATTN_WARP_ALLREDUCE(double, s, GDATTN_ADD);                     \
+            if (all) {                                                        \
+                GDATTN_FOR_LANES(lane) { y[32 * r + lane] = GDATTN_AT(s, lane); } \
+            } else {                                                          \
+                GDATTN_WARP_ONCE { y[r] = GDATTN_WARP_VALUE(s); }             \
+            }                                                                 \
+        }                                                                     \
+    }
+GDATTN_FLOATS(GDATTN_WARP_ROWSUM)

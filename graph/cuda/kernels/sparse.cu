@@ -127,30 +127,65 @@ GDATTN_FLOATS(GDATTN_GATHER_CENTERED)
 GDATTN_FLOATS(GDATTN_FILL_ROWS_SCALED)
 
 /*
- * xent_lse_<T>: lse[r] = log Σ_j exp(x[r, j]) (max-shifted, in double) for
- * the scored rows r (labels[r] >= 0), one item per row; with acc non-zero
- * flag, also adds lse[r] − x[r, labels[r]] into *acc.
+ * The cross-entropy's log-sum-exp, one warp per row (a warp kernel,
+ * kernels/common.h): lane l takes the logits j ≡ l (mod 32) of the row, in
+ * order, keeping a running maximum m and Σ exp(x − m) in double (rescaled
+ * when the maximum grows); the butterfly then joins the lanes' pairs
+ * (gdattn_lse_join). A lane with no logit, or only −Inf ones, holds s = 0
+ * and adds nothing.
  */
-#define GDATTN_XENT_LSE(T, S)                                                 \
-    GDATTN_KERNEL GDATTN_NAME(xent_lse, S)(long long n, int c, const T *x,    \
-                                           const long long *labels,           \
-                                           double *lse, int wantloss,         \
-                                           double *acc) {                     \
-        GDATTN_GRID_STRIDE(r, n) {                                            \
+
+/*
+ * gdattn_lse_join: (m, s) ← (mx, s·e^(m−mx) + s'·e^(m'−mx)), mx = max(m, m'),
+ * an empty pair (s = 0) adding 0; symmetric in the two pairs, the products
+ * kept out of fused multiply-adds.
+ */
+GDATTN_DEVICE void gdattn_lse_join(double *m, double *s, double om, double os) {
+    double mx = *m > om ? *m : om;
+    double a = *s == 0 ? 0 : __dmul_rn(*s, exp(*m - mx));
+    double b = os == 0 ? 0 : __dmul_rn(os, exp(om - mx));
+    *s = a + b;
+    *m = mx;
+}
+
+/*
+ * xent_lse_warp_<T>: lse[r] = log Σ_j exp(x[r, j]) for the scored rows r
+ * (labels[r] >= 0), one warp per row (n = rows); with wantloss, also adds
+ * lse[r] − x[r, labels[r]] into *acc (once per row).
+ */
+#define GDATTN_XENT_LSE_WARP(T, S)                                            \
+    GDATTN_WARP_KERNEL GDATTN_NAME(xent_lse_warp, S)(                         \
+        long long n, int c, const T *x, const long long *labels, double *lse, \
+        int wantloss, double *acc) {                                          \
+        GDATTN_WARP_STRIDE(r, n) {                                            \
             long long l = labels[r];                                          \
             if (l < 0) continue;                                              \
             const T *row = x + r * c;                                         \
-            T m = row[0];                                                     \
-            int j;                                                            \
-            for (j = 1; j < c; j++) m = row[j] > m ? row[j] : m;              \
-            double s = 0;                                                     \
-            for (j = 0; j < c; j++) s += exp((double)(row[j] - m));           \
-            double v = (double)m + log(s);                                    \
-            lse[r] = v;                                                       \
-            if (wantloss) gdattn_atomic_add_f64(acc, v - (double)row[l]);     \
+            GDATTN_LANE_VAR(double, m);                                       \
+            GDATTN_LANE_VAR(double, s);                                       \
+            GDATTN_FOR_LANES(lane) {                                          \
+                double mk = -INFINITY, sk = 0;                                \
+                int j;                                                        \
+                for (j = lane; j < c; j += 32) {                              \
+                    double v = (double)row[j];                                \
+                    if (v > mk) {                                             \
+                        sk = sk == 0 ? 0 : __dmul_rn(sk, exp(mk - v));        \
+                        mk = v;                                               \
+                    }                                                         \
+                    if (v != -INFINITY) sk += exp(v - mk);                    \
+                }                                                             \
+                GDATTN_AT(m, lane) = mk;                                      \
+                GDATTN_AT(s, lane) = sk;                                      \
+            }                                                                 \
+            GDATTN_WARP_ALLREDUCE2(double, m, s, gdattn_lse_join);            \
+            GDATTN_WARP_ONCE {                                                \
+                double v = GDATTN_WARP_VALUE(m) + log(GDATTN_WARP_VALUE(s));  \
+                lse[r] = v;                                                   \
+                if (wantloss) gdattn_atomic_add_f64(acc, v - (double)row[l]); \
+            }                                                                 \
         }                                                                     \
     }
-GDATTN_FLOATS(GDATTN_XENT_LSE)
+GDATTN_FLOATS(GDATTN_XENT_LSE_WARP)
 
 /* xent_loss_<T>: out[0] = acc[0]·scale (n = 1). */
 #define GDATTN_XENT_LOSS(T, S)                                                \
@@ -179,66 +214,3 @@ GDATTN_FLOATS(GDATTN_XENT_LOSS)
         }                                                                     \
     }
 GDATTN_FLOATS(GDATTN_XENT_GRAD)
-
-/*
- * Wide rows (the vocabulary-sized logits of the language models): the
- * log-sum-exp of each row in two launches, so that many threads share a row
- * and neighbouring threads read neighbouring logits.
- *
- * xent_lse_part_<T>: item (r, c) of n = rows·chunks (c = item mod chunks)
- * takes the logits j ≡ c (mod chunks) of a scored row r and stores their
- * running max and Σ exp(x − max) (one pass, rescaling the sum when the max
- * grows) in pm and ps.
- */
-#define GDATTN_XENT_LSE_PART(T, S)                                            \
-    GDATTN_KERNEL GDATTN_NAME(xent_lse_part, S)(long long n, int c,           \
-                                                int chunks, const T *x,       \
-                                                const long long *labels,      \
-                                                double *pm, double *ps) {     \
-        GDATTN_GRID_STRIDE(i, n) {                                            \
-            long long r = i / chunks;                                         \
-            int k = (int)(i % chunks), j;                                     \
-            if (labels[r] < 0) continue;                                      \
-            const T *row = x + r * c;                                         \
-            double m = (double)row[k < c ? k : 0], s = 0;                     \
-            for (j = k; j < c; j += chunks) {                                 \
-                double v = (double)row[j];                                    \
-                if (v > m) {                                                  \
-                    s = s * exp(m - v);                                       \
-                    m = v;                                                    \
-                }                                                             \
-                s += exp(v - m);                                              \
-            }                                                                 \
-            pm[i] = m;                                                        \
-            ps[i] = s;                                                        \
-        }                                                                     \
-    }
-GDATTN_FLOATS(GDATTN_XENT_LSE_PART)
-
-/*
- * xent_lse_join_<T>: one item per row (n = rows) combines the chunks'
- * partial maxima and sums into lse[r], and with wantloss adds
- * lse[r] − x[r, labels[r]] into *acc.
- */
-#define GDATTN_XENT_LSE_JOIN(T, S)                                            \
-    GDATTN_KERNEL GDATTN_NAME(xent_lse_join, S)(long long n, int c,           \
-                                                int chunks, const T *x,       \
-                                                const long long *labels,      \
-                                                const double *pm,             \
-                                                const double *ps,             \
-                                                double *lse, int wantloss,    \
-                                                double *acc) {                \
-        GDATTN_GRID_STRIDE(r, n) {                                            \
-            long long l = labels[r];                                          \
-            if (l < 0) continue;                                              \
-            const double *m = pm + r * chunks, *s = ps + r * chunks;          \
-            double mx = m[0], sum = 0;                                        \
-            int k;                                                            \
-            for (k = 1; k < chunks; k++) mx = m[k] > mx ? m[k] : mx;          \
-            for (k = 0; k < chunks; k++) sum += s[k] * exp(m[k] - mx);        \
-            double v = mx + log(sum);                                         \
-            lse[r] = v;                                                       \
-            if (wantloss) gdattn_atomic_add_f64(acc, v - (double)x[r * c + l]); \
-        }                                                                     \
-    }
-GDATTN_FLOATS(GDATTN_XENT_LSE_JOIN)

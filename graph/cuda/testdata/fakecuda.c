@@ -9,7 +9,9 @@
  * row-major-to-column-major Gemm swap, error paths) runs without a GPU.
  *
  * It is strict where the backend could go wrong: launches must use 1-D grids
- * of at most 65535 blocks of 256 threads, on the default stream or a stream
+ * of at most 65535 blocks of 256 threads, enough threads for the work items
+ * (a warp of 32 per item for a warp kernel) unless the grid is at its cap,
+ * on the default stream or a stream
  * the fake created, with kernelParams (not extra), calls need the context current, the JIT options
  * must be the error-log pair, and cuBLAS computes column-major products from
  * the BLAS definition, independently of the emulator's gonum path.
@@ -114,6 +116,7 @@ static int fake_run(int k, void **params) { return gdattn_emu_dispatch(k, params
 #endif
 
 extern const char *fake_kernel_names[];
+extern const unsigned char gdattn_emu_warp[]; /* emu_kernels.c */
 extern const int fake_kernel_count;
 extern const int fake_kernel_nparams[];
 
@@ -339,6 +342,14 @@ int cuLaunchKernel(void *f, unsigned int gx, unsigned int gy, unsigned int gz,
     if (gx == 0 || gx > 65535 || gy != 1 || gz != 1 || bx != 256 || by != 1 || bz != 1 ||
         shmem != 0 || !valid_stream(stream) || params == NULL || extra != NULL)
         return ERR_INVALID_VALUE;
+    /*
+     * The grid covers the work items (n, every kernel's first parameter): a
+     * thread each, or a warp of 32 threads each for a warp kernel, unless it
+     * is at its cap (the grid-stride loop takes the rest).
+     */
+    long long items = *(long long *)params[0];
+    long long per_block = gdattn_emu_warp[k] ? bx / 32 : bx;
+    if ((long long)gx * per_block < items && gx < 65535) return ERR_INVALID_VALUE;
     fake_stream *cs = capturing(stream);
     if (cs) {
         fake_op op = {0};

@@ -14,7 +14,9 @@
 // It runs the C preprocessor (gcc -E, or $CC) over each file with GDATTN_GEN
 // defined, so kernels may be written through macros (GDATTN_FLOATS) and are
 // parsed after expansion: kernels/emu.h then turns __global__ into a marker
-// that precedes each kernel's "void name(params)".
+// that precedes each kernel's "void name(params)", and GDATTN_WARP_MARK into
+// a second marker before it on warp kernels (GDATTN_WARP_KERNEL), which the
+// table flags so that the backends launch a warp per work item.
 //
 // Usage, from graph/cuda (go generate ./graph/cuda does this):
 //
@@ -38,7 +40,10 @@ import (
 	"strings"
 )
 
-const marker = "gdattn_kernel_marker"
+const (
+	marker     = "gdattn_kernel_marker"
+	warpMarker = "gdattn_warp_marker" // just before marker on warp kernels (GDATTN_WARP_KERNEL)
+)
 
 // param is one kernel parameter after macro expansion.
 type param struct {
@@ -51,6 +56,7 @@ type param struct {
 type kernel struct {
 	name   string
 	file   string
+	warp   bool // one warp per work item (GDATTN_WARP_KERNEL)
 	params []param
 }
 
@@ -178,6 +184,7 @@ func parseFile(dir, path string) ([]kernel, error) {
 		if i < 0 {
 			break
 		}
+		warp := strings.HasSuffix(strings.TrimRight(src[:i], " \t\r\n"), warpMarker)
 		src = src[i+len(marker):]
 		k, rest, err := parseSignature(src)
 		if err != nil {
@@ -185,10 +192,14 @@ func parseFile(dir, path string) ([]kernel, error) {
 		}
 		src = rest
 		k.file = base
-		sig := fmt.Sprint(k.params)
+		k.warp = warp
+		if len(k.params) == 0 || k.params[0].name != "n" || k.params[0].kind != "argInt64" {
+			return nil, fmt.Errorf("%s: kernel %s: the first parameter must be long long n, the work-item count", base, k.name)
+		}
+		sig := fmt.Sprint(k.warp, k.params)
 		if prev, ok := seen[k.name]; ok {
 			if prev != sig {
-				return nil, fmt.Errorf("%s: kernel %s declared twice with different parameters", base, k.name)
+				return nil, fmt.Errorf("%s: kernel %s declared twice with different parameters or warp forms", base, k.name)
 			}
 			continue
 		}
@@ -320,6 +331,21 @@ func emitC(files []string, ks []kernel) []byte {
 		fmt.Fprintf(&b, "    case %d:\n        %s(%s);\n        return 0;\n", i, k.name, strings.Join(args, ", "))
 	}
 	b.WriteString("    }\n    return -1;\n}\n")
+	b.WriteString("\n// gdattn_emu_warp[k] is 1 if kernel k is a warp kernel (one warp per work\n")
+	b.WriteString("// item), else 0; the fake driver (testdata/fakecuda.c) checks launch\n")
+	b.WriteString("// geometry with it.\n")
+	b.WriteString("const unsigned char gdattn_emu_warp[] = {")
+	for i, k := range ks {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		if k.warp {
+			b.WriteString("1")
+		} else {
+			b.WriteString("0")
+		}
+	}
+	b.WriteString("};\n")
 	return b.Bytes()
 }
 
@@ -330,10 +356,15 @@ func emitGo(ks []kernel, hash string) ([]byte, error) {
 	b.WriteString("// kernelSourceHash is the SHA-256 of kernels/*.cu and kernels/*.h; it must\n")
 	b.WriteString("// match the one scripts/build-ptx.sh wrote into kernels/gdattn.ptx.\n")
 	fmt.Fprintf(&b, "const kernelSourceHash = %q\n\n", hash)
-	b.WriteString("// kernelTable lists every kernel of kernels/*.cu in emulator dispatch order.\n")
+	b.WriteString("// kernelTable lists every kernel of kernels/*.cu in emulator dispatch order;\n")
+	b.WriteString("// warp marks the warp kernels (GDATTN_WARP_KERNEL: one warp per work item).\n")
 	b.WriteString("var kernelTable = []kernelSig{\n")
 	for _, k := range ks {
-		fmt.Fprintf(&b, "\t{name: %q, file: %q, params: []kernelParam{", k.name, k.file)
+		fmt.Fprintf(&b, "\t{name: %q, file: %q, ", k.name, k.file)
+		if k.warp {
+			b.WriteString("warp: true, ")
+		}
+		b.WriteString("params: []kernelParam{")
 		for j, p := range k.params {
 			if j > 0 {
 				b.WriteString(", ")
