@@ -136,13 +136,13 @@ int gdattn_emu_dispatch(int k, void **a) {
         ew_chain_f64(*(long long *)a[0], *(long long *)a[1], *(long long *)a[2], *(int *)a[3], *(void **)a[4], *(long long *)a[5], *(long long *)a[6], *(long long *)a[7], *(long long *)a[8], *(void **)a[9], *(long long *)a[10], *(long long *)a[11], *(long long *)a[12], *(long long *)a[13], *(void **)a[14], *(long long *)a[15], *(long long *)a[16], *(long long *)a[17], *(long long *)a[18], *(void **)a[19], *(long long *)a[20], *(long long *)a[21], *(long long *)a[22], *(long long *)a[23], *(void **)a[24]);
         return 0;
     case 38:
-        grad_part_multi_f32(*(long long *)a[0], *(int *)a[1], *(void **)a[2], *(void **)a[3]);
+        grad_part_warp_f32(*(long long *)a[0], *(int *)a[1], *(void **)a[2], *(void **)a[3]);
         return 0;
     case 39:
-        grad_part_multi_f64(*(long long *)a[0], *(int *)a[1], *(void **)a[2], *(void **)a[3]);
+        grad_part_warp_f64(*(long long *)a[0], *(int *)a[1], *(void **)a[2], *(void **)a[3]);
         return 0;
     case 40:
-        grad_join_multi(*(long long *)a[0], *(int *)a[1], *(void **)a[2], *(void **)a[3], *(void **)a[4], *(void **)a[5]);
+        grad_join_warp(*(long long *)a[0], *(void **)a[1], *(void **)a[2], *(void **)a[3]);
         return 0;
     case 41:
         step_finish_f32(*(long long *)a[0], *(int *)a[1], *(void **)a[2], *(void **)a[3], *(double *)a[4], *(void **)a[5], *(void **)a[6]);
@@ -394,4 +394,4 @@ int gdattn_emu_dispatch(int k, void **a) {
 // gdattn_emu_warp[k] is 1 if kernel k is a warp kernel (one warp per work
 // item), else 0; the fake driver (testdata/fakecuda.c) checks launch
 // geometry with it.
-const unsigned char gdattn_emu_warp[] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 0, 0, 0, 0};
+const unsigned char gdattn_emu_warp[] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 0, 0, 0, 0};

@@ -143,16 +143,21 @@ func TestExecutorParamDtypeMoments(t *testing.T) {
 }
 
 // optimiserLaunches is the number of launches of one RunStep besides the
-// program's: the statistics' levels, step_finish and the update groups.
+// program's: the statistics' parts and join, step_finish and the update
+// groups.
 func optimiserLaunches(x *Exec) int64 {
 	sp := x.upd.stat
-	return int64(len(sp.parts) + len(sp.sizes) - 1 + 1 + len(x.upd.groups))
+	n := int64(len(sp.parts) + 1 + len(x.upd.groups))
+	if sp.join {
+		n++
+	}
+	return n
 }
 
 // TestExecutorRunStepCounts: a trainer step on an executor with
 // DeviceGrads and ResidentParams waits for the device once (one Sync, one
 // copy back: the step block) and launches, besides the program's kernels,
-// a fixed handful (statistics levels, step_finish, one update), not one
+// a fixed handful (statistics parts and join, step_finish, one update), not one
 // or more per parameter; without resident parameters the parameters are
 // copied back after the same single wait.
 func TestExecutorRunStepCounts(t *testing.T) {
@@ -205,7 +210,7 @@ func TestExecutorRunStepCounts(t *testing.T) {
 				if step.Launches != run.Launches+opt || step.Gemms != run.Gemms {
 					t.Errorf("step: %d launches, %d gemms; Run %d, %d; want %d more launches", step.Launches, step.Gemms, run.Launches, run.Gemms, opt)
 				}
-				if opt > 7 || opt >= int64(np) {
+				if opt > 4 || opt >= int64(np) {
 					t.Errorf("%d optimiser launches for %d parameters", opt, np)
 				}
 				if resident && step.CopiesHtoD >= run.CopiesHtoD {
@@ -315,8 +320,10 @@ func TestExecutorPaperStepCounts(t *testing.T) {
 			if step.Syncs != 1 || step.CopiesDtoH != 1 {
 				t.Errorf("step: %d syncs and %d copies back, want 1 and 1", step.Syncs, step.CopiesDtoH)
 			}
-			if step.Launches != run.Launches+opt || opt > 7 {
-				t.Errorf("step: %d launches, Run %d, optimiser %d", step.Launches, run.Launches, opt)
+			// One grad_part_warp (float32 gradients), one grad_join_warp,
+			// step_finish and one adam_multi.
+			if step.Launches != run.Launches+opt || opt != 4 {
+				t.Errorf("step: %d launches, Run %d, optimiser %d, want 4", step.Launches, run.Launches, opt)
 			}
 			if got := x.MomentBytes(); got != int64(params)*8 {
 				t.Errorf("moments hold %d device bytes, want %d (float32)", got, params*8)
@@ -325,8 +332,51 @@ func TestExecutorPaperStepCounts(t *testing.T) {
 	}
 }
 
+// statTree is the device's statistics of the gradient g (kernels/gradstats.cu)
+// evaluated directly in its order: statWarps(len(g)) warps, warp w's lane l
+// summing g_j² (each product rounded) and counting the non-finite g_j over
+// j = 32b + l for the blocks b ≡ w (mod warps) in order, the lanes joined by
+// the butterfly; with join, one more warp whose lane l sums the parts
+// l, l+32, ... in order, joined by the butterfly.
+func statTree(g []float64, join bool) (sumSq, bad float64) {
+	butterfly := func(p *[32]float64) float64 {
+		for o := 16; o > 0; o >>= 1 {
+			q := *p
+			for l := range p {
+				p[l] = q[l] + q[l^o]
+			}
+		}
+		return p[0]
+	}
+	warps := statWarps(len(g))
+	var ps, pb []float64
+	for w := range warps {
+		var s, b [32]float64
+		for l := range 32 {
+			for j := 32*w + l; j < len(g); j += 32 * warps {
+				if v := g[j]; math.IsInf(v, 0) || math.IsNaN(v) {
+					b[l]++
+				} else {
+					s[l] += float64(v * v)
+				}
+			}
+		}
+		ps, pb = append(ps, butterfly(&s)), append(pb, butterfly(&b))
+	}
+	if !join {
+		return ps[0], pb[0]
+	}
+	var s, b [32]float64
+	for c := range ps {
+		s[c%32] += ps[c]
+		b[c%32] += pb[c]
+	}
+	return butterfly(&s), butterfly(&b)
+}
+
 // TestExecutorStatsMulti: the statistics of several gradients of different
-// sizes, computed in one launch per level, are each the host's.
+// sizes, computed in one launch per dtype and one join, are each the
+// host's, and bit for bit the device's order evaluated directly (statTree).
 func TestExecutorStatsMulti(t *testing.T) {
 	be, device := execBackend(t)
 	if !device {
@@ -342,6 +392,7 @@ func TestExecutorStatsMulti(t *testing.T) {
 			var loss *G.Node
 			want := make([]float64, len(sizes))
 			bad := make([]int, len(sizes))
+			gs := make([][]float64, len(sizes))
 			for k, n := range sizes {
 				w, err := s.Param(fmt.Sprintf("w%d", k), tensor.Shape{n}, graph.Constant(0.5))
 				if err != nil {
@@ -352,6 +403,7 @@ func TestExecutorStatsMulti(t *testing.T) {
 					t.Fatal(err)
 				}
 				xs := make([]float64, n)
+				gs[k] = xs
 				for i := range xs {
 					xs[i] = float64((i+k)%7) - 2.5 + float64(i%1013)/1013
 					if dt == tensor.Float32 {
@@ -386,9 +438,16 @@ func TestExecutorStatsMulti(t *testing.T) {
 			if err != nil || !ok || len(st) != len(sizes) {
 				t.Fatalf("GradStats: %v, %v, %v", st, ok, err)
 			}
+			join := mach.Executor().(*Exec).upd.stat.join
+			if !join {
+				t.Fatal("no gradient has several parts: the join is not tested")
+			}
 			for k := range sizes {
 				if st[k].NonFinite != bad[k] || math.Abs(st[k].SumSq-want[k]) > 1e-10*want[k] {
 					t.Errorf("gradient %d (size %d): sum of squares %v, %d non-finite; want %v, %d", k, sizes[k], st[k].SumSq, st[k].NonFinite, want[k], bad[k])
+				}
+				if s, b := statTree(gs[k], join); math.Float64bits(st[k].SumSq) != math.Float64bits(s) || float64(st[k].NonFinite) != b {
+					t.Errorf("gradient %d (size %d): sum of squares %v, %d non-finite; in the device's order %v, %v", k, sizes[k], st[k].SumSq, st[k].NonFinite, s, b)
 				}
 			}
 		})

@@ -376,7 +376,8 @@ func TestExecutorDeviceGradsGuard(t *testing.T) {
 
 // TestExecutorStats: the device's gradient statistics (sum of squares of
 // the finite elements, count of the others) equal the host's for sizes
-// that take none, one and several join levels, float64 and float32.
+// of one part (no join) and of several (up to statMaxWarps, 64 parts per
+// join lane), float64 and float32.
 func TestExecutorStats(t *testing.T) {
 	be, device := execBackend(t)
 	if !device {

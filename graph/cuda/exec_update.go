@@ -33,8 +33,8 @@ var (
 //
 // Every device update and every statistics pass is a fixed number of
 // launches, whatever the number of parameters (multi-tensor kernels,
-// kernels/adam.cu and kernels/gradstats.cu): one grad_part_multi per
-// gradient dtype, one grad_join_multi per level of the reduction tree, one
+// kernels/adam.cu and kernels/gradstats.cu): one grad_part_warp per
+// gradient dtype, one grad_join_warp when a gradient has several parts, one
 // step_finish, one adam_multi per (parameter dtype, moment dtype) group.
 type updState struct {
 	m32   bool     // float32 moments for float32 parameters
@@ -85,16 +85,18 @@ type adamGroup struct {
 	tab    Ptr
 }
 
-// statPlan is the reduction tree of the gradients' statistics.
+// statPlan is the reduction tree of the gradients' statistics: the parts
+// (grad_part_warp, warps of a gradient), then, if a gradient has several,
+// one warp per gradient joining them (grad_join_warp).
 type statPlan struct {
-	order  []int       // position k of the statistics → parameter index
-	parts  []statGroup // level 0, one launch per gradient dtype
-	levels Ptr         // the offsets of every level, (nlev+1)·(np+1) long long
-	sizes  []int64     // items of each level
-	bufs   [2]Ptr      // ping-pong buffers of the levels' pairs
+	order []int       // position k of the statistics → parameter index
+	parts []statGroup // the parts, one launch per gradient dtype
+	off   Ptr         // the parts' offsets, np+1 long long
+	join  bool        // some gradient has more than one part
+	buf   Ptr         // the parts' pairs when join (else they go to the step block)
 }
 
-// statGroup is one grad_part_multi launch.
+// statGroup is one grad_part_warp launch.
 type statGroup struct {
 	kernel string
 	np     int
@@ -103,19 +105,19 @@ type statGroup struct {
 	tab    Ptr
 }
 
-// Statistics of the gradients: level 0 gives a gradient of size elements
-// statChunks(size) items (each summing about statPerItem elements, at most
-// statMaxChunks items), each further level a statFan-th as many items per
-// gradient, until one is left per gradient.
+// Statistics of the gradients: grad_part_warp gives a gradient of size
+// elements statWarps(size) warps (each summing at least statPerWarp
+// elements, at most statMaxWarps warps: a join warp's lanes add at most
+// statMaxWarps/32 parts each).
 const (
-	statPerItem   = 64
-	statMaxChunks = 1 << 16
-	statFan       = 32
+	statPerWarp  = 512
+	statMaxWarps = 2048
 )
 
-// statChunks is the number of level-0 items for a gradient of size elements.
-func statChunks(size int) int {
-	return max(1, min(size/statPerItem, statMaxChunks))
+// statWarps is the number of grad_part_warp warps for a gradient of size
+// elements.
+func statWarps(size int) int {
+	return max(1, min(size/statPerWarp, statMaxWarps))
 }
 
 // UpdatesOnDevice reports whether the executor makes the Trainer's updates
@@ -630,9 +632,10 @@ func (x *Exec) SetMoments(i int, m, v []float64) error {
 }
 
 // ensureStatPlan builds the reduction tree of the gradients' statistics:
-// the level-0 tables (one per gradient dtype; the statistics' order puts
-// the float32 gradients first when the dtypes are mixed, else it is the
-// parameters' order), the offsets of every level and the level buffers.
+// the parts' tables (one per gradient dtype; the statistics' order puts the
+// float32 gradients first when the dtypes are mixed, else it is the
+// parameters' order), their offsets and, when a gradient has several
+// parts, the parts' buffer.
 func (x *Exec) ensureStatPlan() error {
 	if x.upd.stat != nil {
 		return nil
@@ -652,33 +655,16 @@ func (x *Exec) ensureStatPlan() error {
 	if len(sp.order) != np {
 		return errors.New("gradients must be float32 or float64")
 	}
-	// Offsets of level 0, then of each join level until one item per
-	// gradient.
 	off := make([]int64, np+1)
 	for k, i := range sp.order {
-		off[k+1] = off[k] + int64(statChunks(x.byNode[x.prog.Grads[i]].size))
+		off[k+1] = off[k] + int64(statWarps(x.byNode[x.prog.Grads[i]].size))
 	}
-	all := slices.Clone(off)
-	sp.sizes = append(sp.sizes, off[np])
-	for off[np] > int64(np) {
-		next := make([]int64, np+1)
-		for k := range np {
-			p := off[k+1] - off[k]
-			items := int64(1)
-			if p > statFan {
-				items = (p + statFan - 1) / statFan
-			}
-			next[k+1] = next[k] + items
-		}
-		all = append(all, next...)
-		sp.sizes = append(sp.sizes, next[np])
-		off = next
-	}
+	sp.join = off[np] > int64(np)
 	var err error
-	if sp.levels, err = x.uploadTable(all); err != nil {
+	if sp.off, err = x.uploadTable(off); err != nil {
 		return err
 	}
-	// Level 0 per dtype: items [base, base+n) of the level.
+	// The parts per dtype: items [base, base+n) of the parts.
 	for k := 0; k < np; {
 		dt := x.byNode[x.prog.Grads[sp.order[k]]].dt
 		e := k
@@ -689,7 +675,7 @@ func (x *Exec) ensureStatPlan() error {
 		tab := make([]int64, 3*m+1)
 		for j := range m {
 			gv := x.byNode[x.prog.Grads[sp.order[k+j]]]
-			tab[j+1] = tab[j] + all[k+j+1] - all[k+j]
+			tab[j+1] = tab[j] + off[k+j+1] - off[k+j]
 			tab[m+1+j] = int64(gv.size)
 			tab[2*m+1+j] = int64(gv.ptr)
 		}
@@ -697,14 +683,12 @@ func (x *Exec) ensureStatPlan() error {
 		if err != nil {
 			return err
 		}
-		sp.parts = append(sp.parts, statGroup{kernel: "grad_part_multi" + suffix(dt), np: m, n: tab[m], base: all[k], tab: p})
+		sp.parts = append(sp.parts, statGroup{kernel: "grad_part_warp" + suffix(dt), np: m, n: tab[m], base: off[k], tab: p})
 		k = e
 	}
-	for b := range sp.bufs {
-		if b < len(sp.sizes)-1 {
-			if sp.bufs[b], err = x.alloc(sp.sizes[b] * 16); err != nil {
-				return err
-			}
+	if sp.join {
+		if sp.buf, err = x.alloc(off[np] * 16); err != nil {
+			return err
 		}
 	}
 	x.upd.stat = sp
@@ -715,27 +699,19 @@ func (x *Exec) ensureStatPlan() error {
 // block's stats.
 func (x *Exec) launchStats() error {
 	sp := x.upd.stat
-	np := len(x.prog.Params)
-	nlev := len(sp.sizes) - 1
+	np := int64(len(x.prog.Params))
 	stats := x.upd.block + x.statsOff()
-	dst := func(l int) Ptr { // where level l writes
-		if l == nlev {
-			return stats
-		}
-		return sp.bufs[l%2]
+	parts := stats
+	if sp.join {
+		parts = sp.buf
 	}
 	for _, g := range sp.parts {
-		if err := x.b.Launch(g.kernel, g.n, g.n, int32(g.np), g.tab, dst(0)+Ptr(16*g.base)); err != nil {
+		if err := x.b.Launch(g.kernel, g.n, g.n, int32(g.np), g.tab, parts+Ptr(16*g.base)); err != nil {
 			return err
 		}
 	}
-	for l := 1; l <= nlev; l++ {
-		prev := sp.levels + Ptr(8*(l-1)*(np+1))
-		cur := prev + Ptr(8*(np+1))
-		n := sp.sizes[l]
-		if err := x.b.Launch("grad_join_multi", n, n, int32(np), prev, cur, dst(l-1), dst(l)); err != nil {
-			return err
-		}
+	if sp.join {
+		return x.b.Launch("grad_join_warp", np, np, sp.off, sp.buf, stats)
 	}
 	return nil
 }

@@ -3,74 +3,95 @@
  * from gradients that stay on the device (ExecOptions.DeviceGrads): the sum
  * of squares and the number of non-finite elements of each gradient, and
  * from them the step's clipping factor and skip flag, all on the device, for
- * every parameter in one launch per level (multi-tensor statistics).
+ * every parameter in at most two launches (multi-tensor statistics, warp
+ * kernels).
  *
  * A tensor's statistics are a tree of partial sums whose shape depends only
- * on its size, so the same numbers every run. Level 0 (grad_part_multi) has
- * chunks_k items for parameter k; its item c sums g_j² (in double) and
- * counts the non-finite g_j over j ≡ c (mod chunks_k), j < size_k (so
- * neighbouring items read neighbouring elements). Each further level
- * (grad_join_multi) has, for each parameter with p parts left, ceil(p/fan)
- * items (1 if p <= fan), item j of n summing the parts c ≡ j (mod n) in
- * order; the last level leaves one pair per parameter.
+ * on its size, so the same numbers every run. grad_part_warp gives gradient
+ * k w_k warps (a count that depends on its size only); warp w reads the
+ * blocks of 32 consecutive elements b ≡ w (mod w_k), lane l the element l
+ * of each block, each lane summing g² (in double, the product rounded
+ * before the sum) and counting the non-finite elements in order, the lanes
+ * joined by the butterfly. When some gradient has more than one warp,
+ * grad_join_warp then gives each gradient one warp, lane l summing its
+ * parts l, l + 32, ... in order, joined by the butterfly.
  *
  * Offsets (off) are prefix sums over the parameters: parameter k owns the
- * items (and the output pairs) [off[k], off[k+1]) of a level.
+ * warps (and the output pairs) [off[k], off[k+1]) of the first launch.
  */
 #include "common.h"
 
-/*
- * grad_part_multi_<T>: level 0 over np gradients of type T; tab holds
- * off[0..np] (the chunks), then size_k (np values), then g_k (np device
- * addresses). Item c writes part[2c] (sum of squares) and part[2c+1]
- * (non-finite count).
- */
-#define GDATTN_GRAD_PART_MULTI(T, S)                                          \
-    GDATTN_KERNEL GDATTN_NAME(grad_part_multi, S)(                            \
-        long long n, int np, const long long *tab, double *part) {            \
-        GDATTN_GRID_STRIDE(c, n) {                                            \
-            int k = gdattn_segment(tab, np, c);                               \
-            long long chunks = tab[k + 1] - tab[k];                           \
-            long long size = tab[np + 1 + k];                                 \
-            const T *g = (const T *)tab[2 * np + 1 + k];                      \
-            double s = 0, bad = 0;                                            \
-            long long j;                                                      \
-            for (j = c - tab[k]; j < size; j += chunks) {                     \
-                double v = (double)g[j];                                      \
-                if (!(GDATTN_FN(fabs, _f64)(v) <= 1.7976931348623157e308))    \
-                    bad += 1;                                                 \
-                else                                                          \
-                    s += v * v;                                               \
-            }                                                                 \
-            part[2 * c] = s;                                                  \
-            part[2 * c + 1] = bad;                                            \
-        }                                                                     \
-    }
-GDATTN_FLOATS(GDATTN_GRAD_PART_MULTI)
+/* gdattn_pair_add: the butterfly's step for (sum, count) pairs. */
+GDATTN_DEVICE void gdattn_pair_add(double *s, double *b, double os, double ob) {
+    *s = *s + os;
+    *b = *b + ob;
+}
 
 /*
- * grad_join_multi: one level: prev and cur are the offsets of the level
- * below and of this one; item i of parameter k (local index j of nk =
- * cur[k+1] − cur[k]) sums the pairs src[2(prev[k]+c)], src[2(prev[k]+c)+1]
- * over c ≡ j (mod nk), c < prev[k+1] − prev[k], in order, into dst[2i],
- * dst[2i+1].
+ * grad_part_warp_<T>: the first launch over np gradients of type T, one
+ * warp per item (n = off[np]); tab holds off[0..np], then size_k (np
+ * values), then g_k (np device addresses). Item c writes part[2c] (sum of
+ * squares) and part[2c+1] (non-finite count).
  */
-GDATTN_KERNEL grad_join_multi(long long n, int np, const long long *prev,
-                              const long long *cur, const double *src,
-                              double *dst) {
-    GDATTN_GRID_STRIDE(i, n) {
-        int k = gdattn_segment(cur, np, i);
-        long long nk = cur[k + 1] - cur[k];
-        long long parts = prev[k + 1] - prev[k];
-        const double *p = src + 2 * prev[k];
-        double s = 0, bad = 0;
-        long long c;
-        for (c = i - cur[k]; c < parts; c += nk) {
-            s += p[2 * c];
-            bad += p[2 * c + 1];
+#define GDATTN_GRAD_PART_WARP(T, S)                                           \
+    GDATTN_WARP_KERNEL GDATTN_NAME(grad_part_warp, S)(                        \
+        long long n, int np, const long long *tab, double *part) {            \
+        GDATTN_WARP_STRIDE(c, n) {                                            \
+            int k = gdattn_segment(tab, np, c);                               \
+            long long w = c - tab[k], nw = tab[k + 1] - tab[k];               \
+            long long size = tab[np + 1 + k];                                 \
+            const T *g = (const T *)tab[2 * np + 1 + k];                      \
+            GDATTN_LANE_VAR(double, s);                                       \
+            GDATTN_LANE_VAR(double, bad);                                     \
+            GDATTN_FOR_LANES(lane) {                                          \
+                double sl = 0, bl = 0;                                        \
+                long long j;                                                  \
+                for (j = 32 * w + lane; j < size; j += 32 * nw) {             \
+                    double v = (double)g[j];                                  \
+                    if (!(GDATTN_FN(fabs, _f64)(v) <= 1.7976931348623157e308)) \
+                        bl += 1;                                              \
+                    else                                                      \
+                        sl += __dmul_rn(v, v);                                \
+                }                                                             \
+                GDATTN_AT(s, lane) = sl;                                      \
+                GDATTN_AT(bad, lane) = bl;                                    \
+            }                                                                 \
+            GDATTN_WARP_ALLREDUCE2(double, s, bad, gdattn_pair_add);          \
+            GDATTN_WARP_ONCE {                                                \
+                part[2 * c] = GDATTN_WARP_VALUE(s);                           \
+                part[2 * c + 1] = GDATTN_WARP_VALUE(bad);                     \
+            }                                                                 \
+        }                                                                     \
+    }
+GDATTN_FLOATS(GDATTN_GRAD_PART_WARP)
+
+/*
+ * grad_join_warp: one warp per gradient k (n = np) sums the pairs
+ * src[2(off[k]+c)], src[2(off[k]+c)+1] over c < off[k+1] − off[k], lane l
+ * taking c ≡ l (mod 32) in order, into dst[2k], dst[2k+1].
+ */
+GDATTN_WARP_KERNEL grad_join_warp(long long n, const long long *off,
+                                  const double *src, double *dst) {
+    GDATTN_WARP_STRIDE(k, n) {
+        long long parts = off[k + 1] - off[k];
+        const double *p = src + 2 * off[k];
+        GDATTN_LANE_VAR(double, s);
+        GDATTN_LANE_VAR(double, bad);
+        GDATTN_FOR_LANES(lane) {
+            double sl = 0, bl = 0;
+            long long c;
+            for (c = lane; c < parts; c += 32) {
+                sl += p[2 * c];
+                bl += p[2 * c + 1];
+            }
+            GDATTN_AT(s, lane) = sl;
+            GDATTN_AT(bad, lane) = bl;
         }
-        dst[2 * i] = s;
-        dst[2 * i + 1] = bad;
+        GDATTN_WARP_ALLREDUCE2(double, s, bad, gdattn_pair_add);
+        GDATTN_WARP_ONCE {
+            dst[2 * k] = GDATTN_WARP_VALUE(s);
+            dst[2 * k + 1] = GDATTN_WARP_VALUE(bad);
+        }
     }
 }
 
