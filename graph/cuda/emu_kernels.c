@@ -193,198 +193,192 @@ int gdattn_emu_dispatch(int k, void **a) {
         ln_param_grad_f64(*(long long *)a[0], *(long long *)a[1], *(int *)a[2], *(void **)a[3], *(void **)a[4], *(void **)a[5], *(void **)a[6]);
         return 0;
     case 57:
-        ln_part_f32(*(long long *)a[0], *(int *)a[1], *(int *)a[2], *(int *)a[3], *(void **)a[4], *(void **)a[5], *(void **)a[6], *(void **)a[7], *(void **)a[8]);
+        ln_fwd_warp_f32(*(long long *)a[0], *(int *)a[1], *(double *)a[2], *(int *)a[3], *(void **)a[4], *(void **)a[5], *(void **)a[6], *(void **)a[7]);
         return 0;
     case 58:
-        ln_part_f64(*(long long *)a[0], *(int *)a[1], *(int *)a[2], *(int *)a[3], *(void **)a[4], *(void **)a[5], *(void **)a[6], *(void **)a[7], *(void **)a[8]);
+        ln_fwd_warp_f64(*(long long *)a[0], *(int *)a[1], *(double *)a[2], *(int *)a[3], *(void **)a[4], *(void **)a[5], *(void **)a[6], *(void **)a[7]);
         return 0;
     case 59:
-        ln_join_f32(*(long long *)a[0], *(int *)a[1], *(int *)a[2], *(int *)a[3], *(double *)a[4], *(void **)a[5], *(void **)a[6]);
+        ln_grad_warp_f32(*(long long *)a[0], *(int *)a[1], *(double *)a[2], *(void **)a[3], *(void **)a[4], *(void **)a[5], *(void **)a[6]);
         return 0;
     case 60:
-        ln_join_f64(*(long long *)a[0], *(int *)a[1], *(int *)a[2], *(int *)a[3], *(double *)a[4], *(void **)a[5], *(void **)a[6]);
+        ln_grad_warp_f64(*(long long *)a[0], *(int *)a[1], *(double *)a[2], *(void **)a[3], *(void **)a[4], *(void **)a[5], *(void **)a[6]);
         return 0;
     case 61:
-        ln_fwd_apply_f32(*(long long *)a[0], *(int *)a[1], *(int *)a[2], *(void **)a[3], *(void **)a[4], *(void **)a[5], *(void **)a[6], *(void **)a[7]);
+        ln_mean_grad_warp_f32(*(long long *)a[0], *(int *)a[1], *(void **)a[2], *(void **)a[3]);
         return 0;
     case 62:
-        ln_fwd_apply_f64(*(long long *)a[0], *(int *)a[1], *(int *)a[2], *(void **)a[3], *(void **)a[4], *(void **)a[5], *(void **)a[6], *(void **)a[7]);
+        ln_mean_grad_warp_f64(*(long long *)a[0], *(int *)a[1], *(void **)a[2], *(void **)a[3]);
         return 0;
     case 63:
-        ln_grad_apply_f32(*(long long *)a[0], *(int *)a[1], *(void **)a[2], *(void **)a[3], *(void **)a[4], *(void **)a[5], *(void **)a[6]);
+        ln_s4_warp_f32(*(long long *)a[0], *(int *)a[1], *(double *)a[2], *(void **)a[3], *(void **)a[4]);
         return 0;
     case 64:
-        ln_grad_apply_f64(*(long long *)a[0], *(int *)a[1], *(void **)a[2], *(void **)a[3], *(void **)a[4], *(void **)a[5], *(void **)a[6]);
+        ln_s4_warp_f64(*(long long *)a[0], *(int *)a[1], *(double *)a[2], *(void **)a[3], *(void **)a[4]);
         return 0;
     case 65:
-        ln_fill_f32(*(long long *)a[0], *(int *)a[1], *(void **)a[2], *(void **)a[3]);
-        return 0;
-    case 66:
-        ln_fill_f64(*(long long *)a[0], *(int *)a[1], *(void **)a[2], *(void **)a[3]);
-        return 0;
-    case 67:
         ln_param_part_f32(*(long long *)a[0], *(long long *)a[1], *(int *)a[2], *(int *)a[3], *(int *)a[4], *(void **)a[5], *(void **)a[6], *(void **)a[7], *(void **)a[8]);
         return 0;
-    case 68:
+    case 66:
         ln_param_part_f64(*(long long *)a[0], *(long long *)a[1], *(int *)a[2], *(int *)a[3], *(int *)a[4], *(void **)a[5], *(void **)a[6], *(void **)a[7], *(void **)a[8]);
         return 0;
-    case 69:
+    case 67:
         fill_f32(*(long long *)a[0], *(float *)a[1], *(void **)a[2]);
         return 0;
-    case 70:
+    case 68:
         fill_f64(*(long long *)a[0], *(double *)a[1], *(void **)a[2]);
         return 0;
-    case 71:
+    case 69:
         axpy_f32(*(long long *)a[0], *(float *)a[1], *(void **)a[2], *(void **)a[3]);
         return 0;
-    case 72:
+    case 70:
         axpy_f64(*(long long *)a[0], *(double *)a[1], *(void **)a[2], *(void **)a[3]);
         return 0;
-    case 73:
+    case 71:
         scale_f32(*(long long *)a[0], *(float *)a[1], *(void **)a[2]);
         return 0;
-    case 74:
+    case 72:
         scale_f64(*(long long *)a[0], *(double *)a[1], *(void **)a[2]);
         return 0;
-    case 75:
+    case 73:
         iota_f32(*(long long *)a[0], *(float *)a[1], *(float *)a[2], *(int *)a[3], *(void **)a[4]);
         return 0;
-    case 76:
+    case 74:
         iota_f64(*(long long *)a[0], *(double *)a[1], *(double *)a[2], *(int *)a[3], *(void **)a[4]);
         return 0;
-    case 77:
+    case 75:
         sum_f32(*(long long *)a[0], *(void **)a[1], *(void **)a[2]);
         return 0;
-    case 78:
+    case 76:
         sum_f64(*(long long *)a[0], *(void **)a[1], *(void **)a[2]);
         return 0;
-    case 79:
+    case 77:
         gemm_naive_f32(*(long long *)a[0], *(int *)a[1], *(int *)a[2], *(int *)a[3], *(int *)a[4], *(int *)a[5], *(double *)a[6], *(void **)a[7], *(int *)a[8], *(long long *)a[9], *(void **)a[10], *(int *)a[11], *(long long *)a[12], *(double *)a[13], *(void **)a[14], *(int *)a[15], *(long long *)a[16]);
         return 0;
-    case 80:
+    case 78:
         gemm_naive_f64(*(long long *)a[0], *(int *)a[1], *(int *)a[2], *(int *)a[3], *(int *)a[4], *(int *)a[5], *(double *)a[6], *(void **)a[7], *(int *)a[8], *(long long *)a[9], *(void **)a[10], *(int *)a[11], *(long long *)a[12], *(double *)a[13], *(void **)a[14], *(int *)a[15], *(long long *)a[16]);
         return 0;
-    case 81:
+    case 79:
         warp_rowsum_f32(*(long long *)a[0], *(int *)a[1], *(void **)a[2], *(int *)a[3], *(void **)a[4]);
         return 0;
-    case 82:
+    case 80:
         warp_rowsum_f64(*(long long *)a[0], *(int *)a[1], *(void **)a[2], *(int *)a[3], *(void **)a[4]);
         return 0;
-    case 83:
+    case 81:
         repeat_f32(*(long long *)a[0], *(void **)a[1], *(void **)a[2], *(long long *)a[3], *(long long *)a[4], *(long long *)a[5]);
         return 0;
-    case 84:
+    case 82:
         repeat_f64(*(long long *)a[0], *(void **)a[1], *(void **)a[2], *(long long *)a[3], *(long long *)a[4], *(long long *)a[5]);
         return 0;
-    case 85:
+    case 83:
         band_copy_f32(*(long long *)a[0], *(void **)a[1], *(void **)a[2], *(long long *)a[3], *(long long *)a[4], *(long long *)a[5], *(long long *)a[6], *(long long *)a[7], *(long long *)a[8]);
         return 0;
-    case 86:
+    case 84:
         band_copy_f64(*(long long *)a[0], *(void **)a[1], *(void **)a[2], *(long long *)a[3], *(long long *)a[4], *(long long *)a[5], *(long long *)a[6], *(long long *)a[7], *(long long *)a[8]);
         return 0;
-    case 87:
+    case 85:
         permute4_f32(*(long long *)a[0], *(void **)a[1], *(void **)a[2], *(long long *)a[3], *(long long *)a[4], *(long long *)a[5], *(long long *)a[6], *(long long *)a[7], *(long long *)a[8], *(long long *)a[9]);
         return 0;
-    case 88:
+    case 86:
         permute4_f64(*(long long *)a[0], *(void **)a[1], *(void **)a[2], *(long long *)a[3], *(long long *)a[4], *(long long *)a[5], *(long long *)a[6], *(long long *)a[7], *(long long *)a[8], *(long long *)a[9]);
         return 0;
-    case 89:
+    case 87:
         reduce4_f32(*(long long *)a[0], *(void **)a[1], *(void **)a[2], *(long long *)a[3], *(long long *)a[4], *(long long *)a[5], *(long long *)a[6], *(int *)a[7]);
         return 0;
-    case 90:
+    case 88:
         reduce4_f64(*(long long *)a[0], *(void **)a[1], *(void **)a[2], *(long long *)a[3], *(long long *)a[4], *(long long *)a[5], *(long long *)a[6], *(int *)a[7]);
         return 0;
-    case 91:
+    case 89:
         reduce4_part_f32(*(long long *)a[0], *(void **)a[1], *(void **)a[2], *(long long *)a[3], *(long long *)a[4], *(long long *)a[5], *(long long *)a[6], *(int *)a[7], *(long long *)a[8], *(int *)a[9]);
         return 0;
-    case 92:
+    case 90:
         reduce_join_f32(*(long long *)a[0], *(long long *)a[1], *(void **)a[2], *(void **)a[3]);
         return 0;
-    case 93:
+    case 91:
         reduce4_part_f64(*(long long *)a[0], *(void **)a[1], *(void **)a[2], *(long long *)a[3], *(long long *)a[4], *(long long *)a[5], *(long long *)a[6], *(int *)a[7], *(long long *)a[8], *(int *)a[9]);
         return 0;
-    case 94:
+    case 92:
         reduce_join_f64(*(long long *)a[0], *(long long *)a[1], *(void **)a[2], *(void **)a[3]);
         return 0;
-    case 95:
+    case 93:
         cast_acc_f32(*(long long *)a[0], *(void **)a[1], *(void **)a[2]);
         return 0;
-    case 96:
+    case 94:
         cast_acc_f64(*(long long *)a[0], *(void **)a[1], *(void **)a[2]);
         return 0;
-    case 97:
+    case 95:
         softmax_rows_f32(*(long long *)a[0], *(int *)a[1], *(int *)a[2], *(void **)a[3], *(void **)a[4]);
         return 0;
-    case 98:
+    case 96:
         softmax_rows_f64(*(long long *)a[0], *(int *)a[1], *(int *)a[2], *(void **)a[3], *(void **)a[4]);
         return 0;
-    case 99:
+    case 97:
         softmax_grad_rows_f32(*(long long *)a[0], *(int *)a[1], *(int *)a[2], *(void **)a[3], *(void **)a[4], *(void **)a[5]);
         return 0;
-    case 100:
+    case 98:
         softmax_grad_rows_f64(*(long long *)a[0], *(int *)a[1], *(int *)a[2], *(void **)a[3], *(void **)a[4], *(void **)a[5]);
         return 0;
-    case 101:
+    case 99:
         gather_rows_f32(*(long long *)a[0], *(void **)a[1], *(void **)a[2], *(int *)a[3], *(void **)a[4]);
         return 0;
-    case 102:
+    case 100:
         gather_rows_f64(*(long long *)a[0], *(void **)a[1], *(void **)a[2], *(int *)a[3], *(void **)a[4]);
         return 0;
-    case 103:
+    case 101:
         scatter_rows_f32(*(long long *)a[0], *(void **)a[1], *(void **)a[2], *(int *)a[3], *(void **)a[4]);
         return 0;
-    case 104:
+    case 102:
         scatter_rows_f64(*(long long *)a[0], *(void **)a[1], *(void **)a[2], *(int *)a[3], *(void **)a[4]);
         return 0;
-    case 105:
+    case 103:
         gather_cols_f32(*(long long *)a[0], *(void **)a[1], *(void **)a[2], *(int *)a[3], *(int *)a[4], *(void **)a[5]);
         return 0;
-    case 106:
+    case 104:
         gather_cols_f64(*(long long *)a[0], *(void **)a[1], *(void **)a[2], *(int *)a[3], *(int *)a[4], *(void **)a[5]);
         return 0;
-    case 107:
+    case 105:
         scatter_cols_f32(*(long long *)a[0], *(void **)a[1], *(void **)a[2], *(int *)a[3], *(int *)a[4], *(void **)a[5]);
         return 0;
-    case 108:
+    case 106:
         scatter_cols_f64(*(long long *)a[0], *(void **)a[1], *(void **)a[2], *(int *)a[3], *(int *)a[4], *(void **)a[5]);
         return 0;
-    case 109:
+    case 107:
         col_sum_part_f32(*(long long *)a[0], *(long long *)a[1], *(int *)a[2], *(int *)a[3], *(void **)a[4], *(void **)a[5]);
         return 0;
-    case 110:
+    case 108:
         col_sum_part_f64(*(long long *)a[0], *(long long *)a[1], *(int *)a[2], *(int *)a[3], *(void **)a[4], *(void **)a[5]);
         return 0;
-    case 111:
+    case 109:
         col_mean_join(*(long long *)a[0], *(int *)a[1], *(long long *)a[2], *(void **)a[3], *(void **)a[4]);
         return 0;
-    case 112:
+    case 110:
         gather_rows_centered_f32(*(long long *)a[0], *(void **)a[1], *(void **)a[2], *(int *)a[3], *(void **)a[4], *(void **)a[5]);
         return 0;
-    case 113:
+    case 111:
         gather_rows_centered_f64(*(long long *)a[0], *(void **)a[1], *(void **)a[2], *(int *)a[3], *(void **)a[4], *(void **)a[5]);
         return 0;
-    case 114:
+    case 112:
         fill_rows_scaled_f32(*(long long *)a[0], *(int *)a[1], *(void **)a[2], *(double *)a[3], *(void **)a[4]);
         return 0;
-    case 115:
+    case 113:
         fill_rows_scaled_f64(*(long long *)a[0], *(int *)a[1], *(void **)a[2], *(double *)a[3], *(void **)a[4]);
         return 0;
-    case 116:
+    case 114:
         xent_lse_warp_f32(*(long long *)a[0], *(int *)a[1], *(void **)a[2], *(void **)a[3], *(void **)a[4], *(int *)a[5], *(void **)a[6]);
         return 0;
-    case 117:
+    case 115:
         xent_lse_warp_f64(*(long long *)a[0], *(int *)a[1], *(void **)a[2], *(void **)a[3], *(void **)a[4], *(int *)a[5], *(void **)a[6]);
         return 0;
-    case 118:
+    case 116:
         xent_loss_f32(*(long long *)a[0], *(void **)a[1], *(double *)a[2], *(void **)a[3]);
         return 0;
-    case 119:
+    case 117:
         xent_loss_f64(*(long long *)a[0], *(void **)a[1], *(double *)a[2], *(void **)a[3]);
         return 0;
-    case 120:
+    case 118:
         xent_grad_f32(*(long long *)a[0], *(int *)a[1], *(void **)a[2], *(void **)a[3], *(void **)a[4], *(void **)a[5], *(double *)a[6], *(void **)a[7]);
         return 0;
-    case 121:
+    case 119:
         xent_grad_f64(*(long long *)a[0], *(int *)a[1], *(void **)a[2], *(void **)a[3], *(void **)a[4], *(void **)a[5], *(double *)a[6], *(void **)a[7]);
         return 0;
     }
@@ -394,4 +388,4 @@ int gdattn_emu_dispatch(int k, void **a) {
 // gdattn_emu_warp[k] is 1 if kernel k is a warp kernel (one warp per work
 // item), else 0; the fake driver (testdata/fakecuda.c) checks launch
 // geometry with it.
-const unsigned char gdattn_emu_warp[] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 0, 0, 0, 0};
+const unsigned char gdattn_emu_warp[] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 0, 0, 0, 0};

@@ -204,14 +204,14 @@ func TestExecutorLongRows(t *testing.T) {
 	}
 }
 
-// TestExecutorLongLayerNorm runs the models with layer norms with the
-// chunked row and column sums (normally for rows of 128 and more, about 16
-// columns per thread, and 128 rows and more, about 16 rows per thread)
-// forced on their small sizes with 2 per thread.
+// TestExecutorLongLayerNorm runs the models with layer norms with the warp
+// kernels (normally for rows of 128 and more) and the chunked column sums
+// (normally for 128 rows and more, about 16 rows per thread) forced on
+// their small sizes, with 2 rows per thread.
 func TestExecutorLongLayerNorm(t *testing.T) {
 	be, device := execBackend(t)
-	defer func(a, b, c, d int) { lnLongRow, lnChunkCols, lnManyRows, lnChunkRows = a, b, c, d }(lnLongRow, lnChunkCols, lnManyRows, lnChunkRows)
-	lnLongRow, lnChunkCols, lnManyRows, lnChunkRows = 4, 2, 4, 2
+	defer func(a, c, d int) { lnLongRow, lnManyRows, lnChunkRows = a, c, d }(lnLongRow, lnManyRows, lnChunkRows)
+	lnLongRow, lnManyRows, lnChunkRows = 4, 4, 2
 	for _, name := range []string{"gdlm-ff", "gpt"} {
 		for _, dt := range []tensor.Dtype{tensor.Float64, tensor.Float32} {
 			t.Run(fmt.Sprintf("%s/%v", name, dt), func(t *testing.T) {

@@ -10,44 +10,17 @@ import (
 // parameter gradients ((x, dy) for the scale, (dy) for the bias). Rows are
 // the elements of x over its last dimension, the width of scale.
 
-// Long rows (the language models' d' = 512) take the chunked kernels: the
-// rows' sums over lnChunks(d) items per row, then every element at once;
-// the parameter gradients' column sums over lnRowChunks(rows) items per
-// column. Variables so that tests can take those paths on small models.
+// Long rows (the language models' d' = 512) take the warp kernels: one
+// warp per row, a launch per op; the parameter gradients' column sums over
+// lnRowChunks(rows) items per column. Variables so that tests can take
+// those paths on small models.
 var (
-	lnLongRow   = 128 // row width from which rows are chunked
-	lnChunkCols = 16  // columns per item, about
+	lnLongRow   = 128 // row width from which rows take a warp each
 	lnManyRows  = 128 // rows from which the column sums are chunked
 	lnChunkRows = 16  // rows per item, about
 )
 
-func lnChunks(d int) int { return max(1, min(32, d/lnChunkCols)) }
-
 func lnRowChunks(rows int64) int64 { return max(1, min(64, rows/int64(lnChunkRows))) }
-
-// lnScratch allocates the chunked path's per-row values s4 (4 per row, in
-// v's dtype: −mean, 1/s, s, Σ c·ĝ) and partial sums (rows·chunks doubles).
-func lnScratch(x *Exec, v *value, rows int64, chunks int) (s4, part Ptr, err error) {
-	if s4, err = x.alloc(4 * rows * int64(v.dt.Size())); err != nil {
-		return 0, 0, err
-	}
-	part, err = x.alloc(rows * int64(chunks) * 8)
-	return s4, part, err
-}
-
-// lnRowSums runs ln_part and ln_join for each of modes (0: −mean, 1: s and
-// 1/s, 2: Σ c·(scale·g)) on the (rows, d) matrix at xp.
-func lnRowSums(x *Exec, v *value, rows int64, d, chunks int, eps float64, xp, scale, g, s4, part Ptr, modes ...int32) error {
-	for _, m := range modes {
-		if err := x.launch(v, "ln_part", rows*int64(chunks), int32(d), int32(chunks), m, xp, scale, g, s4, part); err != nil {
-			return err
-		}
-		if err := x.launch(v, "ln_join", rows, int32(d), int32(chunks), m, eps, part, s4); err != nil {
-			return err
-		}
-	}
-	return nil
-}
 
 // lnRows returns the rows and width of a layer-norm tensor value of which
 // the node's output (or, for the parameter gradients, its input) is made.
@@ -85,21 +58,12 @@ func lowerLayerNorm(x *Exec, v *value, op *ops.LayerNormOp) (devOp, error) {
 			return x.launch(v, "ln_fwd", rows, int32(d), eps, has, v.ins[0].ptr, v.ins[2].ptr, bias, v.ptr)
 		}), nil
 	}
-	chunks := lnChunks(d)
-	s4, part, err := lnScratch(x, v, rows, chunks)
-	if err != nil {
-		return nil, err
-	}
 	return devFunc(func(x *Exec, v *value) error {
-		xp, scale := v.ins[0].ptr, v.ins[2].ptr
-		bias, has := scale, int32(0)
+		bias, has := v.ins[2].ptr, int32(0) // no bias: the scale stands in, unread
 		if op.Bias() {
 			bias, has = v.ins[3].ptr, 1
 		}
-		if err := lnRowSums(x, v, rows, d, chunks, eps, xp, scale, xp, s4, part, 0, 1); err != nil {
-			return err
-		}
-		return x.launch(v, "ln_fwd_apply", rows*int64(d), int32(d), has, xp, scale, bias, s4, v.ptr)
+		return x.launch(v, "ln_fwd_warp", rows, int32(d), eps, has, v.ins[0].ptr, v.ins[2].ptr, bias, v.ptr)
 	}), nil
 }
 
@@ -118,17 +82,8 @@ func lowerLayerNormGrad(x *Exec, v *value, op *ops.LayerNormGradOp) (devOp, erro
 			return x.launch(v, "ln_grad", rows, int32(d), eps, v.ins[0].ptr, v.ins[1].ptr, v.ins[2].ptr, v.ptr)
 		}), nil
 	}
-	chunks := lnChunks(d)
-	s4, part, err := lnScratch(x, v, rows, chunks)
-	if err != nil {
-		return nil, err
-	}
 	return devFunc(func(x *Exec, v *value) error {
-		xp, scale, dy := v.ins[0].ptr, v.ins[1].ptr, v.ins[2].ptr
-		if err := lnRowSums(x, v, rows, d, chunks, eps, xp, scale, dy, s4, part, 0, 1, 2); err != nil {
-			return err
-		}
-		return x.launch(v, "ln_grad_apply", rows*int64(d), int32(d), xp, scale, dy, s4, v.ptr)
+		return x.launch(v, "ln_grad_warp", rows, int32(d), eps, v.ins[0].ptr, v.ins[1].ptr, v.ins[2].ptr, v.ptr)
 	}), nil
 }
 
@@ -146,17 +101,8 @@ func lowerLayerNormMeanGrad(x *Exec, v *value) (devOp, error) {
 			return x.launch(v, "ln_mean_grad", rows, int32(d), v.ins[0].ptr, v.ptr)
 		}), nil
 	}
-	chunks := lnChunks(d)
-	s4, part, err := lnScratch(x, v, rows, chunks)
-	if err != nil {
-		return nil, err
-	}
 	return devFunc(func(x *Exec, v *value) error {
-		dc := v.ins[0].ptr
-		if err := lnRowSums(x, v, rows, d, chunks, 0, dc, dc, dc, s4, part, 0); err != nil {
-			return err
-		}
-		return x.launch(v, "ln_fill", rows*int64(d), int32(d), s4, v.ptr)
+		return x.launch(v, "ln_mean_grad_warp", rows, int32(d), v.ins[0].ptr, v.ptr)
 	}), nil
 }
 
@@ -200,8 +146,8 @@ func lowerLayerNormParamGrad(x *Exec, v *value, op *ops.LayerNormParamGradOp) (d
 }
 
 // lowerLayerNormParamGradLong is lowerLayerNormParamGrad for many rows: the
-// rows' statistics in chunks (shared by the op's scale-gradient nodes),
-// then the column sums in lnRowChunks(rows) chunks joined by reduce_join.
+// rows' statistics (ln_s4_warp, a warp per row), then the column sums in
+// lnRowChunks(rows) chunks joined by reduce_join.
 func lowerLayerNormParamGradLong(x *Exec, v *value, op *ops.LayerNormParamGradOp, rows int64, d int) (devOp, error) {
 	rc := lnRowChunks(rows)
 	cpart, err := x.alloc(rc * int64(d) * 8)
@@ -217,15 +163,16 @@ func lowerLayerNormParamGradLong(x *Exec, v *value, op *ops.LayerNormParamGradOp
 			return x.launch(v, "reduce_join", int64(d), rc, cpart, v.ptr)
 		}), nil
 	}
-	chunks := lnChunks(d)
-	s4, part, err := lnScratch(x, v, rows, chunks)
+	// s4: 4 values per row in v's dtype (−mean, 1/s, s, unused), as
+	// ln_param_part reads them.
+	s4, err := x.alloc(4 * rows * int64(v.dt.Size()))
 	if err != nil {
 		return nil, err
 	}
 	eps := op.Forward().Eps()
 	return devFunc(func(x *Exec, v *value) error {
 		xp, dy := v.ins[0].ptr, v.ins[1].ptr
-		if err := lnRowSums(x, v, rows, d, chunks, eps, xp, xp, xp, s4, part, 0, 1); err != nil {
+		if err := x.launch(v, "ln_s4_warp", rows, int32(d), eps, xp, s4); err != nil {
 			return err
 		}
 		if err := x.launch(v, "ln_param_part", rc*int64(d), rows, int32(d), int32(rc), int32(0), xp, s4, dy, cpart); err != nil {

@@ -111,99 +111,141 @@ GDATTN_FLOATS(GDATTN_LN_MEAN_GRAD)
 GDATTN_FLOATS(GDATTN_LN_PARAM_GRAD)
 
 /*
- * Long rows (d of 128 and more): the rows' sums over chunks items per row,
- * then joined, and every element at once, so that many threads share a
- * row. s4 holds four values per row: −mean, r = 1/s, s, and the gradient's
- * Σ c·ĝ.
- *
- * ln_part_<T>: item (r, k) of n = rows·chunks sums in double over the
- * columns j ≡ k (mod chunks) of row r: mode 0 x_j, mode 1 c_j² and mode 2
- * c_j·(scale_j·g_j), with c_j = s4[4r] + x_j.
+ * Long rows (d of 128 and more): one warp per row (warp kernels,
+ * kernels/common.h), lane l taking the columns j ≡ l (mod 32). The row's
+ * sums are in double, joined by the butterfly, and give the values of the
+ * host ops in T: −mean = (T)(−Σx/d), s = sqrt((T)(Σc²/d) + eps) with
+ * c = −mean + x in T, r = 1/s, and the gradient's Σ c·(scale·g) rounded
+ * to T; then each lane writes its columns.
  */
-#define GDATTN_LN_PART(T, S)                                                  \
-    GDATTN_KERNEL GDATTN_NAME(ln_part, S)(                                    \
-        long long n, int d, int chunks, int mode, const T *x,                 \
-        const T *scale, const T *g, const T *s4, double *part) {              \
-        GDATTN_GRID_STRIDE(i, n) {                                            \
-            long long r = i / chunks;                                         \
-            const T *row = x + r * d, *gr = g + r * d;                        \
-            T nm = mode ? s4[4 * r] : (T)0;                                   \
+
+/* ln_warp_stats_<T>: *nm = −mean and *sd = s of row (every lane calls it). */
+#define GDATTN_LN_WARP_STATS(T, S)                                            \
+    GDATTN_DEVICE void GDATTN_NAME(ln_warp_stats, S)(const T *row, int d,     \
+                                                     T eps, T *nm, T *sd) {   \
+        GDATTN_LANE_VAR(double, a);                                           \
+        T m;                                                                  \
+        GDATTN_FOR_LANES(lane) {                                              \
             double s = 0;                                                     \
             int j;                                                            \
-            for (j = (int)(i % chunks); j < d; j += chunks) {                 \
-                if (mode == 0) {                                              \
-                    s += (double)row[j];                                      \
-                    continue;                                                 \
-                }                                                             \
-                T c = nm + row[j];                                            \
-                if (mode == 1)                                                \
-                    s += (double)c * (double)c;                               \
-                else                                                          \
-                    s += (double)(c * (scale[j] * gr[j]));                    \
+            for (j = lane; j < d; j += 32) s += (double)row[j];               \
+            GDATTN_AT(a, lane) = s;                                           \
+        }                                                                     \
+        GDATTN_WARP_ALLREDUCE(double, a, GDATTN_ADD);                         \
+        m = (T)(-(GDATTN_WARP_VALUE(a) / d));                                 \
+        GDATTN_FOR_LANES(lane) {                                              \
+            double s = 0;                                                     \
+            int j;                                                            \
+            for (j = lane; j < d; j += 32) {                                  \
+                T c = m + row[j];                                             \
+                s += __dmul_rn((double)c, (double)c);                         \
             }                                                                 \
-            part[i] = s;                                                      \
+            GDATTN_AT(a, lane) = s;                                           \
+        }                                                                     \
+        GDATTN_WARP_ALLREDUCE(double, a, GDATTN_ADD);                         \
+        *nm = m;                                                              \
+        *sd = GDATTN_FN(sqrt, S)((T)(GDATTN_WARP_VALUE(a) / d) + eps);        \
+    }
+GDATTN_FLOATS(GDATTN_LN_WARP_STATS)
+
+/* ln_fwd_warp_<T>: ln_fwd, one warp per row: y = (c·r)·scale (+ bias). */
+#define GDATTN_LN_FWD_WARP(T, S)                                              \
+    GDATTN_WARP_KERNEL GDATTN_NAME(ln_fwd_warp, S)(                           \
+        long long n, int d, double eps, int has_bias, const T *x,             \
+        const T *scale, const T *bias, T *y) {                                \
+        GDATTN_WARP_STRIDE(r, n) {                                            \
+            const T *row = x + r * d;                                         \
+            T *o = y + r * d;                                                 \
+            T nm, sd, rs;                                                     \
+            GDATTN_NAME(ln_warp_stats, S)(row, d, (T)eps, &nm, &sd);          \
+            rs = (T)1 / sd;                                                   \
+            GDATTN_FOR_LANES(lane) {                                          \
+                int j;                                                        \
+                for (j = lane; j < d; j += 32) {                              \
+                    T v = ((nm + row[j]) * rs) * scale[j];                    \
+                    o[j] = has_bias ? v + bias[j] : v;                        \
+                }                                                             \
+            }                                                                 \
         }                                                                     \
     }
-GDATTN_FLOATS(GDATTN_LN_PART)
+GDATTN_FLOATS(GDATTN_LN_FWD_WARP)
 
 /*
- * ln_join_<T>: row r (n = rows) sums its chunks in order: mode 0 s4[4r] =
- * −Σ/d; mode 1 s4[4r+2] = s = sqrt(Σ/d + eps) and s4[4r+1] = 1/s; mode 2
- * s4[4r+3] = Σ.
+ * ln_grad_warp_<T>: ln_grad, one warp per row: with ĝ = scale·dy,
+ * r·ĝ + (2c)·((−r²·Σ c·ĝ) / (2s) / D).
  */
-#define GDATTN_LN_JOIN(T, S)                                                  \
-    GDATTN_KERNEL GDATTN_NAME(ln_join, S)(long long n, int d, int chunks,     \
-                                          int mode, double eps,               \
-                                          const double *part, T *s4) {        \
-        GDATTN_GRID_STRIDE(r, n) {                                            \
-            double s = 0;                                                     \
-            int k;                                                            \
-            for (k = 0; k < chunks; k++) s += part[r * chunks + k];           \
-            if (mode == 0) s4[4 * r] = (T)(-(s / d));                         \
-            if (mode == 1) {                                                  \
-                T sd = GDATTN_FN(sqrt, S)((T)(s / d) + (T)eps);               \
-                s4[4 * r + 2] = sd;                                           \
-                s4[4 * r + 1] = (T)1 / sd;                                    \
+#define GDATTN_LN_GRAD_WARP(T, S)                                             \
+    GDATTN_WARP_KERNEL GDATTN_NAME(ln_grad_warp, S)(                          \
+        long long n, int d, double eps, const T *x, const T *scale,           \
+        const T *dy, T *out) {                                                \
+        GDATTN_WARP_STRIDE(r, n) {                                            \
+            const T *row = x + r * d, *g = dy + r * d;                        \
+            T *o = out + r * d;                                               \
+            T nm, sd, rs, t;                                                  \
+            GDATTN_LANE_VAR(double, a);                                       \
+            GDATTN_NAME(ln_warp_stats, S)(row, d, (T)eps, &nm, &sd);          \
+            GDATTN_FOR_LANES(lane) {                                          \
+                double s = 0;                                                 \
+                int j;                                                        \
+                for (j = lane; j < d; j += 32)                                \
+                    s += (double)((nm + row[j]) * (scale[j] * g[j]));         \
+                GDATTN_AT(a, lane) = s;                                       \
             }                                                                 \
-            if (mode == 2) s4[4 * r + 3] = (T)s;                              \
+            GDATTN_WARP_ALLREDUCE(double, a, GDATTN_ADD);                     \
+            rs = (T)1 / sd;                                                   \
+            t = (-(rs * rs) * (T)GDATTN_WARP_VALUE(a)) / ((T)2 * sd) / (T)d;  \
+            GDATTN_FOR_LANES(lane) {                                          \
+                int j;                                                        \
+                for (j = lane; j < d; j += 32)                                \
+                    o[j] = rs * (scale[j] * g[j]) + ((nm + row[j]) * (T)2) * t; \
+            }                                                                 \
         }                                                                     \
     }
-GDATTN_FLOATS(GDATTN_LN_JOIN)
+GDATTN_FLOATS(GDATTN_LN_GRAD_WARP)
 
-/* ln_fwd_apply_<T>: y = (c·r)·scale (+ bias), one item per element. */
-#define GDATTN_LN_FWD_APPLY(T, S)                                             \
-    GDATTN_KERNEL GDATTN_NAME(ln_fwd_apply, S)(                               \
-        long long n, int d, int has_bias, const T *x, const T *scale,         \
-        const T *bias, const T *s4, T *y) {                                   \
-        GDATTN_GRID_STRIDE(i, n) {                                            \
-            long long r = i / d, j = i % d;                                   \
-            T v = ((s4[4 * r] + x[i]) * s4[4 * r + 1]) * scale[j];            \
-            y[i] = has_bias ? v + bias[j] : v;                                \
+/* ln_mean_grad_warp_<T>: ln_mean_grad, one warp per row: every element −(Σ dc)/D. */
+#define GDATTN_LN_MEAN_GRAD_WARP(T, S)                                        \
+    GDATTN_WARP_KERNEL GDATTN_NAME(ln_mean_grad_warp, S)(                     \
+        long long n, int d, const T *dc, T *out) {                            \
+        GDATTN_WARP_STRIDE(r, n) {                                            \
+            const T *row = dc + r * d;                                        \
+            T u;                                                              \
+            GDATTN_LANE_VAR(double, a);                                       \
+            GDATTN_FOR_LANES(lane) {                                          \
+                double s = 0;                                                 \
+                int j;                                                        \
+                for (j = lane; j < d; j += 32) s += (double)row[j];           \
+                GDATTN_AT(a, lane) = s;                                       \
+            }                                                                 \
+            GDATTN_WARP_ALLREDUCE(double, a, GDATTN_ADD);                     \
+            u = (T)(-(GDATTN_WARP_VALUE(a) / d));                             \
+            GDATTN_FOR_LANES(lane) {                                          \
+                int j;                                                        \
+                for (j = lane; j < d; j += 32) out[r * d + j] = u;            \
+            }                                                                 \
         }                                                                     \
     }
-GDATTN_FLOATS(GDATTN_LN_FWD_APPLY)
+GDATTN_FLOATS(GDATTN_LN_MEAN_GRAD_WARP)
 
-/* ln_grad_apply_<T>: ln_grad's r·ĝ + (2c)·((−r²·Σ c·ĝ) / (2s) / D) per element. */
-#define GDATTN_LN_GRAD_APPLY(T, S)                                            \
-    GDATTN_KERNEL GDATTN_NAME(ln_grad_apply, S)(                              \
-        long long n, int d, const T *x, const T *scale, const T *dy,          \
-        const T *s4, T *out) {                                                \
-        GDATTN_GRID_STRIDE(i, n) {                                            \
-            long long r = i / d, j = i % d;                                   \
-            T rs = s4[4 * r + 1];                                             \
-            T t = (-(rs * rs) * s4[4 * r + 3]) / ((T)2 * s4[4 * r + 2]) / (T)d; \
-            out[i] = rs * (scale[j] * dy[i]) + ((s4[4 * r] + x[i]) * (T)2) * t; \
+/*
+ * ln_s4_warp_<T>: the rows' statistics for ln_param_part, one warp per row:
+ * s4[4r] = −mean, s4[4r+1] = r = 1/s, s4[4r+2] = s.
+ */
+#define GDATTN_LN_S4_WARP(T, S)                                               \
+    GDATTN_WARP_KERNEL GDATTN_NAME(ln_s4_warp, S)(long long n, int d,         \
+                                                  double eps, const T *x,     \
+                                                  T *s4) {                    \
+        GDATTN_WARP_STRIDE(r, n) {                                            \
+            T nm, sd;                                                         \
+            GDATTN_NAME(ln_warp_stats, S)(x + r * d, d, (T)eps, &nm, &sd);    \
+            GDATTN_WARP_ONCE {                                                \
+                s4[4 * r] = nm;                                               \
+                s4[4 * r + 1] = (T)1 / sd;                                    \
+                s4[4 * r + 2] = sd;                                           \
+            }                                                                 \
         }                                                                     \
     }
-GDATTN_FLOATS(GDATTN_LN_GRAD_APPLY)
-
-/* ln_fill_<T>: every element of row r is s4[4r] (the mean gradient −Σ/D). */
-#define GDATTN_LN_FILL(T, S)                                                  \
-    GDATTN_KERNEL GDATTN_NAME(ln_fill, S)(long long n, int d, const T *s4,    \
-                                          T *out) {                           \
-        GDATTN_GRID_STRIDE(i, n) { out[i] = s4[4 * (i / d)]; }                \
-    }
-GDATTN_FLOATS(GDATTN_LN_FILL)
+GDATTN_FLOATS(GDATTN_LN_S4_WARP)
 
 /*
  * ln_param_part_<T>: the parameter gradients' column sums over many rows
