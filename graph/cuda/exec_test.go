@@ -188,13 +188,13 @@ func compareModel(t *testing.T, be Backend, device bool, name string, dt tensor.
 }
 
 // TestExecutorLongRows runs the models with dot-product kernels with their
-// long-row path (normally for 64 keys and more, about 8 keys per thread)
-// forced on their short contexts with 2 keys per thread: softmax, exp and
-// linear kernels, learned and fixed scales, causal masks.
+// long-row path (a warp per row, normally for 64 keys and more) forced on
+// their short contexts: softmax, exp and linear kernels, learned and fixed
+// scales, causal masks.
 func TestExecutorLongRows(t *testing.T) {
 	be, device := execBackend(t)
-	defer func(l, k int) { attnLongRow, attnChunkKeys = l, k }(attnLongRow, attnChunkKeys)
-	attnLongRow, attnChunkKeys = 4, 2
+	defer func(l int) { attnLongRow = l }(attnLongRow)
+	attnLongRow = 4
 	for _, name := range []string{"gd-structured-softmax", "gd-structured-linear", "gd-structured-exp", "gd-literal-softmax", "gd-heads3-bias", "tf", "tf-cross", "gdlm", "gpt"} {
 		for _, dt := range []tensor.Dtype{tensor.Float64, tensor.Float32} {
 			t.Run(fmt.Sprintf("%s/%v", name, dt), func(t *testing.T) {

@@ -58,8 +58,8 @@ func TestFusedChainsPaper(t *testing.T) {
 	}
 	// Launches of one Run, unfused and fused, and the fused chains.
 	want := map[string]struct{ unfused, fused, chains int64 }{
-		"language-paper/gdlm": {164, 141, 20},
-		"language-paper/gpt":  {129, 103, 16},
+		"language-paper/gdlm": {132, 109, 20},
+		"language-paper/gpt":  {97, 71, 16},
 	}
 	for _, w := range []bench.Workload{bench.LM(bench.ModelGDLM, bench.LMPaper), bench.LM(bench.ModelGPT, bench.LMPaper)} {
 		t.Run(w.Name, func(t *testing.T) {

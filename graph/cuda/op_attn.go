@@ -168,17 +168,10 @@ type kernelDot struct {
 }
 
 // attnLongRow is the number of keys from which the dot-product kernels'
-// rows are spread over attnChunks(tk) threads each instead of one, about
-// attnChunkKeys keys per thread (variables so that tests can take the long
-// path on short contexts).
-var (
-	attnLongRow   = 64
-	attnChunkKeys = 8
-)
-
-// attnChunks is the number of threads sharing a row of tk keys: about
-// attnChunkKeys keys each, at most 32.
-func attnChunks(tk int) int { return max(1, min(32, tk/attnChunkKeys)) }
+// rows take a warp each (attn_rows_warp, attn_coef_warp) instead of a
+// thread (a variable so that tests can take the long path on short
+// contexts).
+var attnLongRow = 64
 
 // kernelDotKey identifies the gradient nodes of one kernel op: they read the
 // same q, k, W and dW.
@@ -208,37 +201,12 @@ func lowerKernelDot(x *Exec, v *value, kd kernelDot) (devOp, error) {
 				return x.launch(v, "attn_dot_rows", rows, kd.kind, kd.gp(), int32(tk), kd.mflag, kd.keep(), v.ptr)
 			}), nil
 		}
-		// Long rows: the softmax's row statistics in chunks (scratch for
-		// the softmax only), then every element at once.
-		chunks := int64(attnChunks(tk))
-		var pm, ps, stat Ptr
-		if kd.kind == kernSoftmax {
-			part, err := x.alloc(rows * chunks * 16)
-			if err != nil {
-				return nil, err
-			}
-			pm, ps = part, part+Ptr(rows*chunks*8)
-			if stat, err = x.alloc(rows * 16); err != nil {
-				return nil, err
-			}
-		}
+		// Long rows: a warp per row.
 		return devFunc(func(x *Exec, v *value) error {
 			if err := scores(x, v, v.ptr); err != nil {
 				return err
 			}
-			if kd.kind == kernSoftmax {
-				if err := x.launch(v, "attn_rows_part", rows*chunks, kd.gp(), int32(tk), int32(chunks), kd.mflag, kd.keep(), v.ptr, pm, ps); err != nil {
-					return err
-				}
-				if err := x.b.Launch("attn_rows_join", rows, rows, int32(chunks), pm, ps, stat); err != nil {
-					return err
-				}
-			}
-			st := stat
-			if kd.kind != kernSoftmax {
-				st = v.ptr // no row statistics: w stands in, unread
-			}
-			return x.launch(v, "attn_rows_apply", int64(n), kd.kind, kd.gp(), int32(tk), kd.mflag, kd.keep(), st, v.ptr)
+			return x.launch(v, "attn_rows_warp", rows, kd.kind, kd.gp(), int32(tk), kd.mflag, kd.keep(), v.ptr)
 		}), nil
 	}
 	w, dw := v.ins[kd.nf], v.ins[kd.nf+1]
@@ -279,15 +247,10 @@ func lowerKernelDot(x *Exec, v *value, kd kernelDot) (devOp, error) {
 	if kd.learnG {
 		wantg = 1
 	}
-	// Long rows' scratch (float64): per-chunk sums and per-row sums.
-	chunks := int64(attnChunks(tk))
-	var pdg, rs Ptr
-	if tk >= attnLongRow {
-		f := int(8 / v.dt.Size())
-		if pdg, err = x.buf(sh, "pdg", v, int(rows*chunks)*f); err != nil {
-			return nil, err
-		}
-		if rs, err = x.buf(sh, "rs", v, int(rows)*f); err != nil {
+	// Long rows' scratch: the rows' dL/dg (float64), when learned.
+	var dg Ptr
+	if tk >= attnLongRow && wantg != 0 {
+		if dg, err = x.buf(sh, "dg", v, int(rows)*int(8/v.dt.Size())); err != nil {
 			return nil, err
 		}
 	}
@@ -304,26 +267,19 @@ func lowerKernelDot(x *Exec, v *value, kd kernelDot) (devOp, error) {
 		if tk < attnLongRow {
 			return x.launch(v, "attn_dot_coef", rows, kd.kind, kd.gp(), int32(tk), kd.mflag, kd.keep(), w.ptr, dw.ptr, s, c, wantg, acc)
 		}
-		// Long rows: the softmax's row sums Σ W dW in chunks, C in
-		// chunks, and dL/dg summed by chunk, then row, in a fixed order.
-		if kd.kind == kernSoftmax {
-			if err := x.launch(v, "attn_coef_part", rows*chunks, int32(tk), int32(chunks), w.ptr, dw.ptr, pdg); err != nil {
-				return err
-			}
-			if err := x.b.Launch("attn_part_join", rows, rows, int32(chunks), pdg, rs); err != nil {
-				return err
-			}
+		// Long rows: a warp per row (C, and each row's dL/dg), then
+		// dL/dg summed in row order.
+		dgp := dg
+		if wantg == 0 {
+			dgp = acc // not written
 		}
-		if err := x.launch(v, "attn_coef_chunk", rows*chunks, kd.kind, kd.gp(), int32(tk), int32(chunks), kd.mflag, kd.keep(), w.ptr, dw.ptr, s, rs, c, wantg, pdg); err != nil {
+		if err := x.launch(v, "attn_coef_warp", rows, kd.kind, kd.gp(), int32(tk), kd.mflag, kd.keep(), w.ptr, dw.ptr, s, c, wantg, dgp); err != nil {
 			return err
 		}
 		if wantg == 0 {
 			return nil
 		}
-		if err := x.b.Launch("attn_part_join", rows, rows, int32(chunks), pdg, rs); err != nil {
-			return err
-		}
-		return x.b.Launch("attn_g_add", 1, int64(1), rows, rs, acc)
+		return x.b.Launch("attn_g_add", 1, int64(1), rows, dg, acc)
 	}
 	switch kd.wrt {
 	case 0:

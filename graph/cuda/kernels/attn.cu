@@ -289,145 +289,108 @@ GDATTN_FLOATS(GDATTN_ATTN_DOT_COEF)
 
 /*
  * Long rows (tk keys, the language models' contexts): the same per-row
- * work spread over chunks items per row, so that many threads share a row
- * and neighbouring threads read neighbouring scores. Item i of rows·chunks
- * is row r = i / chunks, chunk k = i mod chunks, and takes the keys
- * j ≡ k (mod chunks).
+ * work with one warp per row (warp kernels, kernels/common.h), lane l
+ * taking the keys j ≡ l (mod 32), the row's sums joined by the butterfly.
  *
- * attn_rows_part_<T> (softmax): the running max and Σ exp(v − max) of the
- * chunk's kept scaled scores v = (T)(g·s_j) into pm[i], ps[i] (ps 0 when
- * the chunk keeps none).
+ * attn_rows_warp_<T>: attn_dot_rows for long rows (n = B·tq). Softmax: each
+ * lane's running max and Σ exp(v − max) of its kept scaled scores
+ * v = (T)(g·s_j) (gdattn_lse_step), joined by gdattn_lse_join, then
+ * W_j = (T)exp(v − max) / Σ; a fully masked row stays 0.
  */
-#define GDATTN_ATTN_ROWS_PART(T, S)                                           \
-    GDATTN_KERNEL GDATTN_NAME(attn_rows_part, S)(                             \
-        long long n, const T *gp, int tk, int chunks, int masked,             \
-        const T *keep, const T *w, double *pm, double *ps) {                  \
-        GDATTN_GRID_STRIDE(i, n) {                                            \
-            long long o = (i / chunks) * tk;                                  \
-            double g = (double)*gp, m = 0, s = 0;                             \
-            int j, any = 0;                                                   \
-            for (j = (int)(i % chunks); j < tk; j += chunks) {                \
-                if (masked && keep[o + j] == 0) continue;                     \
-                double v = (double)(T)(g * (double)w[o + j]);                 \
-                if (!any) {                                                   \
-                    m = v;                                                    \
-                    any = 1;                                                  \
-                } else if (v > m) {                                           \
-                    s = s * exp(m - v);                                       \
-                    m = v;                                                    \
-                }                                                             \
-                s += exp(v - m);                                              \
-            }                                                                 \
-            pm[i] = m;                                                        \
-            ps[i] = s;                                                        \
-        }                                                                     \
-    }
-GDATTN_FLOATS(GDATTN_ATTN_ROWS_PART)
-
-/*
- * attn_rows_join: one item per row (n = rows) combines its chunks' partial
- * maxima and sums (those with ps > 0) into stat[2r] (max) and stat[2r+1]
- * (Σ exp(v − max), 0 for a fully masked row).
- */
-GDATTN_KERNEL attn_rows_join(long long n, int chunks, const double *pm,
-                             const double *ps, double *stat) {
-    GDATTN_GRID_STRIDE(r, n) {
-        const double *m = pm + r * chunks, *s = ps + r * chunks;
-        double mx = 0, sum = 0;
-        int k, any = 0;
-        for (k = 0; k < chunks; k++)
-            if (s[k] > 0 && (!any || m[k] > mx)) {
-                mx = m[k];
-                any = 1;
-            }
-        for (k = 0; k < chunks; k++)
-            if (s[k] > 0) sum += s[k] * exp(m[k] - mx);
-        stat[2 * r] = mx;
-        stat[2 * r + 1] = sum;
-    }
-}
-
-/*
- * attn_rows_apply_<T>: W = κ(S) in place, one item per element (n =
- * rows·tk): masked pairs 0, linear unchanged, exp W = exp(g S), softmax
- * W = exp(v − max) / Σ with v = (T)(g S) and the row's stat.
- */
-#define GDATTN_ATTN_ROWS_APPLY(T, S)                                          \
-    GDATTN_KERNEL GDATTN_NAME(attn_rows_apply, S)(                            \
+#define GDATTN_ATTN_ROWS_WARP(T, S)                                           \
+    GDATTN_WARP_KERNEL GDATTN_NAME(attn_rows_warp, S)(                        \
         long long n, int kind, const T *gp, int tk, int masked,               \
-        const T *keep, const double *stat, T *w) {                            \
-        GDATTN_GRID_STRIDE(i, n) {                                            \
-            if (masked && keep[i] == 0) {                                     \
-                w[i] = 0;                                                     \
-                continue;                                                     \
-            }                                                                 \
+        const T *keep, T *w) {                                                \
+        GDATTN_WARP_STRIDE(r, n) {                                            \
+            long long o = r * tk;                                             \
             double g = (double)*gp;                                           \
-            if (kind == 2) w[i] = (T)exp(g * (double)w[i]);                   \
+            GDATTN_LANE_VAR(double, m);                                       \
+            GDATTN_LANE_VAR(double, s);                                       \
             if (kind == 4) {                                                  \
-                long long r = i / tk;                                         \
-                double v = (double)(T)(g * (double)w[i]);                     \
-                T e = (T)exp(v - stat[2 * r]);                                \
-                w[i] = (T)((double)e / stat[2 * r + 1]);                      \
+                GDATTN_FOR_LANES(lane) {                                      \
+                    double mk = -INFINITY, sk = 0;                            \
+                    int j;                                                    \
+                    for (j = lane; j < tk; j += 32) {                         \
+                        if (masked && keep[o + j] == 0) continue;             \
+                        gdattn_lse_step(&mk, &sk,                             \
+                                        (double)(T)(g * (double)w[o + j]));   \
+                    }                                                         \
+                    GDATTN_AT(m, lane) = mk;                                  \
+                    GDATTN_AT(s, lane) = sk;                                  \
+                }                                                             \
+                GDATTN_WARP_ALLREDUCE2(double, m, s, gdattn_lse_join);        \
+            }                                                                 \
+            GDATTN_FOR_LANES(lane) {                                          \
+                int j;                                                        \
+                for (j = lane; j < tk; j += 32) {                             \
+                    T *wj = w + o + j;                                        \
+                    if (masked && keep[o + j] == 0) {                         \
+                        *wj = 0;                                              \
+                        continue;                                             \
+                    }                                                         \
+                    if (kind == 2) *wj = (T)exp(g * (double)*wj);             \
+                    if (kind == 4) {                                          \
+                        double v = (double)(T)(g * (double)*wj);              \
+                        T e = (T)exp(v - GDATTN_AT(m, lane));                 \
+                        *wj = (T)((double)e / GDATTN_AT(s, lane));            \
+                    }                                                         \
+                }                                                             \
             }                                                                 \
         }                                                                     \
     }
-GDATTN_FLOATS(GDATTN_ATTN_ROWS_APPLY)
+GDATTN_FLOATS(GDATTN_ATTN_ROWS_WARP)
 
 /*
- * attn_coef_part_<T> (softmax): the chunk's Σ_j W_j dW_j into prs[i].
+ * attn_coef_warp_<T>: attn_dot_coef for long rows (n = B·tq): the
+ * softmax's Σ_j W_j dW_j over the row's keys, C for every key, and with
+ * wantg the row's Σ_j e_j S_j into dg[r] (summed by attn_g_add in row
+ * order).
  */
-#define GDATTN_ATTN_COEF_PART(T, S)                                           \
-    GDATTN_KERNEL GDATTN_NAME(attn_coef_part, S)(long long n, int tk,         \
-                                                 int chunks, const T *w,      \
-                                                 const T *dw, double *prs) {  \
-        GDATTN_GRID_STRIDE(i, n) {                                            \
-            long long o = (i / chunks) * tk;                                  \
-            double s = 0;                                                     \
-            int j;                                                            \
-            for (j = (int)(i % chunks); j < tk; j += chunks)                  \
-                s += (double)w[o + j] * (double)dw[o + j];                    \
-            prs[i] = s;                                                       \
-        }                                                                     \
-    }
-GDATTN_FLOATS(GDATTN_ATTN_COEF_PART)
-
-/* attn_part_join: out[r] = Σ_k part[r·chunks + k] in order (n = rows). */
-GDATTN_KERNEL attn_part_join(long long n, int chunks, const double *part,
-                             double *out) {
-    GDATTN_GRID_STRIDE(r, n) {
-        double s = 0;
-        int k;
-        for (k = 0; k < chunks; k++) s += part[r * chunks + k];
-        out[r] = s;
-    }
-}
-
-/*
- * attn_coef_chunk_<T>: attn_dot_coef over a chunk of a row, with the row
- * sums rs (softmax) from attn_coef_part and attn_part_join: C for the
- * chunk's keys, and with wantg the chunk's Σ_j e_j S_j into pdg[i] (summed
- * by attn_part_join and attn_g_add).
- */
-#define GDATTN_ATTN_COEF_CHUNK(T, S)                                          \
-    GDATTN_KERNEL GDATTN_NAME(attn_coef_chunk, S)(                            \
-        long long n, int kind, const T *gp, int tk, int chunks, int masked,   \
-        const T *keep, const T *w, const T *dw, const T *s,                   \
-        const double *rs, T *c, int wantg, double *pdg) {                     \
-        GDATTN_GRID_STRIDE(i, n) {                                            \
-            long long r = i / chunks, o = r * tk;                             \
-            double g = (double)*gp, dg = 0, rr = kind == 4 ? rs[r] : 0;       \
-            int j;                                                            \
-            for (j = (int)(i % chunks); j < tk; j += chunks) {                \
-                if (masked && keep[o + j] == 0) { c[o + j] = 0; continue; }   \
-                if (kind == 0) { c[o + j] = dw[o + j]; continue; }            \
-                double e = (double)w[o + j] * ((double)dw[o + j] - rr);       \
-                c[o + j] = (T)(g * e);                                        \
-                dg += e * (double)s[o + j];                                   \
+#define GDATTN_ATTN_COEF_WARP(T, S)                                           \
+    GDATTN_WARP_KERNEL GDATTN_NAME(attn_coef_warp, S)(                        \
+        long long n, int kind, const T *gp, int tk, int masked,               \
+        const T *keep, const T *w, const T *dw, const T *s, T *c, int wantg,  \
+        double *dg) {                                                         \
+        GDATTN_WARP_STRIDE(r, n) {                                            \
+            long long o = r * tk;                                             \
+            double g = (double)*gp, rr = 0;                                   \
+            GDATTN_LANE_VAR(double, a);                                       \
+            if (kind == 4) {                                                  \
+                GDATTN_FOR_LANES(lane) {                                      \
+                    double t = 0;                                             \
+                    int j;                                                    \
+                    for (j = lane; j < tk; j += 32)                           \
+                        t += __dmul_rn((double)w[o + j], (double)dw[o + j]);  \
+                    GDATTN_AT(a, lane) = t;                                   \
+                }                                                             \
+                GDATTN_WARP_ALLREDUCE(double, a, GDATTN_ADD);                 \
+                rr = GDATTN_WARP_VALUE(a);                                    \
             }                                                                 \
-            if (wantg) pdg[i] = dg;                                           \
+            GDATTN_FOR_LANES(lane) {                                          \
+                double t = 0;                                                 \
+                int j;                                                        \
+                for (j = lane; j < tk; j += 32) {                             \
+                    if (masked && keep[o + j] == 0) {                         \
+                        c[o + j] = 0;                                         \
+                        continue;                                             \
+                    }                                                         \
+                    if (kind == 0) {                                          \
+                        c[o + j] = dw[o + j];                                 \
+                        continue;                                             \
+                    }                                                         \
+                    double e = (double)w[o + j] * ((double)dw[o + j] - rr);   \
+                    c[o + j] = (T)(g * e);                                    \
+                    t += __dmul_rn(e, (double)s[o + j]);                      \
+                }                                                             \
+                GDATTN_AT(a, lane) = t;                                       \
+            }                                                                 \
+            if (wantg) {                                                      \
+                GDATTN_WARP_ALLREDUCE(double, a, GDATTN_ADD);                 \
+                GDATTN_WARP_ONCE { dg[r] = GDATTN_WARP_VALUE(a); }            \
+            }                                                                 \
         }                                                                     \
     }
-GDATTN_FLOATS(GDATTN_ATTN_COEF_CHUNK)
+GDATTN_FLOATS(GDATTN_ATTN_COEF_WARP)
 
 /* attn_g_add: *acc += Σ_r v[r] in order (n = 1). */
 GDATTN_KERNEL attn_g_add(long long n, long long rows, const double *v,

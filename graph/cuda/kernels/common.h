@@ -222,6 +222,35 @@ GDATTN_DEVICE int gdattn_segment(const long long *off, int np, long long i) {
 }
 
 /*
+ * gdattn_lse_join: the butterfly's join of two (m, s) pairs, a running
+ * maximum and Σ exp(v − m) of a log-sum-exp or softmax row (warp kernels):
+ * (m, s) ← (mx, s·e^(m−mx) + s'·e^(m'−mx)), mx = max(m, m'), an empty pair
+ * (s = 0) adding 0; symmetric in the two pairs, the products kept out of
+ * fused multiply-adds.
+ */
+GDATTN_DEVICE void gdattn_lse_join(double *m, double *s, double om, double os) {
+    double mx = *m > om ? *m : om;
+    double a = *s == 0 ? 0 : __dmul_rn(*s, exp(*m - mx));
+    double b = os == 0 ? 0 : __dmul_rn(os, exp(om - mx));
+    *s = a + b;
+    *m = mx;
+}
+
+/*
+ * gdattn_lse_step: one value v into a lane's running (m, s): the sum
+ * rescaled when v raises the maximum, −Inf adding nothing (a lane without a
+ * finite value keeps s = 0, an empty pair for gdattn_lse_join), NaN
+ * reaching s.
+ */
+GDATTN_DEVICE void gdattn_lse_step(double *m, double *s, double v) {
+    if (v > *m) {
+        *s = *s == 0 ? 0 : __dmul_rn(*s, exp(*m - v));
+        *m = v;
+    }
+    if (v != -INFINITY) *s += exp(v - *m);
+}
+
+/*
  * __dmul_rn is CUDA's product that nvcc never contracts into a fused
  * multiply-add: the kernels use it where the host rounds a product before
  * adding (the Adam update's scaled gradient and decay factor).

@@ -131,22 +131,9 @@ GDATTN_FLOATS(GDATTN_FILL_ROWS_SCALED)
  * kernels/common.h): lane l takes the logits j ≡ l (mod 32) of the row, in
  * order, keeping a running maximum m and Σ exp(x − m) in double (rescaled
  * when the maximum grows); the butterfly then joins the lanes' pairs
- * (gdattn_lse_join). A lane with no logit, or only −Inf ones, holds s = 0
- * and adds nothing.
+ * (gdattn_lse_join, common.h). A lane with no logit, or only −Inf ones,
+ * holds s = 0 and adds nothing.
  */
-
-/*
- * gdattn_lse_join: (m, s) ← (mx, s·e^(m−mx) + s'·e^(m'−mx)), mx = max(m, m'),
- * an empty pair (s = 0) adding 0; symmetric in the two pairs, the products
- * kept out of fused multiply-adds.
- */
-GDATTN_DEVICE void gdattn_lse_join(double *m, double *s, double om, double os) {
-    double mx = *m > om ? *m : om;
-    double a = *s == 0 ? 0 : __dmul_rn(*s, exp(*m - mx));
-    double b = os == 0 ? 0 : __dmul_rn(os, exp(om - mx));
-    *s = a + b;
-    *m = mx;
-}
 
 /*
  * xent_lse_warp_<T>: lse[r] = log Σ_j exp(x[r, j]) for the scored rows r
@@ -166,14 +153,8 @@ GDATTN_DEVICE void gdattn_lse_join(double *m, double *s, double om, double os) {
             GDATTN_FOR_LANES(lane) {                                          \
                 double mk = -INFINITY, sk = 0;                                \
                 int j;                                                        \
-                for (j = lane; j < c; j += 32) {                              \
-                    double v = (double)row[j];                                \
-                    if (v > mk) {                                             \
-                        sk = sk == 0 ? 0 : __dmul_rn(sk, exp(mk - v));        \
-                        mk = v;                                               \
-                    }                                                         \
-                    if (v != -INFINITY) sk += exp(v - mk);                    \
-                }                                                             \
+                for (j = lane; j < c; j += 32)                                \
+                    gdattn_lse_step(&mk, &sk, (double)row[j]);                \
                 GDATTN_AT(m, lane) = mk;                                      \
                 GDATTN_AT(s, lane) = sk;                                      \
             }                                                                 \
