@@ -17,8 +17,9 @@
 # on every GPU of compute capability 7.0 or newer: V100 (sm_70), T4 (sm_75), A100 (sm_80),
 # A10/L4/RTX (sm_86, sm_89), H100/H200 (sm_90) and later; the driver JIT-compiles it for
 # the GPU it finds at cuda.Open and caches the result. The kernels need nothing newer:
-# they use no warp intrinsics, shared memory or half types (kernels/common.h), and their
-# only hardware requirement, a native double-precision atomicAdd, exists since sm_60.
+# they use no shared memory or half types, and no warp intrinsic but __shfl_xor_sync
+# (the warp kernels' butterfly, kernels/common.h; sm_30 and newer), and their other
+# hardware requirement, a native double-precision atomicAdd, exists since sm_60.
 # CUDA 13 toolkits dropped sm_70 (Volta), so the PTX is built with an older nvcc: CUDA
 # 11.8 from Debian's nvidia-cuda-toolkit (PTX ISA 7.8, which a driver of release 520 or
 # newer accepts). As a check that the PTX is valid for the oldest and the newest GPUs we

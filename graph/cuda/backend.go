@@ -23,10 +23,12 @@ type Ptr uintptr
 // so no package that imports Gorgonia builds with -tags cuda.
 //
 // Kernel contract (kernels/common.h): every kernel is an extern "C" __global__
-// function whose body is one grid-stride loop over n work items and uses
-// neither shared memory nor __syncthreads (atomicAdd is allowed). Parameters
-// are pointers (passed as Ptr), int (int32), long long (int64), float
-// (float32) or double (float64).
+// function whose body is one grid-stride loop over n work items (its first
+// parameter) and uses neither shared memory nor __syncthreads (atomicAdd is
+// allowed); a warp kernel gives each work item a warp of 32 threads whose
+// lanes combine values only through the contract's __shfl_xor_sync
+// butterfly. Parameters are pointers (passed as Ptr), int (int32), long long
+// (int64), float (float32) or double (float64).
 type Backend interface {
 	// Name describes the device for logs, e.g. "NVIDIA H200 (sm_90, 139 GiB)".
 	Name() string
@@ -43,8 +45,9 @@ type Backend interface {
 	// Launch runs the kernel called name over n work items with args in the
 	// kernel's parameter order: Ptr for a pointer, int32 for int, int64 for
 	// long long, float32 for float, float64 for double (a Go int is accepted
-	// for int and long long when it fits). n only sizes the grid: the kernel
-	// receives its own count among its parameters. n == 0 launches nothing;
+	// for int and long long when it fits). n only sizes the grid (a thread
+	// per item, or a warp per item for a warp kernel): the kernel receives
+	// its own count among its parameters. n == 0 launches nothing;
 	// n < 0, an unknown name, or a wrong number or kind of arguments is an
 	// error, checked against the kernel table generated from kernels/*.cu.
 	// Launch is asynchronous on a GPU: kernel faults surface at Sync.

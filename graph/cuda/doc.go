@@ -30,8 +30,9 @@
 // ordinal: it retains the primary context, JIT-compiles the embedded PTX and
 // creates a cuBLAS handle. Every call makes the context current on the
 // calling OS thread first (goroutines migrate), and a mutex serialises calls.
-// Launches use 256-thread blocks and min(ceil(n/256), 65535) blocks on the
-// legacy default stream, the stream cuBLAS uses too, so work runs in issue
+// Launches use 256-thread blocks and min(ceil(n/256), 65535) blocks (for a
+// warp kernel, a warp of 32 threads per work item: min(ceil(32n/256), 65535))
+// on the legacy default stream, the stream cuBLAS uses too, so work runs in issue
 // order; copies to and from host memory are synchronous. Row-major Gemm calls
 // column-major cuBLAS on the transposes (B first, m and n swapped); when no
 // cuBLAS can be loaded or initialised, or GDATTN_NO_CUBLAS is set, Gemm runs the
@@ -42,11 +43,16 @@
 //
 // Kernels live in kernels/*.cu and follow kernels/common.h: C-compatible CUDA
 // (no templates), declared with GDATTN_KERNEL (extern "C" __global__ void),
-// one grid-stride loop, parameters pointer/int/long long/float/double, float
-// and double variants from one macro with GDATTN_FLOATS (names end in _f32,
-// _f64). kernels/selftest.cu holds fill, axpy, scale, iota, sum and
-// gemm_naive. After
-// changing a kernel:
+// one grid-stride loop, the first parameter long long n (the work items),
+// parameters pointer/int/long long/float/double, float and double variants
+// from one macro with GDATTN_FLOATS (names end in _f32, _f64). Reductions
+// over long rows are warp kernels (GDATTN_WARP_KERNEL): one warp per work
+// item, lanes reading with a stride of 32, partial results combined by a
+// __shfl_xor_sync butterfly over the offsets 16, 8, 4, 2, 1 in a fixed
+// order; the emulator runs a warp's 32 lanes as arrays in one thread with the
+// same butterfly, so it computes the device's sums in the device's order.
+// kernels/selftest.cu holds fill, axpy, scale, iota, sum, gemm_naive and
+// warp_rowsum. After changing a kernel:
 //
 //	go generate ./graph/cuda   # emu_kernels.c and ptx_kernels.go (kernel table; runs gcc -E)
 //	scripts/build-ptx.sh       # kernels/gdattn.ptx (needs nvcc; runs go generate too)
@@ -58,6 +64,7 @@
 // kernels/*.cu as one translation unit with nvcc -ptx -arch=compute_70, so
 // that the PTX loads on every GPU of compute capability 7.0 or newer (V100
 // and later; the kernels need only a native double atomicAdd, sm_60+, and
+// __shfl_xor_sync, sm_30+ with CUDA 9 or newer, and
 // the driver JIT-compiles the PTX for the GPU it finds, e.g. sm_90),
 // assembles the result with ptxas -arch=sm_70 and -arch=sm_90 as a check,
 // and writes the SHA-256 of the kernel sources into the PTX header;

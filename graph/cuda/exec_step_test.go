@@ -228,6 +228,7 @@ func TestExecutorRunStepCounts(t *testing.T) {
 // waits, and its memory, on graphs too large to run on the emulator.
 type dryBackend struct {
 	next Ptr
+	warp int64 // warp kernels launched
 }
 
 func (d *dryBackend) Name() string { return "dry (test)" }
@@ -251,8 +252,12 @@ func (d *dryBackend) Launch(name string, n int64, args ...any) error {
 	if n < 0 {
 		return fmt.Errorf("negative work-item count %d", n)
 	}
-	if k := &kernelTable[idx]; len(args) != len(k.params) {
+	k := &kernelTable[idx]
+	if len(args) != len(k.params) {
 		return fmt.Errorf("kernel %s takes %d arguments, got %d", name, len(k.params), len(args))
+	}
+	if k.warp && n > 0 {
+		d.warp++
 	}
 	return nil
 }

@@ -56,15 +56,17 @@ func TestFusedChainsPaper(t *testing.T) {
 	if os.Getenv("GDATTN_FAKE_CUDA") != "" { // a child of the fake driver's tests
 		t.Skip("runs no kernels: nothing for the fake driver to check")
 	}
-	// Launches of one Run, unfused and fused, and the fused chains.
-	want := map[string]struct{ unfused, fused, chains int64 }{
-		"language-paper/gdlm": {132, 109, 20},
-		"language-paper/gpt":  {97, 71, 16},
+	// Launches of one Run, unfused and fused, the fused chains, and the
+	// warp kernels' launches (the long rows' reductions).
+	want := map[string]struct{ unfused, fused, chains, warp int64 }{
+		"language-paper/gdlm": {132, 109, 20, 22},
+		"language-paper/gpt":  {97, 71, 16, 30},
 	}
 	for _, w := range []bench.Workload{bench.LM(bench.ModelGDLM, bench.LMPaper), bench.LM(bench.ModelGPT, bench.LMPaper)} {
 		t.Run(w.Name, func(t *testing.T) {
 			var got [2]ExecCounters
 			var plans [2]MemoryPlan
+			var warp [2]int64
 			for i, noFusion := range []bool{true, false} {
 				r, err := bench.NewRunner(w, tensor.Float32, bench.Train, 1)
 				if err != nil {
@@ -72,17 +74,18 @@ func TestFusedChainsPaper(t *testing.T) {
 				}
 				defer r.Close()
 				opts := ExecOptions{Logf: func(string, ...any) {}, DeviceGrads: true, ResidentParams: true, NoFusion: noFusion}
-				m, err := graph.NewMachine(r.Scope, r.Loss, graph.MachineOptions{Executor: NewExecutorWith(&dryBackend{}, opts)})
+				be := &dryBackend{}
+				m, err := graph.NewMachine(r.Scope, r.Loss, graph.MachineOptions{Executor: NewExecutorWith(be, opts)})
 				if err != nil {
 					t.Fatal(err)
 				}
 				defer m.Close()
 				x := m.Executor().(*Exec)
-				c0 := x.Counters()
+				c0, w0 := x.Counters(), be.warp
 				if err := m.Run(); err != nil {
 					t.Fatal(err)
 				}
-				got[i], plans[i] = x.Counters().Sub(c0), x.MemoryPlan()
+				got[i], plans[i], warp[i] = x.Counters().Sub(c0), x.MemoryPlan(), be.warp-w0
 				chains, nodes := x.FusedChains()
 				if noFusion {
 					if chains != 0 || nodes != 0 {
@@ -101,8 +104,11 @@ func TestFusedChainsPaper(t *testing.T) {
 					t.Errorf("fusion saves %d launches, want one per fused node beyond each chain's last: %d", saved, nodes-chains)
 				}
 			}
-			t.Logf("Run: unfused %d launches, fused %d (and %d Gemms); arena %d bytes fused, %d unfused",
-				got[0].Launches, got[1].Launches, got[1].Gemms, plans[1].ArenaBytes, plans[0].ArenaBytes)
+			t.Logf("Run: unfused %d launches, fused %d (and %d Gemms), %d of them warp kernels; arena %d bytes fused, %d unfused",
+				got[0].Launches, got[1].Launches, got[1].Gemms, warp[1], plans[1].ArenaBytes, plans[0].ArenaBytes)
+			if wl := want[w.Name]; warp[0] != wl.warp || warp[1] != wl.warp {
+				t.Errorf("Run: %d warp-kernel launches unfused, %d fused; want %d", warp[0], warp[1], wl.warp)
+			}
 			if wl := want[w.Name]; got[0].Launches != wl.unfused || got[1].Launches != wl.fused {
 				t.Errorf("Run: %d launches unfused, %d fused; want %d and %d", got[0].Launches, got[1].Launches, wl.unfused, wl.fused)
 			}
