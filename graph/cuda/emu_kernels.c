@@ -145,222 +145,234 @@ int gdattn_emu_dispatch(int k, void **a) {
         head_dscores_f64(*(long long *)a[0], *(int *)a[1], *(void **)a[2], *(int *)a[3], *(void **)a[4], *(void **)a[5], *(void **)a[6], *(void **)a[7]);
         return 0;
     case 41:
-        ln_stats_f32(*(long long *)a[0], *(int *)a[1], *(double *)a[2], *(void **)a[3], *(void **)a[4]);
+        head_weights_warp_f32(*(long long *)a[0], *(int *)a[1], *(void **)a[2], *(int *)a[3], *(void **)a[4], *(void **)a[5]);
         return 0;
     case 42:
-        ln_stats_f64(*(long long *)a[0], *(int *)a[1], *(double *)a[2], *(void **)a[3], *(void **)a[4]);
+        head_weights_warp_f64(*(long long *)a[0], *(int *)a[1], *(void **)a[2], *(int *)a[3], *(void **)a[4], *(void **)a[5]);
         return 0;
     case 43:
-        ln_fwd_f32(*(long long *)a[0], *(int *)a[1], *(double *)a[2], *(int *)a[3], *(void **)a[4], *(void **)a[5], *(void **)a[6], *(void **)a[7]);
+        head_dscores_warp_f32(*(long long *)a[0], *(int *)a[1], *(void **)a[2], *(int *)a[3], *(void **)a[4], *(void **)a[5], *(void **)a[6], *(void **)a[7]);
         return 0;
     case 44:
-        ln_fwd_f64(*(long long *)a[0], *(int *)a[1], *(double *)a[2], *(int *)a[3], *(void **)a[4], *(void **)a[5], *(void **)a[6], *(void **)a[7]);
+        head_dscores_warp_f64(*(long long *)a[0], *(int *)a[1], *(void **)a[2], *(int *)a[3], *(void **)a[4], *(void **)a[5], *(void **)a[6], *(void **)a[7]);
         return 0;
     case 45:
-        ln_grad_f32(*(long long *)a[0], *(int *)a[1], *(double *)a[2], *(void **)a[3], *(void **)a[4], *(void **)a[5], *(void **)a[6]);
+        ln_stats_f32(*(long long *)a[0], *(int *)a[1], *(double *)a[2], *(void **)a[3], *(void **)a[4]);
         return 0;
     case 46:
-        ln_grad_f64(*(long long *)a[0], *(int *)a[1], *(double *)a[2], *(void **)a[3], *(void **)a[4], *(void **)a[5], *(void **)a[6]);
+        ln_stats_f64(*(long long *)a[0], *(int *)a[1], *(double *)a[2], *(void **)a[3], *(void **)a[4]);
         return 0;
     case 47:
-        ln_mean_grad_f32(*(long long *)a[0], *(int *)a[1], *(void **)a[2], *(void **)a[3]);
+        ln_fwd_f32(*(long long *)a[0], *(int *)a[1], *(double *)a[2], *(int *)a[3], *(void **)a[4], *(void **)a[5], *(void **)a[6], *(void **)a[7]);
         return 0;
     case 48:
-        ln_mean_grad_f64(*(long long *)a[0], *(int *)a[1], *(void **)a[2], *(void **)a[3]);
+        ln_fwd_f64(*(long long *)a[0], *(int *)a[1], *(double *)a[2], *(int *)a[3], *(void **)a[4], *(void **)a[5], *(void **)a[6], *(void **)a[7]);
         return 0;
     case 49:
-        ln_param_grad_f32(*(long long *)a[0], *(long long *)a[1], *(int *)a[2], *(void **)a[3], *(void **)a[4], *(void **)a[5], *(void **)a[6]);
+        ln_grad_f32(*(long long *)a[0], *(int *)a[1], *(double *)a[2], *(void **)a[3], *(void **)a[4], *(void **)a[5], *(void **)a[6]);
         return 0;
     case 50:
-        ln_param_grad_f64(*(long long *)a[0], *(long long *)a[1], *(int *)a[2], *(void **)a[3], *(void **)a[4], *(void **)a[5], *(void **)a[6]);
+        ln_grad_f64(*(long long *)a[0], *(int *)a[1], *(double *)a[2], *(void **)a[3], *(void **)a[4], *(void **)a[5], *(void **)a[6]);
         return 0;
     case 51:
-        ln_fwd_warp_f32(*(long long *)a[0], *(int *)a[1], *(double *)a[2], *(int *)a[3], *(void **)a[4], *(void **)a[5], *(void **)a[6], *(void **)a[7]);
+        ln_mean_grad_f32(*(long long *)a[0], *(int *)a[1], *(void **)a[2], *(void **)a[3]);
         return 0;
     case 52:
-        ln_fwd_warp_f64(*(long long *)a[0], *(int *)a[1], *(double *)a[2], *(int *)a[3], *(void **)a[4], *(void **)a[5], *(void **)a[6], *(void **)a[7]);
+        ln_mean_grad_f64(*(long long *)a[0], *(int *)a[1], *(void **)a[2], *(void **)a[3]);
         return 0;
     case 53:
-        ln_grad_warp_f32(*(long long *)a[0], *(int *)a[1], *(double *)a[2], *(void **)a[3], *(void **)a[4], *(void **)a[5], *(void **)a[6]);
+        ln_param_grad_f32(*(long long *)a[0], *(long long *)a[1], *(int *)a[2], *(void **)a[3], *(void **)a[4], *(void **)a[5], *(void **)a[6]);
         return 0;
     case 54:
-        ln_grad_warp_f64(*(long long *)a[0], *(int *)a[1], *(double *)a[2], *(void **)a[3], *(void **)a[4], *(void **)a[5], *(void **)a[6]);
+        ln_param_grad_f64(*(long long *)a[0], *(long long *)a[1], *(int *)a[2], *(void **)a[3], *(void **)a[4], *(void **)a[5], *(void **)a[6]);
         return 0;
     case 55:
-        ln_mean_grad_warp_f32(*(long long *)a[0], *(int *)a[1], *(void **)a[2], *(void **)a[3]);
+        ln_fwd_warp_f32(*(long long *)a[0], *(int *)a[1], *(double *)a[2], *(int *)a[3], *(void **)a[4], *(void **)a[5], *(void **)a[6], *(void **)a[7]);
         return 0;
     case 56:
-        ln_mean_grad_warp_f64(*(long long *)a[0], *(int *)a[1], *(void **)a[2], *(void **)a[3]);
+        ln_fwd_warp_f64(*(long long *)a[0], *(int *)a[1], *(double *)a[2], *(int *)a[3], *(void **)a[4], *(void **)a[5], *(void **)a[6], *(void **)a[7]);
         return 0;
     case 57:
-        ln_s4_warp_f32(*(long long *)a[0], *(int *)a[1], *(double *)a[2], *(void **)a[3], *(void **)a[4]);
+        ln_grad_warp_f32(*(long long *)a[0], *(int *)a[1], *(double *)a[2], *(void **)a[3], *(void **)a[4], *(void **)a[5], *(void **)a[6]);
         return 0;
     case 58:
-        ln_s4_warp_f64(*(long long *)a[0], *(int *)a[1], *(double *)a[2], *(void **)a[3], *(void **)a[4]);
+        ln_grad_warp_f64(*(long long *)a[0], *(int *)a[1], *(double *)a[2], *(void **)a[3], *(void **)a[4], *(void **)a[5], *(void **)a[6]);
         return 0;
     case 59:
-        ln_param_part_f32(*(long long *)a[0], *(long long *)a[1], *(int *)a[2], *(int *)a[3], *(int *)a[4], *(void **)a[5], *(void **)a[6], *(void **)a[7], *(void **)a[8]);
+        ln_mean_grad_warp_f32(*(long long *)a[0], *(int *)a[1], *(void **)a[2], *(void **)a[3]);
         return 0;
     case 60:
-        ln_param_part_f64(*(long long *)a[0], *(long long *)a[1], *(int *)a[2], *(int *)a[3], *(int *)a[4], *(void **)a[5], *(void **)a[6], *(void **)a[7], *(void **)a[8]);
+        ln_mean_grad_warp_f64(*(long long *)a[0], *(int *)a[1], *(void **)a[2], *(void **)a[3]);
         return 0;
     case 61:
-        fill_f32(*(long long *)a[0], *(float *)a[1], *(void **)a[2]);
+        ln_s4_warp_f32(*(long long *)a[0], *(int *)a[1], *(double *)a[2], *(void **)a[3], *(void **)a[4]);
         return 0;
     case 62:
-        fill_f64(*(long long *)a[0], *(double *)a[1], *(void **)a[2]);
+        ln_s4_warp_f64(*(long long *)a[0], *(int *)a[1], *(double *)a[2], *(void **)a[3], *(void **)a[4]);
         return 0;
     case 63:
-        axpy_f32(*(long long *)a[0], *(float *)a[1], *(void **)a[2], *(void **)a[3]);
+        ln_param_part_f32(*(long long *)a[0], *(long long *)a[1], *(int *)a[2], *(int *)a[3], *(int *)a[4], *(void **)a[5], *(void **)a[6], *(void **)a[7], *(void **)a[8]);
         return 0;
     case 64:
-        axpy_f64(*(long long *)a[0], *(double *)a[1], *(void **)a[2], *(void **)a[3]);
+        ln_param_part_f64(*(long long *)a[0], *(long long *)a[1], *(int *)a[2], *(int *)a[3], *(int *)a[4], *(void **)a[5], *(void **)a[6], *(void **)a[7], *(void **)a[8]);
         return 0;
     case 65:
-        scale_f32(*(long long *)a[0], *(float *)a[1], *(void **)a[2]);
+        fill_f32(*(long long *)a[0], *(float *)a[1], *(void **)a[2]);
         return 0;
     case 66:
-        scale_f64(*(long long *)a[0], *(double *)a[1], *(void **)a[2]);
+        fill_f64(*(long long *)a[0], *(double *)a[1], *(void **)a[2]);
         return 0;
     case 67:
-        iota_f32(*(long long *)a[0], *(float *)a[1], *(float *)a[2], *(int *)a[3], *(void **)a[4]);
+        axpy_f32(*(long long *)a[0], *(float *)a[1], *(void **)a[2], *(void **)a[3]);
         return 0;
     case 68:
-        iota_f64(*(long long *)a[0], *(double *)a[1], *(double *)a[2], *(int *)a[3], *(void **)a[4]);
+        axpy_f64(*(long long *)a[0], *(double *)a[1], *(void **)a[2], *(void **)a[3]);
         return 0;
     case 69:
-        sum_f32(*(long long *)a[0], *(void **)a[1], *(void **)a[2]);
+        scale_f32(*(long long *)a[0], *(float *)a[1], *(void **)a[2]);
         return 0;
     case 70:
-        sum_f64(*(long long *)a[0], *(void **)a[1], *(void **)a[2]);
+        scale_f64(*(long long *)a[0], *(double *)a[1], *(void **)a[2]);
         return 0;
     case 71:
-        gemm_naive_f32(*(long long *)a[0], *(int *)a[1], *(int *)a[2], *(int *)a[3], *(int *)a[4], *(int *)a[5], *(double *)a[6], *(void **)a[7], *(int *)a[8], *(long long *)a[9], *(void **)a[10], *(int *)a[11], *(long long *)a[12], *(double *)a[13], *(void **)a[14], *(int *)a[15], *(long long *)a[16]);
+        iota_f32(*(long long *)a[0], *(float *)a[1], *(float *)a[2], *(int *)a[3], *(void **)a[4]);
         return 0;
     case 72:
-        gemm_naive_f64(*(long long *)a[0], *(int *)a[1], *(int *)a[2], *(int *)a[3], *(int *)a[4], *(int *)a[5], *(double *)a[6], *(void **)a[7], *(int *)a[8], *(long long *)a[9], *(void **)a[10], *(int *)a[11], *(long long *)a[12], *(double *)a[13], *(void **)a[14], *(int *)a[15], *(long long *)a[16]);
+        iota_f64(*(long long *)a[0], *(double *)a[1], *(double *)a[2], *(int *)a[3], *(void **)a[4]);
         return 0;
     case 73:
-        warp_rowsum_f32(*(long long *)a[0], *(int *)a[1], *(void **)a[2], *(int *)a[3], *(void **)a[4]);
+        sum_f32(*(long long *)a[0], *(void **)a[1], *(void **)a[2]);
         return 0;
     case 74:
-        warp_rowsum_f64(*(long long *)a[0], *(int *)a[1], *(void **)a[2], *(int *)a[3], *(void **)a[4]);
+        sum_f64(*(long long *)a[0], *(void **)a[1], *(void **)a[2]);
         return 0;
     case 75:
-        repeat_f32(*(long long *)a[0], *(void **)a[1], *(void **)a[2], *(long long *)a[3], *(long long *)a[4], *(long long *)a[5]);
+        gemm_naive_f32(*(long long *)a[0], *(int *)a[1], *(int *)a[2], *(int *)a[3], *(int *)a[4], *(int *)a[5], *(double *)a[6], *(void **)a[7], *(int *)a[8], *(long long *)a[9], *(void **)a[10], *(int *)a[11], *(long long *)a[12], *(double *)a[13], *(void **)a[14], *(int *)a[15], *(long long *)a[16]);
         return 0;
     case 76:
-        repeat_f64(*(long long *)a[0], *(void **)a[1], *(void **)a[2], *(long long *)a[3], *(long long *)a[4], *(long long *)a[5]);
+        gemm_naive_f64(*(long long *)a[0], *(int *)a[1], *(int *)a[2], *(int *)a[3], *(int *)a[4], *(int *)a[5], *(double *)a[6], *(void **)a[7], *(int *)a[8], *(long long *)a[9], *(void **)a[10], *(int *)a[11], *(long long *)a[12], *(double *)a[13], *(void **)a[14], *(int *)a[15], *(long long *)a[16]);
         return 0;
     case 77:
-        band_copy_f32(*(long long *)a[0], *(void **)a[1], *(void **)a[2], *(long long *)a[3], *(long long *)a[4], *(long long *)a[5], *(long long *)a[6], *(long long *)a[7], *(long long *)a[8]);
+        warp_rowsum_f32(*(long long *)a[0], *(int *)a[1], *(void **)a[2], *(int *)a[3], *(void **)a[4]);
         return 0;
     case 78:
-        band_copy_f64(*(long long *)a[0], *(void **)a[1], *(void **)a[2], *(long long *)a[3], *(long long *)a[4], *(long long *)a[5], *(long long *)a[6], *(long long *)a[7], *(long long *)a[8]);
+        warp_rowsum_f64(*(long long *)a[0], *(int *)a[1], *(void **)a[2], *(int *)a[3], *(void **)a[4]);
         return 0;
     case 79:
-        permute4_f32(*(long long *)a[0], *(void **)a[1], *(void **)a[2], *(long long *)a[3], *(long long *)a[4], *(long long *)a[5], *(long long *)a[6], *(long long *)a[7], *(long long *)a[8], *(long long *)a[9]);
+        repeat_f32(*(long long *)a[0], *(void **)a[1], *(void **)a[2], *(long long *)a[3], *(long long *)a[4], *(long long *)a[5]);
         return 0;
     case 80:
-        permute4_f64(*(long long *)a[0], *(void **)a[1], *(void **)a[2], *(long long *)a[3], *(long long *)a[4], *(long long *)a[5], *(long long *)a[6], *(long long *)a[7], *(long long *)a[8], *(long long *)a[9]);
+        repeat_f64(*(long long *)a[0], *(void **)a[1], *(void **)a[2], *(long long *)a[3], *(long long *)a[4], *(long long *)a[5]);
         return 0;
     case 81:
-        reduce4_f32(*(long long *)a[0], *(void **)a[1], *(void **)a[2], *(long long *)a[3], *(long long *)a[4], *(long long *)a[5], *(long long *)a[6], *(int *)a[7]);
+        band_copy_f32(*(long long *)a[0], *(void **)a[1], *(void **)a[2], *(long long *)a[3], *(long long *)a[4], *(long long *)a[5], *(long long *)a[6], *(long long *)a[7], *(long long *)a[8]);
         return 0;
     case 82:
-        reduce4_f64(*(long long *)a[0], *(void **)a[1], *(void **)a[2], *(long long *)a[3], *(long long *)a[4], *(long long *)a[5], *(long long *)a[6], *(int *)a[7]);
+        band_copy_f64(*(long long *)a[0], *(void **)a[1], *(void **)a[2], *(long long *)a[3], *(long long *)a[4], *(long long *)a[5], *(long long *)a[6], *(long long *)a[7], *(long long *)a[8]);
         return 0;
     case 83:
-        reduce4_part_f32(*(long long *)a[0], *(void **)a[1], *(void **)a[2], *(long long *)a[3], *(long long *)a[4], *(long long *)a[5], *(long long *)a[6], *(int *)a[7], *(long long *)a[8], *(int *)a[9]);
+        permute4_f32(*(long long *)a[0], *(void **)a[1], *(void **)a[2], *(long long *)a[3], *(long long *)a[4], *(long long *)a[5], *(long long *)a[6], *(long long *)a[7], *(long long *)a[8], *(long long *)a[9]);
         return 0;
     case 84:
-        reduce_join_f32(*(long long *)a[0], *(long long *)a[1], *(void **)a[2], *(void **)a[3]);
+        permute4_f64(*(long long *)a[0], *(void **)a[1], *(void **)a[2], *(long long *)a[3], *(long long *)a[4], *(long long *)a[5], *(long long *)a[6], *(long long *)a[7], *(long long *)a[8], *(long long *)a[9]);
         return 0;
     case 85:
-        reduce4_part_f64(*(long long *)a[0], *(void **)a[1], *(void **)a[2], *(long long *)a[3], *(long long *)a[4], *(long long *)a[5], *(long long *)a[6], *(int *)a[7], *(long long *)a[8], *(int *)a[9]);
+        reduce4_f32(*(long long *)a[0], *(void **)a[1], *(void **)a[2], *(long long *)a[3], *(long long *)a[4], *(long long *)a[5], *(long long *)a[6], *(int *)a[7]);
         return 0;
     case 86:
-        reduce_join_f64(*(long long *)a[0], *(long long *)a[1], *(void **)a[2], *(void **)a[3]);
+        reduce4_f64(*(long long *)a[0], *(void **)a[1], *(void **)a[2], *(long long *)a[3], *(long long *)a[4], *(long long *)a[5], *(long long *)a[6], *(int *)a[7]);
         return 0;
     case 87:
-        cast_acc_f32(*(long long *)a[0], *(void **)a[1], *(void **)a[2]);
+        reduce4_part_f32(*(long long *)a[0], *(void **)a[1], *(void **)a[2], *(long long *)a[3], *(long long *)a[4], *(long long *)a[5], *(long long *)a[6], *(int *)a[7], *(long long *)a[8], *(int *)a[9]);
         return 0;
     case 88:
-        cast_acc_f64(*(long long *)a[0], *(void **)a[1], *(void **)a[2]);
+        reduce_join_f32(*(long long *)a[0], *(long long *)a[1], *(void **)a[2], *(void **)a[3]);
         return 0;
     case 89:
-        softmax_rows_f32(*(long long *)a[0], *(int *)a[1], *(int *)a[2], *(void **)a[3], *(void **)a[4]);
+        reduce4_part_f64(*(long long *)a[0], *(void **)a[1], *(void **)a[2], *(long long *)a[3], *(long long *)a[4], *(long long *)a[5], *(long long *)a[6], *(int *)a[7], *(long long *)a[8], *(int *)a[9]);
         return 0;
     case 90:
-        softmax_rows_f64(*(long long *)a[0], *(int *)a[1], *(int *)a[2], *(void **)a[3], *(void **)a[4]);
+        reduce_join_f64(*(long long *)a[0], *(long long *)a[1], *(void **)a[2], *(void **)a[3]);
         return 0;
     case 91:
-        softmax_grad_rows_f32(*(long long *)a[0], *(int *)a[1], *(int *)a[2], *(void **)a[3], *(void **)a[4], *(void **)a[5]);
+        cast_acc_f32(*(long long *)a[0], *(void **)a[1], *(void **)a[2]);
         return 0;
     case 92:
-        softmax_grad_rows_f64(*(long long *)a[0], *(int *)a[1], *(int *)a[2], *(void **)a[3], *(void **)a[4], *(void **)a[5]);
+        cast_acc_f64(*(long long *)a[0], *(void **)a[1], *(void **)a[2]);
         return 0;
     case 93:
-        gather_rows_f32(*(long long *)a[0], *(void **)a[1], *(void **)a[2], *(int *)a[3], *(void **)a[4]);
+        softmax_rows_f32(*(long long *)a[0], *(int *)a[1], *(int *)a[2], *(void **)a[3], *(void **)a[4]);
         return 0;
     case 94:
-        gather_rows_f64(*(long long *)a[0], *(void **)a[1], *(void **)a[2], *(int *)a[3], *(void **)a[4]);
+        softmax_rows_f64(*(long long *)a[0], *(int *)a[1], *(int *)a[2], *(void **)a[3], *(void **)a[4]);
         return 0;
     case 95:
-        scatter_rows_f32(*(long long *)a[0], *(void **)a[1], *(void **)a[2], *(int *)a[3], *(void **)a[4]);
+        softmax_grad_rows_f32(*(long long *)a[0], *(int *)a[1], *(int *)a[2], *(void **)a[3], *(void **)a[4], *(void **)a[5]);
         return 0;
     case 96:
-        scatter_rows_f64(*(long long *)a[0], *(void **)a[1], *(void **)a[2], *(int *)a[3], *(void **)a[4]);
+        softmax_grad_rows_f64(*(long long *)a[0], *(int *)a[1], *(int *)a[2], *(void **)a[3], *(void **)a[4], *(void **)a[5]);
         return 0;
     case 97:
-        gather_cols_f32(*(long long *)a[0], *(void **)a[1], *(void **)a[2], *(int *)a[3], *(int *)a[4], *(void **)a[5]);
+        gather_rows_f32(*(long long *)a[0], *(void **)a[1], *(void **)a[2], *(int *)a[3], *(void **)a[4]);
         return 0;
     case 98:
-        gather_cols_f64(*(long long *)a[0], *(void **)a[1], *(void **)a[2], *(int *)a[3], *(int *)a[4], *(void **)a[5]);
+        gather_rows_f64(*(long long *)a[0], *(void **)a[1], *(void **)a[2], *(int *)a[3], *(void **)a[4]);
         return 0;
     case 99:
-        scatter_cols_f32(*(long long *)a[0], *(void **)a[1], *(void **)a[2], *(int *)a[3], *(int *)a[4], *(void **)a[5]);
+        scatter_rows_f32(*(long long *)a[0], *(void **)a[1], *(void **)a[2], *(int *)a[3], *(void **)a[4]);
         return 0;
     case 100:
-        scatter_cols_f64(*(long long *)a[0], *(void **)a[1], *(void **)a[2], *(int *)a[3], *(int *)a[4], *(void **)a[5]);
+        scatter_rows_f64(*(long long *)a[0], *(void **)a[1], *(void **)a[2], *(int *)a[3], *(void **)a[4]);
         return 0;
     case 101:
-        col_sum_part_f32(*(long long *)a[0], *(long long *)a[1], *(int *)a[2], *(int *)a[3], *(void **)a[4], *(void **)a[5]);
+        gather_cols_f32(*(long long *)a[0], *(void **)a[1], *(void **)a[2], *(int *)a[3], *(int *)a[4], *(void **)a[5]);
         return 0;
     case 102:
-        col_sum_part_f64(*(long long *)a[0], *(long long *)a[1], *(int *)a[2], *(int *)a[3], *(void **)a[4], *(void **)a[5]);
+        gather_cols_f64(*(long long *)a[0], *(void **)a[1], *(void **)a[2], *(int *)a[3], *(int *)a[4], *(void **)a[5]);
         return 0;
     case 103:
-        col_mean_join(*(long long *)a[0], *(int *)a[1], *(long long *)a[2], *(void **)a[3], *(void **)a[4]);
+        scatter_cols_f32(*(long long *)a[0], *(void **)a[1], *(void **)a[2], *(int *)a[3], *(int *)a[4], *(void **)a[5]);
         return 0;
     case 104:
-        gather_rows_centered_f32(*(long long *)a[0], *(void **)a[1], *(void **)a[2], *(int *)a[3], *(void **)a[4], *(void **)a[5]);
+        scatter_cols_f64(*(long long *)a[0], *(void **)a[1], *(void **)a[2], *(int *)a[3], *(int *)a[4], *(void **)a[5]);
         return 0;
     case 105:
-        gather_rows_centered_f64(*(long long *)a[0], *(void **)a[1], *(void **)a[2], *(int *)a[3], *(void **)a[4], *(void **)a[5]);
+        col_sum_part_f32(*(long long *)a[0], *(long long *)a[1], *(int *)a[2], *(int *)a[3], *(void **)a[4], *(void **)a[5]);
         return 0;
     case 106:
-        fill_rows_scaled_f32(*(long long *)a[0], *(int *)a[1], *(void **)a[2], *(double *)a[3], *(void **)a[4]);
+        col_sum_part_f64(*(long long *)a[0], *(long long *)a[1], *(int *)a[2], *(int *)a[3], *(void **)a[4], *(void **)a[5]);
         return 0;
     case 107:
-        fill_rows_scaled_f64(*(long long *)a[0], *(int *)a[1], *(void **)a[2], *(double *)a[3], *(void **)a[4]);
+        col_mean_join(*(long long *)a[0], *(int *)a[1], *(long long *)a[2], *(void **)a[3], *(void **)a[4]);
         return 0;
     case 108:
-        xent_lse_warp_f32(*(long long *)a[0], *(int *)a[1], *(void **)a[2], *(void **)a[3], *(void **)a[4], *(int *)a[5], *(void **)a[6]);
+        gather_rows_centered_f32(*(long long *)a[0], *(void **)a[1], *(void **)a[2], *(int *)a[3], *(void **)a[4], *(void **)a[5]);
         return 0;
     case 109:
-        xent_lse_warp_f64(*(long long *)a[0], *(int *)a[1], *(void **)a[2], *(void **)a[3], *(void **)a[4], *(int *)a[5], *(void **)a[6]);
+        gather_rows_centered_f64(*(long long *)a[0], *(void **)a[1], *(void **)a[2], *(int *)a[3], *(void **)a[4], *(void **)a[5]);
         return 0;
     case 110:
-        xent_loss_f32(*(long long *)a[0], *(void **)a[1], *(double *)a[2], *(void **)a[3]);
+        fill_rows_scaled_f32(*(long long *)a[0], *(int *)a[1], *(void **)a[2], *(double *)a[3], *(void **)a[4]);
         return 0;
     case 111:
-        xent_loss_f64(*(long long *)a[0], *(void **)a[1], *(double *)a[2], *(void **)a[3]);
+        fill_rows_scaled_f64(*(long long *)a[0], *(int *)a[1], *(void **)a[2], *(double *)a[3], *(void **)a[4]);
         return 0;
     case 112:
-        xent_grad_f32(*(long long *)a[0], *(int *)a[1], *(void **)a[2], *(void **)a[3], *(void **)a[4], *(void **)a[5], *(double *)a[6], *(void **)a[7]);
+        xent_lse_warp_f32(*(long long *)a[0], *(int *)a[1], *(void **)a[2], *(void **)a[3], *(void **)a[4], *(int *)a[5], *(void **)a[6]);
         return 0;
     case 113:
+        xent_lse_warp_f64(*(long long *)a[0], *(int *)a[1], *(void **)a[2], *(void **)a[3], *(void **)a[4], *(int *)a[5], *(void **)a[6]);
+        return 0;
+    case 114:
+        xent_loss_f32(*(long long *)a[0], *(void **)a[1], *(double *)a[2], *(void **)a[3]);
+        return 0;
+    case 115:
+        xent_loss_f64(*(long long *)a[0], *(void **)a[1], *(double *)a[2], *(void **)a[3]);
+        return 0;
+    case 116:
+        xent_grad_f32(*(long long *)a[0], *(int *)a[1], *(void **)a[2], *(void **)a[3], *(void **)a[4], *(void **)a[5], *(double *)a[6], *(void **)a[7]);
+        return 0;
+    case 117:
         xent_grad_f64(*(long long *)a[0], *(int *)a[1], *(void **)a[2], *(void **)a[3], *(void **)a[4], *(void **)a[5], *(double *)a[6], *(void **)a[7]);
         return 0;
     }
@@ -370,4 +382,4 @@ int gdattn_emu_dispatch(int k, void **a) {
 // gdattn_emu_warp[k] is 1 if kernel k is a warp kernel (one warp per work
 // item), else 0; the fake driver (testdata/fakecuda.c) checks launch
 // geometry with it.
-const unsigned char gdattn_emu_warp[] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 0, 0, 0, 0};
+const unsigned char gdattn_emu_warp[] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 0, 0, 0, 0};

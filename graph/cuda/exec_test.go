@@ -187,14 +187,14 @@ func compareModel(t *testing.T, be Backend, device bool, name string, dt tensor.
 	return mach.Executor().(*Exec)
 }
 
-// TestExecutorLongRows runs the models with dot-product kernels with their
-// long-row path (a warp per row, normally for 64 keys and more) forced on
-// their short contexts: softmax, exp and linear kernels, learned and fixed
-// scales, causal masks.
+// TestExecutorLongRows runs the models with dot-product kernels and fused
+// attention heads with their long-row paths (a warp per row, normally for
+// 64 keys and more) forced on their short contexts: softmax, exp and linear
+// kernels, learned and fixed scales, causal masks.
 func TestExecutorLongRows(t *testing.T) {
 	be, device := execBackend(t)
-	defer func(l int) { attnLongRow = l }(attnLongRow)
-	attnLongRow = 4
+	defer func(l, h int) { attnLongRow, headLongRow = l, h }(attnLongRow, headLongRow)
+	attnLongRow, headLongRow = 4, 4
 	for _, name := range []string{"gd-structured-softmax", "gd-structured-linear", "gd-structured-exp", "gd-literal-softmax", "gd-heads3-bias", "tf", "tf-cross", "gdlm", "gpt"} {
 		for _, dt := range []tensor.Dtype{tensor.Float64, tensor.Float32} {
 			t.Run(fmt.Sprintf("%s/%v", name, dt), func(t *testing.T) {

@@ -10,12 +10,20 @@ import (
 type headPlan struct {
 	b, t, tk, din, dk, dv, dout, nh int
 	kind                            int32
+	// weights and dscores: the per-row kernels, head_weights and
+	// head_dscores, or their warp forms for rows of headLongRow keys and more.
+	weights, dscores string
 	// q: a query head (ops.AttentionHeadQuery), output (B, 1, Dout)
 	// at the last position; s, w and ds then hold one row per sequence.
 	q                            bool
 	gp                           func() Ptr
 	h, zh, s, w, ds, gb, dh, acc Ptr
 }
+
+// headLongRow is the number of keys from which the head's per-row kernels
+// take a warp per row (a variable so that tests can take that path on short
+// contexts).
+var headLongRow = 64
 
 // off is p advanced by n elements of v's dtype.
 func off(v *value, p Ptr, n int) Ptr { return p + Ptr(uintptr(n)*v.dt.Size()) }
@@ -57,6 +65,10 @@ func lowerHead(x *Exec, v *value, op *ops.HeadOp) (devOp, error) {
 	hp.nh = hp.din + hp.dout
 	if hp.tk < 1 || v.size != hp.b*rows*hp.dout {
 		return nil, nil
+	}
+	hp.weights, hp.dscores = "head_weights", "head_dscores"
+	if hp.tk >= headLongRow {
+		hp.weights, hp.dscores = "head_weights_warp", "head_dscores_warp"
 	}
 	gp, err := x.scalarArg(v, learnG, nf-1, gFixed)
 	if err != nil {
@@ -103,7 +115,7 @@ func lowerHead(x *Exec, v *value, op *ops.HeadOp) (devOp, error) {
 				func() error {
 					return b.Gemm(dt, false, true, 1, Tk, Din, 1, off(v, hp.zh, (T-1)*nh), nh, int64(T*nh), z.ptr, Din, int64(T*Din), 0, hp.s, Tk, int64(Tk), hp.b)
 				},
-				func() error { return x.launch(v, "head_weights", int64(R), hp.kind, hp.gp(), int32(Tk), hp.s, hp.w) },
+				func() error { return x.launch(v, hp.weights, int64(R), hp.kind, hp.gp(), int32(Tk), hp.s, hp.w) },
 				// out_b = w_b (z U)_b[:Tk]
 				func() error {
 					return b.Gemm(dt, false, false, 1, Dout, Tk, 1, hp.w, Tk, int64(Tk), off(v, hp.zh, Din), nh, int64(T*nh), 0, v.ptr, Dout, int64(Dout), hp.b)
@@ -114,7 +126,7 @@ func lowerHead(x *Exec, v *value, op *ops.HeadOp) (devOp, error) {
 				func() error {
 					return b.Gemm(dt, false, true, T, Tk, Din, 1, hp.zh, nh, int64(T*nh), z.ptr, Din, int64(T*Din), 0, hp.s, Tk, int64(T*Tk), hp.b)
 				},
-				func() error { return x.launch(v, "head_weights", int64(M), hp.kind, hp.gp(), int32(Tk), hp.s, hp.w) },
+				func() error { return x.launch(v, hp.weights, int64(M), hp.kind, hp.gp(), int32(Tk), hp.s, hp.w) },
 				// out_b = w_b (z U)_b[:Tk]
 				func() error {
 					return b.Gemm(dt, false, false, T, Dout, Tk, 1, hp.w, Tk, int64(T*Tk), off(v, hp.zh, Din), nh, int64(T*nh), 0, v.ptr, Dout, int64(T*Dout), hp.b)
@@ -180,7 +192,7 @@ func lowerHeadGrad(x *Exec, v *value, head *ops.HeadOp, wrt int) (devOp, error) 
 				},
 				func() error { return b.Zero(hp.acc, 8) },
 				func() error {
-					return x.launch(v, "head_dscores", int64(M), hp.kind, hp.gp(), int32(Tk), hp.s, hp.w, hp.ds, hp.acc)
+					return x.launch(v, hp.dscores, int64(M), hp.kind, hp.gp(), int32(Tk), hp.s, hp.w, hp.ds, hp.acc)
 				},
 				// gb = [ds_b z_b[:Tk] | w_bᵀ dout_b (rows < Tk)]
 				func() error { return b.Zero(hp.gb, int64(M*nh)*int64(v.dt.Size())) },
@@ -246,7 +258,7 @@ func lowerHeadQueryGrad(hp *headPlan, z, dout *value) devOp {
 			},
 			func() error { return b.Zero(hp.acc, 8) },
 			func() error {
-				return x.launch(v, "head_dscores", int64(hp.b), hp.kind, hp.gp(), int32(Tk), hp.s, hp.w, hp.ds, hp.acc)
+				return x.launch(v, hp.dscores, int64(hp.b), hp.kind, hp.gp(), int32(Tk), hp.s, hp.w, hp.ds, hp.acc)
 			},
 			// gb = [ds_b z_b[:Tk] at the query row | w_bᵀ dout_b (rows < Tk)]
 			func() error { return b.Zero(hp.gb, int64(M*nh)*int64(v.dt.Size())) },

@@ -4,7 +4,7 @@ package cuda
 
 // kernelSourceHash is the SHA-256 of kernels/*.cu and kernels/*.h; it must
 // match the one scripts/build-ptx.sh wrote into kernels/gdattn.ptx.
-const kernelSourceHash = "fa39228e4e79850329ba9a4a17078c1e63cc49f98996978d1808328003661980"
+const kernelSourceHash = "555d5d544cbeaad42e636120bab2513a2d4056bd37775e5d8e6ea5eabb7199b8"
 
 // kernelTable lists every kernel of kernels/*.cu in emulator dispatch order;
 // warp marks the warp kernels (GDATTN_WARP_KERNEL: one warp per work item).
@@ -50,6 +50,10 @@ var kernelTable = []kernelSig{
 	{name: "head_weights_f64", file: "head.cu", params: []kernelParam{{"n", argInt64, "long long"}, {"kind", argInt32, "int"}, {"gp", argPtr, "const double*"}, {"tk", argInt32, "int"}, {"s", argPtr, "const double*"}, {"w", argPtr, "double*"}}},
 	{name: "head_dscores_f32", file: "head.cu", params: []kernelParam{{"n", argInt64, "long long"}, {"kind", argInt32, "int"}, {"gp", argPtr, "const float*"}, {"tk", argInt32, "int"}, {"s", argPtr, "const float*"}, {"w", argPtr, "const float*"}, {"dw", argPtr, "float*"}, {"acc", argPtr, "double*"}}},
 	{name: "head_dscores_f64", file: "head.cu", params: []kernelParam{{"n", argInt64, "long long"}, {"kind", argInt32, "int"}, {"gp", argPtr, "const double*"}, {"tk", argInt32, "int"}, {"s", argPtr, "const double*"}, {"w", argPtr, "const double*"}, {"dw", argPtr, "double*"}, {"acc", argPtr, "double*"}}},
+	{name: "head_weights_warp_f32", file: "head.cu", warp: true, params: []kernelParam{{"n", argInt64, "long long"}, {"kind", argInt32, "int"}, {"gp", argPtr, "const float*"}, {"tk", argInt32, "int"}, {"s", argPtr, "const float*"}, {"w", argPtr, "float*"}}},
+	{name: "head_weights_warp_f64", file: "head.cu", warp: true, params: []kernelParam{{"n", argInt64, "long long"}, {"kind", argInt32, "int"}, {"gp", argPtr, "const double*"}, {"tk", argInt32, "int"}, {"s", argPtr, "const double*"}, {"w", argPtr, "double*"}}},
+	{name: "head_dscores_warp_f32", file: "head.cu", warp: true, params: []kernelParam{{"n", argInt64, "long long"}, {"kind", argInt32, "int"}, {"gp", argPtr, "const float*"}, {"tk", argInt32, "int"}, {"s", argPtr, "const float*"}, {"w", argPtr, "const float*"}, {"dw", argPtr, "float*"}, {"acc", argPtr, "double*"}}},
+	{name: "head_dscores_warp_f64", file: "head.cu", warp: true, params: []kernelParam{{"n", argInt64, "long long"}, {"kind", argInt32, "int"}, {"gp", argPtr, "const double*"}, {"tk", argInt32, "int"}, {"s", argPtr, "const double*"}, {"w", argPtr, "const double*"}, {"dw", argPtr, "double*"}, {"acc", argPtr, "double*"}}},
 	{name: "ln_stats_f32", file: "layernorm.cu", params: []kernelParam{{"n", argInt64, "long long"}, {"d", argInt32, "int"}, {"eps", argFloat64, "double"}, {"x", argPtr, "const float*"}, {"st", argPtr, "float*"}}},
 	{name: "ln_stats_f64", file: "layernorm.cu", params: []kernelParam{{"n", argInt64, "long long"}, {"d", argInt32, "int"}, {"eps", argFloat64, "double"}, {"x", argPtr, "const double*"}, {"st", argPtr, "double*"}}},
 	{name: "ln_fwd_f32", file: "layernorm.cu", params: []kernelParam{{"n", argInt64, "long long"}, {"d", argInt32, "int"}, {"eps", argFloat64, "double"}, {"has_bias", argInt32, "int"}, {"x", argPtr, "const float*"}, {"scale", argPtr, "const float*"}, {"bias", argPtr, "const float*"}, {"y", argPtr, "float*"}}},
