@@ -55,6 +55,11 @@ type expectState[F float32 | float64] struct {
 	dk, dv    []F
 	df        *F
 	gradValid bool
+	// The lane kernels' buffers (float32, expectlanes.go): the
+	// probabilities of the first M &^ 3 rows four rows at a time, row i
+	// of a group in lane i; four rows of f or dE as lanes; four rows of
+	// the logits' gradient as lanes.
+	pl, ft, dll []F
 }
 
 func expectStateOf[F float32 | float64](p *any) *expectState[F] {
@@ -161,12 +166,12 @@ func expectForward[F float32 | float64](st *expectState[F], m, dp, c int, f, k, 
 	st.valid, st.gradValid = false, false
 	st.m, st.dp, st.c = m, dp, c
 	st.p = grow(st.p, m*c)
-	p := st.p
-	gemm(false, false, m, c, dp, f, dp, k, c, 0, p, c) // logits
-	for r := 0; r < m; r++ {
-		softmaxRowInPlace(p[r*c : (r+1)*c])
+	if st32, ok := any(st).(*expectState[float32]); ok && expectLanes(dp, c) {
+		expectForwardLanes(st32, m, dp, c, any(f).([]float32), any(k).([]float32), any(v).([]float32), any(out).([]float32))
+	} else {
+		expectRowsGemm(m, dp, c, f, k, st.p)
+		gemm(false, true, m, dp, c, st.p, c, v, c, 0, out, dp) // p Vᵀ
 	}
-	gemm(false, true, m, dp, c, p, c, v, c, 0, out, dp) // p Vᵀ
 	st.f, st.out = &f[0], &out[0]
 	st.k = append(st.k[:0], k...)
 	st.v = append(st.v[:0], v...)
@@ -227,15 +232,11 @@ func expectBackward[F float32 | float64](st *expectState[F], m, dp, c int, f, k,
 	p := st.p
 	st.dpb = grow(st.dpb, m*c)
 	dl := st.dpb
-	gemm(false, false, m, c, dp, dout, dp, v, c, 0, dl, c) // dp = dout V
-	for r := 0; r < m; r++ {
-		pr, dr := p[r*c:(r+1)*c], dl[r*c:(r+1)*c]
-		s := dotF(pr, dr)
-		for i, pi := range pr {
-			dr[i] = pi * (dr[i] - s)
-		}
+	if st32, ok := any(st).(*expectState[float32]); ok && expectLanes(dp, c) {
+		expectBackwardLanes(st32, m, dp, c, any(k).([]float32), any(v).([]float32), any(dout).([]float32), any(df).([]float32))
+	} else {
+		expectRowsGradGemm(m, dp, c, k, v, p, dout, dl, df)
 	}
-	gemm(false, true, m, dp, c, dl, c, k, c, 0, df, dp) // df = dl Kᵀ
 	st.dk = grow(st.dk, dp*c)
 	st.dv = grow(st.dv, dp*c)
 	gemm(true, false, dp, c, m, f, dp, dl, c, 0, st.dk, c)   // dK = fᵀ dl
