@@ -168,14 +168,22 @@ func (op *BatchedMatMulOp) SymDiff(in G.Nodes, output, dc *G.Node) (G.Nodes, err
 // narrowBatched computes the batched product C_i = op(A_i)·op(B_i) (C_i
 // m×n, contiguous, B_i's rows ldb apart) with mulAddRows when C is narrow
 // (n at most two vectors: the GD blocks' products with the d' = 5 columns of
-// the residuals) and the products long enough for its row groups to pay
-// (m ≥ 8 and k ≥ 8); it reports false, touching nothing, otherwise. gemm
-// runs such a product a row at a time, each row's few chains of
-// multiply-adds waiting on their own latency; mulAddRows runs rows side by
-// side, the same chains, so the same bits. The batch is spread over
+// the residuals, their kernel weights' gradients over N = 10 keys) and has
+// m ≥ 4 rows (narrowGemm's rule), and with dotCols32 when op(A_i) is one
+// row and op(B_i) = B_iᵀ (float32); it reports false, touching nothing,
+// otherwise. gemm runs such a product a row at a time, each row's few
+// chains of multiply-adds waiting on their own latency; mulAddRows runs
+// rows side by side, the same chains, so the same bits. The batch is spread over
 // GOMAXPROCS goroutines as gemm.GemmBatched spreads it.
 func narrowBatched[F float32 | float64](batch int, tA, tB bool, m, n, k int, a []F, lda, sa int, b []F, ldb, sb int, c []F) bool {
-	if !haveNarrowAVX2 || !HaveRowKernel() || n > narrowCols[F]() || m < 8 || k < 8 || n == 0 || batch == 0 {
+	if !haveNarrowAVX2 || !HaveRowKernel() || k < 1 || n == 0 || batch == 0 {
+		return false
+	}
+	// One row times op(B_i) = B_iᵀ, float32 (the GD blocks' dL/dw at the
+	// query, dE·rᵀ): the n dot products of B_i's rows with the row, eight
+	// at a time (dotCols32: the same chains).
+	cols := m == 1 && tB && is32[F]() && (!tA || lda == 1)
+	if !cols && (n > narrowCols[F]() || m < 4) {
 		return false
 	}
 	rsA, incA := lda, 1
@@ -183,6 +191,11 @@ func narrowBatched[F float32 | float64](batch int, tA, tB bool, m, n, k int, a [
 		rsA, incA = 1, lda
 	}
 	one := func(i int, bt []F) {
+		if cols {
+			c32, a32, b32 := any(c).([]float32), any(a).([]float32), any(b).([]float32)
+			dotCols32(&c32[i*n], &b32[i*sb], &a32[i*sa], ldb, k, n)
+			return
+		}
 		bi, ld := b[i*sb:], ldb
 		if tB { // B_i is n×k: its transpose, the rows of op(B_i), into bt
 			for j := 0; j < n; j++ {
@@ -196,7 +209,7 @@ func narrowBatched[F float32 | float64](batch int, tA, tB bool, m, n, k int, a [
 	}
 	run := func(lo, hi int) {
 		var bt []F
-		if tB {
+		if tB && !cols {
 			bt = make([]F, k*n)
 		}
 		for i := lo; i < hi; i++ {

@@ -79,7 +79,8 @@ func TestMulAddRowsShort(t *testing.T) {
 }
 
 // TestNarrowBatchedBits checks the batched op's narrow path against
-// gemm.GemmBatched bit for bit, every transpose combination, with a batch
+// gemm.GemmBatched bit for bit, every transpose combination, the GD
+// blocks' shallow products (k < 8) and one-row products among them, with a batch
 // large enough to be spread over goroutines (run it with -race).
 func TestNarrowBatchedBits(t *testing.T) {
 	testNarrowBatchedBits[float32](t)
@@ -88,7 +89,8 @@ func TestNarrowBatchedBits(t *testing.T) {
 
 func testNarrowBatchedBits[F float32 | float64](t *testing.T) {
 	rng := rand.New(rand.NewPCG(9, 10))
-	for _, sz := range [][4]int{{126, 5, 125, 3}, {20, 16, 9, 3}, {9, 8, 40, 3}, {8, 1, 8, 3}, {51, 12, 50, 3}, {126, 5, 125, 80}} {
+	for _, sz := range [][4]int{{126, 5, 125, 3}, {20, 16, 9, 3}, {9, 8, 40, 3}, {8, 1, 8, 3}, {51, 12, 50, 3}, {126, 5, 125, 80},
+		{11, 10, 5, 7}, {10, 5, 1, 7}, {4, 3, 2, 3}, {1, 10, 5, 7}, {1, 20, 7, 3}, {1, 3, 1, 2}} {
 		m, n, k, batch := sz[0], sz[1], sz[2], sz[3]
 		for _, tA := range []bool{false, true} {
 			for _, tB := range []bool{false, true} {
@@ -108,7 +110,7 @@ func testNarrowBatchedBits[F float32 | float64](t *testing.T) {
 				}
 				got, want := make([]F, batch*m*n), make([]F, batch*m*n)
 				if !narrowBatched(batch, tA, tB, m, n, k, a, lda, m*k, b, ldb, k*n, got) {
-					if haveNarrowAVX2 && HaveRowKernel() && n <= narrowCols[F]() {
+					if haveNarrowAVX2 && HaveRowKernel() && (m >= 4 && n <= narrowCols[F]() || m == 1 && tB && is32[F]()) {
 						t.Fatalf("%dx%dx%d: narrow path not taken", m, n, k)
 					}
 					continue
