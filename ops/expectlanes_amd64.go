@@ -31,3 +31,11 @@ func lanes4Rows(out *float32, ldo int, ls, w *float32, n, ldw, k int)
 //
 //go:noescape
 func lanes4SoftmaxGrad(d, p *float32, n int, drow *float32, ldd int)
+
+// lanes8Weights computes the softmax kernel's weights of eight rows of raw
+// scores in lanes (ls[i·8 + r], n ≥ 1 a row) as dotWeights does with g > 0,
+// in place; it returns false where a row would leave the fast exponential
+// (weightlanes_amd64.s).
+//
+//go:noescape
+func lanes8Weights(ls *float32, n int, gs float32, gd float64, acc *[128]float64) bool

@@ -360,6 +360,9 @@ func kernelForwardSeqs[F float32 | float64](kind KernelKind, a kernelArgs, q, k,
 		if fast {
 			o := b * a.tq * a.tk
 			Gemm(false, true, a.tq, a.tk, d, 1, q[b*a.tq*d:(b+1)*a.tq*d], d, k[b*a.tk*d:(b+1)*a.tk*d], d, 0, raw[o:o+a.tq*a.tk], a.tk)
+			if kind == KindSoftmax {
+				continue // the weights of all the rows below
+			}
 			for j := 0; j < a.tq; j++ {
 				o := (b*a.tq + j) * a.tk
 				dotWeights(kind, a.g, raw[o:o+a.tk], w[o:o+a.tk])
@@ -429,6 +432,12 @@ func kernelForwardSeqs[F float32 | float64](kind KernelKind, a kernelArgs, q, k,
 				row[i] = F(float64(row[i]) / sum)
 			}
 		}
+	}
+	if fast && kind == KindSoftmax {
+		// The rows of the sequences lo..hi-1, eight at a time where it
+		// applies: dotWeights' values.
+		o, rows := lo*a.tq*a.tk, (hi-lo)*a.tq
+		softmaxWeightRows(a.g, raw[o:o+rows*a.tk], w[o:o+rows*a.tk], rows, a.tk)
 	}
 }
 
