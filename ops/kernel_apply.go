@@ -233,6 +233,19 @@ func applyForward[F float32 | float64](kind KernelKind, a applyArgs, q, k, r, w,
 // Tq×Tk scratch of its own (unused when rawAll is non-nil), pad tallRows'
 // scratch (padSize).
 func applyForwardSeqs[F float32 | float64](kind KernelKind, one kernelArgs, tq, tk, d, p int, q, k, r, w, raw, rawAll, out, pad []F, lo, hi int) {
+	if tq == 1 && kind == KindSoftmax && rawAll != nil && tk > 0 {
+		// One query a sequence, its scores kept: all the sequences'
+		// scores, then their weights eight rows at a time
+		// (softmaxWeightRows: dotWeights' values), then the products.
+		for b := lo; b < hi; b++ {
+			queryScores(tk, d, q[b*d:(b+1)*d], k[b*tk*d:(b+1)*tk*d], rawAll[b*tk:(b+1)*tk], pad)
+		}
+		softmaxWeightRows(one.g, rawAll[lo*tk:hi*tk], w[lo*tk:hi*tk], hi-lo, tk)
+		for b := lo; b < hi; b++ {
+			applyRow(tq, tk, p, w, r, out, b)
+		}
+		return
+	}
 	for b := lo; b < hi; b++ {
 		wb := w[b*tq*tk : (b+1)*tq*tk]
 		if rawAll != nil {
@@ -249,11 +262,17 @@ func applyForwardSeqs[F float32 | float64](kind KernelKind, one kernelArgs, tq, 
 		} else {
 			kernelForward(kind, one, qb, kb, nil, wb, raw)
 		}
-		if p > 0 && tk > 0 {
-			mulAddRows(tq, p, tk, wb, tk, 1, r[b*tk*p:(b+1)*tk*p], p, out[b*tq*p:(b+1)*tq*p], p, false)
-		} else {
-			clear(out[b*tq*p : (b+1)*tq*p])
-		}
+		applyRow(tq, tk, p, w, r, out, b)
+	}
+}
+
+// applyRow sets sequence b's rows of out (Tq, P) to its weights (Tq, Tk)
+// times its values r (Tk, P): mulAddRows, gemm's chains.
+func applyRow[F float32 | float64](tq, tk, p int, w, r, out []F, b int) {
+	if p > 0 && tk > 0 {
+		mulAddRows(tq, p, tk, w[b*tq*tk:(b+1)*tq*tk], tk, 1, r[b*tk*p:(b+1)*tk*p], p, out[b*tq*p:(b+1)*tq*p], p, false)
+	} else {
+		clear(out[b*tq*p : (b+1)*tq*p])
 	}
 }
 
