@@ -33,7 +33,7 @@ func (m *Model) buildStructured(step *G.Node, kern layers.Kernel, bk *layers.Bui
 	cfg, s := m.Cfg, m.s
 	B, T, N, dp, C := m.Batch, cfg.N+1, cfg.N, cfg.DPrime, cfg.C
 	var wy, e *G.Node
-	if !cfg.FuseEncoder || cfg.Blocks > 1 {
+	if !cfg.FuseEncoder {
 		wy = m.enc.WY                                                                    // (B*T, d'): the encoder's w_{e,y}, 0 at the query
 		wy = G.Must(ops.Slice(G.Must(ops.Reshape(wy, tensor.Shape{B, T, dp})), 1, 0, N)) // (B, N, d')
 	}
@@ -65,11 +65,16 @@ func (m *Model) buildStructured(step *G.Node, kern layers.Kernel, bk *layers.Bui
 	}
 	for k := 0; k < cfg.Blocks; k++ {
 		var r *G.Node // (B, N, d'): (α/N)(w_{e,y_i} − E_i)
-		if k == 0 && cfg.FuseEncoder {
+		switch {
+		case k == 0 && cfg.FuseEncoder:
 			if r, err = ops.LabelResiduals(m.We, m.Labels, step, N); err != nil {
 				return err
 			}
-		} else {
+		case cfg.FuseEncoder: // a later block: E(w_e | f_k) instead of w̄_e
+			if r, err = ops.LabelResidualsOf(m.We, m.Labels, step, e, N); err != nil {
+				return err
+			}
+		default:
 			r = G.Must(G.Mul(step, G.Must(G.Sub(wy, e))))
 		}
 		if k == cfg.Blocks-1 {

@@ -24,6 +24,7 @@ func TestFuseEncoder(t *testing.T) {
 	}{
 		{"K=1", func(c *Config) { c.Blocks = 1 }},
 		{"K=2", func(c *Config) { c.Blocks = 2 }},
+		{"K=3", func(c *Config) { c.Blocks = 3 }},
 		{"onestep/K=1", func(c *Config) { c.Blocks = 1; c.Form = OneStep }},
 		{"zerocolumn/K=2", func(c *Config) { c.Blocks = 2; c.ZeroColumn = true }},
 		{"heads=2/K=1", func(c *Config) { c.Blocks = 1; c.Heads = 2 }},
@@ -58,29 +59,34 @@ func TestFuseEncoder(t *testing.T) {
 }
 
 // TestFuseEncoderBuildsOneOp: with FuseEncoder the first block's residuals
-// are a LabelResidualsOp and no column gather is left on the loss's path
-// of a one-block model; without it there is none.
+// are a LabelResidualsOp and each later block's a LabelResidualsOfOp;
+// without it there are none.
 func TestFuseEncoderBuildsOneOp(t *testing.T) {
-	for _, fuse := range []bool{false, true} {
-		s, err := graph.NewScope(graph.Float32, 1)
-		if err != nil {
-			t.Fatal(err)
-		}
-		m, err := NewModel(s, Config{D: 2, DPrime: 3, C: 4, N: 5, FuseEncoder: fuse}, 2)
-		if err != nil {
-			t.Fatal(err)
-		}
-		n := 0
-		for _, node := range s.Graph().AllNodes() {
-			if _, ok := node.Op().(*ops.LabelResidualsOp); ok {
-				n++
+	for _, blocks := range []int{1, 3} {
+		for _, fuse := range []bool{false, true} {
+			s, err := graph.NewScope(graph.Float32, 1)
+			if err != nil {
+				t.Fatal(err)
 			}
-		}
-		if want := map[bool]int{false: 0, true: 1}[fuse]; n != want {
-			t.Errorf("FuseEncoder %v: %d LabelResiduals ops, want %d", fuse, n, want)
-		}
-		if m.Logits == nil {
-			t.Errorf("FuseEncoder %v: no logits", fuse)
+			m, err := NewModel(s, Config{D: 2, DPrime: 3, C: 4, N: 5, Blocks: blocks, FuseEncoder: fuse}, 2)
+			if err != nil {
+				t.Fatal(err)
+			}
+			first, later := 0, 0
+			for _, node := range s.Graph().AllNodes() {
+				switch node.Op().(type) {
+				case *ops.LabelResidualsOp:
+					first++
+				case *ops.LabelResidualsOfOp:
+					later++
+				}
+			}
+			if fuse && (first != 1 || later != blocks-1) || !fuse && first+later != 0 {
+				t.Errorf("blocks %d, FuseEncoder %v: %d LabelResiduals and %d LabelResidualsOf ops", blocks, fuse, first, later)
+			}
+			if m.Logits == nil {
+				t.Errorf("blocks %d, FuseEncoder %v: no logits", blocks, fuse)
+			}
 		}
 	}
 }

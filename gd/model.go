@@ -145,14 +145,16 @@ type Config struct {
 	// ZeroColumn fixes the first column of W_e at zero, as the authors do
 	// (W_e then has C−1 free columns).
 	ZeroColumn bool `json:"zero_column"`
-	// FuseEncoder computes the first block's residuals (α/N)(w_{e,y_i} − w̄_e)
-	// of the structured construction (categorical likelihood, not Literal)
-	// in one op, ops.LabelResiduals, forward and backward, instead of a
-	// chain of gathers, slices, products and their gradients over
-	// (B, N, d'). The loss is the same bits; the gradients of W_e and α
-	// are the same within rounding (the step multiplies sums instead of
-	// every element), so the default (false) keeps the chain and its bits.
-	// Other constructions ignore it.
+	// FuseEncoder computes the blocks' residuals of the structured
+	// construction (categorical likelihood, not Literal) in one op each,
+	// forward and backward, instead of a chain of gathers, slices,
+	// products and their gradients over (B, N, d'): the first block's
+	// (α/N)(w_{e,y_i} − w̄_e) with ops.LabelResiduals, a later block's
+	// (α/N)(w_{e,y_i} − E(w_e | f_{k,i})) with ops.LabelResidualsOf. The
+	// loss is the same bits; the gradients of W_e and α are the same
+	// within rounding (the step multiplies sums instead of every element,
+	// α's sum is accumulated in float64), so the default (false) keeps the
+	// chain and its bits. Other constructions ignore it.
 	FuseEncoder bool `json:"fuse_encoder,omitempty"`
 	// WeInit initialises W_e; nil means N(0, 1), like the data's W_e. It
 	// is not saved: a loaded model takes its W_e from the checkpoint.
