@@ -142,18 +142,23 @@ func labelResidualsOfDo[F float32 | float64](op *LabelResidualsOfOp, p G.Value, 
 			return nil, fmt.Errorf("ops: label residuals of: %w", badID(i, y, c))
 		}
 	}
+	tab := make([]F, (c+1)*dp) // row y: w_{e,y}; row c: −1's, zero
+	for y := range c {
+		for j := range dp {
+			tab[y*dp+j] = w[j*c+y]
+		}
+	}
 	out := outBuf[F](p, op.b*n*dp, false)
 	k := 0
 	for b := range op.b {
 		for _, y := range ids[b*t : b*t+n] {
-			o, er := out[k:k+dp], e[k:k+dp]
-			er = er[:len(o)]
+			if y < 0 {
+				y = c
+			}
+			o, er, wy := out[k:k+dp], e[k:k+dp], tab[y*dp:(y+1)*dp]
+			er, wy = er[:len(o)], wy[:len(o)]
 			for j := range o {
-				var v F // w_{e,y} is zero for −1
-				if y >= 0 {
-					v = w[j*c+y]
-				}
-				o[j] = step * (v - er[j])
+				o[j] = step * (wy[j] - er[j])
 			}
 			k += dp
 		}
