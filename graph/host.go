@@ -103,6 +103,7 @@ type hostStep struct {
 	add     bool // a Gorgonia elementwise tensor addition: see addDense
 	bin     byte // '-' or '*': a Gorgonia elementwise subtraction or product: see binDense
 	unary   bool // a Gorgonia elementwise unary op on a tensor: see unaryInto
+	rep     int  // a Gorgonia repeat op: 1 + the axis it repeats along (0: another op); see repeatInto
 	grad    bool // a gradient node: read by callers after Run
 	fresh   bool // read by callers after Run: never reused
 	shared  bool // aliases another node's memory, or is aliased by a fresh node: never reused
@@ -168,6 +169,9 @@ func newHostExec(p *Program) (*hostExec, error) {
 			x.readers[j]++
 		}
 		st.add = len(st.ins) == 2 && isAddOp(n.Op())
+		if len(st.ins) == 2 {
+			st.rep = repeatAxis(n.Op()) + 1
+		}
 		if len(st.ins) == 2 && !st.add {
 			st.bin = binOpKind(n.Op())
 		}
@@ -286,6 +290,15 @@ func (x *hostExec) exec(st *hostStep) (G.Value, error) {
 			into = nil
 		}
 		if v, ok := binDense(st.bin, into, args[0], args[1]); ok {
+			return x.checkAlias(st, v, args), nil
+		}
+	}
+	if st.rep > 0 {
+		into := prev
+		if st.fresh || st.shared || !st.checked {
+			into = nil
+		}
+		if v, ok := repeatInto(into, args[0], args[1], st.rep-1, st.n.Shape()); ok {
 			return x.checkAlias(st, v, args), nil
 		}
 	}
@@ -467,6 +480,118 @@ func unaryInto(op G.Op, prev, a G.Value) (G.Value, bool) {
 		return nil, false
 	}
 	return v, true
+}
+
+// repeatOpType is the dynamic type of Gorgonia's repeat op (repeatOp,
+// unexported: the broadcasts of a Sum's gradient and of G.Broadcast), taken
+// from a broadcast.
+var repeatOpType = sync.OnceValue(func() reflect.Type {
+	g := G.NewGraph()
+	a := G.NewMatrix(g, tensor.Float64, G.WithShape(2, 1), G.WithName("a"))
+	b := G.NewMatrix(g, tensor.Float64, G.WithShape(2, 3), G.WithName("b"))
+	x, _, err := G.Broadcast(a, b, G.NewBroadcastPattern([]byte{1}, nil))
+	if err != nil || x.Op() == nil {
+		return nil
+	}
+	return reflect.TypeOf(x.Op())
+})
+
+// repeatAxis returns the axis a Gorgonia repeat op repeats along (its
+// field along), −1 for any other op.
+func repeatAxis(op G.Op) int {
+	t := repeatOpType()
+	if t == nil || reflect.TypeOf(op) != t {
+		return -1
+	}
+	v := reflect.ValueOf(op)
+	if v.Kind() == reflect.Pointer {
+		v = v.Elem()
+	}
+	if v.Kind() != reflect.Struct {
+		return -1
+	}
+	f := v.FieldByName("along")
+	if !f.IsValid() || f.Kind() != reflect.Int {
+		return -1
+	}
+	return int(f.Int())
+}
+
+// repeatInto computes a Gorgonia repeat op along axis whose input a has
+// size 1 along that axis: the broadcast of a to shape, shape[axis] the
+// number of repeats n (which it checks), each element a copy, as
+// tensor.Repeat makes them. It writes into into when that is a plain dense
+// tensor of shape and a's dtype, into a new tensor otherwise. ok is false
+// for anything else (another size along the axis, other shapes or types);
+// the caller then runs the op.
+func repeatInto(into, a, n G.Value, axis int, shape tensor.Shape) (G.Value, bool) {
+	da, ok := a.(*tensor.Dense)
+	if !ok || !plainDense(da) || axis < 0 || axis >= len(shape) {
+		return nil, false
+	}
+	as := da.Shape()
+	if len(as) != len(shape) || as[axis] != 1 {
+		return nil, false
+	}
+	for i := range as {
+		if i != axis && as[i] != shape[i] {
+			return nil, false
+		}
+	}
+	var reps float64
+	switch v := n.Data().(type) {
+	case float64:
+		reps = v
+	case float32:
+		reps = float64(v)
+	case int:
+		reps = float64(v)
+	default:
+		return nil, false
+	}
+	if reps != float64(shape[axis]) {
+		return nil, false
+	}
+	outer, inner := 1, 1
+	for _, d := range shape[:axis] {
+		outer *= d
+	}
+	for _, d := range shape[axis+1:] {
+		inner *= d
+	}
+	dst, ok := into.(*tensor.Dense)
+	if !ok || !plainDense(dst) || dst.Dtype() != da.Dtype() || !dst.Shape().Eq(shape) {
+		dst = tensor.New(tensor.Of(da.Dtype()), tensor.WithShape(shape.Clone()...))
+	}
+	switch src := da.Data().(type) {
+	case []float32:
+		broadcastAxis(dst.Data().([]float32), src, outer, shape[axis], inner)
+	case []float64:
+		broadcastAxis(dst.Data().([]float64), src, outer, shape[axis], inner)
+	default:
+		return nil, false
+	}
+	return dst, true
+}
+
+// broadcastAxis sets out (outer, r, inner) to r copies of src (outer,
+// inner) along the middle axis.
+func broadcastAxis[F float32 | float64](out, src []F, outer, r, inner int) {
+	if inner == 1 {
+		for o, v := range src[:outer] {
+			row := out[o*r : (o+1)*r]
+			for j := range row {
+				row[j] = v
+			}
+		}
+		return
+	}
+	for o := 0; o < outer; o++ {
+		row := src[o*inner : (o+1)*inner]
+		for j := 0; j < r; j++ {
+			copy(out[(o*r+j)*inner:(o*r+j+1)*inner], row)
+		}
+	}
 }
 
 // addDense computes a + b for two plain dense tensors of the same float

@@ -298,3 +298,75 @@ func TestBinDenseBits(t *testing.T) {
 		}
 	}
 }
+
+// TestRepeatIntoBits checks the host executor's broadcast for Gorgonia's
+// repeat op (repeatInto) against the op's Do, element for element: the
+// broadcasts of a Sum's gradient ((1, 1) to (n, 1), (n, 1) to (n, m)) and a
+// middle axis of a 3-D tensor, float32 and float64, fresh and into a given
+// value; and that it declines what is not such a broadcast.
+func TestRepeatIntoBits(t *testing.T) {
+	for _, dt := range []tensor.Dtype{tensor.Float64, tensor.Float32} {
+		for _, tc := range []struct {
+			in, out tensor.Shape
+			axis    int
+		}{
+			{tensor.Shape{1, 1}, tensor.Shape{7, 1}, 0},
+			{tensor.Shape{7, 1}, tensor.Shape{7, 25}, 1},
+			{tensor.Shape{3, 1, 4}, tensor.Shape{3, 5, 4}, 1},
+		} {
+			g := G.NewGraph()
+			a := G.NewTensor(g, dt, len(tc.in), G.WithShape(tc.in...), G.WithName("a"))
+			b := G.NewTensor(g, dt, len(tc.out), G.WithShape(tc.out...), G.WithName("b"))
+			x, _, err := G.Broadcast(a, b, G.NewBroadcastPattern([]byte{byte(tc.axis)}, nil))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := repeatAxis(x.Op()); got != tc.axis {
+				t.Fatalf("%v %v: repeat axis %d, want %d", dt, tc.in, got, tc.axis)
+			}
+			if repeatAxis(G.Must(G.Add(b, b)).Op()) != -1 {
+				t.Fatalf("an addition taken for a repeat")
+			}
+			rng := rand.New(rand.NewPCG(13, 14))
+			vals := make([]float64, tc.in.TotalSize())
+			for i := range vals {
+				vals[i] = rng.NormFloat64()
+			}
+			vals[0] = math.Copysign(0, -1)
+			var av *tensor.Dense
+			var n G.Value
+			if dt == tensor.Float32 {
+				y := make([]float32, len(vals))
+				for i, v := range vals {
+					y[i] = float32(v)
+				}
+				av, n = tensor.New(tensor.WithShape(tc.in...), tensor.WithBacking(y)), G.NewF32(float32(tc.out[tc.axis]))
+			} else {
+				av, n = tensor.New(tensor.WithShape(tc.in...), tensor.WithBacking(vals)), G.NewF64(float64(tc.out[tc.axis]))
+			}
+			want, err := x.Op().Do(av.Clone().(*tensor.Dense), n)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, ok := repeatInto(nil, av, n, tc.axis, tc.out)
+			if !ok {
+				t.Fatalf("%v %v: repeatInto declined a broadcast", dt, tc.in)
+			}
+			sameBits(t, dt, "fresh", got, want)
+			into := tensor.New(tensor.Of(dt), tensor.WithShape(tc.out...))
+			got2, ok := repeatInto(into, av, n, tc.axis, tc.out)
+			if !ok || got2 != G.Value(into) {
+				t.Fatalf("%v %v: repeatInto did not write into the given value", dt, tc.in)
+			}
+			sameBits(t, dt, "into", got2, want)
+			if _, ok := repeatInto(nil, av, G.NewF64(3), tc.axis, tc.out); ok && tc.out[tc.axis] != 3 {
+				t.Errorf("%v %v: repeatInto took a repeat count that is not the shape's", dt, tc.in)
+			}
+		}
+		// Not a broadcast: size 2 along the axis.
+		wide := tensor.New(tensor.Of(dt), tensor.WithShape(2, 2))
+		if _, ok := repeatInto(nil, wide, G.NewF64(2), 1, tensor.Shape{2, 4}); ok {
+			t.Errorf("%v: repeatInto took a repeat of a size-2 axis", dt)
+		}
+	}
+}
