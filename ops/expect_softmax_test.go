@@ -60,7 +60,9 @@ func TestSoftmaxRowInPlaceBits(t *testing.T) {
 }
 
 // TestSoftmaxRowsBits checks the float32 softmax and log-softmax rows, on
-// the fused exponential, against the per-element Exp32 loop they replace.
+// the fused exponential and four rows at a time on the lane kernels,
+// against the per-element Exp32 loop they replace: groups of four rows and
+// a rest, −900, ±Inf and NaN entries (groups that leave the lane kernels).
 func TestSoftmaxRowsBits(t *testing.T) {
 	ref := func(x, out []float32, n int, log bool) {
 		for r := 0; r+n <= len(x); r += n {
@@ -95,18 +97,27 @@ func TestSoftmaxRowsBits(t *testing.T) {
 	rng := rand.New(rand.NewPCG(3, 4))
 	for _, n := range []int{1, 3, 4, 5, 25, 64, 67} {
 		for _, log := range []bool{false, true} {
-			x := make([]float32, 7*n)
-			for i := range x {
-				x[i] = float32(rng.NormFloat64() * 8)
-			}
-			x[rng.IntN(len(x))] = -900
-			x[rng.IntN(len(x))] = float32(math.Inf(-1))
-			got, want := make([]float32, len(x)), make([]float32, len(x))
-			softmaxRows(x, got, n, log)
-			ref(x, want, n, log)
-			for i := range got {
-				if math.Float32bits(got[i]) != math.Float32bits(want[i]) && !(got[i] != got[i] && want[i] != want[i]) {
-					t.Fatalf("n %d log %v: [%d] = %v, the Exp32 loop gives %v", n, log, i, got[i], want[i])
+			for trial := 0; trial < 3; trial++ {
+				rows := 7 + 6*trial // groups of four rows and a rest
+				x := make([]float32, rows*n)
+				for i := range x {
+					x[i] = float32(rng.NormFloat64() * 8)
+				}
+				switch trial {
+				case 1:
+					x[rng.IntN(len(x))] = -900
+					x[rng.IntN(len(x))] = float32(math.Inf(-1))
+				case 2:
+					x[rng.IntN(len(x))] = float32(math.NaN())
+					x[rng.IntN(len(x))] = float32(math.Inf(1))
+				}
+				got, want := make([]float32, len(x)), make([]float32, len(x))
+				softmaxRows(x, got, n, log)
+				ref(x, want, n, log)
+				for i := range got {
+					if math.Float32bits(got[i]) != math.Float32bits(want[i]) && !(got[i] != got[i] && want[i] != want[i]) {
+						t.Fatalf("n %d log %v trial %d: [%d] = %v, the Exp32 loop gives %v", n, log, trial, i, got[i], want[i])
+					}
 				}
 			}
 		}
@@ -114,7 +125,9 @@ func TestSoftmaxRowsBits(t *testing.T) {
 }
 
 // TestLogSoftmaxGradBits checks the float32 log-softmax gradient rows, on
-// the fused exponential, against the per-element Exp32 loop they replace.
+// the fused exponential and four rows at a time on the lane kernels,
+// against the per-element Exp32 loop they replace: groups of four rows and
+// a rest, −900, ±Inf and NaN entries (groups that leave the lane kernels).
 func TestLogSoftmaxGradBits(t *testing.T) {
 	rng := rand.New(rand.NewPCG(5, 6))
 	for _, n := range []int{1, 3, 4, 5, 25, 64, 67, 130} {

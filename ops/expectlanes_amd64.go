@@ -39,3 +39,9 @@ func lanes4SoftmaxGrad(d, p *float32, n int, drow *float32, ldd int)
 //
 //go:noescape
 func lanes8Weights(ls *float32, n int, gs float32, gd float64, acc *[128]float64) bool
+
+// lanes4ExpSum is lanes4Softmax's first half: each lane's exponentials
+// (left in ls) and their sum (sums).
+//
+//go:noescape
+func lanes4ExpSum(ls *float32, n int, sums *[4]float64) bool

@@ -229,6 +229,103 @@ sfail:
 	VZEROUPPER
 	RET
 
+// func lanes4ExpSum(ls *float32, n int, sums *[4]float64) bool
+//
+// lanes4Softmax's first half: each lane's row maximum m and the float64 sum
+// of e_c = Exp32(float64(ls_c − m)) in index order, into sums (the
+// exponentials are left in ls as float32); false where lanes4Softmax
+// returns false.
+TEXT ·lanes4ExpSum(SB), NOSPLIT, $0-25
+	MOVQ ls+0(FP), SI
+	MOVQ n+8(FP), CX
+	VMOVUPS (SI), X1          // the maximum
+	VMOVAPS X1, X2            // the minimum
+	VCMPPS  $7, X1, X1, X3    // no NaN so far
+	MOVQ    $1, AX
+
+xmax:
+	CMPQ    AX, CX
+	JGE     xcheck
+	MOVQ    AX, DX
+	SHLQ    $4, DX
+	VMOVUPS (SI)(DX*1), X4
+	VMAXPS  X4, X1, X1
+	VMINPS  X4, X2, X2
+	VCMPPS  $7, X4, X4, X5
+	VANDPS  X5, X3, X3
+	INCQ    AX
+	JMP     xmax
+
+xcheck:
+	// Every argument float32(ls_c − m) lies in [float32(min − m), 0]
+	// when the row is finite: one check for the row, that min − m > −700
+	// and that no entry is NaN (±Inf makes min − m −Inf or NaN).
+	VSUBPS       X1, X2, X4
+	MOVL         $0xc42f0000, BX // −700
+	MOVL         BX, X5
+	VBROADCASTSS X5, X5
+	VCMPPS       $0x1e, X5, X4, X4
+	VANDPS       X4, X3, X3
+	VMOVMSKPS    X3, BX
+	CMPQ         BX, $15
+	JNE          xfail
+	EXP_CONSTS
+	VXORPD Y9, Y9, Y9
+	XORQ   AX, AX
+
+xexpl:
+	CMPQ      AX, CX
+	JGE       xnorm
+	MOVQ      AX, DX
+	SHLQ      $4, DX
+	VMOVUPS   (SI)(DX*1), X11
+	VSUBPS    X1, X11, X11 // x = float32(ls − m)
+	VCVTPS2PD X11, Y11     // exactly; in (−700, 0]
+	VMULPD    Y2, Y11, Y12
+	VADDPD    Y3, Y12, Y12
+	VPSUBQ    Y3, Y12, Y13
+	VSUBPD    Y3, Y12, Y14
+	VMULPD    Y4, Y14, Y14
+	VSUBPD    Y14, Y11, Y14
+	VBROADCASTSD 64(R9), Y15
+	VMULPD    Y15, Y14, Y15
+	VBROADCASTSD 56(R9), Y12
+	VADDPD    Y12, Y15, Y15
+	VMULPD    Y15, Y14, Y15
+	VADDPD    Y8, Y15, Y15
+	VMULPD    Y15, Y14, Y15
+	VADDPD    Y7, Y15, Y15
+	VMULPD    Y15, Y14, Y15
+	VADDPD    Y7, Y15, Y15
+	VPAND     Y10, Y13, Y12
+	VPCMPEQQ  Y11, Y11, Y11
+	VXORPD    Y14, Y14, Y14
+	VGATHERQPD Y11, (R8)(Y12*8), Y14
+	VMULPD    Y14, Y15, Y15
+	VPSRLQ    $4, Y13, Y13
+	LEAQ      ·expInts(SB), R10
+	VPBROADCASTQ 8(R10), Y12
+	VPADDQ    Y12, Y13, Y13
+	VPSLLQ    $52, Y13, Y13
+	VMULPD    Y13, Y15, Y15 // e
+	VCVTPD2PSY Y15, X12
+	VMOVUPS   X12, (SI)(DX*1)
+	VADDPD    Y15, Y9, Y9 // sum += e, each lane in index order
+	INCQ      AX
+	JMP       xexpl
+
+xnorm:
+	MOVQ    sums+16(FP), DX
+	VMOVUPD Y9, (DX)
+	MOVB    $1, ret+24(FP)
+	VZEROUPPER
+	RET
+
+xfail:
+	MOVB $0, ret+24(FP)
+	VZEROUPPER
+	RET
+
 // func lanes4Rows(out *float32, ldo int, ls, w *float32, n, ldw, k int)
 //
 // out[lane·ldo + j] = Σ_{c<k} ls[c·4 + lane]·w[j·ldw + c] for j < n, lane

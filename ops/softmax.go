@@ -164,40 +164,90 @@ func (op *SoftMaxGradOp) do(p G.Value, vals []G.Value) (G.Value, error) {
 }
 
 func softmaxRows[F float32 | float64](x, out []F, n int, log bool) {
-	for r := 0; r+n <= len(x); r += n {
-		row, o := x[r:r+n], out[r:r+n]
-		mx := row[0]
-		for _, v := range row[1:] {
-			if v > mx {
-				mx = v
-			}
-		}
-		var sum float64
-		if r32, ok := any(row).([]float32); ok {
-			// float32 results: e_i = Exp32(float64(x_i − mx)) summed in
-			// index order, on the fused exponential (the same bits; with
-			// log, o only holds the exponentials until overwritten below).
-			sum = expRowSumF32(any(o).([]float32), r32, 1, any(mx).(float32))
-		} else {
-			for i, v := range row {
-				e := math.Exp(float64(v - mx))
-				sum += e
-				if !log {
-					o[i] = F(e)
-				}
-			}
-		}
-		if log {
-			ls := math.Log(sum)
-			for i, v := range row {
-				o[i] = F(float64(v-mx) - ls)
+	r := 0
+	if x32, ok := any(x).([]float32); ok && n >= 1 && len(x) >= 4*n && expectLanes(1, 1) {
+		r = softmaxRowsLanes(x32, any(out).([]float32), n, log)
+	}
+	for ; r+n <= len(x); r += n {
+		softmaxRow(x[r:r+n], out[r:r+n], log)
+	}
+}
+
+// softmaxRowsLanes is softmaxRows' float32 rows four at a time, one row per
+// lane (lanes4ExpSum: each row's exponentials and their float64 sum in
+// index order, as expRowSumF32 computes them), then each row's outputs as
+// softmaxRow computes them from the maximum and the sum: the same bits. A
+// group with an entry outside the fused exponential's range goes through
+// softmaxRow. It returns the offset of the rows left (fewer than four).
+func softmaxRowsLanes(x, out []float32, n int, log bool) int {
+	ls := make([]float32, 4*n)
+	var sums [4]float64
+	r := 0
+	for ; r+4*n <= len(x); r += 4 * n {
+		transpose4(ls, x[r:], n, n)
+		if !lanes4ExpSum(&ls[0], n, &sums) {
+			for k := 0; k < 4; k++ {
+				softmaxRow(x[r+k*n:r+(k+1)*n], out[r+k*n:r+(k+1)*n], log)
 			}
 			continue
 		}
-		inv := 1 / sum
-		for i := range o {
-			o[i] = F(float64(o[i]) * inv)
+		for k := 0; k < 4; k++ {
+			row, o := x[r+k*n:r+(k+1)*n], out[r+k*n:r+(k+1)*n]
+			if log {
+				mx := row[0]
+				for _, v := range row[1:] {
+					if v > mx {
+						mx = v
+					}
+				}
+				lsum := math.Log(sums[k])
+				for i, v := range row {
+					o[i] = float32(float64(v-mx) - lsum)
+				}
+				continue
+			}
+			inv := 1 / sums[k]
+			for i := range o {
+				o[i] = float32(float64(ls[i*4+k]) * inv)
+			}
 		}
+	}
+	return r
+}
+
+// softmaxRow sets o to softmax(row), or log-softmax with log.
+func softmaxRow[F float32 | float64](row, o []F, log bool) {
+	mx := row[0]
+	for _, v := range row[1:] {
+		if v > mx {
+			mx = v
+		}
+	}
+	var sum float64
+	if r32, ok := any(row).([]float32); ok {
+		// float32 results: e_i = Exp32(float64(x_i − mx)) summed in
+		// index order, on the fused exponential (the same bits; with
+		// log, o only holds the exponentials until overwritten below).
+		sum = expRowSumF32(any(o).([]float32), r32, 1, any(mx).(float32))
+	} else {
+		for i, v := range row {
+			e := math.Exp(float64(v - mx))
+			sum += e
+			if !log {
+				o[i] = F(e)
+			}
+		}
+	}
+	if log {
+		ls := math.Log(sum)
+		for i, v := range row {
+			o[i] = F(float64(v-mx) - ls)
+		}
+		return
+	}
+	inv := 1 / sum
+	for i := range o {
+		o[i] = F(float64(o[i]) * inv)
 	}
 }
 
