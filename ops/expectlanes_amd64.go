@@ -45,3 +45,10 @@ func lanes8Weights(ls *float32, n int, gs float32, gd float64, acc *[128]float64
 //
 //go:noescape
 func lanes4ExpSum(ls *float32, n int, sums *[4]float64) bool
+
+// lanes4LogSoftmaxGrad is logSoftmaxGrad32 of four rows in lanes (o, y, d
+// at x[c·4 + lane], s each row's sum of d); false where a y is outside the
+// fused exponential's range.
+//
+//go:noescape
+func lanes4LogSoftmaxGrad(o, y, d *float32, n int, s *[4]float64) bool

@@ -506,3 +506,77 @@ gl:
 
 gdone:
 	RET
+
+// func lanes4LogSoftmaxGrad(o, y, d *float32, n int, s *[4]float64) bool
+//
+// The log-softmax gradient of four rows in lanes (x[c·4 + lane]):
+// o_c = float32(float64(d_c) − e_c·s) with e_c = Exp32(float64(y_c)) on
+// exp32Core's operations and s the lane's sum of d, as logSoftmaxGrad32
+// computes each element. It returns false, o then partly written, where a
+// y_c is outside (−700, 700) or NaN.
+TEXT ·lanes4LogSoftmaxGrad(SB), NOSPLIT, $0-41
+	MOVQ o+0(FP), DI
+	MOVQ y+8(FP), SI
+	MOVQ d+16(FP), R11
+	MOVQ n+24(FP), CX
+	MOVQ s+32(FP), DX
+	VMOVUPD (DX), Y0
+	EXP_CONSTS
+	XORQ AX, AX
+
+gexpl:
+	CMPQ      AX, CX
+	JGE       gok
+	MOVQ      AX, DX
+	SHLQ      $4, DX
+	VCVTPS2PD (SI)(DX*1), Y11
+	VCMPPD    $0x1e, Y5, Y11, Y12
+	VCMPPD    $0x11, Y6, Y11, Y13
+	VANDPD    Y13, Y12, Y12
+	VMOVMSKPD Y12, BX
+	CMPQ      BX, $15
+	JNE       gfail
+	VMULPD    Y2, Y11, Y12
+	VADDPD    Y3, Y12, Y12
+	VPSUBQ    Y3, Y12, Y13
+	VSUBPD    Y3, Y12, Y14
+	VMULPD    Y4, Y14, Y14
+	VSUBPD    Y14, Y11, Y14
+	VBROADCASTSD 64(R9), Y15
+	VMULPD    Y15, Y14, Y15
+	VBROADCASTSD 56(R9), Y12
+	VADDPD    Y12, Y15, Y15
+	VMULPD    Y15, Y14, Y15
+	VADDPD    Y8, Y15, Y15
+	VMULPD    Y15, Y14, Y15
+	VADDPD    Y7, Y15, Y15
+	VMULPD    Y15, Y14, Y15
+	VADDPD    Y7, Y15, Y15
+	VPAND     Y10, Y13, Y12
+	VPCMPEQQ  Y11, Y11, Y11
+	VXORPD    Y14, Y14, Y14
+	VGATHERQPD Y11, (R8)(Y12*8), Y14
+	VMULPD    Y14, Y15, Y15
+	VPSRLQ    $4, Y13, Y13
+	LEAQ      ·expInts(SB), R10
+	VPBROADCASTQ 8(R10), Y12
+	VPADDQ    Y12, Y13, Y13
+	VPSLLQ    $52, Y13, Y13
+	VMULPD    Y13, Y15, Y15 // e
+	VMULPD    Y0, Y15, Y15  // e·s
+	VCVTPS2PD (R11)(DX*1), Y12
+	VSUBPD    Y15, Y12, Y12 // d − e·s
+	VCVTPD2PSY Y12, X12
+	VMOVUPS   X12, (DI)(DX*1)
+	INCQ      AX
+	JMP       gexpl
+
+gok:
+	MOVB $1, ret+40(FP)
+	VZEROUPPER
+	RET
+
+gfail:
+	MOVB $0, ret+40(FP)
+	VZEROUPPER
+	RET

@@ -12,3 +12,5 @@ func lanes4SoftmaxGrad(d, p *float32, n int, drow *float32, ldd int)  {}
 func lanes8Weights(ls *float32, n int, gs float32, gd float64, acc *[128]float64) bool { return false }
 
 func lanes4ExpSum(ls *float32, n int, sums *[4]float64) bool { return false }
+
+func lanes4LogSoftmaxGrad(o, y, d *float32, n int, s *[4]float64) bool { return false }

@@ -252,7 +252,11 @@ func softmaxRow[F float32 | float64](row, o []F, log bool) {
 }
 
 func softmaxGradRows[F float32 | float64](y, dy, out []F, n int, log bool) {
-	for r := 0; r+n <= len(y); r += n {
+	r := 0
+	if y32, ok := any(y).([]float32); ok && log && n >= 1 && len(y) >= 4*n && expectLanes(1, 1) {
+		r = logSoftmaxGradRows32(y32, any(dy).([]float32), any(out).([]float32), n)
+	}
+	for ; r+n <= len(y); r += n {
 		yr, dr, o := y[r:r+n], dy[r:r+n], out[r:r+n]
 		var s float64
 		if log {
@@ -279,4 +283,40 @@ func softmaxGradRows[F float32 | float64](y, dy, out []F, n int, log bool) {
 			o[i] = F(float64(yr[i]) * (float64(dr[i]) - s))
 		}
 	}
+}
+
+// logSoftmaxGradRows32 is softmaxGradRows' float32 log-softmax rows four at
+// a time, one row per lane (lanes4LogSoftmaxGrad: logSoftmaxGrad32's
+// operations on each element, each row's sum of dy in index order as
+// softmaxGradRows adds it), so the same bits; a group with a y outside the
+// fused exponential's range goes a row at a time. It returns the offset of
+// the rows left (fewer than four).
+func logSoftmaxGradRows32(y, dy, out []float32, n int) int {
+	yl, dl, ol := make([]float32, 4*n), make([]float32, 4*n), make([]float32, 4*n)
+	var sums [4]float64
+	r := 0
+	for ; r+4*n <= len(y); r += 4 * n {
+		for k := 0; k < 4; k++ {
+			var s float64
+			for _, g := range dy[r+k*n : r+(k+1)*n] {
+				s += float64(g)
+			}
+			sums[k] = s
+		}
+		transpose4(yl, y[r:], n, n)
+		transpose4(dl, dy[r:], n, n)
+		if lanes4LogSoftmaxGrad(&ol[0], &yl[0], &dl[0], n, &sums) {
+			for k := 0; k < 4; k++ {
+				o := out[r+k*n : r+(k+1)*n]
+				for i := range o {
+					o[i] = ol[i*4+k]
+				}
+			}
+			continue
+		}
+		for k := 0; k < 4; k++ {
+			logSoftmaxGrad32(out[r+k*n:r+(k+1)*n], y[r+k*n:r+(k+1)*n], dy[r+k*n:r+(k+1)*n], sums[k])
+		}
+	}
+	return r
 }
