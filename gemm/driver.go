@@ -18,6 +18,10 @@ type blocking[F Float] struct {
 	// kern computes one MR×NR tile and prefetches the next: see
 	// gen_kernels.go for the modes.
 	kern func(k int, a, b, c *F, ldc, mode int, next *F)
+	// kernA, where not nil, is kern with a full micro-panel of a
+	// non-transposed A read where it is stored (rows lda apart) instead of
+	// packed: the same chains, the same bits, without the packing.
+	kernA func(k int, a *F, lda int, b, c *F, ldc, mode int, next *F)
 	// rows sets (acc false) or increments (acc true) c[j], j < n, by
 	// Σ_{l<k} a[l·inca]·b[l·ldb+j], in order, with fused multiply-adds.
 	rows func(c, a, b *F, inca, ldb, k, n int, acc bool)
@@ -169,6 +173,12 @@ func packed[F Float](bl *blocking[F], tA, tB bool, m, n, k int, alpha F, a []F, 
 	buf := getBuffers(bl)
 	defer putBuffers(buf)
 	mr, nr := bl.mr, bl.nr
+	// Where A's block meets a single block of B (n ≤ NC), packing it would
+	// be a pass over A as long as the product's own reads: its full
+	// micro-panels are read in place instead, where the kernel can, and
+	// only a partial last panel is packed. (A block that meets several
+	// blocks of B is packed: the packed panels run faster.)
+	direct := bl.kernA != nil && !tA && alpha == 1 && n <= bl.nc
 	// BLIS's order, rows and columns exchanged: A's block (MC rows, for
 	// the L3 cache) is packed once per KC slice, B's (NC columns, L2) once
 	// per KC slice and MC block; a micro-panel of A (L1) meets every sliver
@@ -181,13 +191,21 @@ func packed[F Float](bl *blocking[F], tA, tB bool, m, n, k int, alpha F, a []F, 
 			if pc == 0 {
 				mode = first
 			}
-			packA(buf.a, tA, a, lda, ic, pc, mb, kb, mr, alpha)
+			if !direct {
+				packA(buf.a, tA, a, lda, ic, pc, mb, kb, mr, alpha)
+			} else if full := mb / mr * mr; full < mb {
+				packA(buf.a[full*kb:], tA, a, lda, ic+full, pc, mb-full, kb, mr, alpha)
+			}
 			for jc := 0; jc < n; jc += bl.nc {
 				nb := min(bl.nc, n-jc)
 				packB(buf.b, tB, b, ldb, pc, jc, kb, nb, nr)
 				for ir := 0; ir < mb; ir += mr {
 					h := min(mr, mb-ir)
 					ap := &buf.a[ir*kb]
+					var ad *F // the panel in place, or nil
+					if direct && h == mr {
+						ad = &a[(ic+ir)*lda+pc]
+					}
 					for jr := 0; jr < nb; jr += nr {
 						w := min(nr, nb-jr)
 						bp := &buf.b[jr*kb]
@@ -200,7 +218,11 @@ func packed[F Float](bl *blocking[F], tA, tB bool, m, n, k int, alpha F, a []F, 
 							next = (ic+ir+mr)*ldc + jc
 						}
 						if h == mr && w == nr {
-							bl.kern(kb, ap, bp, &c[co], ldc, mode, &c[next])
+							if ad != nil {
+								bl.kernA(kb, ad, lda, bp, &c[co], ldc, mode, &c[next])
+							} else {
+								bl.kern(kb, ap, bp, &c[co], ldc, mode, &c[next])
+							}
 							continue
 						}
 						// An edge tile: through a full tile of scratch.
@@ -210,7 +232,11 @@ func packed[F Float](bl *blocking[F], tA, tB bool, m, n, k int, alpha F, a []F, 
 								copy(t[i*nr:i*nr+w], c[co+i*ldc:co+i*ldc+w])
 							}
 						}
-						bl.kern(kb, ap, bp, &t[0], nr, mode, &c[next])
+						if ad != nil {
+							bl.kernA(kb, ad, lda, bp, &t[0], nr, mode, &c[next])
+						} else {
+							bl.kern(kb, ap, bp, &t[0], nr, mode, &c[next])
+						}
 						for i := 0; i < h; i++ {
 							copy(c[co+i*ldc:co+i*ldc+w], t[i*nr:i*nr+w])
 						}

@@ -202,6 +202,49 @@ func TestSameBits(t *testing.T) {
 	}
 }
 
+func testDirectA[F Float](t *testing.T, ks *kernels) {
+	bl := pick[F](ks)
+	if bl.kernA == nil {
+		t.Skip("no in-place kernel")
+	}
+	rng := rand.New(rand.NewPCG(7, 8))
+	// Partial last panels of A and edge slivers of B, several KC slices
+	// and MC blocks, B one block wide (n ≤ NC) and wider.
+	for _, s := range [][3]int{{37, 45, 29}, {48, 32, 600}, {bl.mc + 7, 19, 17}, {13, bl.nc, 260}, {20, bl.nc + 5, 40}} {
+		m, n, k := s[0], s[1], s[2]
+		for _, tB := range []bool{false, true} {
+			for _, beta := range []F{0, 1} {
+				for _, alpha := range []F{1, 0.5} {
+					a, lda, b, ldb, c, ldc := operands[F](false, tB, m, n, k, 3, rng)
+					first := firstMode(beta)
+					got := append([]F(nil), c...)
+					packed(bl, false, tB, m, n, k, alpha, a, lda, b, ldb, first, got, ldc)
+					noA := *bl
+					noA.kernA = nil
+					want := append([]F(nil), c...)
+					packed(&noA, false, tB, m, n, k, alpha, a, lda, b, ldb, first, want, ldc)
+					for i := range want {
+						if got[i] != want[i] {
+							t.Fatalf("%v tB %v beta %v alpha %v: element %d: in place %v, packed %v", s, tB, beta, alpha, i, got[i], want[i])
+						}
+					}
+					ref, mag := naive(false, tB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
+					compare(t, got, ldc, ref, mag, m, n, k)
+				}
+			}
+		}
+	}
+}
+
+// TestDirectA checks that the kernels reading A's micro-panels in place
+// (n ≤ NC, A not transposed) give the same bits as the packed ones.
+func TestDirectA(t *testing.T) {
+	for _, ks := range available() {
+		t.Run(ks.name+"/float32", func(t *testing.T) { testDirectA[float32](t, ks) })
+		t.Run(ks.name+"/float64", func(t *testing.T) { testDirectA[float64](t, ks) })
+	}
+}
+
 func testBatched[F Float](t *testing.T) {
 	rng := rand.New(rand.NewPCG(5, 6))
 	for _, s := range [][4]int{{0, 3, 3, 3}, {1, 4, 5, 6}, {7, 10, 5, 10}, {64, 3, 9, 2}, {3, 40, 70, 300}, {5, 1, 1, 1}} {

@@ -22,6 +22,15 @@ func kernAVX2F32(k int, a, b, c *float32, ldc, mode int, next *float32)
 //go:noescape
 func kernAVX2F64(k int, a, b, c *float64, ldc, mode int, next *float64)
 
+// kernAVX2F32A and kernAVX2F64A are kernAVX2F32 and kernAVX2F64 with the
+// A micro-panel read where it is stored: rows a[i·lda:], i < 6.
+//
+//go:noescape
+func kernAVX2F32A(k int, a *float32, lda int, b, c *float32, ldc, mode int, next *float32)
+
+//go:noescape
+func kernAVX2F64A(k int, a *float64, lda int, b, c *float64, ldc, mode int, next *float64)
+
 // rowKernel32 sets (acc false) or increments (acc true) c[j], j < n, by
 // Σ_{l<k} a[l·inca]·b[l·ldb + j], with AVX2/FMA, 32 columns per pass.
 //
@@ -43,8 +52,8 @@ var (
 	// avx2 needs AVX2 and FMA.
 	avx2 = &kernels{
 		name: "avx2",
-		f32:  blocking[float32]{mr: 6, nr: 16, kc: 256, mc: 2400, nc: 512, kern: kernAVX2F32, rows: rowKernel32},
-		f64:  blocking[float64]{mr: 6, nr: 8, kc: 256, mc: 1200, nc: 256, kern: kernAVX2F64, rows: rowKernel64},
+		f32:  blocking[float32]{mr: 6, nr: 16, kc: 256, mc: 2400, nc: 512, kern: kernAVX2F32, kernA: kernAVX2F32A, rows: rowKernel32},
+		f64:  blocking[float64]{mr: 6, nr: 8, kc: 256, mc: 1200, nc: 256, kern: kernAVX2F64, kernA: kernAVX2F64A, rows: rowKernel64},
 	}
 )
 
