@@ -11,7 +11,9 @@
 // every NC-wide block of columns, B's KC×NC block is packed into slivers of
 // NR columns (for L2); then each micro-panel of A (in L1) meets every sliver
 // in turn, and a register-tiled micro-kernel accumulates an MR×NR tile of C
-// with fused multiply-adds, prefetching the next tile of C. The
+// with fused multiply-adds, prefetching the next tile of C. On AVX2, a
+// non-transposed A whose block meets a single block of B (n ≤ NC) is not
+// packed: the kernel reads its micro-panels' rows where they are stored. The
 // micro-kernels (kernels_amd64.s, written by gen_kernels.go) hold the tile
 // in 24 vector registers: 12×32 float32 or 12×16 float64 with AVX-512, 6×16
 // or 6×8 with AVX2/FMA. The instruction set is chosen at run time
@@ -34,7 +36,8 @@
 //
 // Every element of C is one sequential chain of fused multiply-adds over
 // the inner dimension, in order: starting from zero and stored (beta 0), or
-// added to C at the end (beta 1). A product deeper than one KC slice (256)
+// added to C at the end (beta 1). A product deeper than one KC slice (256;
+// with beta 0, 512 for float32 on AVX2, which stores C half as often)
 // continues each chain from C's value at every further slice, so with beta
 // 0 the chain is unbroken at any depth. The packed path and the row path
 // give the same bits (alpha 1; with beta 1 when k ≤ 256), and neither the

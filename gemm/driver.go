@@ -15,6 +15,11 @@ var minParallelFlops = float64(4 << 20)
 // rows, B in NC columns).
 type blocking[F Float] struct {
 	mr, nr, kc, mc, nc int
+	// kcStore, where not 0, is KC for products with beta 0: their chains
+	// run unbroken across KC slices, so the depth of a slice changes no
+	// bit, and deeper slices store C fewer times (with beta 1 the slice
+	// boundary is where C joins the sum, so those keep kc).
+	kcStore int
 	// kern computes one MR×NR tile and prefetches the next: see
 	// gen_kernels.go for the modes.
 	kern func(k int, a, b, c *F, ldc, mode int, next *F)
@@ -156,10 +161,11 @@ var pools, scratchPools [2]sync.Pool
 func getBuffers[F Float](bl *blocking[F]) *buffers[F] {
 	var z F
 	pool := &pools[unsafe.Sizeof(z)/8]
-	if v, ok := pool.Get().(*buffers[F]); ok && len(v.a) == bl.mc*bl.kc && len(v.b) == bl.kc*bl.nc && len(v.tile) == bl.mr*bl.nr {
+	kc := max(bl.kc, bl.kcStore)
+	if v, ok := pool.Get().(*buffers[F]); ok && len(v.a) == bl.mc*kc && len(v.b) == kc*bl.nc && len(v.tile) == bl.mr*bl.nr {
 		return v
 	}
-	return &buffers[F]{a: make([]F, bl.mc*bl.kc), b: make([]F, bl.kc*bl.nc), tile: make([]F, bl.mr*bl.nr)}
+	return &buffers[F]{a: make([]F, bl.mc*kc), b: make([]F, kc*bl.nc), tile: make([]F, bl.mr*bl.nr)}
 }
 
 func putBuffers[F Float](buf *buffers[F]) {
@@ -172,7 +178,10 @@ func putBuffers[F Float](buf *buffers[F]) {
 func packed[F Float](bl *blocking[F], tA, tB bool, m, n, k int, alpha F, a []F, lda int, b []F, ldb int, first int, c []F, ldc int) {
 	buf := getBuffers(bl)
 	defer putBuffers(buf)
-	mr, nr := bl.mr, bl.nr
+	mr, nr, kc := bl.mr, bl.nr, bl.kc
+	if first == modeStore && bl.kcStore > 0 {
+		kc = bl.kcStore
+	}
 	// Where A's block meets a single block of B (n ≤ NC), packing it would
 	// be a pass over A as long as the product's own reads: its full
 	// micro-panels are read in place instead, where the kernel can, and
@@ -185,8 +194,8 @@ func packed[F Float](bl *blocking[F], tA, tB bool, m, n, k int, alpha F, a []F, 
 	// of B's block in turn.
 	for ic := 0; ic < m; ic += bl.mc {
 		mb := min(bl.mc, m-ic)
-		for pc := 0; pc < k; pc += bl.kc {
-			kb := min(bl.kc, k-pc)
+		for pc := 0; pc < k; pc += kc {
+			kb := min(kc, k-pc)
 			mode := modeChain
 			if pc == 0 {
 				mode = first

@@ -236,6 +236,43 @@ func testDirectA[F Float](t *testing.T, ks *kernels) {
 	}
 }
 
+// TestKCStore checks that the depth of the KC slices of a product with beta
+// 0 (kcStore) changes no bit, A packed or read in place.
+func TestKCStore(t *testing.T) {
+	for _, ks := range available() {
+		t.Run(ks.name, func(t *testing.T) {
+			bl := ks.f32
+			rng := rand.New(rand.NewPCG(9, 10))
+			for _, s := range [][3]int{{40, 37, 700}, {13, 600, 1100}, {19, 40, 300}} {
+				m, n, k := s[0], s[1], s[2]
+				for _, tA := range []bool{false, true} {
+					for _, tB := range []bool{false, true} {
+						a, lda, b, ldb, c, ldc := operands[float32](tA, tB, m, n, k, 2, rng)
+						var want []float32
+						for _, kcs := range []int{0, 64, 512, 1024} {
+							cfg := bl
+							cfg.kcStore = kcs
+							got := append([]float32(nil), c...)
+							packed(&cfg, tA, tB, m, n, k, 1, a, lda, b, ldb, modeStore, got, ldc)
+							if want == nil {
+								want = got
+								ref, mag := naive(tA, tB, m, n, k, 1, a, lda, b, ldb, 0, c, ldc)
+								compare(t, got, ldc, ref, mag, m, n, k)
+								continue
+							}
+							for i := range want {
+								if got[i] != want[i] {
+									t.Fatalf("%v tA %v tB %v kcStore %d: element %d: %v, want %v", s, tA, tB, kcs, i, got[i], want[i])
+								}
+							}
+						}
+					}
+				}
+			}
+		})
+	}
+}
+
 // TestDirectA checks that the kernels reading A's micro-panels in place
 // (n ≤ NC, A not transposed) give the same bits as the packed ones.
 func TestDirectA(t *testing.T) {

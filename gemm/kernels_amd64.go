@@ -52,7 +52,7 @@ var (
 	// avx2 needs AVX2 and FMA.
 	avx2 = &kernels{
 		name: "avx2",
-		f32:  blocking[float32]{mr: 6, nr: 16, kc: 256, mc: 2400, nc: 512, kern: kernAVX2F32, kernA: kernAVX2F32A, rows: rowKernel32},
+		f32:  blocking[float32]{mr: 6, nr: 16, kc: 256, kcStore: 512, mc: 2400, nc: 512, kern: kernAVX2F32, kernA: kernAVX2F32A, rows: rowKernel32},
 		f64:  blocking[float64]{mr: 6, nr: 8, kc: 256, mc: 1200, nc: 256, kern: kernAVX2F64, kernA: kernAVX2F64A, rows: rowKernel64},
 	}
 )
