@@ -89,6 +89,18 @@ func mulAddRows[F float32 | float64](m, n, k int, a []F, rsA, incA int, b []F, l
 				}
 				p = m
 			}
+			if p < m && m >= 4 && acc && k <= 256 {
+				// The same with acc: rows m−4..m−1 stored into a scratch,
+				// the last one to three then added to C (the kernels add
+				// a chain to C at its end, as MulAddRow).
+				var t [4 * 16]float32
+				for c0 := 0; c0 < n; c0 += w2 {
+					w := min(w2, n-c0)
+					narrowWide32(&t[0], &a[(m-4)*rsA], &b[c0], w, rsA, incA, ldb, k, w, narrowSet)
+					addTail(c[p*ldc+c0:], ldc, t[(p-(m-4))*w:], w, m-p)
+				}
+				p = m
+			}
 		case []float64:
 			b, c := any(b).([]float64), any(c).([]float64)
 			for ; p+8 <= m; p += 8 {
@@ -113,10 +125,30 @@ func mulAddRows[F float32 | float64](m, n, k int, a []F, rsA, incA int, b []F, l
 				}
 				p = m
 			}
+			if p < m && m >= 4 && acc && k <= 256 {
+				var t [4 * 8]float64
+				for c0 := 0; c0 < n; c0 += w2 {
+					w := min(w2, n-c0)
+					narrowWide64(&t[0], &a[(m-4)*rsA], &b[c0], w, rsA, incA, ldb, k, w, false)
+					addTail(c[p*ldc+c0:], ldc, t[(p-(m-4))*w:], w, m-p)
+				}
+				p = m
+			}
 		}
 	}
 	for ; p < m; p++ {
 		MulAddRow(c[p*ldc:], a[p*rsA:], incA, b, ldb, k, n, acc)
+	}
+}
+
+// addTail adds the rows×w block t (rows w apart) to C's block at c (rows
+// ldc apart).
+func addTail[F float32 | float64](c []F, ldc int, t []F, w, rows int) {
+	for r := 0; r < rows; r++ {
+		cr, tr := c[r*ldc:][:w], t[r*w:][:w]
+		for j, v := range tr {
+			cr[j] += v
+		}
 	}
 }
 
