@@ -295,8 +295,8 @@ type headState[F float32 | float64] struct {
 	// Backward scratch and results: dL/dw and dL/ds of one sequence
 	// (T, Tk), [dL/d(zA) | dL/d(zU)] (B·T, DIn+DOut), zᵀ times that
 	// ([dA | dU]), the matrices' gradients and dg, and the dz buffer they
-	// go with.
-	dw, dsb            []F
+	// go with; bt is one sequence's right factor transposed (seqGemmT).
+	dw, dsb, bt        []F
 	gb, dh             []F
 	dwq, dwk, dwv, dwo []F
 	dg                 float64
@@ -384,7 +384,7 @@ func headForward[F float32 | float64](op *HeadOp, st *headState[F], d headDims, 
 		// weights row by row in between; s and w of one sequence stay in
 		// cache from one to the next.
 		sb, wb := st.s[b*T*Tk:(b+1)*T*Tk], st.w[b*T*Tk:(b+1)*T*Tk]
-		Gemm(false, true, T, Tk, Din, 1, hb, nh, zb, Din, 0, sb, Tk) // s_ji = P_j·z_i
+		st.bt = seqGemmT(T, Tk, Din, hb, nh, zb, Din, sb, st.bt) // s_ji = P_j·z_i
 		kernelRows(op.kind, g, sb, wb, T, Tk)
 		mulAddRows(T, Dout, Tk, wb, Tk, 1, hb[Din:], nh, out[b*T*Dout:], Dout, false) // out_j = Σ_i w_ji Vu_i
 	}
@@ -593,7 +593,7 @@ func headBackward[F float32 | float64](op *HeadOp, st *headState[F], d headDims,
 		dzb := dz[b*T*Din : (b+1)*T*Din]
 		db := dout[b*T*Dout : (b+1)*T*Dout]
 		wb := st.w[b*T*Tk : (b+1)*T*Tk]
-		Gemm(false, true, T, Tk, Dout, 1, db, Dout, hb[Din:], nh, 0, dwb, Tk) // dw_ji = d_j·Vu_i
+		st.bt = seqGemmT(T, Tk, Dout, db, Dout, hb[Din:], nh, dwb, st.bt) // dw_ji = d_j·Vu_i
 		if op.kind == KindSoftmax {
 			rowDots(rsb, wb, dwb, T, Tk) // rs_j = Σ_i w_ji dw_ji
 		}
@@ -1044,6 +1044,26 @@ func tokenGemm[F float32 | float64](tB bool, m, n, k int, a []F, lda int, b []F,
 		b, ldb = bt, n
 	}
 	mulAddRows(m, n, k, a, lda, 1, b, ldb, c, ldc, beta == 1)
+}
+
+// seqGemmT sets the m×n matrix C (rows n apart) to A·Bᵀ, A m×k (rows lda
+// apart), B n×k (rows ldb apart): a sequence's product in the full head
+// (the scores z_j A z_iᵀ, dL/dw = dout Vuᵀ), which Gemm would run on
+// mulAddRows' kernels with Bᵀ copied into a pooled buffer. Here Bᵀ is
+// copied into bt (grown if short, and returned), and mulAddRows runs
+// directly: the same chains, without Gemm's and narrowGemm's checks and
+// the pool at every sequence. Other sizes, and machines without the
+// kernels, go to Gemm.
+func seqGemmT[F float32 | float64](m, n, k int, a []F, lda int, b []F, ldb int, c []F, bt []F) []F {
+	if !haveNarrowAVX2 || !HaveRowKernel() || m < 4 || k < 1 || n < 1 || n > 16 || lda < k || ldb < k ||
+		len(a) < (m-1)*lda+k || len(b) < (n-1)*ldb+k || len(c) < m*n {
+		Gemm(false, true, m, n, k, 1, a, lda, b, ldb, 0, c, n)
+		return bt
+	}
+	bt = grow(bt, k*n)
+	transposeInto(bt, b, ldb, n, k)
+	mulAddRows(m, n, k, a, lda, 1, bt, n, c, n, false)
+	return bt
 }
 
 // gemm is C = op(A) op(B) + beta C on row-major slices (Gemm).
