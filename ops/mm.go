@@ -173,7 +173,11 @@ func (op *MatMulOp) do(p G.Value, vals []G.Value) (G.Value, error) {
 			return nil, fmt.Errorf("ops: matmul: mixed dtypes")
 		}
 		c := outBuf[float32](p, m*n, k == 0)
-		if k == 0 || !oneHotDo(op, m, n, k, a, b, c) {
+		switch {
+		case k != 0 && oneHotDo(op, m, n, k, a, b, c):
+		case shortMatMul(op.transA, m, n, k):
+			tokenGemm(op.transB, m, n, k, a, lda, b, ldb, 0, c, max(1, n))
+		default:
 			Gemm(op.transA, op.transB, m, n, k, 1, a, lda, b, ldb, 0, c, max(1, n))
 		}
 		return wrapOut(p, out, c), nil
@@ -241,6 +245,16 @@ func Gemm[F float32 | float64](tA, tB bool, m, n, k int, alpha F, a []F, lda int
 	if err := gemmpkg.Gemm(tA, tB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc); err != nil {
 		panic("ops: " + err.Error())
 	}
+}
+
+// shortMatMul reports whether a float32 MatMulOp product goes to tokenGemm
+// (mulAddRows' kernels when they run, the same bits as Gemm): op(A) not
+// transposed, a short k (≤ 16: the TF heads' d' = 5 projections) and a
+// narrow n (≤ 64), where gemm's packed path spends as long copying A into
+// its panels as multiplying; only up to the work at which narrowGemm
+// would split the rows over goroutines (BenchmarkShortMatMul).
+func shortMatMul(tA bool, m, n, k int) bool {
+	return !tA && k >= 1 && k <= 16 && n > 16 && n <= 64 && 2*m*n*k < 8<<20
 }
 
 // HaveRowKernel reports whether Gemm and MulAddRow run on assembly kernels

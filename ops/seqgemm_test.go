@@ -1,6 +1,7 @@
 package ops
 
 import (
+	"fmt"
 	"math/rand/v2"
 	"testing"
 
@@ -46,6 +47,38 @@ func testSeqGemmTBits[F float32 | float64](t *testing.T) {
 					}
 				}
 			}
+		}
+	}
+}
+
+// BenchmarkShortMatMul measures the TF's short float32 products (k = 5:
+// the heads' d' = 5 projections, m = B·T or B rows, n = 25) on Gemm and
+// on tokenGemm (mulAddRows' kernels), one thread.
+func BenchmarkShortMatMul(b *testing.B) {
+	for _, m := range []int{512, 5632} {
+		for _, tB := range []bool{false, true} {
+			n, k := 25, 5
+			x, y, c := make([]float32, m*k), make([]float32, k*n), make([]float32, m*n)
+			for i := range x {
+				x[i] = float32(i%7) - 3
+			}
+			for i := range y {
+				y[i] = float32(i%5) - 2
+			}
+			ldb := n
+			if tB {
+				ldb = k
+			}
+			b.Run(fmt.Sprintf("m=%d/tB=%v/gemm", m, tB), func(b *testing.B) {
+				for range b.N {
+					Gemm(false, tB, m, n, k, 1, x, k, y, ldb, 0, c, n)
+				}
+			})
+			b.Run(fmt.Sprintf("m=%d/tB=%v/token", m, tB), func(b *testing.B) {
+				for range b.N {
+					tokenGemm(tB, m, n, k, x, k, y, ldb, 0, c, n)
+				}
+			})
 		}
 	}
 }
