@@ -63,22 +63,7 @@ func mulAddRows[F float32 | float64](m, n, k int, a []F, rsA, incA int, b []F, l
 			if acc {
 				mode = narrowAdd
 			}
-			for ; p+8 <= m; p += 8 {
-				for c0 := 0; c0 < n; c0 += w2 {
-					w := min(w2, n-c0)
-					if w <= w2/2 {
-						narrowTall32(&c[p*ldc+c0], &a[p*rsA], &b[c0], ldc, rsA, incA, ldb, k, w, mode)
-						continue
-					}
-					narrowWide32(&c[p*ldc+c0], &a[p*rsA], &b[c0], ldc, rsA, incA, ldb, k, w, mode)
-					narrowWide32(&c[(p+4)*ldc+c0], &a[(p+4)*rsA], &b[c0], ldc, rsA, incA, ldb, k, w, mode)
-				}
-			}
-			for ; p+4 <= m; p += 4 {
-				for c0 := 0; c0 < n; c0 += w2 {
-					narrowWide32(&c[p*ldc+c0], &a[p*rsA], &b[c0], ldc, rsA, incA, ldb, k, min(w2, n-c0), mode)
-				}
-			}
+			p = narrowGroups32(m, n, k, a, rsA, incA, b, ldb, c, ldc, w2, mode)
 			if p < m && m >= 4 && !acc && k <= 256 {
 				// The last one to three rows of a short product with the
 				// four before them (a call instead of one a row, which a
@@ -165,6 +150,31 @@ const (
 // of C's rows and columns goes over them.
 const narrowKC = 256
 
+// narrowGroups32 runs the float32 narrow kernels over the rows of C in
+// groups of eight (two four-row calls per chunk of w2 columns, or one
+// tall call for a chunk of at most w2/2) and then of four, and returns
+// the first row left (fewer than four remain).
+func narrowGroups32(m, n, k int, a []float32, rsA, incA int, b []float32, ldb int, c []float32, ldc, w2 int, mode uint8) int {
+	p := 0
+	for ; p+8 <= m; p += 8 {
+		for c0 := 0; c0 < n; c0 += w2 {
+			w := min(w2, n-c0)
+			if w <= w2/2 {
+				narrowTall32(&c[p*ldc+c0], &a[p*rsA], &b[c0], ldc, rsA, incA, ldb, k, w, mode)
+				continue
+			}
+			narrowWide32(&c[p*ldc+c0], &a[p*rsA], &b[c0], ldc, rsA, incA, ldb, k, w, mode)
+			narrowWide32(&c[(p+4)*ldc+c0], &a[(p+4)*rsA], &b[c0], ldc, rsA, incA, ldb, k, w, mode)
+		}
+	}
+	for ; p+4 <= m; p += 4 {
+		for c0 := 0; c0 < n; c0 += w2 {
+			narrowWide32(&c[p*ldc+c0], &a[p*rsA], &b[c0], ldc, rsA, incA, ldb, k, min(w2, n-c0), mode)
+		}
+	}
+	return p
+}
+
 // mulAddRowsDeep32 is mulAddRows for float32, acc false, on the AVX2
 // kernels, for a deep product with many chunks of C (k > 2·narrowKC,
 // m ≥ 16, n > 16: the TF heads' dh = zᵀ·gb, 25 × 50 × 5632). Row group by
@@ -196,23 +206,7 @@ func mulAddRowsDeep32(m, n, k int, a []float32, rsA, incA int, b []float32, ldb 
 			mode = narrowSet
 		}
 		al, bl := a[l0*incA:], b[l0*ldb:]
-		p := 0
-		for ; p+8 <= m; p += 8 {
-			for c0 := 0; c0 < n; c0 += w2 {
-				w := min(w2, n-c0)
-				if w <= w2/2 {
-					narrowTall32(&c[p*ldc+c0], &al[p*rsA], &bl[c0], ldc, rsA, incA, ldb, kc, w, mode)
-					continue
-				}
-				narrowWide32(&c[p*ldc+c0], &al[p*rsA], &bl[c0], ldc, rsA, incA, ldb, kc, w, mode)
-				narrowWide32(&c[(p+4)*ldc+c0], &al[(p+4)*rsA], &bl[c0], ldc, rsA, incA, ldb, kc, w, mode)
-			}
-		}
-		for ; p+4 <= m; p += 4 {
-			for c0 := 0; c0 < n; c0 += w2 {
-				narrowWide32(&c[p*ldc+c0], &al[p*rsA], &bl[c0], ldc, rsA, incA, ldb, kc, min(w2, n-c0), mode)
-			}
-		}
+		p := narrowGroups32(m, n, kc, al, rsA, incA, bl, ldb, c, ldc, w2, mode)
 		if p < m {
 			// The last rows with the four before them (m ≥ 4), into the
 			// scratch t whose chains run beside those in C; a single row
