@@ -180,7 +180,7 @@ func labelIDs(val G.Value, r, v int) ([]int, error) {
 	}
 	for i, id := range ids {
 		if id < -1 || id >= v {
-			return nil, fmt.Errorf("id %d at position %d is outside [-1, %d)", id, i, v)
+			return nil, badID(i, id, v)
 		}
 	}
 	return ids, nil

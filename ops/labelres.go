@@ -105,9 +105,9 @@ func (op *LabelResidualsOp) do(p G.Value, vals []G.Value) (G.Value, error) {
 	if len(vals) != 3 {
 		return nil, fmt.Errorf("ops: label residuals: %d inputs, want 3", len(vals))
 	}
-	ids, ok := denseData(vals[1]).([]int)
-	if !ok || len(ids) != op.b*(op.n+1) {
-		return nil, fmt.Errorf("ops: label residuals: ids have data %T, want %d ints", vals[1].Data(), op.b*(op.n+1))
+	ids, err := labelIDs(vals[1], op.b*(op.n+1), op.c)
+	if err != nil {
+		return nil, fmt.Errorf("ops: label residuals: %w", err)
 	}
 	step, err := scalarOf(vals[2])
 	if err != nil {
@@ -162,10 +162,7 @@ func labelResidualsDo[F float32 | float64](op *LabelResidualsOp, p G.Value, ids 
 	out := outBuf[F](p, op.b*n*dp, false)
 	k := 0
 	for b := range op.b {
-		for i, y := range ids[b*t : b*t+n] {
-			if y < -1 || y >= c {
-				return nil, fmt.Errorf("ops: label residuals: %w", badID(b*t+i, y, c))
-			}
+		for _, y := range ids[b*t : b*t+n] {
 			if y < 0 {
 				y = c
 			}
@@ -175,13 +172,6 @@ func labelResidualsDo[F float32 | float64](op *LabelResidualsOp, p G.Value, ids 
 				o[j] = src[j]
 			}
 			k += dp
-		}
-	}
-	// The query rows are not read, but their ids are checked as
-	// GatherCols checks them.
-	for b := range op.b {
-		if y := ids[b*t+n]; y < -1 || y >= c {
-			return nil, fmt.Errorf("ops: label residuals: %w", badID(b*t+n, y, c))
 		}
 	}
 	return wrapOut(p, tensor.Shape{op.b, n, dp}, out), nil

@@ -105,9 +105,9 @@ func (op *LabelResidualsOfOp) do(p G.Value, vals []G.Value) (G.Value, error) {
 	if len(vals) != 4 {
 		return nil, fmt.Errorf("ops: label residuals of: %d inputs, want 4", len(vals))
 	}
-	ids, ok := denseData(vals[1]).([]int)
-	if !ok || len(ids) != op.b*(op.n+1) {
-		return nil, fmt.Errorf("ops: label residuals of: ids have data %T, want %d ints", vals[1].Data(), op.b*(op.n+1))
+	ids, err := labelIDs(vals[1], op.b*(op.n+1), op.c)
+	if err != nil {
+		return nil, fmt.Errorf("ops: label residuals of: %w", err)
 	}
 	step, err := scalarOf(vals[2])
 	if err != nil {
@@ -136,11 +136,6 @@ func labelResidualsOfDo[F float32 | float64](op *LabelResidualsOfOp, p G.Value, 
 	dp, c, n, t := op.dp, op.c, op.n, op.n+1
 	if len(w) != dp*c || len(e) != op.b*n*dp {
 		return nil, fmt.Errorf("ops: label residuals of: %d and %d values, want %d·%d and %d·%d·%d", len(w), len(e), dp, c, op.b, n, dp)
-	}
-	for i, y := range ids {
-		if y < -1 || y >= c {
-			return nil, fmt.Errorf("ops: label residuals of: %w", badID(i, y, c))
-		}
 	}
 	tab := make([]F, (c+1)*dp) // row y: w_{e,y}; row c: −1's, zero
 	for y := range c {
