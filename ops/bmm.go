@@ -198,11 +198,7 @@ func narrowBatched[F float32 | float64](batch int, tA, tB bool, m, n, k int, a [
 		}
 		bi, ld := b[i*sb:], ldb
 		if tB { // B_i is n×k: its transpose, the rows of op(B_i), into bt
-			for j := 0; j < n; j++ {
-				for l, v := range bi[j*ldb : j*ldb+k] {
-					bt[l*n+j] = v
-				}
-			}
+			transposeInto(bt, bi, ldb, n, k)
 			bi, ld = bt, n
 		}
 		mulAddRows(m, n, k, a[i*sa:], rsA, incA, bi, ld, c[i*m*n:(i+1)*m*n], n, false)
