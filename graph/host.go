@@ -4,12 +4,13 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
-	"strings"
 	"sync"
 	"unsafe"
 
 	G "gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
+
+	"github.com/gdattn/gdattn/graph/internal/gops"
 )
 
 // ViewOp is implemented by ops whose output is their single input's data
@@ -170,7 +171,7 @@ func newHostExec(p *Program) (*hostExec, error) {
 		}
 		st.add = len(st.ins) == 2 && isAddOp(n.Op())
 		if len(st.ins) == 2 {
-			st.rep = repeatAxis(n.Op()) + 1
+			st.rep = gops.RepeatAxis(n.Op()) + 1
 		}
 		if len(st.ins) == 2 && !st.add {
 			st.bin = binOpKind(n.Op())
@@ -391,61 +392,27 @@ func span(v G.Value) (lo, hi uintptr, ok bool) {
 	return 0, 0, false
 }
 
-// addOpType is the dynamic type of the op G.Add builds on two tensors
-// (Gorgonia's elemBinOp, unexported).
-var addOpType = sync.OnceValue(func() reflect.Type {
-	g := G.NewGraph()
-	a := G.NewMatrix(g, tensor.Float64, G.WithShape(2, 2), G.WithName("a"))
-	b := G.NewMatrix(g, tensor.Float64, G.WithShape(2, 2), G.WithName("b"))
-	n, err := G.Add(a, b)
-	if err != nil || n.Op() == nil {
-		return nil
-	}
-	return reflect.TypeOf(n.Op())
-})
+// isAddOp reports whether op is Gorgonia's elementwise addition.
+func isAddOp(op G.Op) bool { return gops.BinSymbol(op) == "+" }
 
-// isAddOp reports whether op is Gorgonia's elementwise addition (its
-// String is "+ <retSame>").
-func isAddOp(op G.Op) bool {
-	t := addOpType()
-	return t != nil && reflect.TypeOf(op) == t && strings.HasPrefix(op.String(), "+ ")
-}
-
-// binOpKind returns '-' for Gorgonia's elementwise subtraction (String
-// "- <retSame>"), '*' for its elementwise product ("⊙ <retSame>", G.Mul of
-// two tensors and G.HadamardProd), 0 for any other op.
+// binOpKind returns '-' for Gorgonia's elementwise subtraction, '*' for its
+// elementwise product (⊙: G.Mul of two tensors and G.HadamardProd), 0 for
+// any other op.
 func binOpKind(op G.Op) byte {
-	t := addOpType()
-	if t == nil || reflect.TypeOf(op) != t {
-		return 0
-	}
-	switch s := op.String(); {
-	case strings.HasPrefix(s, "- "):
+	switch gops.BinSymbol(op) {
+	case "-":
 		return '-'
-	case strings.HasPrefix(s, "⊙ "):
+	case "⊙":
 		return '*'
 	}
 	return 0
 }
 
-// unaryOpType is the dynamic type of Gorgonia's elementwise unary ops
-// (elemUnaryOp, unexported), taken from the op G.Tanh builds.
-var unaryOpType = sync.OnceValue(func() reflect.Type {
-	g := G.NewGraph()
-	a := G.NewMatrix(g, tensor.Float64, G.WithShape(2, 2), G.WithName("a"))
-	n, err := G.Tanh(a)
-	if err != nil || n.Op() == nil {
-		return nil
-	}
-	return reflect.TypeOf(n.Op())
-})
-
 // isUnaryOp reports whether op is one of Gorgonia's elementwise unary ops
 // that can run in place (G.UnsafeDoer).
 func isUnaryOp(op G.Op) bool {
-	t := unaryOpType()
 	_, ok := op.(G.UnsafeDoer)
-	return t != nil && ok && reflect.TypeOf(op) == t
+	return ok && gops.KindOf(op) == gops.ElemUnary
 }
 
 // unaryInto computes a Gorgonia elementwise unary op into the node's
@@ -480,41 +447,6 @@ func unaryInto(op G.Op, prev, a G.Value) (G.Value, bool) {
 		return nil, false
 	}
 	return v, true
-}
-
-// repeatOpType is the dynamic type of Gorgonia's repeat op (repeatOp,
-// unexported: the broadcasts of a Sum's gradient and of G.Broadcast), taken
-// from a broadcast.
-var repeatOpType = sync.OnceValue(func() reflect.Type {
-	g := G.NewGraph()
-	a := G.NewMatrix(g, tensor.Float64, G.WithShape(2, 1), G.WithName("a"))
-	b := G.NewMatrix(g, tensor.Float64, G.WithShape(2, 3), G.WithName("b"))
-	x, _, err := G.Broadcast(a, b, G.NewBroadcastPattern([]byte{1}, nil))
-	if err != nil || x.Op() == nil {
-		return nil
-	}
-	return reflect.TypeOf(x.Op())
-})
-
-// repeatAxis returns the axis a Gorgonia repeat op repeats along (its
-// field along), −1 for any other op.
-func repeatAxis(op G.Op) int {
-	t := repeatOpType()
-	if t == nil || reflect.TypeOf(op) != t {
-		return -1
-	}
-	v := reflect.ValueOf(op)
-	if v.Kind() == reflect.Pointer {
-		v = v.Elem()
-	}
-	if v.Kind() != reflect.Struct {
-		return -1
-	}
-	f := v.FieldByName("along")
-	if !f.IsValid() || f.Kind() != reflect.Int {
-		return -1
-	}
-	return int(f.Int())
 }
 
 // repeatInto computes a Gorgonia repeat op along axis whose input a has

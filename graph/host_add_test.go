@@ -7,6 +7,8 @@ import (
 
 	G "gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
+
+	"github.com/gdattn/gdattn/graph/internal/gops"
 )
 
 // TestAddDenseBits checks the host executor's one-pass addition against
@@ -321,10 +323,10 @@ func TestRepeatIntoBits(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if got := repeatAxis(x.Op()); got != tc.axis {
+			if got := gops.RepeatAxis(x.Op()); got != tc.axis {
 				t.Fatalf("%v %v: repeat axis %d, want %d", dt, tc.in, got, tc.axis)
 			}
-			if repeatAxis(G.Must(G.Add(b, b)).Op()) != -1 {
+			if gops.RepeatAxis(G.Must(G.Add(b, b)).Op()) != -1 {
 				t.Fatalf("an addition taken for a repeat")
 			}
 			rng := rand.New(rand.NewPCG(13, 14))

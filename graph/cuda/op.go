@@ -3,6 +3,7 @@ package cuda
 import (
 	"fmt"
 
+	"github.com/gdattn/gdattn/graph/internal/gops"
 	"github.com/gdattn/gdattn/ops"
 	G "gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
@@ -33,13 +34,13 @@ func lower(x *Exec, v *value) error {
 		return nil
 	}
 	op := v.n.Op()
-	if _, ok := op.(*ops.ReshapeOp); ok || gorgoniaKindOf(op) == gReshape {
+	if _, ok := op.(*ops.ReshapeOp); ok || gops.KindOf(op) == gops.Reshape {
 		if len(v.ins) == 1 && v.ins[0].bytes == v.bytes && v.ins[0].dt == v.dt {
 			v.alias = true
 		}
 		return nil
 	}
-	if gorgoniaKindOf(op) == gSize {
+	if gops.KindOf(op) == gops.Size {
 		return lowerSize(v, op)
 	}
 	for _, in := range v.ins {
@@ -135,7 +136,7 @@ func lowerSize(v *value, op G.Op) error {
 	if len(v.ins) != 1 || !v.shape.IsScalar() {
 		return nil
 	}
-	size, axis, ok := sizeOpArgs(op)
+	size, axis, ok := gops.SizeArgs(op)
 	if !ok {
 		return nil
 	}
