@@ -8,6 +8,7 @@ package cuda
 #include <stdlib.h>
 #include <stdint.h>
 #include <string.h>
+#include <math.h>
 
 int gdattn_emu_dispatch(int k, void **a);
 
@@ -30,6 +31,12 @@ import (
 	"gonum.org/v1/gonum/blas/gonum"
 	"gorgonia.org/tensor"
 )
+
+// libmExp and libmLog are the C library's exp and log, which the emulated
+// kernels call: tests that evaluate a kernel's order in Go use them to
+// compare with the emulator bit for bit.
+func libmExp(x float64) float64 { return float64(C.exp(C.double(x))) }
+func libmLog(x float64) float64 { return float64(C.log(C.double(x))) }
 
 // emuPoison is the byte fresh emulator allocations are filled with: every
 // float32 and float64 made of it is a NaN, so code that reads memory it never

@@ -217,162 +217,192 @@ int gdattn_emu_dispatch(int k, void **a) {
         ln_param_part_f64(*(long long *)a[0], *(long long *)a[1], *(int *)a[2], *(int *)a[3], *(int *)a[4], *(void **)a[5], *(void **)a[6], *(void **)a[7], *(void **)a[8]);
         return 0;
     case 65:
-        fill_f32(*(long long *)a[0], *(float *)a[1], *(void **)a[2]);
+        ln_param_warp_f32(*(long long *)a[0], *(long long *)a[1], *(int *)a[2], *(void **)a[3], *(void **)a[4], *(void **)a[5], *(void **)a[6]);
         return 0;
     case 66:
-        fill_f64(*(long long *)a[0], *(double *)a[1], *(void **)a[2]);
+        ln_param_warp_f64(*(long long *)a[0], *(long long *)a[1], *(int *)a[2], *(void **)a[3], *(void **)a[4], *(void **)a[5], *(void **)a[6]);
         return 0;
     case 67:
-        axpy_f32(*(long long *)a[0], *(float *)a[1], *(void **)a[2], *(void **)a[3]);
+        fill_f32(*(long long *)a[0], *(float *)a[1], *(void **)a[2]);
         return 0;
     case 68:
-        axpy_f64(*(long long *)a[0], *(double *)a[1], *(void **)a[2], *(void **)a[3]);
+        fill_f64(*(long long *)a[0], *(double *)a[1], *(void **)a[2]);
         return 0;
     case 69:
-        scale_f32(*(long long *)a[0], *(float *)a[1], *(void **)a[2]);
+        axpy_f32(*(long long *)a[0], *(float *)a[1], *(void **)a[2], *(void **)a[3]);
         return 0;
     case 70:
-        scale_f64(*(long long *)a[0], *(double *)a[1], *(void **)a[2]);
+        axpy_f64(*(long long *)a[0], *(double *)a[1], *(void **)a[2], *(void **)a[3]);
         return 0;
     case 71:
-        iota_f32(*(long long *)a[0], *(float *)a[1], *(float *)a[2], *(int *)a[3], *(void **)a[4]);
+        scale_f32(*(long long *)a[0], *(float *)a[1], *(void **)a[2]);
         return 0;
     case 72:
-        iota_f64(*(long long *)a[0], *(double *)a[1], *(double *)a[2], *(int *)a[3], *(void **)a[4]);
+        scale_f64(*(long long *)a[0], *(double *)a[1], *(void **)a[2]);
         return 0;
     case 73:
-        sum_f32(*(long long *)a[0], *(void **)a[1], *(void **)a[2]);
+        iota_f32(*(long long *)a[0], *(float *)a[1], *(float *)a[2], *(int *)a[3], *(void **)a[4]);
         return 0;
     case 74:
-        sum_f64(*(long long *)a[0], *(void **)a[1], *(void **)a[2]);
+        iota_f64(*(long long *)a[0], *(double *)a[1], *(double *)a[2], *(int *)a[3], *(void **)a[4]);
         return 0;
     case 75:
-        gemm_naive_f32(*(long long *)a[0], *(int *)a[1], *(int *)a[2], *(int *)a[3], *(int *)a[4], *(int *)a[5], *(double *)a[6], *(void **)a[7], *(int *)a[8], *(long long *)a[9], *(void **)a[10], *(int *)a[11], *(long long *)a[12], *(double *)a[13], *(void **)a[14], *(int *)a[15], *(long long *)a[16]);
+        sum_f32(*(long long *)a[0], *(void **)a[1], *(void **)a[2]);
         return 0;
     case 76:
-        gemm_naive_f64(*(long long *)a[0], *(int *)a[1], *(int *)a[2], *(int *)a[3], *(int *)a[4], *(int *)a[5], *(double *)a[6], *(void **)a[7], *(int *)a[8], *(long long *)a[9], *(void **)a[10], *(int *)a[11], *(long long *)a[12], *(double *)a[13], *(void **)a[14], *(int *)a[15], *(long long *)a[16]);
+        sum_f64(*(long long *)a[0], *(void **)a[1], *(void **)a[2]);
         return 0;
     case 77:
-        warp_rowsum_f32(*(long long *)a[0], *(int *)a[1], *(void **)a[2], *(int *)a[3], *(void **)a[4]);
+        gemm_naive_f32(*(long long *)a[0], *(int *)a[1], *(int *)a[2], *(int *)a[3], *(int *)a[4], *(int *)a[5], *(double *)a[6], *(void **)a[7], *(int *)a[8], *(long long *)a[9], *(void **)a[10], *(int *)a[11], *(long long *)a[12], *(double *)a[13], *(void **)a[14], *(int *)a[15], *(long long *)a[16]);
         return 0;
     case 78:
-        warp_rowsum_f64(*(long long *)a[0], *(int *)a[1], *(void **)a[2], *(int *)a[3], *(void **)a[4]);
+        gemm_naive_f64(*(long long *)a[0], *(int *)a[1], *(int *)a[2], *(int *)a[3], *(int *)a[4], *(int *)a[5], *(double *)a[6], *(void **)a[7], *(int *)a[8], *(long long *)a[9], *(void **)a[10], *(int *)a[11], *(long long *)a[12], *(double *)a[13], *(void **)a[14], *(int *)a[15], *(long long *)a[16]);
         return 0;
     case 79:
-        repeat_f32(*(long long *)a[0], *(void **)a[1], *(void **)a[2], *(long long *)a[3], *(long long *)a[4], *(long long *)a[5]);
+        warp_rowsum_f32(*(long long *)a[0], *(int *)a[1], *(void **)a[2], *(int *)a[3], *(void **)a[4]);
         return 0;
     case 80:
-        repeat_f64(*(long long *)a[0], *(void **)a[1], *(void **)a[2], *(long long *)a[3], *(long long *)a[4], *(long long *)a[5]);
+        warp_rowsum_f64(*(long long *)a[0], *(int *)a[1], *(void **)a[2], *(int *)a[3], *(void **)a[4]);
         return 0;
     case 81:
-        band_copy_f32(*(long long *)a[0], *(void **)a[1], *(void **)a[2], *(long long *)a[3], *(long long *)a[4], *(long long *)a[5], *(long long *)a[6], *(long long *)a[7], *(long long *)a[8]);
+        repeat_f32(*(long long *)a[0], *(void **)a[1], *(void **)a[2], *(long long *)a[3], *(long long *)a[4], *(long long *)a[5]);
         return 0;
     case 82:
-        band_copy_f64(*(long long *)a[0], *(void **)a[1], *(void **)a[2], *(long long *)a[3], *(long long *)a[4], *(long long *)a[5], *(long long *)a[6], *(long long *)a[7], *(long long *)a[8]);
+        repeat_f64(*(long long *)a[0], *(void **)a[1], *(void **)a[2], *(long long *)a[3], *(long long *)a[4], *(long long *)a[5]);
         return 0;
     case 83:
-        permute4_f32(*(long long *)a[0], *(void **)a[1], *(void **)a[2], *(long long *)a[3], *(long long *)a[4], *(long long *)a[5], *(long long *)a[6], *(long long *)a[7], *(long long *)a[8], *(long long *)a[9]);
+        band_copy_f32(*(long long *)a[0], *(void **)a[1], *(void **)a[2], *(long long *)a[3], *(long long *)a[4], *(long long *)a[5], *(long long *)a[6], *(long long *)a[7], *(long long *)a[8]);
         return 0;
     case 84:
-        permute4_f64(*(long long *)a[0], *(void **)a[1], *(void **)a[2], *(long long *)a[3], *(long long *)a[4], *(long long *)a[5], *(long long *)a[6], *(long long *)a[7], *(long long *)a[8], *(long long *)a[9]);
+        band_copy_f64(*(long long *)a[0], *(void **)a[1], *(void **)a[2], *(long long *)a[3], *(long long *)a[4], *(long long *)a[5], *(long long *)a[6], *(long long *)a[7], *(long long *)a[8]);
         return 0;
     case 85:
-        reduce4_f32(*(long long *)a[0], *(void **)a[1], *(void **)a[2], *(long long *)a[3], *(long long *)a[4], *(long long *)a[5], *(long long *)a[6], *(int *)a[7]);
+        permute4_f32(*(long long *)a[0], *(void **)a[1], *(void **)a[2], *(long long *)a[3], *(long long *)a[4], *(long long *)a[5], *(long long *)a[6], *(long long *)a[7], *(long long *)a[8], *(long long *)a[9]);
         return 0;
     case 86:
-        reduce4_f64(*(long long *)a[0], *(void **)a[1], *(void **)a[2], *(long long *)a[3], *(long long *)a[4], *(long long *)a[5], *(long long *)a[6], *(int *)a[7]);
+        permute4_f64(*(long long *)a[0], *(void **)a[1], *(void **)a[2], *(long long *)a[3], *(long long *)a[4], *(long long *)a[5], *(long long *)a[6], *(long long *)a[7], *(long long *)a[8], *(long long *)a[9]);
         return 0;
     case 87:
-        reduce4_part_f32(*(long long *)a[0], *(void **)a[1], *(void **)a[2], *(long long *)a[3], *(long long *)a[4], *(long long *)a[5], *(long long *)a[6], *(int *)a[7], *(long long *)a[8], *(int *)a[9]);
+        reduce4_f32(*(long long *)a[0], *(void **)a[1], *(void **)a[2], *(long long *)a[3], *(long long *)a[4], *(long long *)a[5], *(long long *)a[6], *(int *)a[7]);
         return 0;
     case 88:
-        reduce_join_f32(*(long long *)a[0], *(long long *)a[1], *(void **)a[2], *(void **)a[3]);
+        reduce4_f64(*(long long *)a[0], *(void **)a[1], *(void **)a[2], *(long long *)a[3], *(long long *)a[4], *(long long *)a[5], *(long long *)a[6], *(int *)a[7]);
         return 0;
     case 89:
-        reduce4_part_f64(*(long long *)a[0], *(void **)a[1], *(void **)a[2], *(long long *)a[3], *(long long *)a[4], *(long long *)a[5], *(long long *)a[6], *(int *)a[7], *(long long *)a[8], *(int *)a[9]);
+        reduce4_part_f32(*(long long *)a[0], *(void **)a[1], *(void **)a[2], *(long long *)a[3], *(long long *)a[4], *(long long *)a[5], *(long long *)a[6], *(int *)a[7], *(long long *)a[8], *(int *)a[9]);
         return 0;
     case 90:
-        reduce_join_f64(*(long long *)a[0], *(long long *)a[1], *(void **)a[2], *(void **)a[3]);
+        reduce_join_f32(*(long long *)a[0], *(long long *)a[1], *(void **)a[2], *(void **)a[3]);
         return 0;
     case 91:
-        cast_acc_f32(*(long long *)a[0], *(void **)a[1], *(void **)a[2]);
+        reduce4_part_f64(*(long long *)a[0], *(void **)a[1], *(void **)a[2], *(long long *)a[3], *(long long *)a[4], *(long long *)a[5], *(long long *)a[6], *(int *)a[7], *(long long *)a[8], *(int *)a[9]);
         return 0;
     case 92:
-        cast_acc_f64(*(long long *)a[0], *(void **)a[1], *(void **)a[2]);
+        reduce_join_f64(*(long long *)a[0], *(long long *)a[1], *(void **)a[2], *(void **)a[3]);
         return 0;
     case 93:
-        softmax_rows_f32(*(long long *)a[0], *(int *)a[1], *(int *)a[2], *(void **)a[3], *(void **)a[4]);
+        reduce4_warp_f32(*(long long *)a[0], *(void **)a[1], *(void **)a[2], *(long long *)a[3], *(long long *)a[4], *(long long *)a[5], *(long long *)a[6], *(int *)a[7]);
         return 0;
     case 94:
-        softmax_rows_f64(*(long long *)a[0], *(int *)a[1], *(int *)a[2], *(void **)a[3], *(void **)a[4]);
+        reduce4_warp_f64(*(long long *)a[0], *(void **)a[1], *(void **)a[2], *(long long *)a[3], *(long long *)a[4], *(long long *)a[5], *(long long *)a[6], *(int *)a[7]);
         return 0;
     case 95:
-        softmax_grad_rows_f32(*(long long *)a[0], *(int *)a[1], *(int *)a[2], *(void **)a[3], *(void **)a[4], *(void **)a[5]);
+        cast_acc_f32(*(long long *)a[0], *(void **)a[1], *(void **)a[2]);
         return 0;
     case 96:
-        softmax_grad_rows_f64(*(long long *)a[0], *(int *)a[1], *(int *)a[2], *(void **)a[3], *(void **)a[4], *(void **)a[5]);
+        cast_acc_f64(*(long long *)a[0], *(void **)a[1], *(void **)a[2]);
         return 0;
     case 97:
-        gather_rows_f32(*(long long *)a[0], *(void **)a[1], *(void **)a[2], *(int *)a[3], *(void **)a[4]);
+        softmax_rows_f32(*(long long *)a[0], *(int *)a[1], *(int *)a[2], *(void **)a[3], *(void **)a[4]);
         return 0;
     case 98:
-        gather_rows_f64(*(long long *)a[0], *(void **)a[1], *(void **)a[2], *(int *)a[3], *(void **)a[4]);
+        softmax_rows_f64(*(long long *)a[0], *(int *)a[1], *(int *)a[2], *(void **)a[3], *(void **)a[4]);
         return 0;
     case 99:
-        scatter_rows_f32(*(long long *)a[0], *(void **)a[1], *(void **)a[2], *(int *)a[3], *(void **)a[4]);
+        softmax_grad_rows_f32(*(long long *)a[0], *(int *)a[1], *(int *)a[2], *(void **)a[3], *(void **)a[4], *(void **)a[5]);
         return 0;
     case 100:
-        scatter_rows_f64(*(long long *)a[0], *(void **)a[1], *(void **)a[2], *(int *)a[3], *(void **)a[4]);
+        softmax_grad_rows_f64(*(long long *)a[0], *(int *)a[1], *(int *)a[2], *(void **)a[3], *(void **)a[4], *(void **)a[5]);
         return 0;
     case 101:
-        gather_cols_f32(*(long long *)a[0], *(void **)a[1], *(void **)a[2], *(int *)a[3], *(int *)a[4], *(void **)a[5]);
+        softmax_rows_warp_f32(*(long long *)a[0], *(int *)a[1], *(int *)a[2], *(void **)a[3], *(void **)a[4]);
         return 0;
     case 102:
-        gather_cols_f64(*(long long *)a[0], *(void **)a[1], *(void **)a[2], *(int *)a[3], *(int *)a[4], *(void **)a[5]);
+        softmax_rows_warp_f64(*(long long *)a[0], *(int *)a[1], *(int *)a[2], *(void **)a[3], *(void **)a[4]);
         return 0;
     case 103:
-        scatter_cols_f32(*(long long *)a[0], *(void **)a[1], *(void **)a[2], *(int *)a[3], *(int *)a[4], *(void **)a[5]);
+        softmax_grad_rows_warp_f32(*(long long *)a[0], *(int *)a[1], *(int *)a[2], *(void **)a[3], *(void **)a[4], *(void **)a[5]);
         return 0;
     case 104:
-        scatter_cols_f64(*(long long *)a[0], *(void **)a[1], *(void **)a[2], *(int *)a[3], *(int *)a[4], *(void **)a[5]);
+        softmax_grad_rows_warp_f64(*(long long *)a[0], *(int *)a[1], *(int *)a[2], *(void **)a[3], *(void **)a[4], *(void **)a[5]);
         return 0;
     case 105:
-        col_sum_part_f32(*(long long *)a[0], *(long long *)a[1], *(int *)a[2], *(int *)a[3], *(void **)a[4], *(void **)a[5]);
+        gather_rows_f32(*(long long *)a[0], *(void **)a[1], *(void **)a[2], *(int *)a[3], *(void **)a[4]);
         return 0;
     case 106:
-        col_sum_part_f64(*(long long *)a[0], *(long long *)a[1], *(int *)a[2], *(int *)a[3], *(void **)a[4], *(void **)a[5]);
+        gather_rows_f64(*(long long *)a[0], *(void **)a[1], *(void **)a[2], *(int *)a[3], *(void **)a[4]);
         return 0;
     case 107:
-        col_mean_join(*(long long *)a[0], *(int *)a[1], *(long long *)a[2], *(void **)a[3], *(void **)a[4]);
+        scatter_rows_f32(*(long long *)a[0], *(void **)a[1], *(void **)a[2], *(int *)a[3], *(void **)a[4]);
         return 0;
     case 108:
-        gather_rows_centered_f32(*(long long *)a[0], *(void **)a[1], *(void **)a[2], *(int *)a[3], *(void **)a[4], *(void **)a[5]);
+        scatter_rows_f64(*(long long *)a[0], *(void **)a[1], *(void **)a[2], *(int *)a[3], *(void **)a[4]);
         return 0;
     case 109:
-        gather_rows_centered_f64(*(long long *)a[0], *(void **)a[1], *(void **)a[2], *(int *)a[3], *(void **)a[4], *(void **)a[5]);
+        gather_cols_f32(*(long long *)a[0], *(void **)a[1], *(void **)a[2], *(int *)a[3], *(int *)a[4], *(void **)a[5]);
         return 0;
     case 110:
-        fill_rows_scaled_f32(*(long long *)a[0], *(int *)a[1], *(void **)a[2], *(double *)a[3], *(void **)a[4]);
+        gather_cols_f64(*(long long *)a[0], *(void **)a[1], *(void **)a[2], *(int *)a[3], *(int *)a[4], *(void **)a[5]);
         return 0;
     case 111:
-        fill_rows_scaled_f64(*(long long *)a[0], *(int *)a[1], *(void **)a[2], *(double *)a[3], *(void **)a[4]);
+        scatter_cols_f32(*(long long *)a[0], *(void **)a[1], *(void **)a[2], *(int *)a[3], *(int *)a[4], *(void **)a[5]);
         return 0;
     case 112:
-        xent_lse_warp_f32(*(long long *)a[0], *(int *)a[1], *(void **)a[2], *(void **)a[3], *(void **)a[4], *(int *)a[5], *(void **)a[6]);
+        scatter_cols_f64(*(long long *)a[0], *(void **)a[1], *(void **)a[2], *(int *)a[3], *(int *)a[4], *(void **)a[5]);
         return 0;
     case 113:
-        xent_lse_warp_f64(*(long long *)a[0], *(int *)a[1], *(void **)a[2], *(void **)a[3], *(void **)a[4], *(int *)a[5], *(void **)a[6]);
+        col_sum_part_f32(*(long long *)a[0], *(long long *)a[1], *(int *)a[2], *(int *)a[3], *(void **)a[4], *(void **)a[5]);
         return 0;
     case 114:
-        xent_loss_f32(*(long long *)a[0], *(void **)a[1], *(double *)a[2], *(void **)a[3]);
+        col_sum_part_f64(*(long long *)a[0], *(long long *)a[1], *(int *)a[2], *(int *)a[3], *(void **)a[4], *(void **)a[5]);
         return 0;
     case 115:
-        xent_loss_f64(*(long long *)a[0], *(void **)a[1], *(double *)a[2], *(void **)a[3]);
+        col_mean_join(*(long long *)a[0], *(int *)a[1], *(long long *)a[2], *(void **)a[3], *(void **)a[4]);
         return 0;
     case 116:
-        xent_grad_f32(*(long long *)a[0], *(int *)a[1], *(void **)a[2], *(void **)a[3], *(void **)a[4], *(void **)a[5], *(double *)a[6], *(void **)a[7]);
+        col_mean_warp_f32(*(long long *)a[0], *(long long *)a[1], *(void **)a[2], *(void **)a[3]);
         return 0;
     case 117:
+        col_mean_warp_f64(*(long long *)a[0], *(long long *)a[1], *(void **)a[2], *(void **)a[3]);
+        return 0;
+    case 118:
+        gather_rows_centered_f32(*(long long *)a[0], *(void **)a[1], *(void **)a[2], *(int *)a[3], *(void **)a[4], *(void **)a[5]);
+        return 0;
+    case 119:
+        gather_rows_centered_f64(*(long long *)a[0], *(void **)a[1], *(void **)a[2], *(int *)a[3], *(void **)a[4], *(void **)a[5]);
+        return 0;
+    case 120:
+        fill_rows_scaled_f32(*(long long *)a[0], *(int *)a[1], *(void **)a[2], *(double *)a[3], *(void **)a[4]);
+        return 0;
+    case 121:
+        fill_rows_scaled_f64(*(long long *)a[0], *(int *)a[1], *(void **)a[2], *(double *)a[3], *(void **)a[4]);
+        return 0;
+    case 122:
+        xent_lse_warp_f32(*(long long *)a[0], *(int *)a[1], *(void **)a[2], *(void **)a[3], *(void **)a[4], *(int *)a[5], *(void **)a[6]);
+        return 0;
+    case 123:
+        xent_lse_warp_f64(*(long long *)a[0], *(int *)a[1], *(void **)a[2], *(void **)a[3], *(void **)a[4], *(int *)a[5], *(void **)a[6]);
+        return 0;
+    case 124:
+        xent_loss_f32(*(long long *)a[0], *(void **)a[1], *(double *)a[2], *(void **)a[3]);
+        return 0;
+    case 125:
+        xent_loss_f64(*(long long *)a[0], *(void **)a[1], *(double *)a[2], *(void **)a[3]);
+        return 0;
+    case 126:
+        xent_grad_f32(*(long long *)a[0], *(int *)a[1], *(void **)a[2], *(void **)a[3], *(void **)a[4], *(void **)a[5], *(double *)a[6], *(void **)a[7]);
+        return 0;
+    case 127:
         xent_grad_f64(*(long long *)a[0], *(int *)a[1], *(void **)a[2], *(void **)a[3], *(void **)a[4], *(void **)a[5], *(double *)a[6], *(void **)a[7]);
         return 0;
     }
@@ -382,4 +412,4 @@ int gdattn_emu_dispatch(int k, void **a) {
 // gdattn_emu_warp[k] is 1 if kernel k is a warp kernel (one warp per work
 // item), else 0; the fake driver (testdata/fakecuda.c) checks launch
 // geometry with it.
-const unsigned char gdattn_emu_warp[] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 0, 0, 0, 0};
+const unsigned char gdattn_emu_warp[] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 1, 1, 0, 0, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 0, 0, 0, 0, 1, 1, 0, 0, 0, 0};

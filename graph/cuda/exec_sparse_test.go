@@ -88,17 +88,22 @@ func tiedModel(dt tensor.Dtype, V, D int, centered bool) (*testModel, error) {
 
 // TestExecutorTiedCentered compares the tied output layer (its three
 // products on Gemm) and the centered and plain lookups (the mean row and
-// the scatter-add's fill through the mean, with meanChunks partial sums of
-// one row, several rows and all rows per chunk) with the TapeMachine, and
-// requires them on the device when the backend has kernels.
+// the scatter-add's fill through the mean, a warp per column (chunks=0)
+// or with meanChunks partial sums of one row, several rows and all rows per
+// chunk) with the TapeMachine, and requires them on the device when the
+// backend has kernels.
 func TestExecutorTiedCentered(t *testing.T) {
 	be, device := execBackend(t)
-	defer func(c int) { meanChunks = c }(meanChunks)
+	defer func(c int, w int64) { meanChunks, warpSumMax = c, w }(meanChunks, warpSumMax)
+	warpSums := warpSumMax
 	for _, centered := range []bool{true, false} {
-		for _, chunks := range []int{64, 7, 1} {
+		for _, chunks := range []int{0, 64, 7, 1} {
 			for _, dt := range []tensor.Dtype{tensor.Float64, tensor.Float32} {
 				t.Run(fmt.Sprintf("centered=%v/chunks=%d/%v", centered, chunks, dt), func(t *testing.T) {
-					meanChunks = chunks
+					meanChunks, warpSumMax = max(1, chunks), warpSums
+					if chunks > 0 {
+						warpSumMax = 0
+					}
 					run := func(factory graph.ExecutorFactory) (snapshot, *graph.Machine) {
 						m, err := tiedModel(dt, 29, 6, centered)
 						if err != nil {
@@ -119,7 +124,13 @@ func TestExecutorTiedCentered(t *testing.T) {
 						return s, mach
 					}
 					want, _ := run(nil)
-					got, mach := run(NewExecutorWith(be, ExecOptions{HostOnly: !device, Logf: func(string, ...any) {}}))
+					c := countLaunches(be)
+					got, mach := run(NewExecutorWith(c, ExecOptions{HostOnly: !device, Logf: func(string, ...any) {}}))
+					if centered && chunks == 0 {
+						c.took(t, device, []string{"col_mean_warp"}, []string{"col_sum_part"})
+					} else if centered {
+						c.took(t, device, []string{"col_sum_part", "col_mean_join"}, []string{"col_mean_warp"})
+					}
 					worst := compareSnapshots(t, got, want, execTol(dt))
 					t.Logf("largest relative difference %.3g", worst)
 					if device {

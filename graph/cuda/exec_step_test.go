@@ -325,8 +325,12 @@ func TestExecutorPaperStepCounts(t *testing.T) {
 			if step.Syncs != 1 || step.CopiesDtoH != 1 {
 				t.Errorf("step: %d syncs and %d copies back, want 1 and 1", step.Syncs, step.CopiesDtoH)
 			}
-			// One grad_part_warp (float32 gradients), one grad_join_warp,
-			// step_finish and one adam_multi.
+			// The program's launches (TestFusedChainsPaper's fused counts),
+			// then one grad_part_warp (float32 gradients), one
+			// grad_join_warp, step_finish and one adam_multi.
+			if want := map[string]int64{"language-paper/gdlm": 98, "language-paper/gpt": 63}[w.Name]; run.Launches != want {
+				t.Errorf("Run: %d launches, want %d", run.Launches, want)
+			}
 			if step.Launches != run.Launches+opt || opt != 4 {
 				t.Errorf("step: %d launches, Run %d, optimiser %d, want 4", step.Launches, run.Launches, opt)
 			}

@@ -127,6 +127,9 @@ var expensiveOps = []string{"gorgonia.linAlgBinOp", "ops.MatMulOp", "ops.Batched
 // TapeMachine, in float32 and float64, and logs where each op runs.
 func TestExecutorMatchesTapeMachine(t *testing.T) {
 	be, device := execBackend(t)
+	c := countLaunches(be)
+	defer c.took(t, device, []string{"reduce4_warp", "softmax_rows", "softmax_grad_rows"}, nil)
+	be = c
 	for _, name := range modelNames {
 		for _, dt := range []tensor.Dtype{tensor.Float64, tensor.Float32} {
 			t.Run(fmt.Sprintf("%s/%v", name, dt), func(t *testing.T) {
@@ -187,38 +190,106 @@ func compareModel(t *testing.T, be Backend, device bool, name string, dt tensor.
 	return mach.Executor().(*Exec)
 }
 
-// TestExecutorLongRows runs the models with dot-product kernels and fused
-// attention heads with their long-row paths (a warp per row, normally for
-// 64 keys and more) forced on their short contexts: softmax, exp and linear
-// kernels, learned and fixed scales, causal masks.
-func TestExecutorLongRows(t *testing.T) {
-	be, device := execBackend(t)
-	defer func(l, h int) { attnLongRow, headLongRow = l, h }(attnLongRow, headLongRow)
-	attnLongRow, headLongRow = 4, 4
-	for _, name := range []string{"gd-structured-softmax", "gd-structured-linear", "gd-structured-exp", "gd-literal-softmax", "gd-heads3-bias", "tf", "tf-cross", "gdlm", "gpt"} {
-		for _, dt := range []tensor.Dtype{tensor.Float64, tensor.Float32} {
-			t.Run(fmt.Sprintf("%s/%v", name, dt), func(t *testing.T) {
-				compareModel(t, be, device, name, dt)
-			})
+// launchCount is a Backend that counts its kernel launches by name (the
+// dtype suffix dropped), so that a test can check which path it took.
+type launchCount struct {
+	Backend
+	n map[string]int
+}
+
+func countLaunches(be Backend) *launchCount { return &launchCount{Backend: be, n: map[string]int{}} }
+
+func (c *launchCount) Launch(name string, n int64, args ...any) error {
+	c.n[strings.TrimSuffix(strings.TrimSuffix(name, "_f32"), "_f64")]++
+	return c.Backend.Launch(name, n, args...)
+}
+
+// took fails t unless (on a backend with kernels) every kernel of some ran
+// and none of none did.
+func (c *launchCount) took(t *testing.T, device bool, some, none []string) {
+	t.Helper()
+	if !device {
+		return
+	}
+	for _, k := range some {
+		if c.n[k] == 0 {
+			t.Errorf("no %s launched", k)
+		}
+	}
+	for _, k := range none {
+		if c.n[k] != 0 {
+			t.Errorf("%s launched %d times", k, c.n[k])
 		}
 	}
 }
 
-// TestExecutorLongLayerNorm runs the models with layer norms with the warp
-// kernels (normally for rows of 128 and more) and the chunked column sums
-// (normally for 128 rows and more, about 16 rows per thread) forced on
-// their small sizes, with 2 rows per thread.
-func TestExecutorLongLayerNorm(t *testing.T) {
+// TestExecutorLongRows runs the models with dot-product kernels, fused
+// attention heads and softmax ops with their long-row paths (a warp per
+// row, normally for 64 keys or columns and more) forced on their short
+// contexts and few classes: softmax, exp and linear kernels, learned and
+// fixed scales, causal masks, the losses' log-softmax and the expectation
+// over the vocabulary.
+func TestExecutorLongRows(t *testing.T) {
 	be, device := execBackend(t)
-	defer func(a, c, d int) { lnLongRow, lnManyRows, lnChunkRows = a, c, d }(lnLongRow, lnManyRows, lnChunkRows)
-	lnLongRow, lnManyRows, lnChunkRows = 4, 4, 2
-	for _, name := range []string{"gdlm-ff", "gpt"} {
+	defer func(l, h, s int) { attnLongRow, headLongRow, softmaxLongRow = l, h, s }(attnLongRow, headLongRow, softmaxLongRow)
+	attnLongRow, headLongRow, softmaxLongRow = 4, 4, 2
+	c := countLaunches(be)
+	for _, name := range []string{"gd-structured-softmax", "gd-structured-linear", "gd-structured-exp", "gd-literal-softmax", "gd-heads3-bias", "tf", "tf-cross", "gdlm", "gpt"} {
 		for _, dt := range []tensor.Dtype{tensor.Float64, tensor.Float32} {
 			t.Run(fmt.Sprintf("%s/%v", name, dt), func(t *testing.T) {
-				compareModel(t, be, device, name, dt)
+				compareModel(t, c, device, name, dt)
 			})
 		}
 	}
+	c.took(t, device, []string{"softmax_rows_warp", "softmax_grad_rows_warp", "attn_rows_warp", "head_weights_warp"}, []string{"softmax_rows", "softmax_grad_rows"})
+}
+
+// TestExecutorLongLayerNorm runs the models with layer norms with the warp
+// kernels (normally for rows of 128 and more) and the parameter gradients'
+// column sums of many rows (normally from 128 rows) forced on their small
+// sizes: a warp per column (up to warpSumMax rows), and chunks of 2 rows
+// per thread joined.
+func TestExecutorLongLayerNorm(t *testing.T) {
+	be, device := execBackend(t)
+	defer func(a, c, d int, w int64) {
+		lnLongRow, lnManyRows, lnChunkRows, warpSumMax = a, c, d, w
+	}(lnLongRow, lnManyRows, lnChunkRows, warpSumMax)
+	lnLongRow, lnManyRows, lnChunkRows = 4, 4, 2
+	for _, sums := range []int64{warpSumMax, 0} {
+		c := countLaunches(be)
+		for _, name := range []string{"gdlm-ff", "gpt"} {
+			for _, dt := range []tensor.Dtype{tensor.Float64, tensor.Float32} {
+				t.Run(fmt.Sprintf("warpSumMax=%d/%s/%v", sums, name, dt), func(t *testing.T) {
+					warpSumMax = sums
+					compareModel(t, c, device, name, dt)
+				})
+			}
+		}
+		if sums > 0 {
+			c.took(t, device, []string{"ln_fwd_warp", "ln_grad_warp", "ln_s4_warp", "ln_param_warp"}, []string{"ln_param_part"})
+		} else {
+			c.took(t, device, []string{"ln_param_part"}, []string{"ln_param_warp"})
+		}
+	}
+}
+
+// TestExecutorChunkedSums runs models with sums of several outputs over
+// many elements (bias and parameter gradients, the loss) with every such
+// sum split over chunks and joined (reduce4_part, reduce_join), as sums
+// longer than warpSumMax are, rather than a warp per output.
+func TestExecutorChunkedSums(t *testing.T) {
+	be, device := execBackend(t)
+	defer func(w int64) { warpSumMax = w }(warpSumMax)
+	warpSumMax = 0
+	c := countLaunches(be)
+	for _, name := range []string{"gd-structured-softmax", "gd-heads3-bias", "tf", "gdlm", "gpt"} {
+		for _, dt := range []tensor.Dtype{tensor.Float64, tensor.Float32} {
+			t.Run(fmt.Sprintf("%s/%v", name, dt), func(t *testing.T) {
+				compareModel(t, c, device, name, dt)
+			})
+		}
+	}
+	c.took(t, device, []string{"reduce4_part", "reduce_join"}, []string{"reduce4_warp", "ln_param_warp", "col_mean_warp"})
 }
 
 // TestExecutorDualGradients: on a graph where a TapeMachine already bound

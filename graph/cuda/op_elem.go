@@ -175,6 +175,14 @@ func reduceChunks(outs, reduced int64) int64 {
 	return max(1, min(reduced/8, (1<<16)/max(outs, 1), 1024))
 }
 
+// warpSumMax is the most elements a sum (a column of a parameter
+// gradient, of a layer norm's parameters, of the centered lookup's mean)
+// adds in a warp of its own, at most warpSumMax/32 per lane, in one launch
+// (reduce4_warp, ln_param_warp, col_mean_warp); longer sums are split
+// over chunks and joined in a second launch. A variable so that tests can
+// take both paths on small models.
+var warpSumMax int64 = 4096
+
 // lowerSum maps Gorgonia's sumOp (sum along axes).
 func lowerSum(x *Exec, v *value, along []int) (devOp, error) {
 	if len(v.ins) != 1 {
@@ -189,7 +197,14 @@ func lowerSum(x *Exec, v *value, along []int) (devOp, error) {
 	if int64(v.size)*reduced != int64(in.size) {
 		return nil, nil
 	}
-	if chunks := reduceChunks(int64(v.size), reduced); chunks > 1 {
+	chunks := reduceChunks(int64(v.size), reduced)
+	if chunks > 1 && reduced <= warpSumMax {
+		// Sums of moderate length: a warp per output, in one launch.
+		return devFunc(func(x *Exec, v *value) error {
+			return x.launch(v, "reduce4_warp", int64(v.size), v.ins[0].ptr, v.ptr, d[0], d[1], d[2], d[3], mask)
+		}), nil
+	}
+	if chunks > 1 {
 		// Few outputs over many inputs: each output's sum split over
 		// chunks items, then joined, in a fixed order.
 		part, err := x.alloc(int64(v.size) * chunks * 8)
@@ -369,6 +384,20 @@ func lowerGorgoniaSlice(v *value, s tensor.Slice, along int) devOp {
 	})
 }
 
+// softmaxLongRow is the row width from which the softmax kernels take a
+// warp per row (softmax_rows_warp, softmax_grad_rows_warp) rather than a
+// thread; a variable so that tests can take the warp path on small models.
+var softmaxLongRow = 64
+
+// softmaxKernel returns the softmax kernel name for rows of cols columns:
+// base, or its warp form for long rows.
+func softmaxKernel(base string, cols int) string {
+	if cols >= softmaxLongRow {
+		return base + "_warp"
+	}
+	return base
+}
+
 // lowerSoftmax maps ops.SoftMax / LogSoftMax (along the last axis, lg for
 // the log variant) and, with grad, their gradient op.
 func lowerSoftmax(v *value, lg, grad bool) devOp {
@@ -389,14 +418,16 @@ func lowerSoftmax(v *value, lg, grad bool) devOp {
 		if len(v.ins) != 2 || v.ins[0].size != v.size || v.ins[1].size != v.size {
 			return nil
 		}
+		k := softmaxKernel("softmax_grad_rows", cols)
 		return devFunc(func(x *Exec, v *value) error {
-			return x.launch(v, "softmax_grad_rows", rows, int32(cols), flag, v.ins[0].ptr, v.ins[1].ptr, v.ptr)
+			return x.launch(v, k, rows, int32(cols), flag, v.ins[0].ptr, v.ins[1].ptr, v.ptr)
 		})
 	}
 	if len(v.ins) != 1 || v.ins[0].size != v.size {
 		return nil
 	}
+	k := softmaxKernel("softmax_rows", cols)
 	return devFunc(func(x *Exec, v *value) error {
-		return x.launch(v, "softmax_rows", rows, int32(cols), flag, v.ins[0].ptr, v.ptr)
+		return x.launch(v, k, rows, int32(cols), flag, v.ins[0].ptr, v.ptr)
 	})
 }

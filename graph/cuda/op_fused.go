@@ -117,11 +117,12 @@ func lowerExpect(x *Exec, v *value, fwd *ops.ExpectationOp, kind expectPart, wrt
 		return nil, err
 	}
 	rows, cols := int64(m), int32(c)
+	smk, smgk := softmaxKernel("softmax_rows", c), softmaxKernel("softmax_grad_rows", c)
 	probs := func(x *Exec, v *value) error {
 		if err := x.b.Gemm(v.dt, false, false, m, c, dp, 1, f.ptr, dp, 0, k.ptr, c, 0, 0, p, c, 0, 1); err != nil {
 			return err
 		}
-		return x.launch(v, "softmax_rows", rows, cols, int32(0), p, p)
+		return x.launch(v, smk, rows, cols, int32(0), p, p)
 	}
 	switch kind {
 	case expectFwd:
@@ -154,7 +155,7 @@ func lowerExpect(x *Exec, v *value, fwd *ops.ExpectationOp, kind expectPart, wrt
 		if err := x.b.Gemm(v.dt, false, false, m, c, dp, 1, dE.ptr, dp, 0, vv.ptr, c, 0, 0, ds, c, 0, 1); err != nil {
 			return err
 		}
-		return x.launch(v, "softmax_grad_rows", rows, cols, int32(0), p, ds, ds)
+		return x.launch(v, smgk, rows, cols, int32(0), p, ds, ds)
 	}
 	if kind == expectDF {
 		if len(v.ins) != 5 || v.size != m*dp {

@@ -146,9 +146,13 @@ func lowerLayerNormParamGrad(x *Exec, v *value, op *ops.LayerNormParamGradOp) (d
 }
 
 // lowerLayerNormParamGradLong is lowerLayerNormParamGrad for many rows: the
-// rows' statistics (ln_s4_warp, a warp per row), then the column sums in
+// rows' statistics (ln_s4_warp, a warp per row), then the column sums, a
+// warp per column (ln_param_warp) up to warpSumMax rows, else in
 // lnRowChunks(rows) chunks joined by reduce_join.
 func lowerLayerNormParamGradLong(x *Exec, v *value, op *ops.LayerNormParamGradOp, rows int64, d int) (devOp, error) {
+	if rows <= warpSumMax {
+		return lowerLayerNormParamGradWarp(x, v, op, rows, d)
+	}
 	rc := lnRowChunks(rows)
 	cpart, err := x.alloc(rc * int64(d) * 8)
 	if err != nil {
@@ -179,5 +183,29 @@ func lowerLayerNormParamGradLong(x *Exec, v *value, op *ops.LayerNormParamGradOp
 			return err
 		}
 		return x.launch(v, "reduce_join", int64(d), rc, cpart, v.ptr)
+	}), nil
+}
+
+// lowerLayerNormParamGradWarp is lowerLayerNormParamGradLong with a warp
+// per column: the bias's gradient in one launch, the scale's in two (the
+// rows' statistics, then the sums).
+func lowerLayerNormParamGradWarp(x *Exec, v *value, op *ops.LayerNormParamGradOp, rows int64, d int) (devOp, error) {
+	if op.Bias() {
+		return devFunc(func(x *Exec, v *value) error {
+			p := v.ins[0].ptr
+			return x.launch(v, "ln_param_warp", int64(d), rows, int32(1), p, p, p, v.ptr)
+		}), nil
+	}
+	s4, err := x.alloc(4 * rows * int64(v.dt.Size()))
+	if err != nil {
+		return nil, err
+	}
+	eps := op.Forward().Eps()
+	return devFunc(func(x *Exec, v *value) error {
+		xp, dy := v.ins[0].ptr, v.ins[1].ptr
+		if err := x.launch(v, "ln_s4_warp", rows, int32(d), eps, xp, s4); err != nil {
+			return err
+		}
+		return x.launch(v, "ln_param_warp", int64(d), rows, int32(0), xp, s4, dy, v.ptr)
 	}), nil
 }

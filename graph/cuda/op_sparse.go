@@ -41,9 +41,15 @@ func intInput(v *value) bool {
 var meanChunks = 256
 
 // colMean returns a device function that writes into mean (d doubles) the
-// mean row of the row-major (rows, d) matrix at src(), in double (partial
-// sums in part, d·chunks doubles, allocated here).
+// mean row of the row-major (rows, d) matrix at src(), in double: a warp
+// per column (col_mean_warp) up to warpSumMax rows, else partial sums in
+// part (d·chunks doubles, allocated here) then joined.
 func colMean(x *Exec, rows, d int) (func(x *Exec, v *value, src, mean Ptr) error, error) {
+	if int64(rows) <= warpSumMax {
+		return func(x *Exec, v *value, src, mean Ptr) error {
+			return x.launch(v, "col_mean_warp", int64(d), int64(rows), src, mean)
+		}, nil
+	}
 	chunks := max(1, min(meanChunks, rows))
 	part, err := x.alloc(int64(chunks) * int64(d) * 8)
 	if err != nil {

@@ -4,7 +4,7 @@ package cuda
 
 // kernelSourceHash is the SHA-256 of kernels/*.cu and kernels/*.h; it must
 // match the one scripts/build-ptx.sh wrote into kernels/gdattn.ptx.
-const kernelSourceHash = "555d5d544cbeaad42e636120bab2513a2d4056bd37775e5d8e6ea5eabb7199b8"
+const kernelSourceHash = "4e9ad0e76f365903925ecbea90c7a6ae687bad62935b0756f223e8c5a0218612"
 
 // kernelTable lists every kernel of kernels/*.cu in emulator dispatch order;
 // warp marks the warp kernels (GDATTN_WARP_KERNEL: one warp per work item).
@@ -74,6 +74,8 @@ var kernelTable = []kernelSig{
 	{name: "ln_s4_warp_f64", file: "layernorm.cu", warp: true, params: []kernelParam{{"n", argInt64, "long long"}, {"d", argInt32, "int"}, {"eps", argFloat64, "double"}, {"x", argPtr, "const double*"}, {"s4", argPtr, "double*"}}},
 	{name: "ln_param_part_f32", file: "layernorm.cu", params: []kernelParam{{"n", argInt64, "long long"}, {"rows", argInt64, "long long"}, {"d", argInt32, "int"}, {"chunks", argInt32, "int"}, {"bias", argInt32, "int"}, {"x", argPtr, "const float*"}, {"s4", argPtr, "const float*"}, {"dy", argPtr, "const float*"}, {"part", argPtr, "double*"}}},
 	{name: "ln_param_part_f64", file: "layernorm.cu", params: []kernelParam{{"n", argInt64, "long long"}, {"rows", argInt64, "long long"}, {"d", argInt32, "int"}, {"chunks", argInt32, "int"}, {"bias", argInt32, "int"}, {"x", argPtr, "const double*"}, {"s4", argPtr, "const double*"}, {"dy", argPtr, "const double*"}, {"part", argPtr, "double*"}}},
+	{name: "ln_param_warp_f32", file: "layernorm.cu", warp: true, params: []kernelParam{{"n", argInt64, "long long"}, {"rows", argInt64, "long long"}, {"bias", argInt32, "int"}, {"x", argPtr, "const float*"}, {"s4", argPtr, "const float*"}, {"dy", argPtr, "const float*"}, {"out", argPtr, "float*"}}},
+	{name: "ln_param_warp_f64", file: "layernorm.cu", warp: true, params: []kernelParam{{"n", argInt64, "long long"}, {"rows", argInt64, "long long"}, {"bias", argInt32, "int"}, {"x", argPtr, "const double*"}, {"s4", argPtr, "const double*"}, {"dy", argPtr, "const double*"}, {"out", argPtr, "double*"}}},
 	{name: "fill_f32", file: "selftest.cu", params: []kernelParam{{"n", argInt64, "long long"}, {"v", argFloat32, "float"}, {"x", argPtr, "float*"}}},
 	{name: "fill_f64", file: "selftest.cu", params: []kernelParam{{"n", argInt64, "long long"}, {"v", argFloat64, "double"}, {"x", argPtr, "double*"}}},
 	{name: "axpy_f32", file: "selftest.cu", params: []kernelParam{{"n", argInt64, "long long"}, {"a", argFloat32, "float"}, {"x", argPtr, "const float*"}, {"y", argPtr, "float*"}}},
@@ -100,12 +102,18 @@ var kernelTable = []kernelSig{
 	{name: "reduce_join_f32", file: "shape.cu", params: []kernelParam{{"n", argInt64, "long long"}, {"chunks", argInt64, "long long"}, {"part", argPtr, "const double*"}, {"y", argPtr, "float*"}}},
 	{name: "reduce4_part_f64", file: "shape.cu", params: []kernelParam{{"n", argInt64, "long long"}, {"x", argPtr, "const double*"}, {"part", argPtr, "double*"}, {"d0", argInt64, "long long"}, {"d1", argInt64, "long long"}, {"d2", argInt64, "long long"}, {"d3", argInt64, "long long"}, {"mask", argInt32, "int"}, {"chunks", argInt64, "long long"}, {"omajor", argInt32, "int"}}},
 	{name: "reduce_join_f64", file: "shape.cu", params: []kernelParam{{"n", argInt64, "long long"}, {"chunks", argInt64, "long long"}, {"part", argPtr, "const double*"}, {"y", argPtr, "double*"}}},
+	{name: "reduce4_warp_f32", file: "shape.cu", warp: true, params: []kernelParam{{"n", argInt64, "long long"}, {"x", argPtr, "const float*"}, {"y", argPtr, "float*"}, {"d0", argInt64, "long long"}, {"d1", argInt64, "long long"}, {"d2", argInt64, "long long"}, {"d3", argInt64, "long long"}, {"mask", argInt32, "int"}}},
+	{name: "reduce4_warp_f64", file: "shape.cu", warp: true, params: []kernelParam{{"n", argInt64, "long long"}, {"x", argPtr, "const double*"}, {"y", argPtr, "double*"}, {"d0", argInt64, "long long"}, {"d1", argInt64, "long long"}, {"d2", argInt64, "long long"}, {"d3", argInt64, "long long"}, {"mask", argInt32, "int"}}},
 	{name: "cast_acc_f32", file: "shape.cu", params: []kernelParam{{"n", argInt64, "long long"}, {"acc", argPtr, "const double*"}, {"y", argPtr, "float*"}}},
 	{name: "cast_acc_f64", file: "shape.cu", params: []kernelParam{{"n", argInt64, "long long"}, {"acc", argPtr, "const double*"}, {"y", argPtr, "double*"}}},
 	{name: "softmax_rows_f32", file: "softmax.cu", params: []kernelParam{{"n", argInt64, "long long"}, {"cols", argInt32, "int"}, {"lg", argInt32, "int"}, {"x", argPtr, "const float*"}, {"y", argPtr, "float*"}}},
 	{name: "softmax_rows_f64", file: "softmax.cu", params: []kernelParam{{"n", argInt64, "long long"}, {"cols", argInt32, "int"}, {"lg", argInt32, "int"}, {"x", argPtr, "const double*"}, {"y", argPtr, "double*"}}},
 	{name: "softmax_grad_rows_f32", file: "softmax.cu", params: []kernelParam{{"n", argInt64, "long long"}, {"cols", argInt32, "int"}, {"lg", argInt32, "int"}, {"y", argPtr, "const float*"}, {"dy", argPtr, "const float*"}, {"dx", argPtr, "float*"}}},
 	{name: "softmax_grad_rows_f64", file: "softmax.cu", params: []kernelParam{{"n", argInt64, "long long"}, {"cols", argInt32, "int"}, {"lg", argInt32, "int"}, {"y", argPtr, "const double*"}, {"dy", argPtr, "const double*"}, {"dx", argPtr, "double*"}}},
+	{name: "softmax_rows_warp_f32", file: "softmax.cu", warp: true, params: []kernelParam{{"n", argInt64, "long long"}, {"cols", argInt32, "int"}, {"lg", argInt32, "int"}, {"x", argPtr, "const float*"}, {"y", argPtr, "float*"}}},
+	{name: "softmax_rows_warp_f64", file: "softmax.cu", warp: true, params: []kernelParam{{"n", argInt64, "long long"}, {"cols", argInt32, "int"}, {"lg", argInt32, "int"}, {"x", argPtr, "const double*"}, {"y", argPtr, "double*"}}},
+	{name: "softmax_grad_rows_warp_f32", file: "softmax.cu", warp: true, params: []kernelParam{{"n", argInt64, "long long"}, {"cols", argInt32, "int"}, {"lg", argInt32, "int"}, {"y", argPtr, "const float*"}, {"dy", argPtr, "const float*"}, {"dx", argPtr, "float*"}}},
+	{name: "softmax_grad_rows_warp_f64", file: "softmax.cu", warp: true, params: []kernelParam{{"n", argInt64, "long long"}, {"cols", argInt32, "int"}, {"lg", argInt32, "int"}, {"y", argPtr, "const double*"}, {"dy", argPtr, "const double*"}, {"dx", argPtr, "double*"}}},
 	{name: "gather_rows_f32", file: "sparse.cu", params: []kernelParam{{"n", argInt64, "long long"}, {"w", argPtr, "const float*"}, {"ids", argPtr, "const long long*"}, {"d", argInt32, "int"}, {"out", argPtr, "float*"}}},
 	{name: "gather_rows_f64", file: "sparse.cu", params: []kernelParam{{"n", argInt64, "long long"}, {"w", argPtr, "const double*"}, {"ids", argPtr, "const long long*"}, {"d", argInt32, "int"}, {"out", argPtr, "double*"}}},
 	{name: "scatter_rows_f32", file: "sparse.cu", params: []kernelParam{{"n", argInt64, "long long"}, {"ids", argPtr, "const long long*"}, {"g", argPtr, "const float*"}, {"d", argInt32, "int"}, {"buf", argPtr, "float*"}}},
@@ -117,6 +125,8 @@ var kernelTable = []kernelSig{
 	{name: "col_sum_part_f32", file: "sparse.cu", params: []kernelParam{{"n", argInt64, "long long"}, {"rows", argInt64, "long long"}, {"d", argInt32, "int"}, {"chunks", argInt32, "int"}, {"x", argPtr, "const float*"}, {"part", argPtr, "double*"}}},
 	{name: "col_sum_part_f64", file: "sparse.cu", params: []kernelParam{{"n", argInt64, "long long"}, {"rows", argInt64, "long long"}, {"d", argInt32, "int"}, {"chunks", argInt32, "int"}, {"x", argPtr, "const double*"}, {"part", argPtr, "double*"}}},
 	{name: "col_mean_join", file: "sparse.cu", params: []kernelParam{{"n", argInt64, "long long"}, {"chunks", argInt32, "int"}, {"rows", argInt64, "long long"}, {"part", argPtr, "const double*"}, {"mean", argPtr, "double*"}}},
+	{name: "col_mean_warp_f32", file: "sparse.cu", warp: true, params: []kernelParam{{"n", argInt64, "long long"}, {"rows", argInt64, "long long"}, {"x", argPtr, "const float*"}, {"mean", argPtr, "double*"}}},
+	{name: "col_mean_warp_f64", file: "sparse.cu", warp: true, params: []kernelParam{{"n", argInt64, "long long"}, {"rows", argInt64, "long long"}, {"x", argPtr, "const double*"}, {"mean", argPtr, "double*"}}},
 	{name: "gather_rows_centered_f32", file: "sparse.cu", params: []kernelParam{{"n", argInt64, "long long"}, {"w", argPtr, "const float*"}, {"ids", argPtr, "const long long*"}, {"d", argInt32, "int"}, {"mean", argPtr, "const double*"}, {"out", argPtr, "float*"}}},
 	{name: "gather_rows_centered_f64", file: "sparse.cu", params: []kernelParam{{"n", argInt64, "long long"}, {"w", argPtr, "const double*"}, {"ids", argPtr, "const long long*"}, {"d", argInt32, "int"}, {"mean", argPtr, "const double*"}, {"out", argPtr, "double*"}}},
 	{name: "fill_rows_scaled_f32", file: "sparse.cu", params: []kernelParam{{"n", argInt64, "long long"}, {"d", argInt32, "int"}, {"mean", argPtr, "const double*"}, {"scale", argFloat64, "double"}, {"buf", argPtr, "float*"}}},

@@ -39,7 +39,8 @@
  * T the element type and S the suffix (_f32 or _f64), and instantiate it with
  * GDATTN_FLOATS. Inside, GDATTN_NAME(name, S) pastes the suffix and
  * GDATTN_FN(fn, S) calls the type-matched math function defined below (exp,
- * log, sqrt, rsqrt, tanh, fabs, fmax, fmin, pow, log1p, expm1, atomic_add),
+ * log, sqrt, rsqrt, tanh, fabs, fmax, fmin, pow, log1p, expm1, mul_rn,
+ * atomic_add),
  * so that float kernels use expf and not the double exp:
  *
  *     #define SCALE_KERNEL(T, S)                                       \
@@ -196,6 +197,9 @@ GDATTN_DEVICE float gdattn_log1p_f32(float x) { return log1pf(x); }
 GDATTN_DEVICE double gdattn_log1p_f64(double x) { return log1p(x); }
 GDATTN_DEVICE float gdattn_expm1_f32(float x) { return expm1f(x); }
 GDATTN_DEVICE double gdattn_expm1_f64(double x) { return expm1(x); }
+/* mul_rn: a product nvcc never contracts into a fused multiply-add (below). */
+GDATTN_DEVICE float gdattn_mul_rn_f32(float x, float y) { return __fmul_rn(x, y); }
+GDATTN_DEVICE double gdattn_mul_rn_f64(double x, double y) { return __dmul_rn(x, y); }
 /* atomic_add adds v to *p atomically (serially on the emulator); returns the old value. */
 GDATTN_DEVICE float gdattn_atomic_add_f32(float *p, float v) { return atomicAdd(p, v); }
 GDATTN_DEVICE double gdattn_atomic_add_f64(double *p, double v) { return atomicAdd(p, v); }

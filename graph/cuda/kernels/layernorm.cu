@@ -270,3 +270,35 @@ GDATTN_FLOATS(GDATTN_LN_S4_WARP)
         }                                                                     \
     }
 GDATTN_FLOATS(GDATTN_LN_PARAM_PART)
+
+/*
+ * ln_param_warp_<T>: the parameter gradients' column sums in one launch,
+ * one warp per column j (n = d): lane l sums in double the rows
+ * r ≡ l (mod 32) in order, (c·r)·dy with the rows' s4 (scale) or dy
+ * (bias), the butterfly joins the lanes, and out[j] is the sum in T (the
+ * product with dy rounded on its own, mul_rn, as the host rounds it).
+ */
+#define GDATTN_LN_PARAM_WARP(T, S)                                            \
+    GDATTN_WARP_KERNEL GDATTN_NAME(ln_param_warp, S)(                         \
+        long long n, long long rows, int bias, const T *x, const T *s4,       \
+        const T *dy, T *out) {                                                \
+        GDATTN_WARP_STRIDE(j, n) {                                            \
+            GDATTN_LANE_VAR(double, a);                                       \
+            GDATTN_FOR_LANES(lane) {                                          \
+                double acc = 0;                                               \
+                long long r;                                                  \
+                for (r = lane; r < rows; r += 32) {                           \
+                    T g = dy[r * n + j];                                      \
+                    acc += bias ? (double)g                                   \
+                                : (double)GDATTN_FN(mul_rn, S)(               \
+                                      (s4[4 * r] + x[r * n + j]) *            \
+                                          s4[4 * r + 1],                      \
+                                      g);                                     \
+                }                                                             \
+                GDATTN_AT(a, lane) = acc;                                     \
+            }                                                                 \
+            GDATTN_WARP_ALLREDUCE(double, a, GDATTN_ADD);                     \
+            GDATTN_WARP_ONCE { out[j] = (T)GDATTN_WARP_VALUE(a); }            \
+        }                                                                     \
+    }
+GDATTN_FLOATS(GDATTN_LN_PARAM_WARP)

@@ -146,6 +146,28 @@ GDATTN_FLOATS(GDATTN_REDUCE)
     }
 GDATTN_FLOATS(GDATTN_REDUCE_PART)
 
+/*
+ * reduce4_warp_<T>: reduce4 for sums of moderate length in one launch, one
+ * warp per output (warp kernels, kernels/common.h): lane l sums the
+ * output's summed elements r ≡ l (mod 32) in order (reduce_sum), in
+ * double, the butterfly joins the lanes, and y[o] is the sum in T.
+ */
+#define GDATTN_REDUCE_WARP(T, S)                                              \
+    GDATTN_WARP_KERNEL GDATTN_NAME(reduce4_warp, S)(                          \
+        long long n, const T *x, T *y, long long d0, long long d1,            \
+        long long d2, long long d3, int mask) {                               \
+        GDATTN_WARP_STRIDE(o, n) {                                            \
+            GDATTN_LANE_VAR(double, a);                                       \
+            GDATTN_FOR_LANES(lane) {                                          \
+                GDATTN_AT(a, lane) = GDATTN_NAME(reduce_sum, S)(              \
+                    x, d0, d1, d2, d3, mask, o, lane, 32);                    \
+            }                                                                 \
+            GDATTN_WARP_ALLREDUCE(double, a, GDATTN_ADD);                     \
+            GDATTN_WARP_ONCE { y[o] = (T)GDATTN_WARP_VALUE(a); }              \
+        }                                                                     \
+    }
+GDATTN_FLOATS(GDATTN_REDUCE_WARP)
+
 /* cast_acc_<T>: y = (T)acc, a double accumulator (the attention ops'). */
 #define GDATTN_CAST_ACC(T, S)                                                 \
     GDATTN_KERNEL GDATTN_NAME(cast_acc, S)(long long n, const double *acc,    \

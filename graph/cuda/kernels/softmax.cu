@@ -57,3 +57,84 @@ GDATTN_FLOATS(GDATTN_SOFTMAX)
         }                                                                     \
     }
 GDATTN_FLOATS(GDATTN_SOFTMAX_GRAD)
+
+/*
+ * Rows of softmaxLongRow columns and more (op_elem.go): one warp per row
+ * (warp kernels, kernels/common.h), lane l taking the columns j ≡ l
+ * (mod 32); every product a sum reads rounded on its own (__dmul_rn), so
+ * the emulator and the device give the same bits but for exp and log.
+ *
+ * softmax_rows_warp_<T>: softmax_rows. Each lane keeps the running maximum
+ * of its columns and Σ exp(x − max) in double (gdattn_lse_step); the
+ * butterfly joins the pairs (gdattn_lse_join); then each lane writes its
+ * columns: exp(x − mx)/Σ, or (x − mx) − log Σ, with mx the row's maximum
+ * in T and x − mx taken in T as the serial kernel does.
+ */
+#define GDATTN_SOFTMAX_WARP(T, S)                                             \
+    GDATTN_WARP_KERNEL GDATTN_NAME(softmax_rows_warp, S)(                     \
+        long long n, int cols, int lg, const T *x, T *y) {                    \
+        GDATTN_WARP_STRIDE(r, n) {                                            \
+            const T *row = x + r * cols;                                      \
+            T *o = y + r * cols;                                              \
+            GDATTN_LANE_VAR(double, m);                                       \
+            GDATTN_LANE_VAR(double, sm);                                      \
+            GDATTN_FOR_LANES(lane) {                                          \
+                double mk = -INFINITY, sk = 0;                                \
+                int j;                                                        \
+                for (j = lane; j < cols; j += 32)                             \
+                    gdattn_lse_step(&mk, &sk, (double)row[j]);                \
+                GDATTN_AT(m, lane) = mk;                                      \
+                GDATTN_AT(sm, lane) = sk;                                     \
+            }                                                                 \
+            GDATTN_WARP_ALLREDUCE2(double, m, sm, gdattn_lse_join);           \
+            GDATTN_FOR_LANES(lane) {                                          \
+                T mx = (T)GDATTN_AT(m, lane);                                 \
+                double s = GDATTN_AT(sm, lane);                               \
+                int j;                                                        \
+                if (lg) {                                                     \
+                    double ls = log(s);                                       \
+                    for (j = lane; j < cols; j += 32)                         \
+                        o[j] = (T)((double)(row[j] - mx) - ls);               \
+                } else {                                                      \
+                    double inv = 1 / s;                                       \
+                    for (j = lane; j < cols; j += 32)                         \
+                        o[j] = (T)__dmul_rn(exp((double)(row[j] - mx)), inv); \
+                }                                                             \
+            }                                                                 \
+        }                                                                     \
+    }
+GDATTN_FLOATS(GDATTN_SOFTMAX_WARP)
+
+/*
+ * softmax_grad_rows_warp_<T>: softmax_grad_rows, one warp per row: the
+ * row's Σ dy·y (softmax) or Σ dy (log-softmax) in double, each lane's
+ * columns in order, joined by the butterfly; then dx for each column.
+ */
+#define GDATTN_SOFTMAX_GRAD_WARP(T, S)                                        \
+    GDATTN_WARP_KERNEL GDATTN_NAME(softmax_grad_rows_warp, S)(                \
+        long long n, int cols, int lg, const T *y, const T *dy, T *dx) {      \
+        GDATTN_WARP_STRIDE(r, n) {                                            \
+            const T *yr = y + r * cols, *dr = dy + r * cols;                  \
+            T *o = dx + r * cols;                                             \
+            double s;                                                         \
+            GDATTN_LANE_VAR(double, a);                                       \
+            GDATTN_FOR_LANES(lane) {                                          \
+                double t = 0;                                                 \
+                int j;                                                        \
+                for (j = lane; j < cols; j += 32)                             \
+                    t += lg ? (double)dr[j]                                   \
+                            : __dmul_rn((double)dr[j], (double)yr[j]);        \
+                GDATTN_AT(a, lane) = t;                                       \
+            }                                                                 \
+            GDATTN_WARP_ALLREDUCE(double, a, GDATTN_ADD);                     \
+            s = GDATTN_WARP_VALUE(a);                                         \
+            GDATTN_FOR_LANES(lane) {                                          \
+                int j;                                                        \
+                for (j = lane; j < cols; j += 32)                             \
+                    o[j] = lg ? (T)((double)dr[j] -                           \
+                                    __dmul_rn(exp((double)yr[j]), s))         \
+                              : (T)((double)yr[j] * ((double)dr[j] - s));     \
+            }                                                                 \
+        }                                                                     \
+    }
+GDATTN_FLOATS(GDATTN_SOFTMAX_GRAD_WARP)

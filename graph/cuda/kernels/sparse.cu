@@ -101,6 +101,29 @@ GDATTN_KERNEL col_mean_join(long long n, int chunks, long long rows,
     }
 }
 
+/*
+ * col_mean_warp_<T>: col_sum_part and col_mean_join in one launch for
+ * matrices of few rows, one warp per column j (n = d): lane l sums
+ * x[r, j] over the rows r ≡ l (mod 32) in double and in row order, the
+ * butterfly joins the lanes, and mean[j] = Σ / rows.
+ */
+#define GDATTN_COL_MEAN_WARP(T, S)                                            \
+    GDATTN_WARP_KERNEL GDATTN_NAME(col_mean_warp, S)(                         \
+        long long n, long long rows, const T *x, double *mean) {              \
+        GDATTN_WARP_STRIDE(j, n) {                                            \
+            GDATTN_LANE_VAR(double, a);                                       \
+            GDATTN_FOR_LANES(lane) {                                          \
+                double s = 0;                                                 \
+                long long r;                                                  \
+                for (r = lane; r < rows; r += 32) s += (double)x[r * n + j];  \
+                GDATTN_AT(a, lane) = s;                                       \
+            }                                                                 \
+            GDATTN_WARP_ALLREDUCE(double, a, GDATTN_ADD);                     \
+            GDATTN_WARP_ONCE { mean[j] = GDATTN_WARP_VALUE(a) / (double)rows; } \
+        }                                                                     \
+    }
+GDATTN_FLOATS(GDATTN_COL_MEAN_WARP)
+
 /* gather_rows_centered_<T>: out[i] = w[ids[i / d]·d + j] − (T)mean[j], j = i mod d. */
 #define GDATTN_GATHER_CENTERED(T, S)                                          \
     GDATTN_KERNEL GDATTN_NAME(gather_rows_centered, S)(                       \
