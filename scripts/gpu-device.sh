@@ -12,7 +12,10 @@
 #   parity    parity.jsonl: the first 3 training losses of GD, Trained TF, GD LM and GPT on
 #             the CPU and on the GPU (float64 within 1e-10, float32 within 1e-4, relative)
 #   time      time-gdattn-<round>.jsonl: float32 step times and peak device memory (synthetic
-#             workloads at batch 512, language small and paper presets), one file per round
+#             workloads at batch 512, language small and paper presets), and for the language
+#             models the step's rate in TFLOP/s (counted FLOPs, bench.FLOPs) and its fraction
+#             of the GPU's float32 peak (looked up by the GPU's name: H200, H100, A100, V100;
+#             bench/gpu/peak.go), one file per round
 #             (the stage runs once per round: STAGES names it three times, around the peer
 #             stage), all rounds together in time-gdattn.jsonl; smi-apps.csv
 #   nofuse    time-nofuse.jsonl: the time stage with fused elementwise chains off (gpu time

@@ -180,6 +180,9 @@ func TestReport(t *testing.T) {
 		"- language-paper/gdlm, unfused: cuda: out of memory",
 		"| synthetic/gd-1 | 2.000 | 1.600 | 1.25× | — / 1 + 1 graph | replaying the step captured with clip norm 0 |",
 		"- language-paper/gpt, captured: cuda: capture failed: fixture",
+		"no peak known for \"Fixture GPU (a test file, not a measurement)\"",
+		"- language-small/gdlm, 10.1 GFLOP a step: gdattn 1.0 TFLOP/s; PyTorch best 0.8 TFLOP/s (eager)",
+		"- language-paper/gdlm, 179.2 GFLOP a step: gdattn not measured; PyTorch best not measured",
 	} {
 		if !strings.Contains(got, want) {
 			t.Errorf("report lacks %q", want)
@@ -196,5 +199,48 @@ func TestReport(t *testing.T) {
 	empty := b.String()
 	if n := strings.Count(empty, "Not run, or it wrote nothing"); n != 6 {
 		t.Errorf("empty directory: %d sections say they did not run, want 6:\n%s", n, empty)
+	}
+}
+
+// TestFP32Peak: GPU names as nvidia-smi and the backend print them map to
+// their model's float32 peak; others have none; peakShare's rate and share.
+func TestFP32Peak(t *testing.T) {
+	for _, c := range []struct {
+		name, model string
+		tflops      float64
+	}{
+		{"NVIDIA H100 80GB HBM3", "H100 SXM", 67},
+		{"NVIDIA H100 80GB HBM3 (sm_90, 132 SMs, 79 GiB)", "H100 SXM", 67},
+		{"NVIDIA H100 PCIe", "H100 PCIe", 51},
+		{"NVIDIA H100 NVL", "H100 NVL", 60},
+		{"NVIDIA H200", "H200 SXM", 67},
+		{"NVIDIA H200 NVL", "H200 NVL", 60},
+		{"NVIDIA A100-SXM4-80GB", "A100", 19.5},
+		{"NVIDIA A100 80GB PCIe", "A100", 19.5},
+		{"Tesla V100-SXM2-16GB", "V100 SXM2", 15.7},
+		{"Tesla V100-PCIE-32GB", "V100 PCIe", 14},
+		{"Tesla V100S-PCIE-32GB", "V100S PCIe", 16.4},
+		{"NVIDIA GeForce RTX 4090", "", 0},
+		{"", "", 0},
+	} {
+		model, tflops, ok := fp32Peak(c.name)
+		if model != c.model || tflops != c.tflops || ok != (c.model != "") {
+			t.Errorf("fp32Peak(%q) = %q, %g, %v; want %q, %g", c.name, model, tflops, ok, c.model, c.tflops)
+		}
+	}
+	if got, want := peakShare(6.7e12, 1000, "NVIDIA H100 80GB HBM3"), "6.7 TFLOP/s, 0.100 of the H100 SXM's float32 peak of 67"; got != want {
+		t.Errorf("peakShare: %q, want %q", got, want)
+	}
+	if got, want := peakShare(2e12, 100, "Fixture GPU"), "20.0 TFLOP/s"; got != want {
+		t.Errorf("peakShare, unknown GPU: %q, want %q", got, want)
+	}
+	if got := peakShare(0, 100, "NVIDIA H200"); got != "" {
+		t.Errorf("peakShare without FLOPs: %q", got)
+	}
+	if f := stepFLOPs("language-paper/gdlm"); f <= 0 {
+		t.Errorf("stepFLOPs(language-paper/gdlm) = %g", f)
+	}
+	if f := stepFLOPs("synthetic/gd-1"); f != 0 {
+		t.Errorf("stepFLOPs(synthetic/gd-1) = %g, want 0 (not counted)", f)
 	}
 }

@@ -476,6 +476,7 @@ func reportTime(w *strings.Builder, dir string) error {
 	}
 	fmt.Fprintf(w, "| workload | gdattn ms | PyTorch eager ms (mirror / idiomatic) | eager, fused optimiser ms | compiled ms (mode) | PyTorch best ms | gdattn ÷ best | gdattn MiB | PyTorch MiB (best: allocated / reserved) | host ops |\n|---|---:|---:|---:|---:|---:|---:|---:|---:|---|\n")
 	var errs []string
+	var shares []peakRow
 	for _, n := range names {
 		o := ourRounds(ours, n)
 		em, ei, ef := tt[tkey{n, "eager", "mirror"}], tt[tkey{n, "eager", "idiomatic"}], tt[tkey{n, "eager-fused", "idiomatic"}]
@@ -509,6 +510,16 @@ func reportTime(w *strings.Builder, dir string) error {
 			if ok(r) && (best == nil || num(r, "median_ms") < num(best, "median_ms")) {
 				best = r
 			}
+		}
+		if f := stepFLOPs(n); f > 0 {
+			pr := peakRow{workload: n, flops: f}
+			if ok(o) {
+				pr.ours = num(o, "median_ms")
+			}
+			if best != nil {
+				pr.best, pr.bestMode = num(best, "median_ms"), str(best, "mode")
+			}
+			shares = append(shares, pr)
 		}
 		ratio := "—"
 		if ok(o) && best != nil {
@@ -546,6 +557,9 @@ func reportTime(w *strings.Builder, dir string) error {
 			}
 		}
 	}
+	if err := reportPeak(w, dir, shares); err != nil {
+		return err
+	}
 	notes, _, err := readJSONLines(filepath.Join(dir, fileTorch), "torch_note")
 	if err != nil {
 		return err
@@ -563,6 +577,45 @@ func reportTime(w *strings.Builder, dir string) error {
 		}
 	}
 	return reportSMI(w, dir)
+}
+
+// peakRow is a workload of the time table with counted FLOPs: gdattn's
+// median step and PyTorch's best (0 where not measured).
+type peakRow struct {
+	workload   string
+	flops      float64
+	ours, best float64
+	bestMode   string
+}
+
+// reportPeak writes the rate of the steps with counted FLOPs and their
+// share of the GPU's float32 peak (by the GPU's name in info.txt).
+func reportPeak(w *strings.Builder, dir string, rows []peakRow) error {
+	if len(rows) == 0 {
+		return nil
+	}
+	info, err := readInfo(filepath.Join(dir, fileInfo))
+	if err != nil {
+		return err
+	}
+	gpu := info["gpu"]
+	fmt.Fprintf(w, "\nThe language models' steps against the GPU's float32 peak: the step's counted FLOPs (`bench.FLOPs`: the products, forward and backward; not the elementwise work nor the optimiser) over the median step time, ")
+	if model, peak, ok := fp32Peak(gpu); ok {
+		fmt.Fprintf(w, "as a fraction of the %s's %g TFLOP/s (NVIDIA's datasheet FP32 figure without tensor cores: neither side uses TF32; `bench/gpu/peak.go`).\n\n", model, peak)
+	} else {
+		fmt.Fprintf(w, "no peak known for %q (`bench/gpu/peak.go` lists H200, H100, A100 and V100).\n\n", gpu)
+	}
+	for _, r := range rows {
+		o, b := "not measured", "not measured"
+		if s := peakShare(r.flops, r.ours, gpu); s != "" {
+			o = s
+		}
+		if s := peakShare(r.flops, r.best, gpu); s != "" {
+			b = s + " (" + r.bestMode + ")"
+		}
+		fmt.Fprintf(w, "- %s, %.1f GFLOP a step: gdattn %s; PyTorch best %s\n", r.workload, r.flops/1e9, o, b)
+	}
+	return nil
 }
 
 // reportFusion compares the step times with fused elementwise chains (the

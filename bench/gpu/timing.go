@@ -56,7 +56,17 @@ type timeResult struct {
 	// device: kernel launches, matrix products, waits and copies
 	// (cuda.ExecCounters).
 	PerStep *cuda.ExecCounters `json:"per_step,omitempty"`
-	Error   string             `json:"error,omitempty"`
+	// FLOPs is the step's counted floating-point operations (bench.FLOPs:
+	// the language models' products; 0 for the in-context models), TFLOPS
+	// the rate of the median step, and PeakFraction its share of the
+	// GPU's float32 peak PeakTFLOPS (GPUModel's, from the device's name:
+	// fp32Peak; 0 for a GPU not in gpuPeaks).
+	FLOPs        float64 `json:"flops,omitempty"`
+	TFLOPS       float64 `json:"tflops,omitempty"`
+	GPUModel     string  `json:"gpu_model,omitempty"`
+	PeakTFLOPS   float64 `json:"peak_fp32_tflops,omitempty"`
+	PeakFraction float64 `json:"peak_fraction,omitempty"`
+	Error        string  `json:"error,omitempty"`
 }
 
 // cmdTime times one float32 training step (forward, backward, AdamW or Adam
@@ -103,8 +113,15 @@ func cmdTime(args []string, out *jsonLines) error {
 			continue
 		}
 		per := ""
+		if r.FLOPs = bench.FLOPs(w, bench.Train); r.FLOPs > 0 && r.MedianMS > 0 {
+			r.TFLOPS = r.FLOPs / (r.MedianMS / 1e3) / 1e12
+			if model, peak, ok := fp32Peak(name); ok {
+				r.GPUModel, r.PeakTFLOPS, r.PeakFraction = model, peak, r.TFLOPS/peak
+			}
+			per = "  " + peakShare(r.FLOPs, r.MedianMS, name)
+		}
 		if c := r.PerStep; c != nil {
-			per = fmt.Sprintf("  per step %d launches, %d products, %d syncs, %d copies back", c.Launches, c.Gemms, c.Syncs, c.CopiesDtoH)
+			per += fmt.Sprintf("  per step %d launches, %d products, %d syncs, %d copies back", c.Launches, c.Gemms, c.Syncs, c.CopiesDtoH)
 			if r.GraphCapture {
 				per += fmt.Sprintf(", %d graph launches (%s)", c.GraphLaunches, r.Graph)
 			}
