@@ -46,7 +46,8 @@
 // one grid-stride loop, the first parameter long long n (the work items),
 // parameters pointer/int/long long/float/double, float and double variants
 // from one macro with GDATTN_FLOATS (names end in _f32, _f64). Reductions
-// over long rows are warp kernels (GDATTN_WARP_KERNEL): one warp per work
+// over long rows and sums of up to 4096 terms per output (warpSumMax) are
+// warp kernels (GDATTN_WARP_KERNEL): one warp per work
 // item, lanes reading with a stride of 32, partial results combined by a
 // __shfl_xor_sync butterfly over the offsets 16, 8, 4, 2, 1 in a fixed
 // order; the emulator runs a warp's 32 lanes as arrays in one thread with the
