@@ -63,8 +63,9 @@ type Workload struct {
 	// query with its values regrouped, (Σ_i w_i z_i)·(W_V P). Only for
 	// ModelTF.
 	RegroupQuery bool
-	// FuseEncoder sets gd.Config.FuseEncoder: the GD model's first
-	// residuals (α/N)(w_{e,y_i} − w̄_e) as one op. Only for ModelGD.
+	// FuseEncoder sets gd.Config.FuseEncoder: the GD model's residuals
+	// (α/N)(w_{e,y_i} − E_i) and its cross-entropy as one op each. Only
+	// for ModelGD.
 	FuseEncoder bool
 
 	Vocab, Context, Heads int
@@ -382,6 +383,13 @@ func (r *Runner) build(seed uint64) error {
 				return err
 			}
 			r.Logits, target, feed = m.Logits, m.Target, m.Feed
+			if r.Mode == Train {
+				// The cross-entropy as one op with FuseEncoder, else the
+				// chain of losses.CrossEntropy.
+				if r.Loss, err = m.CrossEntropyLoss(); err != nil {
+					return err
+				}
+			}
 		} else {
 			m, err := tf.NewModel(s, tf.Config{D: w.D, DPrime: w.DPrime, C: w.C, N: w.N, Layers: w.depth(), Cross: w.Cross, Kernel: layers.Softmax(1), RegroupQuery: w.RegroupQuery}, w.Batch)
 			if err != nil {
@@ -389,7 +397,7 @@ func (r *Runner) build(seed uint64) error {
 			}
 			r.Logits, target, feed = m.Logits, m.Target, m.Feed
 		}
-		if r.Mode == Train {
+		if r.Mode == Train && r.Loss == nil {
 			var err error
 			if r.Loss, err = losses.CrossEntropy(r.Logits, target); err != nil {
 				return err

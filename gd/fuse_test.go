@@ -2,6 +2,7 @@ package gd
 
 import (
 	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/gdattn/gdattn/graph"
@@ -11,10 +12,10 @@ import (
 	"gorgonia.org/tensor"
 )
 
-// TestFuseEncoder: Config.FuseEncoder gives the default construction's loss
-// (bit for bit in float64) and its gradients within rounding, float64 and
-// float32, for one and two blocks, both forms, a zero column, two heads,
-// the bias and another kernel.
+// TestFuseEncoder: Config.FuseEncoder (fused residuals and cross-entropy,
+// CrossEntropyLoss) gives the default construction's loss and gradients
+// within rounding (1e-12 in float64, 1e-5 in float32), for one and two
+// blocks, both forms, a zero column, two heads, the bias and another kernel.
 func TestFuseEncoder(t *testing.T) {
 	const B, N, d, dp, C = 3, 7, 3, 4, 6
 	base := Config{D: d, DPrime: dp, C: C, N: N, Alpha: 1.5, WeInit: graph.Normal(0.5), Kernel: layers.Softmax(0.7)}
@@ -43,9 +44,6 @@ func TestFuseEncoder(t *testing.T) {
 				if dt == tensor.Float32 {
 					tol = 1e-5
 				}
-				if dt == tensor.Float64 && l1 != l0 {
-					t.Errorf("loss %v, default %v", l1, l0)
-				}
 				graphtest.AllClose(t, "loss", []float64{l1}, []float64{l0}, tol)
 				if len(g1) != len(g0) {
 					t.Fatalf("%d gradients, default %d", len(g1), len(g0))
@@ -59,8 +57,8 @@ func TestFuseEncoder(t *testing.T) {
 }
 
 // TestFuseEncoderBuildsOneOp: with FuseEncoder the first block's residuals
-// are a LabelResidualsOp and each later block's a LabelResidualsOfOp;
-// without it there are none.
+// are a LabelResidualsOp, each later block's a LabelResidualsOfOp and the
+// cross-entropy a SoftmaxCrossEntropyOp; without it there are none.
 func TestFuseEncoderBuildsOneOp(t *testing.T) {
 	for _, blocks := range []int{1, 3} {
 		for _, fuse := range []bool{false, true} {
@@ -72,21 +70,41 @@ func TestFuseEncoderBuildsOneOp(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			first, later := 0, 0
+			if _, err := m.CrossEntropyLoss(); err != nil {
+				t.Fatal(err)
+			}
+			first, later, xent := 0, 0, 0
 			for _, node := range s.Graph().AllNodes() {
 				switch node.Op().(type) {
 				case *ops.LabelResidualsOp:
 					first++
 				case *ops.LabelResidualsOfOp:
 					later++
+				case *ops.SoftmaxCrossEntropyOp:
+					xent++
 				}
 			}
-			if fuse && (first != 1 || later != blocks-1) || !fuse && first+later != 0 {
-				t.Errorf("blocks %d, FuseEncoder %v: %d LabelResiduals and %d LabelResidualsOf ops", blocks, fuse, first, later)
+			if fuse && (first != 1 || later != blocks-1 || xent != 1) || !fuse && first+later+xent != 0 {
+				t.Errorf("blocks %d, FuseEncoder %v: %d LabelResiduals, %d LabelResidualsOf and %d SoftmaxCrossEntropy ops", blocks, fuse, first, later, xent)
 			}
 			if m.Logits == nil {
 				t.Errorf("blocks %d, FuseEncoder %v: no logits", blocks, fuse)
 			}
 		}
+	}
+}
+
+// TestCrossEntropyLossReal: a real-valued model has no cross-entropy.
+func TestCrossEntropyLossReal(t *testing.T) {
+	s, err := graph.NewScope(graph.Float64, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := NewModel(s, Config{D: 2, DPrime: 1, N: 3, Kernel: layers.Linear(), Likelihood: Gaussian(), FuseEncoder: true}, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n, err := m.CrossEntropyLoss(); err == nil || !strings.Contains(err.Error(), "QueryLoss") {
+		t.Errorf("CrossEntropyLoss of a Gaussian model: %v, %v; want an error naming QueryLoss", n, err)
 	}
 }

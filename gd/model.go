@@ -154,7 +154,11 @@ type Config struct {
 	// loss is the same bits; the gradients of W_e and α are the same
 	// within rounding (the step multiplies sums instead of every element,
 	// α's sum is accumulated in float64), so the default (false) keeps the
-	// chain and its bits. Other constructions ignore it.
+	// chain and its bits. Other constructions ignore it. With it, every
+	// categorical model's training loss (Model.CrossEntropyLoss, which
+	// train.Runner builds) is one op as well, losses.FusedCrossEntropy: the
+	// log-softmax, the mean NLL and their gradient p − onehot, equal to the
+	// chain's within rounding.
 	FuseEncoder bool `json:"fuse_encoder,omitempty"`
 	// WeInit initialises W_e; nil means N(0, 1), like the data's W_e. It
 	// is not saved: a loaded model takes its W_e from the checkpoint.

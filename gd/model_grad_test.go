@@ -8,7 +8,6 @@ import (
 	"github.com/gdattn/gdattn/graph"
 	"github.com/gdattn/gdattn/graph/graphtest"
 	"github.com/gdattn/gdattn/layers"
-	"github.com/gdattn/gdattn/losses"
 	G "gorgonia.org/gorgonia"
 )
 
@@ -24,7 +23,7 @@ func modelLoss(cfg Config, B int, seed uint64) graphtest.BuildFunc {
 		if err := m.Feed(x, y); err != nil {
 			return nil, err
 		}
-		return losses.CrossEntropy(m.Logits, m.Target)
+		return m.CrossEntropyLoss()
 	}
 }
 

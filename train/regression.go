@@ -30,10 +30,24 @@ type RealValuedModel interface {
 	QueryLoss() *G.Node
 }
 
+// CrossEntropyModel is a classifier [Model] that builds its own training
+// loss, the mean cross-entropy of its QueryLogits against its QueryTarget
+// (gd.Model: one op with gd.Config.FuseEncoder); the [Runner] of a model
+// without it builds losses.CrossEntropy.
+type CrossEntropyModel interface {
+	Model
+	// CrossEntropyLoss returns the scalar loss node; each call adds nodes
+	// to the model's graph.
+	CrossEntropyLoss() (*G.Node, error)
+}
+
 // lossNode is the training loss: the cross-entropy of the logits, or the
 // real-valued model's own loss (MSE by default).
 func (r *Runner) lossNode(logits, target *G.Node) (*G.Node, error) {
 	if r.real == nil {
+		if ce, ok := r.m.(CrossEntropyModel); ok {
+			return ce.CrossEntropyLoss()
+		}
 		return losses.CrossEntropy(logits, target)
 	}
 	if l := r.real.QueryLoss(); l != nil {
