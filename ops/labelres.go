@@ -161,6 +161,28 @@ func labelResidualsDo[F float32 | float64](op *LabelResidualsOp, p G.Value, ids 
 	}
 	out := outBuf[F](p, op.b*n*dp, false)
 	k := 0
+	if dp <= 8 {
+		// Rows of 8 copied whole while they end within out, each
+		// spilling into the next row, which overwrites the spill.
+		tab8 := make([][8]F, c+1)
+		for y := range tab8 {
+			copy(tab8[y][:], tab[y*dp:(y+1)*dp])
+		}
+		for b := range op.b {
+			for _, y := range ids[b*t : b*t+n] {
+				if y < 0 {
+					y = c
+				}
+				if k+8 <= len(out) {
+					*(*[8]F)(out[k : k+8]) = tab8[y]
+				} else {
+					copy(out[k:k+dp], tab8[y][:dp])
+				}
+				k += dp
+			}
+		}
+		return wrapOut(p, tensor.Shape{op.b, n, dp}, out), nil
+	}
 	for b := range op.b {
 		for _, y := range ids[b*t : b*t+n] {
 			if y < 0 {
@@ -254,10 +276,13 @@ func labelSumsDo[F float32 | float64](op *LabelSumsOp, p G.Value, ids []int, g [
 }
 
 // labelSums8 is labelSumsRows for d' ≤ 8: the sums in fixed rows of 8,
-// the same additions in the same order.
+// the same additions in the same order. The rows' labels are checked and
+// listed first; float32 rows are then added a row per vector addition
+// (labelSums32) where the CPU allows.
 func labelSums8[F float32 | float64](op *LabelSumsOp, ids []int, g, acc []F) error {
 	dp, c, n, t := op.fwd.dp, op.fwd.c, op.fwd.n, op.fwd.n+1
 	rows := make([][8]F, c+1)
+	lab := make([]int32, op.fwd.b*n)
 	k := 0
 	for b := range op.fwd.b {
 		for i, y := range ids[b*t : b*t+n] {
@@ -267,9 +292,18 @@ func labelSums8[F float32 | float64](op *LabelSumsOp, ids []int, g, acc []F) err
 			if y < 0 {
 				y = c
 			}
+			lab[k] = int32(y)
+			k++
+		}
+	}
+	g = g[:len(lab)*dp]
+	if g32, ok := any(g).([]float32); ok && haveLabelSums32 && len(lab) > 0 {
+		labelSums32(&any(rows).([][8]float32)[0][0], &g32[0], &lab[0], len(lab), dp)
+	} else {
+		k = 0
+		for _, y := range lab {
 			s := &rows[y]
-			row := g[k : k+dp]
-			for j, v := range row {
+			for j, v := range g[k : k+dp] {
 				s[j&7] += v
 			}
 			k += dp
