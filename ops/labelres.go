@@ -205,6 +205,7 @@ func labelResidualsDo[F float32 | float64](op *LabelResidualsOp, p G.Value, ids 
 // over the output gradient of a [LabelResidualsOp].
 type LabelSumsOp struct {
 	fwd LabelResidualsOp
+	lab []int32 // scratch: the rows' labels (labelSums8), reused from run to run
 }
 
 func (op *LabelSumsOp) Arity() int { return 2 }
@@ -282,7 +283,10 @@ func labelSumsDo[F float32 | float64](op *LabelSumsOp, p G.Value, ids []int, g [
 func labelSums8[F float32 | float64](op *LabelSumsOp, ids []int, g, acc []F) error {
 	dp, c, n, t := op.fwd.dp, op.fwd.c, op.fwd.n, op.fwd.n+1
 	rows := make([][8]F, c+1)
-	lab := make([]int32, op.fwd.b*n)
+	if len(op.lab) != op.fwd.b*n {
+		op.lab = make([]int32, op.fwd.b*n)
+	}
+	lab := op.lab
 	k := 0
 	for b := range op.fwd.b {
 		for i, y := range ids[b*t : b*t+n] {

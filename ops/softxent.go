@@ -67,6 +67,7 @@ type SoftmaxCrossEntropyOp struct {
 	// Forward op state, from its last Do.
 	e     any       // []float32 or []float64 (B·C): exp(x − row max)
 	sum   []float64 // Σ_j exp(x_j − row max) of each row
+	mx    []float64 // each row's maximum (scratch)
 	ready bool      // e holds the exponentials of the last forward run, not yet consumed
 	src   any       // the logits slice e was computed from
 	tsrc  any       // the targets slice of that run
@@ -241,7 +242,10 @@ func softXentLoss[F float32 | float64](op *SoftmaxCrossEntropyOp, x, t []F) floa
 		op.sum = make([]float64, op.b)
 		op.hot = make([]int32, op.b)
 	}
-	mx := make([]float64, op.b)
+	if len(op.mx) != op.b {
+		op.mx = make([]float64, op.b)
+	}
+	mx := op.mx
 	softXentExp(x, e, mx, op.sum, c)
 	op.hotOK = hotRows(t, op.b, c, op.hot)
 	op.ready, op.src, op.tsrc = true, x, t
@@ -292,7 +296,10 @@ func softXentGrad[F float32 | float64](op *SoftmaxCrossEntropyOp, x, t []F, g fl
 		if len(f.sum) != op.b {
 			f.sum = make([]float64, op.b)
 		}
-		softXentExp(x, e, make([]float64, op.b), f.sum, c)
+		if len(f.mx) != op.b {
+			f.mx = make([]float64, op.b)
+		}
+		softXentExp(x, e, f.mx, f.sum, c)
 	}
 	hot := f.hotOK && f.ready && sameSlice(f.tsrc, t) && len(f.hot) == op.b
 	f.ready, f.src, f.tsrc = false, nil, nil // the buffer now becomes the gradient
