@@ -23,6 +23,9 @@
 //
 //	loss, _ := losses.SparseSoftmaxCrossEntropy(lm.Logits, lm.Targets)
 //
+// [FusedCrossEntropy] is [CrossEntropy] as one op (the loss of gd.Model
+// with gd.Config.FuseEncoder), equal within rounding.
+//
 // Plain-Go functions take row-major flat slices: probs[i*C+c] is the
 // probability of class c for example i, labels[i] in 0..C-1 its label.
 //

@@ -36,6 +36,7 @@
 //	GatherCols                     columns of a matrix by label ids, −1 a zero row: the encoder's w_{e,y} (GatherColsOp, ScatterColsOp)
 //	TiedLogits                     h wᵀ for a tied output layer (TiedLogitsOp, three modes)
 //	SparseCrossEntropy             mean NLL of integer labels (SparseCrossEntropyOp)
+//	SoftmaxCrossEntropy            mean cross-entropy against dense targets in one op, p − t backward (SoftmaxCrossEntropyOp; an option: other rounding)
 //	LayerNorm                      layer norm over the last axis, bit for bit the Gorgonia graph it replaces (LayerNormOp, …GradOp, …MeanGradOp, …ParamGradOp)
 //	GELU                           the tanh-approximation GELU, bit for bit the Gorgonia chain it replaces (GELUOp, GELUGradOp)
 //

@@ -18,8 +18,9 @@ import (
 // rows, or rows of a distribution), as one [SoftmaxCrossEntropyOp] node:
 // the computation of losses.CrossEntropy (log-softmax, product with the
 // targets, sum, scaling) in one op, as PyTorch's F.cross_entropy does it.
-// The forward pass computes each row's exponentials exp(x − max) once and
-// keeps them; the backward pass turns them into the gradient
+// The forward pass computes each row's exponentials exp(x − m) once (m the
+// row's maximum, or in float32 the block's while the row is within about
+// 20 of it) and keeps them; the backward pass turns them into the gradient
 // (softmax·Σ_c t_c − t)·dL/B without another exponential. Terms with a
 // zero target are skipped (a −∞ logit of a class with target 0 costs
 // nothing). The loss is accumulated in float64.
@@ -52,7 +53,7 @@ func SoftmaxCrossEntropy(logits, targets *G.Node) (*G.Node, error) {
 // cross-entropy (scalar) ([SoftmaxCrossEntropy]); with Backward it is its
 // gradient op, (logits, targets, dL) → dlogits (B, C).
 //
-// The forward op keeps each row's exponentials exp(x − max) and Σ in
+// The forward op keeps each row's exponentials exp(x − m) and Σ in
 // buffers it owns (reused from run to run). The backward op of the same run
 // turns the exponentials into the gradient in place, so the gradient value
 // aliases the forward buffer: valid until the op runs again, which is all a
@@ -65,9 +66,9 @@ type SoftmaxCrossEntropyOp struct {
 	fwd  *SoftmaxCrossEntropyOp // the forward op, for a backward op
 
 	// Forward op state, from its last Do.
-	e     any       // []float32 or []float64 (B·C): exp(x − row max)
-	sum   []float64 // Σ_j exp(x_j − row max) of each row
-	mx    []float64 // each row's maximum (scratch)
+	e     any       // []float32 or []float64 (B·C): exp(x − m_i), m_i each row's shift
+	sum   []float64 // Σ_j exp(x_j − m_i) of each row
+	mx    []float64 // each row's shift m_i (scratch)
 	ready bool      // e holds the exponentials of the last forward run, not yet consumed
 	src   any       // the logits slice e was computed from
 	tsrc  any       // the targets slice of that run
@@ -165,45 +166,17 @@ func (op *SoftmaxCrossEntropyOp) Do(vals ...G.Value) (G.Value, error) {
 	return nil, fmt.Errorf("ops: softmax cross-entropy: unsupported logits %T", vals[0].Data())
 }
 
-// softXentExp writes e = exp(x − row max) of every row and each row's
-// maximum and Σ_j e_j (in float64) into mx and sum. float32 rows take the
-// fast exponential (expSum8) over the whole (B, C) block at once, their
-// arguments x − max written in place first; float64 rows math.Exp.
+// softXentExp writes e = exp(x − m_i) of every row i and each row's shift
+// m_i and Σ_j e_j (in float64) into mx and sum. float64 rows take
+// math.Exp with m_i the row's maximum. float32 rows take the fast
+// exponential (expSum8) over the whole (B, C) block at once, shifted by the
+// block's maximum M: a row whose sum is then below softXentLow (its maximum
+// more than about 20 below M, where its exponentials would lose precision
+// or vanish) is computed again, shifted by its own maximum, as is every row
+// when M is not finite.
 func softXentExp[F float32 | float64](x, e []F, mx, sum []float64, c int) {
 	if x32, ok := any(x).([]float32); ok {
-		e32 := any(e).([]float32)
-		for i := range mx {
-			r, er := x32[i*c:(i+1)*c], e32[i*c:(i+1)*c]
-			m := maxScaledF32(r, 1)
-			mx[i] = float64(m)
-			for j, v := range r {
-				er[j] = v - m
-			}
-		}
-		k := 0
-		if haveExp8 && len(e32) >= 8 {
-			k, _ = expSum8(&e32[0], &e32[0], len(e32)&^7, 1, 0)
-		}
-		for ; k < len(e32); k++ { // the tail, and from a NaN or +Inf argument on
-			if a := e32[k]; a <= exp8Hi {
-				e32[k] = exp8(a)
-			} else {
-				e32[k] = float32(Exp32(float64(a)))
-			}
-		}
-		for i := range sum {
-			var s0, s1 float64
-			er := e32[i*c : (i+1)*c]
-			j := 0
-			for ; j+1 < len(er); j += 2 {
-				s0 += float64(er[j])
-				s1 += float64(er[j+1])
-			}
-			if j < len(er) {
-				s0 += float64(er[j])
-			}
-			sum[i] = s0 + s1
-		}
+		softXentExp32(x32, any(e).([]float32), mx, sum, c)
 		return
 	}
 	for i := range mx {
@@ -219,6 +192,54 @@ func softXentExp[F float32 | float64](x, e []F, mx, sum []float64, c int) {
 			a := math.Exp(float64(v - m))
 			er[j] = F(a)
 			s += a
+		}
+		mx[i], sum[i] = float64(m), s
+	}
+}
+
+// softXentLow is the smallest row sum of exponentials shifted by the
+// block's maximum that softXentExp32 keeps: 2^−30, e^−20.8.
+const softXentLow = 0x1p-30
+
+// softXentExp32 is softXentExp for float32 rows.
+func softXentExp32(x, e []float32, mx, sum []float64, c int) {
+	m := maxScaledF32(x, 1)
+	if math.IsInf(float64(m), 0) || m != m {
+		for i := range mx {
+			r, er := x[i*c:(i+1)*c], e[i*c:(i+1)*c]
+			mi := maxScaledF32(r, 1)
+			mx[i], sum[i] = float64(mi), expRowFast32(er, r, 1, mi)
+		}
+		return
+	}
+	k := 0
+	if haveExp8 && len(x) >= 8 {
+		k, _ = expSum8(&e[0], &x[0], len(x)&^7, 1, m)
+	}
+	for ; k < len(x); k++ { // the tail, and from a NaN argument on
+		if a := x[k] - m; a <= exp8Hi {
+			e[k] = exp8(a)
+		} else {
+			e[k] = float32(Exp32(float64(a)))
+		}
+	}
+	for i := range sum {
+		var s0, s1 float64
+		er := e[i*c : (i+1)*c]
+		j := 0
+		for ; j+1 < len(er); j += 2 {
+			s0 += float64(er[j])
+			s1 += float64(er[j+1])
+		}
+		if j < len(er) {
+			s0 += float64(er[j])
+		}
+		s := s0 + s1
+		if !(s >= softXentLow) { // far below the block's maximum (or NaN): shifted by its own
+			r := x[i*c : (i+1)*c]
+			mi := maxScaledF32(r, 1)
+			mx[i], sum[i] = float64(mi), expRowFast32(er, r, 1, mi)
+			continue
 		}
 		mx[i], sum[i] = float64(m), s
 	}

@@ -139,11 +139,13 @@ func TestSoftmaxCrossEntropyMatchesChain(t *testing.T) {
 
 // TestSoftmaxCrossEntropyRuns: a machine run twice on new logits gives the
 // second logits' loss and gradient (the kept exponentials are this run's),
-// and a row whose zero-target logit is −∞ keeps a finite loss.
+// a row whose zero-target logit is −∞ keeps a finite loss, and a row 100
+// below the others keeps its precision; a +∞ logit gives a loss that is
+// not finite, without failing.
 func TestSoftmaxCrossEntropyRuns(t *testing.T) {
 	for _, dt := range []tensor.Dtype{graph.Float64, graph.Float32} {
 		t.Run(fmt.Sprint(dt), func(t *testing.T) {
-			const B, C = 3, 11
+			const B, C = 3, 13
 			s, _ := graph.NewScope(dt, 1)
 			x, _ := s.Param("x", tensor.Shape{B, C}, graph.Normal(1))
 			tg, _ := s.Const("targets", tensor.Shape{B, C}, softXentTargets(B, C, false))
@@ -181,6 +183,9 @@ func TestSoftmaxCrossEntropyRuns(t *testing.T) {
 				xv := graphtest.RandValues(s, B*C)
 				if run == 1 {
 					xv[0*C+5] = math.Inf(-1) // row 0's target is column 3
+					for j := range C {
+						xv[2*C+j] -= 100 // far below the other rows: shifted by its own maximum
+					}
 				}
 				if err := graph.SetValue(x, xv); err != nil {
 					t.Fatal(err)
@@ -205,6 +210,18 @@ func TestSoftmaxCrossEntropyRuns(t *testing.T) {
 					t.Errorf("run %d: loss %v, want %v", run, l, wl)
 				}
 				graphtest.AllClose(t, fmt.Sprintf("run %d: gradient", run), gv, wg, tol)
+			}
+			// A +∞ logit: no failure, a loss that is not finite.
+			xv := graphtest.RandValues(s, B*C)
+			xv[C+4] = math.Inf(1)
+			if err := graph.SetValue(x, xv); err != nil {
+				t.Fatal(err)
+			}
+			if err := m.Run(); err != nil {
+				t.Fatal(err)
+			}
+			if l, err := graph.Scalar(loss); err != nil || !(math.IsNaN(l) || math.IsInf(l, 0)) {
+				t.Errorf("a +Inf logit: loss %v, %v; want NaN or ±Inf", l, err)
 			}
 		})
 	}
