@@ -248,3 +248,49 @@ func TestMaxAbs(t *testing.T) {
 		}
 	}
 }
+
+// TestMaxAbs32Lengths checks maxAbs32 (AVX2 blocks of 32, then one by one)
+// against the one-by-one loop at every length up to 200 and with the
+// largest magnitude, a NaN or an infinity at each position class.
+func TestMaxAbs32Lengths(t *testing.T) {
+	ref := func(xs []float32) uint32 {
+		var m uint32
+		for _, x := range xs {
+			m = max(m, math.Float32bits(x)&^(1<<31))
+		}
+		return m
+	}
+	rng := rand.New(rand.NewPCG(3, 4))
+	for n := 0; n <= 200; n++ {
+		xs := make([]float32, n)
+		for i := range xs {
+			xs[i] = float32(rng.NormFloat64()) * float32(math.Ldexp(1, rng.IntN(40)-20))
+		}
+		for trial := 0; trial < 4 && n > 0; trial++ {
+			ys := append([]float32(nil), xs...)
+			switch trial {
+			case 1:
+				ys[rng.IntN(n)] = -1e30
+			case 2:
+				ys[rng.IntN(n)] = float32(math.Inf(-1))
+			case 3:
+				ys[rng.IntN(n)] = float32(math.NaN())
+			}
+			want := float64(math.Float32frombits(ref(ys)))
+			if got := maxAbs32(ys); math.Float64bits(got) != math.Float64bits(want) {
+				t.Fatalf("n %d trial %d: maxAbs32 = %v, want %v", n, trial, got, want)
+			}
+		}
+	}
+}
+
+func BenchmarkMaxAbs32(b *testing.B) {
+	xs := make([]float32, 1<<22)
+	for i := range xs {
+		xs[i] = float32(i%1000) - 500
+	}
+	b.SetBytes(int64(4 * len(xs)))
+	for i := 0; i < b.N; i++ {
+		_ = maxAbs32(xs)
+	}
+}

@@ -8,3 +8,10 @@ package train
 //
 //go:noescape
 func finiteRun32(x *float32, n int) int
+
+// maxAbsBits32 returns the largest sign-cleared bit pattern of the first
+// n rounded down to a multiple of 32 elements of x (0 if none): AVX2, for
+// maxAbs32.
+//
+//go:noescape
+func maxAbsBits32(x *float32, n int) uint32

@@ -350,9 +350,14 @@ func updateBounded(P, G, M, V float64, h adamHyper, limit, mlimit float64) bool 
 
 // maxAbs32 returns the largest |x| of xs, NaN if one is NaN: the largest
 // sign-cleared bit pattern, as IEEE 754 orders magnitudes like unsigned
-// integers and NaNs above +Inf (branch-free, no conversion per element).
+// integers and NaNs above +Inf (branch-free, no conversion per element;
+// 32 elements a step in AVX2 where the CPU has it, the rest one by one).
 func maxAbs32(xs []float32) float64 {
 	var m uint32
+	if haveAdamAVX2 && len(xs) >= 32 {
+		m = maxAbsBits32(&xs[0], len(xs))
+		xs = xs[len(xs)&^31:]
+	}
 	for _, x := range xs {
 		m = max(m, math.Float32bits(x)&^(1<<31))
 	}
