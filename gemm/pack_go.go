@@ -89,6 +89,8 @@ func gather8x2[F Float](dst, src []F, off, ld, kb int) {
 // block of 512 lines the panels are exactly three pages apart, and the
 // partly written lines of hundreds of panels compete for the same cache
 // sets). Panels of whole lines (B's slivers) are copied line by line.
+// cols6's blocks run in assembly for float32 on amd64 (cols6x8f32), with
+// the next block's lines prefetched.
 func colsFull[F Float](dst, src []F, lda, cols, kb, mr int) int {
 	full := cols / mr
 	if full == 0 {
@@ -192,7 +194,7 @@ func cols4[F Float](dst, src []F, lda, full, kb int) {
 // cols6 is colsFull for mr = 6.
 func cols6[F Float](dst, src []F, lda, full, kb int) {
 	w := full * 6
-	l := 0
+	l := cols6Asm(dst, src, lda, full, kb) // float32 on amd64: the blocks in assembly
 	for ; l+8 <= kb; l += 8 {
 		s0, s1 := src[l*lda:][:w], src[(l+1)*lda:][:w]
 		s2, s3 := src[(l+2)*lda:][:w], src[(l+3)*lda:][:w]

@@ -82,7 +82,7 @@ func testPackGo[F Float](t *testing.T) {
 			if cols < 1 {
 				continue
 			}
-			for _, kb := range []int{1, 7, 64} {
+			for _, kb := range []int{1, 7, 13, 64} { // 13: blocks of eight lines and a rest
 				for _, lda := range []int{cols, cols + 3} {
 					name := fmt.Sprintf("packColsGo mr %d cols %d kb %d lda %d", mr, cols, kb, lda)
 					src := make([]F, (kb-1)*lda+cols)
