@@ -7,6 +7,21 @@ import "unsafe"
 //go:noescape
 func cols6x8f32(dst, src *float32, lda, full, kb, blocks int)
 
+//go:noescape
+func cols16f32(dst, src *float32, lda, full, kb int)
+
+// cols16Asm packs cols16's panels for float32 in assembly (SSE2 moves)
+// and reports whether it did; false for float64, which is packed in Go.
+func cols16Asm[F Float](dst, src []F, lda, full, kb int) bool {
+	if !is32[F]() || kb == 0 || full == 0 {
+		return false
+	}
+	_ = src[(kb-1)*lda+full*16-1]
+	_ = dst[(full-1)*16*kb+kb*16-1]
+	cols16f32((*float32)(unsafe.Pointer(&dst[0])), (*float32)(unsafe.Pointer(&src[0])), lda, full, kb)
+	return true
+}
+
 // cols6Asm packs the eight-line blocks of cols6 for float32 in assembly
 // (SSE2 moves: every amd64 CPU) and returns how many lines it packed (a
 // multiple of 8); 0 for float64, which cols6 packs in Go.

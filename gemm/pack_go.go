@@ -137,6 +137,9 @@ func colsFull[F Float](dst, src []F, lda, cols, kb, mr int) int {
 			}
 		}
 	case 16:
+		if cols16Asm(dst, src, lda, full, kb) { // float32 on amd64
+			break
+		}
 		for l := 0; l < kb; l++ {
 			s := src[l*lda:][:full*16]
 			for q := 0; q < full; q++ {

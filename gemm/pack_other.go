@@ -18,3 +18,6 @@ func packCols[F Float](dst, src []F, lda, cols, kb, mr int) {
 
 // cols6Asm packs nothing: this build has no packing assembly.
 func cols6Asm[F Float](dst, src []F, lda, full, kb int) int { return 0 }
+
+// cols16Asm packs nothing: this build has no packing assembly.
+func cols16Asm[F Float](dst, src []F, lda, full, kb int) bool { return false }
