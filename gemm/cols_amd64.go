@@ -37,3 +37,20 @@ func cols6Asm[F Float](dst, src []F, lda, full, kb int) int {
 	cols6x8f32((*float32)(unsafe.Pointer(&dst[0])), (*float32)(unsafe.Pointer(&src[0])), lda, full, kb, blocks)
 	return blocks * 8
 }
+
+//go:noescape
+func trans16f32(dst, src *float32, ld, kb4 int)
+
+// gather16Asm runs gather8x2's transposing copy for float32 on the first
+// kb rounded down to a multiple of 4 elements of each row in assembly and
+// returns how many it copied; 0 for float64, which is gathered in Go.
+func gather16Asm[F Float](dst, src []F, off, ld, kb int) int {
+	kb4 := kb &^ 3
+	if !is32[F]() || kb4 == 0 {
+		return 0
+	}
+	_ = src[off+15*ld+kb4-1]
+	_ = dst[kb4*16-1]
+	trans16f32((*float32)(unsafe.Pointer(&dst[0])), (*float32)(unsafe.Pointer(&src[off])), ld, kb4)
+	return kb4
+}

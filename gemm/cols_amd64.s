@@ -135,3 +135,115 @@ next16:
 
 done16:
 	RET
+
+// func trans16f32(dst, src *float32, ld, kb4 int)
+//
+// gather8x2's transposing copy for float32 in blocks of four elements
+// (SSE2 shuffles, any amd64): for l < kb4 (a multiple of 4) and row r <
+// 16, src[r·ld + l] goes to dst[l·16 + r]; four 4×4 transposes per four
+// elements of the sixteen rows. The caller checks every bound.
+TEXT ·trans16f32(SB), NOSPLIT, $0-32
+	MOVQ dst+0(FP), R10
+	MOVQ src+8(FP), R12
+	MOVQ ld+16(FP), DX
+	SHLQ $2, DX                 // DX = ld in bytes
+	LEAQ (DX)(DX*2), BX         // BX = 3·ld bytes
+	LEAQ (R12)(DX*4), R13       // rows 4, 8, 12
+	LEAQ (R13)(DX*4), AX
+	LEAQ (AX)(DX*4), DI
+	MOVQ kb4+24(FP), CX
+	SHRQ $2, CX
+
+tloop:
+	TESTQ CX, CX
+	JEQ   tdone
+	MOVUPS (R12), X0
+	MOVUPS (R12)(DX*1), X1
+	MOVUPS (R12)(DX*2), X2
+	MOVUPS (R12)(BX*1), X3
+	MOVAPS X0, X4
+	UNPCKLPS X1, X0
+	UNPCKHPS X1, X4
+	MOVAPS X2, X5
+	UNPCKLPS X3, X2
+	UNPCKHPS X3, X5
+	MOVAPS X0, X1
+	MOVLHPS X2, X1
+	MOVHLPS X0, X2
+	MOVAPS X4, X3
+	MOVLHPS X5, X3
+	MOVHLPS X4, X5
+	MOVUPS X1, 0(R10)
+	MOVUPS X2, 64(R10)
+	MOVUPS X3, 128(R10)
+	MOVUPS X5, 192(R10)
+	MOVUPS (R13), X0
+	MOVUPS (R13)(DX*1), X1
+	MOVUPS (R13)(DX*2), X2
+	MOVUPS (R13)(BX*1), X3
+	MOVAPS X0, X4
+	UNPCKLPS X1, X0
+	UNPCKHPS X1, X4
+	MOVAPS X2, X5
+	UNPCKLPS X3, X2
+	UNPCKHPS X3, X5
+	MOVAPS X0, X1
+	MOVLHPS X2, X1
+	MOVHLPS X0, X2
+	MOVAPS X4, X3
+	MOVLHPS X5, X3
+	MOVHLPS X4, X5
+	MOVUPS X1, 16(R10)
+	MOVUPS X2, 80(R10)
+	MOVUPS X3, 144(R10)
+	MOVUPS X5, 208(R10)
+	MOVUPS (AX), X0
+	MOVUPS (AX)(DX*1), X1
+	MOVUPS (AX)(DX*2), X2
+	MOVUPS (AX)(BX*1), X3
+	MOVAPS X0, X4
+	UNPCKLPS X1, X0
+	UNPCKHPS X1, X4
+	MOVAPS X2, X5
+	UNPCKLPS X3, X2
+	UNPCKHPS X3, X5
+	MOVAPS X0, X1
+	MOVLHPS X2, X1
+	MOVHLPS X0, X2
+	MOVAPS X4, X3
+	MOVLHPS X5, X3
+	MOVHLPS X4, X5
+	MOVUPS X1, 32(R10)
+	MOVUPS X2, 96(R10)
+	MOVUPS X3, 160(R10)
+	MOVUPS X5, 224(R10)
+	MOVUPS (DI), X0
+	MOVUPS (DI)(DX*1), X1
+	MOVUPS (DI)(DX*2), X2
+	MOVUPS (DI)(BX*1), X3
+	MOVAPS X0, X4
+	UNPCKLPS X1, X0
+	UNPCKHPS X1, X4
+	MOVAPS X2, X5
+	UNPCKLPS X3, X2
+	UNPCKHPS X3, X5
+	MOVAPS X0, X1
+	MOVLHPS X2, X1
+	MOVHLPS X0, X2
+	MOVAPS X4, X3
+	MOVLHPS X5, X3
+	MOVHLPS X4, X5
+	MOVUPS X1, 48(R10)
+	MOVUPS X2, 112(R10)
+	MOVUPS X3, 176(R10)
+	MOVUPS X5, 240(R10)
+	ADDQ $16, R12
+	ADDQ $16, R13
+	ADDQ $16, AX
+	ADDQ $16, DI
+	ADDQ $256, R10
+	DECQ CX
+	JMP  tloop
+
+tdone:
+	RET

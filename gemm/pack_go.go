@@ -64,13 +64,14 @@ func gather8[F Float](dst, src []F, off, ld, kb int) {
 // writing its half of every line (eight streams at a time: sixteen would
 // not fit the registers).
 func gather8x2[F Float](dst, src []F, off, ld, kb int) {
+	l0 := gather16Asm(dst, src, off, ld, kb) // float32 on amd64: 4×4 transposes in assembly
 	for half := 0; half < 2; half++ {
 		o := off + half*8*ld
 		r0, r1 := src[o:][:kb], src[o+ld:][:kb]
 		r2, r3 := src[o+2*ld:][:kb], src[o+3*ld:][:kb]
 		r4, r5 := src[o+4*ld:][:kb], src[o+5*ld:][:kb]
 		r6, r7 := src[o+6*ld:][:kb], src[o+7*ld:][:kb]
-		for l := 0; l < kb; l++ {
+		for l := l0; l < kb; l++ {
 			d := (*[8]F)(dst[l*16+half*8:])
 			d[0], d[1], d[2], d[3] = r0[l], r1[l], r2[l], r3[l]
 			d[4], d[5], d[6], d[7] = r4[l], r5[l], r6[l], r7[l]

@@ -21,3 +21,6 @@ func cols6Asm[F Float](dst, src []F, lda, full, kb int) int { return 0 }
 
 // cols16Asm packs nothing: this build has no packing assembly.
 func cols16Asm[F Float](dst, src []F, lda, full, kb int) bool { return false }
+
+// gather16Asm copies nothing: this build has no packing assembly.
+func gather16Asm[F Float](dst, src []F, off, ld, kb int) int { return 0 }
