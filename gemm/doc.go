@@ -23,7 +23,11 @@
 // written by gen_pack.go: 16×16 float32 or 8×8 float64 blocks transposed
 // in registers, masked copies of the panels' lines) and in Go elsewhere
 // (full panels of the AVX2 and portable tile sizes through unrolled moves,
-// pack_go.go); both write the same packed blocks, bit for bit. Products of at least a few million flops are split over
+// pack_go.go), except the AVX2 blocking's float32 shapes on any amd64
+// CPU, in SSE2 assembly (cols_amd64.s: 6-wide panels of a transposed A
+// eight lines at a time with a prefetch, 16-wide slivers of B a cache line
+// at a time, 16-row slivers of a transposed B by 4×4 transposes); all
+// write the same packed blocks, bit for bit. Products of at least a few million flops are split over
 // GOMAXPROCS goroutines, by rows of C or by columns (whichever repeats less
 // packing), each packing its own operands.
 //
