@@ -102,3 +102,71 @@ tails:
 dones:
 	VZEROUPPER
 	RET
+
+// func colSums32(sum *float64, w *float32, rows, d, ld int)
+//
+// sum[j] += float64(w[r·ld + j]) for r < rows in order, j < d (a multiple
+// of 4; AVX2): each column's sum is the one-by-one loop's, four columns a
+// vector, four rows added per load and store of the sums, the element the
+// first operand of each addition as in the compiled scalar loop (the same
+// NaN where two meet).
+TEXT ·colSums32(SB), NOSPLIT, $0-40
+	MOVQ sum+0(FP), DI
+	MOVQ w+8(FP), SI
+	MOVQ rows+16(FP), R8
+	MOVQ d+24(FP), CX
+	MOVQ ld+32(FP), DX
+	SHLQ $2, DX
+	LEAQ (DX)(DX*2), BX         // three rows
+
+cs4:
+	CMPQ R8, $4
+	JB   csrow
+	XORQ AX, AX
+	LEAQ (SI)(DX*1), R9         // rows 1, 2 and 3 of the four
+	LEAQ (SI)(DX*2), R10
+	LEAQ (SI)(BX*1), R11
+
+cs4col:
+	CMPQ      AX, CX
+	JAE       cs4next
+	VMOVUPD   (DI)(AX*8), Y1
+	VCVTPS2PD (SI)(AX*4), Y0
+	VADDPD    Y1, Y0, Y1        // x + sum: x the first operand, as the scalar loop
+	VCVTPS2PD (R9)(AX*4), Y0
+	VADDPD    Y1, Y0, Y1
+	VCVTPS2PD (R10)(AX*4), Y2
+	VADDPD    Y1, Y2, Y1
+	VCVTPS2PD (R11)(AX*4), Y3
+	VADDPD    Y1, Y3, Y1
+	VMOVUPD   Y1, (DI)(AX*8)
+	ADDQ      $4, AX
+	JMP       cs4col
+
+cs4next:
+	LEAQ (SI)(DX*4), SI
+	SUBQ $4, R8
+	JMP  cs4
+
+csrow:
+	TESTQ R8, R8
+	JEQ   csdone
+	XORQ  AX, AX
+
+cscol:
+	CMPQ       AX, CX
+	JAE        csnext
+	VCVTPS2PD  (SI)(AX*4), Y0
+	VADDPD     (DI)(AX*8), Y0, Y0
+	VMOVUPD    Y0, (DI)(AX*8)
+	ADDQ       $4, AX
+	JMP        cscol
+
+csnext:
+	ADDQ DX, SI
+	DECQ R8
+	JMP  csrow
+
+csdone:
+	VZEROUPPER
+	RET
