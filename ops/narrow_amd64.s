@@ -36,6 +36,26 @@ GLOBL nmask<>(SB), RODATA|NOPTR, $64
 	LEAQ nmask<>(SB), BX; \
 	VMOVDQU (BX)(CX*size), Y
 
+// STOREPART32 stores the first CX lanes (1..7) of the float32 vector Yv
+// (Xv its low half) at addr with plain stores, four, two and one lanes
+// (VMASKMOVPS is slow to store on AMD's cores): the same elements written.
+// Yv is destroyed; uses BX.
+#define STOREPART32(Yv, Xv, addr) \
+	LEAQ addr, BX; \
+	TESTQ $4, CX; \
+	JZ 4(PC); \
+	VMOVUPS Xv, (BX); \
+	VEXTRACTF128 $1, Yv, Xv; \
+	ADDQ $16, BX; \
+	TESTQ $2, CX; \
+	JZ 4(PC); \
+	VMOVQ Xv, (BX); \
+	VMOVHLPS Xv, Xv, Xv; \
+	ADDQ $8, BX; \
+	TESTQ $1, CX; \
+	JZ 2(PC); \
+	VMOVSS Xv, (BX)
+
 // func narrowWide32(c, a, b *float32, ldc, rsa, inca, ldb, k, n int, mode uint8)
 //
 // c[p·ldc + j] (+)= Σ_{l<k} a[p·rsa + l·inca]·b[l·ldb + j] for p < 4 and
@@ -123,8 +143,7 @@ wloop32:
 
 wstore32:
 	// A full vector of columns is stored with VMOVUPS, a partial one with
-	// VMASKMOVPS (slow to store on AMD's cores), an empty one not at all:
-	// the same elements written.
+	// STOREPART32, an empty one not at all: the same elements written.
 	MOVQ n+64(FP), BX
 	CMPQ BX, $8
 	JLT  wmask32
@@ -142,22 +161,24 @@ wstore32:
 	RET
 
 wpart32:
-	CMPQ BX, $8
-	JEQ  wdone32
-	VMASKMOVPS Y1, Y15, 32(DI)
-	VMASKMOVPS Y3, Y15, 32(DI)(R12*1)
-	VMASKMOVPS Y5, Y15, 32(DI)(R12*2)
-	VMASKMOVPS Y7, Y15, 32(DI)(R13*1)
+	MOVQ BX, CX
+	SUBQ $8, CX
+	JZ   wdone32
+	STOREPART32(Y1, X1, 32(DI))
+	STOREPART32(Y3, X3, 32(DI)(R12*1))
+	STOREPART32(Y5, X5, 32(DI)(R12*2))
+	STOREPART32(Y7, X7, 32(DI)(R13*1))
 
 wdone32:
 	VZEROUPPER
 	RET
 
 wmask32:
-	VMASKMOVPS Y0, Y14, (DI)
-	VMASKMOVPS Y2, Y14, (DI)(R12*1)
-	VMASKMOVPS Y4, Y14, (DI)(R12*2)
-	VMASKMOVPS Y6, Y14, (DI)(R13*1)
+	MOVQ BX, CX
+	STOREPART32(Y0, X0, (DI))
+	STOREPART32(Y2, X2, (DI)(R12*1))
+	STOREPART32(Y4, X4, (DI)(R12*2))
+	STOREPART32(Y6, X6, (DI)(R13*1))
 	VZEROUPPER
 	RET
 
@@ -252,7 +273,7 @@ tloop32:
 	VADDPS Y8, Y7, Y7
 
 tstore32:
-	// A full vector with VMOVUPS, a partial one with VMASKMOVPS.
+	// A full vector with VMOVUPS, a partial one with STOREPART32.
 	MOVQ n+64(FP), CX
 	CMPQ CX, $8
 	JLT  tmask32
@@ -268,14 +289,15 @@ tstore32:
 	RET
 
 tmask32:
-	VMASKMOVPS Y0, Y15, (DI)
-	VMASKMOVPS Y1, Y15, (DI)(R12*1)
-	VMASKMOVPS Y2, Y15, (DI)(R12*2)
-	VMASKMOVPS Y3, Y15, (DI)(R13*1)
-	VMASKMOVPS Y4, Y15, (BX)
-	VMASKMOVPS Y5, Y15, (BX)(R12*1)
-	VMASKMOVPS Y6, Y15, (BX)(R12*2)
-	VMASKMOVPS Y7, Y15, (BX)(R13*1)
+	MOVQ BX, R14
+	STOREPART32(Y0, X0, (DI))
+	STOREPART32(Y1, X1, (DI)(R12*1))
+	STOREPART32(Y2, X2, (DI)(R12*2))
+	STOREPART32(Y3, X3, (DI)(R13*1))
+	STOREPART32(Y4, X4, (R14))
+	STOREPART32(Y5, X5, (R14)(R12*1))
+	STOREPART32(Y6, X6, (R14)(R12*2))
+	STOREPART32(Y7, X7, (R14)(R13*1))
 	VZEROUPPER
 	RET
 
