@@ -182,8 +182,22 @@ edone:
 	VXORPD     Y14, Y14, Y14
 	VXORPD     Y15, Y15, Y15
 	EXPGROUP
-	VMOVDQU    (R14), Y4
-	VMASKMOVPS Y7, Y4, (DI)(R8*4)
+	// The tail's R13 weights stored with a four-, two- and one-lane store
+	// (VMASKMOVPS is slow to store on AMD's cores): the same elements.
+	LEAQ         (DI)(R8*4), BX
+	TESTQ        $4, R13
+	JZ           4(PC)
+	VMOVUPS      X7, (BX)
+	VEXTRACTF128 $1, Y7, X7
+	ADDQ         $16, BX
+	TESTQ        $2, R13
+	JZ           4(PC)
+	VMOVQ        X7, (BX)
+	VMOVHLPS     X7, X7, X7
+	ADDQ         $8, BX
+	TESTQ        $1, R13
+	JZ           2(PC)
+	VMOVSS       X7, (BX)
 	LANESUM
 	VADDSD     X14, X2, X2
 
