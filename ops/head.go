@@ -295,8 +295,10 @@ type headState[F float32 | float64] struct {
 	// Backward scratch and results: dL/dw and dL/ds of one sequence
 	// (T, Tk), [dL/d(zA) | dL/d(zU)] (B·T, DIn+DOut), zᵀ times that
 	// ([dA | dU]), the matrices' gradients and dg, and the dz buffer they
-	// go with; bt is one sequence's right factor transposed (seqGemmT).
-	dw, dsb, bt        []F
+	// go with; bt is one sequence's right factor transposed (seqGemmT),
+	// or a block's (headForwardSeqs, headBackwardSeqs), and tail their
+	// scratch (mulAddRowsSeqs).
+	dw, dsb, bt, tail  []F
 	gb, dh             []F
 	dwq, dwk, dwv, dwo []F
 	dg                 float64
@@ -374,6 +376,19 @@ func headForward[F float32 | float64](op *HeadOp, st *headState[F], d headDims, 
 	tokenGemm(false, M, nh, Din, in.z, Din, st.h, nh, 0, st.zh, nh)
 	st.s = grow(st.s, M*Tk)
 	st.w = grow(st.w, M*Tk)
+	if headSeqsOK(d) {
+		headForwardSeqs(op, st, d, in, out)
+	} else {
+		headForwardLoop(op, st, d, in, out)
+	}
+	st.keep(in, out)
+}
+
+// headForwardLoop is the per-sequence part of headForward (the scores, the
+// weights and the values) a sequence at a time. st.zh must hold z[A U].
+func headForwardLoop[F float32 | float64](op *HeadOp, st *headState[F], d headDims, in headInputs[F], out []F) {
+	B, T, Tk, Din, Dout := d.b, d.t, d.tk, d.din, d.dout
+	nh := Din + Dout
 	g := F(d.g)
 	for b := 0; b < B; b++ {
 		zb := in.z[b*T*Din : (b+1)*T*Din]
@@ -388,7 +403,6 @@ func headForward[F float32 | float64](op *HeadOp, st *headState[F], d headDims, 
 		kernelRows(op.kind, g, sb, wb, T, Tk)
 		mulAddRows(T, Dout, Tk, wb, Tk, 1, hb[Din:], nh, out[b*T*Dout:], Dout, false) // out_j = Σ_i w_ji Vu_i
 	}
-	st.keep(in, out)
 }
 
 // keep records what the forward values were computed from.
@@ -568,7 +582,6 @@ func headBackward[F float32 | float64](op *HeadOp, st *headState[F], d headDims,
 	B, T, Tk, Din, Dout := d.b, d.t, d.tk, d.din, d.dout
 	nh := Din + Dout
 	M := B * T
-	g := F(d.g)
 	// gb = [dP | dVu] (B·T, DIn+DOut): dL/d(z A) and dL/d(z U). The
 	// products below store every element of it but dVu at the positions
 	// that are no key (the query, with context keys), which are zero.
@@ -577,6 +590,25 @@ func headBackward[F float32 | float64](op *HeadOp, st *headState[F], d headDims,
 	for b := 0; b < B; b++ {
 		clear(gb[(b*T+Tk)*nh : (b+1)*T*nh])
 	}
+	var dg float64
+	if headSeqsOK(d) {
+		dg = headBackwardSeqs(op, st, d, in, dout, dz)
+	} else {
+		dg = headBackwardLoop(op, st, d, in, dout, dz)
+	}
+	// dz += gb hᵀ.
+	tokenGemm(true, M, Din, nh, gb, nh, st.h, nh, 1, dz, Din)
+	headParamGrads(st, d, in, dg, dz)
+}
+
+// headBackwardLoop is the per-sequence part of headBackward (dL/dw, the
+// score gradients and dg, dVu and dP into st.gb, dZc into dz) a sequence at
+// a time. It returns dg.
+func headBackwardLoop[F float32 | float64](op *HeadOp, st *headState[F], d headDims, in headInputs[F], dout, dz []F) float64 {
+	B, T, Tk, Din, Dout := d.b, d.t, d.tk, d.din, d.dout
+	nh := Din + Dout
+	g := F(d.g)
+	gb := st.gb
 	st.dw = grow(st.dw, T*Tk)
 	dwb := st.dw
 	st.dsb = grow(st.dsb, T*Tk)
@@ -621,9 +653,7 @@ func headBackward[F float32 | float64](op *HeadOp, st *headState[F], d headDims,
 		mulAddRows(Tk, Din, T, dsb, 1, Tk, hb, nh, dzb, Din, true)
 		mulAddRows(T, Din, Tk, dsb, Tk, 1, zb, Din, gbb, nh, false)
 	}
-	// dz += gb hᵀ.
-	tokenGemm(true, M, Din, nh, gb, nh, st.h, nh, 1, dz, Din)
-	headParamGrads(st, d, in, dg, dz)
+	return dg
 }
 
 // headBackwardQuery is headBackward for a query op, dout (B, DOut) the

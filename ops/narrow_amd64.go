@@ -49,3 +49,11 @@ func dotCols32(c, a, b *float32, rsa, k, m int)
 //
 //go:noescape
 func outerRows32(c, w, d *float32, m, n int)
+
+// narrowWideSeqs32 is narrowWide32 for nseq ≥ 1 products of the same sizes,
+// the s-th at c + s·sc, a + s·sa, b + s·sb (elements): the same instructions
+// for each, so the same bits, without a call per product. The caller
+// guarantees that every element read or written exists.
+//
+//go:noescape
+func narrowWideSeqs32(c, a, b *float32, ldc, rsa, inca, ldb, k, n int, mode uint8, nseq, sc, sa, sb int)
