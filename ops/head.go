@@ -337,7 +337,7 @@ func (op *HeadOp) do(p G.Value, vals []G.Value) (G.Value, error) {
 		if err != nil {
 			return nil, err
 		}
-		out := outBuf[float64](p, d.b*d.rows*d.dout, true)
+		out := outBuf[float64](p, d.b*d.rows*d.dout, op.query) // the full head writes every element
 		headForward(op, stateOf[float64](&op.st), d, in, out)
 		return wrapOut(p, shape, out), nil
 	case []float32:
@@ -345,15 +345,16 @@ func (op *HeadOp) do(p G.Value, vals []G.Value) (G.Value, error) {
 		if err != nil {
 			return nil, err
 		}
-		out := outBuf[float32](p, d.b*d.rows*d.dout, true)
+		out := outBuf[float32](p, d.b*d.rows*d.dout, op.query)
 		headForward(op, stateOf[float32](&op.st), d, in, out)
 		return wrapOut(p, shape, out), nil
 	}
 	return nil, fmt.Errorf("ops: attention head op: unsupported data %T", vals[0].Data())
 }
 
-// headForward computes the head output into out (zeroed) and keeps the
-// intermediate values in st.
+// headForward computes the head output into out (zeroed for a query op;
+// the full head writes every element) and keeps the intermediate values in
+// st.
 func headForward[F float32 | float64](op *HeadOp, st *headState[F], d headDims, in headInputs[F], out []F) {
 	B, T, Tk, Din, Dout := d.b, d.t, d.tk, d.din, d.dout
 	nh := Din + Dout

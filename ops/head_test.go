@@ -2,6 +2,7 @@ package ops_test
 
 import (
 	"fmt"
+	"math"
 	"testing"
 
 	G "gorgonia.org/gorgonia"
@@ -170,6 +171,59 @@ func TestHeadGradReuse(t *testing.T) {
 					t.Fatalf("dz on a second run = %v, a fresh op's %v", got, want)
 				}
 			})
+		}
+	}
+}
+
+// TestFullHeadDirty checks that the full head writes every element of its
+// output: DoInto a buffer full of garbage (NaN) gives what Do gives,
+// context keys or all keys, float64 and float32.
+func TestFullHeadDirty(t *testing.T) {
+	for _, dt := range []tensor.Dtype{tensor.Float64, tensor.Float32} {
+		for _, ctx := range []bool{true, false} {
+			const B, T, DIn, DK, DV, DOut = 3, 7, 4, 3, 2, 5
+			s, err := graph.NewScope(dt, 1)
+			if err != nil {
+				t.Fatal(err)
+			}
+			shapes := [][]int{{B, T, DIn}, {DIn, DK}, {DIn, DK}, {DIn, DV}, {DV, DOut}}
+			var nodes G.Nodes
+			var vals []G.Value
+			for i, sh := range shapes {
+				n, err := s.Input(fmt.Sprintf("in%d", i), tensor.Shape(sh))
+				if err != nil {
+					t.Fatal(err)
+				}
+				size := 1
+				for _, d := range sh {
+					size *= d
+				}
+				v := make([]float64, size)
+				for j := range v {
+					v[j] = float64((j*7+i*3)%11)/11 - 0.4
+				}
+				nodes, vals = append(nodes, n), append(vals, tensorOf(dt, sh, v))
+			}
+			out, err := ops.AttentionHead(ops.KindSoftmax, nil, 0.9, ctx, nodes[0], nodes[1], nodes[2], nodes[3], nodes[4])
+			if err != nil {
+				t.Fatal(err)
+			}
+			head := out.Op().(*ops.HeadOp)
+			want, err := head.Do(vals...)
+			if err != nil {
+				t.Fatal(err)
+			}
+			junk := make([]float64, B*T*DOut)
+			for j := range junk {
+				junk[j] = math.NaN()
+			}
+			got, err := head.DoInto(tensorOf(dt, []int{B, T, DOut}, junk), vals...)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if fmt.Sprint(got.Data()) != fmt.Sprint(want.Data()) {
+				t.Fatalf("%v ctx %v: output into a dirty buffer = %v, want %v", dt, ctx, got.Data(), want.Data())
+			}
 		}
 	}
 }
