@@ -712,26 +712,35 @@ func headBackwardRegrouped[F float32 | float64](op *HeadOp, st *headState[F], d 
 	st.u = grow(st.u, B*Din)
 	st.dpq = grow(st.dpq, B*Din)
 	tokenGemm(true, B, Din, Dout, dout, Dout, st.h[Din:], nh, 0, st.u, Din) // u = U d
-	// wd = [w | ds] (2, Tk) and up = [u | P_q] (2, DIn) of one sequence:
-	// the context rows' dz is the one product wdᵀ up.
-	st.dsb = grow(st.dsb, 2*Tk)
-	wd, ds := st.dsb, st.dsb[Tk:]
-	st.dw = grow(st.dw, Tk+2*Din)
-	dw, up := st.dw[:Tk], st.dw[Tk:]
+	// wd = [w | ds] (2, Tk) and up = [u | P_q] (2, DIn) of each sequence
+	// of a block of headSeqBlock: the context rows' dz is the one product
+	// wdᵀ up, run for the whole block by mulAddRowsSeqs (the same chains
+	// as mulAddRows a sequence at a time, one kernel call per row group
+	// for all of them).
+	nbMax := min(B, headSeqBlock)
+	st.dsb = grow(st.dsb, nbMax*2*Tk)
+	st.dw = grow(st.dw, Tk+nbMax*2*Din)
+	dw, upB := st.dw[:Tk], st.dw[Tk:]
 	var dg float64
-	for b := 0; b < B; b++ {
-		zb := in.z[b*T*Din : (b+1)*T*Din]
-		dzb := dz[b*T*Din : (b+1)*T*Din]
-		ub := st.u[b*Din : (b+1)*Din]
-		srow, wrow := st.s[b*Tk:(b+1)*Tk], st.w[b*Tk:(b+1)*Tk]
-		st.dots = rowsDot(ub, zb, dw, st.dots) // dw_i = z_i·u
-		dg = scoreGrads(op.kind, g, ds, wrow, dw, srow, dg)
-		copy(wd[:Tk], wrow)
-		copy(up[:Din], ub)
-		copy(up[Din:], st.pq[b*Din:(b+1)*Din])
-		// dZc_i = w_i u + ds_i P_q (dz is zero there), dP_q = ds Zc.
-		mulAddRows(Tk, Din, 2, wd, 1, Tk, up, Din, dzb, Din, false)
-		mulAddRows(1, Din, Tk, ds, Tk, 1, zb, Din, st.dpq[b*Din:], Din, false)
+	for b0 := 0; b0 < B; b0 += headSeqBlock {
+		nb := min(headSeqBlock, B-b0)
+		for i := 0; i < nb; i++ {
+			b := b0 + i
+			zb := in.z[b*T*Din : (b+1)*T*Din]
+			ub := st.u[b*Din : (b+1)*Din]
+			srow, wrow := st.s[b*Tk:(b+1)*Tk], st.w[b*Tk:(b+1)*Tk]
+			wd, up := st.dsb[i*2*Tk:(i+1)*2*Tk], upB[i*2*Din:(i+1)*2*Din]
+			ds := wd[Tk:]
+			st.dots = rowsDot(ub, zb, dw, st.dots) // dw_i = z_i·u
+			dg = scoreGrads(op.kind, g, ds, wrow, dw, srow, dg)
+			copy(wd[:Tk], wrow)
+			copy(up[:Din], ub)
+			copy(up[Din:], st.pq[b*Din:(b+1)*Din])
+			// dP_q = ds Zc.
+			mulAddRows(1, Din, Tk, ds, Tk, 1, zb, Din, st.dpq[b*Din:], Din, false)
+		}
+		// dZc_i = w_i u + ds_i P_q (dz is zero there).
+		st.tail = mulAddRowsSeqs(nb, Tk, Din, 2, st.dsb, 1, Tk, 2*Tk, upB, Din, 2*Din, dz[b0*T*Din:], Din, T*Din, false, st.tail)
 	}
 	// dz_q = dP_q Aᵀ (the query is no key): with the context rows above,
 	// every element of dz is written, so dz need not be zeroed first.
