@@ -635,18 +635,7 @@ func headBackwardLoop[F float32 | float64](op *HeadOp, st *headState[F], d headD
 			srow, wrow := st.s[o:o+Tk], st.w[o:o+Tk]
 			dw := dwb[j*Tk : (j+1)*Tk]
 			ds := dsb[j*Tk : (j+1)*Tk]
-			switch op.kind {
-			case KindLinear:
-				copy(ds, dw)
-			case KindExp:
-				for i, wi := range wrow {
-					e := wi * dw[i]
-					ds[i] = g * e
-					dg += float64(e) * float64(srow[i])
-				}
-			case KindSoftmax:
-				dg += softmaxDS(ds, wrow, dw, srow, rsb[j], g)
-			}
+			dg = rowScoreGrads(op.kind, ds, wrow, dw, srow, rsb, j, g, dg)
 		}
 		// The sequence's products (mulAddRows, rows side by side):
 		// dVu = wᵀ dout, dP = ds Zc (into gb), dZc += dsᵀ P.
@@ -1137,6 +1126,27 @@ func rowDots[F float32 | float64](out, w, v []F, m, n int) {
 		}
 		out[j] = s
 	}
+}
+
+// rowScoreGrads sets a head row's score gradients ds from its weights w,
+// their gradients dw and scores s for the kernel kind (rs[j]: the softmax
+// row's Σ_i w_i dw_i, read for the softmax kernel only), and returns dg plus
+// the row's share of dL/dg, added in index order (the exponential kernel) or
+// as softmaxDS adds it.
+func rowScoreGrads[F float32 | float64](kind KernelKind, ds, w, dw, s, rs []F, j int, g F, dg float64) float64 {
+	switch kind {
+	case KindLinear:
+		copy(ds, dw)
+	case KindExp:
+		for i, wi := range w {
+			e := wi * dw[i]
+			ds[i] = g * e
+			dg += float64(e) * float64(s[i])
+		}
+	case KindSoftmax:
+		dg += softmaxDS(ds, w, dw, s, rs[j], g)
+	}
+	return dg
 }
 
 // softmaxDS sets ds_i = g·w_i·(dw_i − rs), the softmax row's score

@@ -78,18 +78,7 @@ func headBackwardSeqs[F float32 | float64](op *HeadOp, st *headState[F], d headD
 				srow, wrow := st.s[o+j*Tk:o+(j+1)*Tk], wb[j*Tk:(j+1)*Tk]
 				dw := dwb[j*Tk : (j+1)*Tk]
 				ds := dsb[j*Tk : (j+1)*Tk]
-				switch op.kind {
-				case KindLinear:
-					copy(ds, dw)
-				case KindExp:
-					for i, wi := range wrow {
-						e := wi * dw[i]
-						ds[i] = g * e
-						dg += float64(e) * float64(srow[i])
-					}
-				case KindSoftmax:
-					dg += softmaxDS(ds, wrow, dw, srow, rsb[j], g)
-				}
+				dg = rowScoreGrads(op.kind, ds, wrow, dw, srow, rsb, j, g, dg)
 			}
 		}
 		// dVu = wᵀ dout, dP = ds Zc (into gb), dZc += dsᵀ P.
