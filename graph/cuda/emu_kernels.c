@@ -343,10 +343,10 @@ int gdattn_emu_dispatch(int k, void **a) {
         gather_rows_f64(*(long long *)a[0], *(void **)a[1], *(void **)a[2], *(int *)a[3], *(void **)a[4]);
         return 0;
     case 107:
-        scatter_rows_f32(*(long long *)a[0], *(void **)a[1], *(void **)a[2], *(int *)a[3], *(void **)a[4]);
+        scatter_rows_f32(*(long long *)a[0], *(void **)a[1], *(void **)a[2], *(void **)a[3], *(int *)a[4], *(void **)a[5]);
         return 0;
     case 108:
-        scatter_rows_f64(*(long long *)a[0], *(void **)a[1], *(void **)a[2], *(int *)a[3], *(void **)a[4]);
+        scatter_rows_f64(*(long long *)a[0], *(void **)a[1], *(void **)a[2], *(void **)a[3], *(int *)a[4], *(void **)a[5]);
         return 0;
     case 109:
         gather_cols_f32(*(long long *)a[0], *(void **)a[1], *(void **)a[2], *(int *)a[3], *(int *)a[4], *(void **)a[5]);
@@ -355,10 +355,10 @@ int gdattn_emu_dispatch(int k, void **a) {
         gather_cols_f64(*(long long *)a[0], *(void **)a[1], *(void **)a[2], *(int *)a[3], *(int *)a[4], *(void **)a[5]);
         return 0;
     case 111:
-        scatter_cols_f32(*(long long *)a[0], *(void **)a[1], *(void **)a[2], *(int *)a[3], *(int *)a[4], *(void **)a[5]);
+        scatter_cols_f32(*(long long *)a[0], *(void **)a[1], *(void **)a[2], *(void **)a[3], *(int *)a[4], *(int *)a[5], *(void **)a[6]);
         return 0;
     case 112:
-        scatter_cols_f64(*(long long *)a[0], *(void **)a[1], *(void **)a[2], *(int *)a[3], *(int *)a[4], *(void **)a[5]);
+        scatter_cols_f64(*(long long *)a[0], *(void **)a[1], *(void **)a[2], *(void **)a[3], *(int *)a[4], *(int *)a[5], *(void **)a[6]);
         return 0;
     case 113:
         col_sum_part_f32(*(long long *)a[0], *(long long *)a[1], *(int *)a[2], *(int *)a[3], *(void **)a[4], *(void **)a[5]);

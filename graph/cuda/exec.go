@@ -422,7 +422,8 @@ func (x *Exec) enqueue() error {
 }
 
 // uploadInputs uploads the inputs and the parameters (those not newer on
-// the device).
+// the device), then the host data of the device ops that have some
+// (preparer).
 func (x *Exec) uploadInputs() error {
 	if x.closed {
 		return errors.New("cuda: executor is closed")
@@ -437,6 +438,15 @@ func (x *Exec) uploadInputs() error {
 		}
 		if err := x.upload(v, hv); err != nil {
 			return fmt.Errorf("cuda: input %q: %w", v.n.Name(), err)
+		}
+	}
+	for _, v := range x.vals {
+		p, ok := v.dev.(preparer)
+		if !ok || v.kind != kindOp || v.fused {
+			continue
+		}
+		if err := p.prepare(x); err != nil {
+			return fmt.Errorf("cuda: op %v (node %q): %w", v.n.Op(), v.n.Name(), err)
 		}
 	}
 	return nil

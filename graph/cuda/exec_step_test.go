@@ -334,6 +334,22 @@ func TestExecutorPaperStepCounts(t *testing.T) {
 			if step.Launches != run.Launches+opt || opt != 4 {
 				t.Errorf("step: %d launches, Run %d, optimiser %d, want 4", step.Launches, run.Launches, opt)
 			}
+			// Uploads of a step: the inputs (ids, labels; the parameters
+			// are resident), the order of each scatter's ids (one
+			// scatter_rows: the token embedding's gradient) and the
+			// update's per-step numbers.
+			inputs, orders := 0, 0
+			for _, v := range x.vals {
+				if v.kind == kindInput && !x.params[v] {
+					inputs++
+				}
+				if _, ok := v.dev.(*scatterOrder); ok {
+					orders++
+				}
+			}
+			if orders != 1 || step.CopiesHtoD != int64(inputs+orders+1) {
+				t.Errorf("step: %d uploads for %d inputs and %d scatter orders, want 1 order and %d uploads", step.CopiesHtoD, inputs, orders, inputs+orders+1)
+			}
 			if got := x.MomentBytes(); got != int64(params)*8 {
 				t.Errorf("moments hold %d device bytes, want %d (float32)", got, params*8)
 			}

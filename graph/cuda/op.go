@@ -14,6 +14,16 @@ type devOp interface {
 	run(x *Exec, v *value) error
 }
 
+// preparer is a devOp with work on the host before each run's launches:
+// checking and uploading what it derives from the run's host inputs (the
+// scatters' order of the ids). Exec calls prepare after the inputs'
+// uploads, every Run and RunStep, and also before the replay of a captured
+// step, whose launches it must leave unchanged (device buffers fixed at
+// lowering, copies outside the capture).
+type preparer interface {
+	prepare(x *Exec) error
+}
+
 // devFunc adapts a function to devOp.
 type devFunc func(x *Exec, v *value) error
 
@@ -85,7 +95,7 @@ func lower(x *Exec, v *value) error {
 		dev = lowerGatherCols(v, d, vv, r)
 	case *ops.ScatterColsOp:
 		d, vv, r := op.Dims()
-		dev = lowerScatterCols(v, d, vv, r)
+		dev, err = lowerScatterCols(x, v, d, vv, r)
 	case *ops.TiedLogitsOp:
 		dev = lowerTied(v, op)
 	case *ops.SparseCrossEntropyOp:

@@ -3,6 +3,9 @@ package cuda
 import (
 	"errors"
 	"fmt"
+	"math"
+	"slices"
+	"unsafe"
 
 	"github.com/gdattn/gdattn/ops"
 	"gorgonia.org/tensor"
@@ -70,12 +73,9 @@ func lowerGather(x *Exec, v *value, V, D int, center bool) (devOp, error) {
 		return nil, nil
 	}
 	if !center {
-		return devFunc(func(x *Exec, v *value) error {
-			if _, err := hostInts(v.ins[1], 0, V); err != nil {
-				return err
-			}
+		return &idsChecked{ids: v.ins[1], lo: 0, hi: V, launch: func(x *Exec, v *value) error {
 			return x.launch(v, "gather_rows", int64(v.size), v.ins[0].ptr, v.ins[1].ptr, int32(D), v.ptr)
-		}), nil
+		}}, nil
 	}
 	mean, err := x.alloc(int64(D) * 8)
 	if err != nil {
@@ -85,18 +85,32 @@ func lowerGather(x *Exec, v *value, V, D int, center bool) (devOp, error) {
 	if err != nil {
 		return nil, err
 	}
-	return devFunc(func(x *Exec, v *value) error {
-		if _, err := hostInts(v.ins[1], 0, V); err != nil {
-			return err
-		}
+	return &idsChecked{ids: v.ins[1], lo: 0, hi: V, launch: func(x *Exec, v *value) error {
 		if err := colMeanOf(x, v, v.ins[0].ptr, mean); err != nil {
 			return err
 		}
 		return x.launch(v, "gather_rows_centered", int64(v.size), v.ins[0].ptr, v.ins[1].ptr, int32(D), mean, v.ptr)
-	}), nil
+	}}, nil
 }
 
-// lowerScatter maps the gather's gradient (ids, g) -> (V, D) scatter-add;
+// idsChecked is the device op of a gather: its ids are checked on the host
+// before every run's launches (preparer), a captured step's replay too, so
+// that no kernel reads outside the table.
+type idsChecked struct {
+	ids    *value
+	lo, hi int // the ids' range
+	launch devFunc
+}
+
+func (o *idsChecked) run(x *Exec, v *value) error { return o.launch(x, v) }
+
+func (o *idsChecked) prepare(*Exec) error {
+	_, err := hostInts(o.ids, o.lo, o.hi)
+	return err
+}
+
+// lowerScatter maps the gather's gradient (ids, g) -> (V, D): every row the
+// sum of the rows of g whose id it is, in position order (scatterOrder);
 // with center every row starts at −(1/V) Σ_i g_i (the gradient through the
 // mean row) instead of zero.
 func lowerScatter(x *Exec, v *value, V, D int, center bool) (devOp, error) {
@@ -115,10 +129,11 @@ func lowerScatter(x *Exec, v *value, V, D int, center bool) (devOp, error) {
 			return nil, err
 		}
 	}
-	return devFunc(func(x *Exec, v *value) error {
-		if _, err := hostInts(v.ins[0], 0, V); err != nil {
-			return err
-		}
+	ord, err := newScatterOrder(x, v.ins[0], 0, V)
+	if err != nil {
+		return nil, err
+	}
+	ord.launch = func(x *Exec, v *value) error {
 		if colMeanOf != nil {
 			if err := colMeanOf(x, v, v.ins[1].ptr, mean); err != nil {
 				return err
@@ -129,8 +144,78 @@ func lowerScatter(x *Exec, v *value, V, D int, center bool) (devOp, error) {
 		} else if err := x.b.Zero(v.ptr, v.bytes); err != nil {
 			return err
 		}
-		return x.launch(v, "scatter_rows", int64(v.ins[1].size), v.ins[0].ptr, v.ins[1].ptr, int32(D), v.ptr)
-	}), nil
+		return x.launch(v, "scatter_rows", int64(v.ins[1].size), ord.dev, v.ins[0].ptr, v.ins[1].ptr, int32(D), v.ptr)
+	}
+	return ord, nil
+}
+
+// scatterOrder is the device op of a scatter (scatter_rows, scatter_cols)
+// with its host half: before every run's launches (preparer: Exec.Run and
+// RunStep call it with the uploads, also before a captured step's replay)
+// it checks the ids, sorts their positions by (id, position) and uploads
+// that order into ord's device buffer (layout in kernels/sparse.cu), so
+// that each kernel work item sums the rows of one id, one column, in
+// position order: no atomics, the same bits every run, the host op's
+// order. The buffer holds 2·|ids| + 2 long longs (scratch).
+type scatterOrder struct {
+	ids    *value
+	lo, hi int     // the ids' range; ids < 0 are left out of the order
+	host   []int64 // the order's host copy
+	keys   []int64 // id·|ids| + position, sorted
+	dev    Ptr     // the order on the device
+	launch devFunc // the op's launches
+}
+
+func newScatterOrder(x *Exec, ids *value, lo, hi int) (*scatterOrder, error) {
+	n := ids.size
+	if hi > 0 && int64(n) > math.MaxInt64/int64(hi) {
+		return nil, fmt.Errorf("%d ids of %d values overflow the sort keys", n, hi)
+	}
+	dev, err := x.alloc(int64(2*n+2) * 8)
+	if err != nil {
+		return nil, err
+	}
+	return &scatterOrder{ids: ids, lo: lo, hi: hi, host: make([]int64, 2*n+2), keys: make([]int64, 0, n), dev: dev}, nil
+}
+
+func (o *scatterOrder) run(x *Exec, v *value) error { return o.launch(x, v) }
+
+// prepare checks the ids and uploads their order.
+func (o *scatterOrder) prepare(x *Exec) error {
+	ids, err := hostInts(o.ids, o.lo, o.hi)
+	if err != nil {
+		return err
+	}
+	used := sortScatter(o.host, o.keys, ids)
+	return x.b.CopyHtoD(o.dev, unsafe.Pointer(&o.host[0]), int64(used)*8)
+}
+
+// sortScatter writes into ord (2·len(ids) + 2 long longs, keys a scratch
+// slice of capacity len(ids)) the order of kernels/sparse.cu: the positions
+// of the ids >= 0 sorted by id, then by position; at len(ids) the number m
+// of distinct ids; from len(ids) + 1 the m + 1 starts of their segments. It
+// returns the number of long longs written, len(ids) + m + 2.
+func sortScatter(ord, keys []int64, ids []int) int {
+	n := int64(len(ids))
+	keys = keys[:0]
+	for p, id := range ids {
+		if id >= 0 {
+			keys = append(keys, int64(id)*n+int64(p))
+		}
+	}
+	slices.Sort(keys)
+	seg := ord[n+1:]
+	m, prev := 0, int64(-1)
+	for k, key := range keys {
+		id := key / n
+		ord[k] = key % n
+		if id != prev {
+			seg[m], m, prev = int64(k), m+1, id
+		}
+	}
+	seg[m] = int64(len(keys))
+	ord[n] = int64(m)
+	return int(n) + m + 2
 }
 
 // lowerGatherCols maps the encoder's label embeddings (ops.GatherColsOp: w
@@ -140,29 +225,28 @@ func lowerGatherCols(v *value, D, V, R int) devOp {
 	if D <= 0 || V <= 0 || R <= 0 || len(v.ins) != 2 || !intInput(v.ins[1]) || v.ins[0].size != D*V || v.ins[1].size != R || v.size != R*D {
 		return nil
 	}
-	return devFunc(func(x *Exec, v *value) error {
-		if _, err := hostInts(v.ins[1], -1, V); err != nil {
-			return err
-		}
+	return &idsChecked{ids: v.ins[1], lo: -1, hi: V, launch: func(x *Exec, v *value) error {
 		return x.launch(v, "gather_cols", int64(v.size), v.ins[0].ptr, v.ins[1].ptr, int32(D), int32(V), v.ptr)
-	})
+	}}
 }
 
 // lowerScatterCols maps its gradient (ids (R), g (R, D)) -> (D, V): column
-// c the sum of the rows of g whose id is c.
-func lowerScatterCols(v *value, D, V, R int) devOp {
+// c the sum of the rows of g whose id is c, in row order (scatterOrder).
+func lowerScatterCols(x *Exec, v *value, D, V, R int) (devOp, error) {
 	if D <= 0 || V <= 0 || R <= 0 || len(v.ins) != 2 || !intInput(v.ins[0]) || v.ins[0].size != R || v.ins[1].size != R*D || v.size != D*V {
-		return nil
+		return nil, nil
 	}
-	return devFunc(func(x *Exec, v *value) error {
-		if _, err := hostInts(v.ins[0], -1, V); err != nil {
-			return err
-		}
+	ord, err := newScatterOrder(x, v.ins[0], -1, V)
+	if err != nil {
+		return nil, err
+	}
+	ord.launch = func(x *Exec, v *value) error {
 		if err := x.b.Zero(v.ptr, v.bytes); err != nil {
 			return err
 		}
-		return x.launch(v, "scatter_cols", int64(v.ins[1].size), v.ins[0].ptr, v.ins[1].ptr, int32(D), int32(V), v.ptr)
-	})
+		return x.launch(v, "scatter_cols", int64(v.ins[1].size), ord.dev, v.ins[0].ptr, v.ins[1].ptr, int32(D), int32(V), v.ptr)
+	}
+	return ord, nil
 }
 
 // lowerXent maps the sparse cross-entropy (ops.SparseCrossEntropyOp:

@@ -4,7 +4,7 @@ package cuda
 
 // kernelSourceHash is the SHA-256 of kernels/*.cu and kernels/*.h; it must
 // match the one scripts/build-ptx.sh wrote into kernels/gdattn.ptx.
-const kernelSourceHash = "4e9ad0e76f365903925ecbea90c7a6ae687bad62935b0756f223e8c5a0218612"
+const kernelSourceHash = "a4ae2232a287d9f625a0716c7798c487f0ece16f6c06d09603859d5a4d17a6ea"
 
 // kernelTable lists every kernel of kernels/*.cu in emulator dispatch order;
 // warp marks the warp kernels (GDATTN_WARP_KERNEL: one warp per work item).
@@ -116,12 +116,12 @@ var kernelTable = []kernelSig{
 	{name: "softmax_grad_rows_warp_f64", file: "softmax.cu", warp: true, params: []kernelParam{{"n", argInt64, "long long"}, {"cols", argInt32, "int"}, {"lg", argInt32, "int"}, {"y", argPtr, "const double*"}, {"dy", argPtr, "const double*"}, {"dx", argPtr, "double*"}}},
 	{name: "gather_rows_f32", file: "sparse.cu", params: []kernelParam{{"n", argInt64, "long long"}, {"w", argPtr, "const float*"}, {"ids", argPtr, "const long long*"}, {"d", argInt32, "int"}, {"out", argPtr, "float*"}}},
 	{name: "gather_rows_f64", file: "sparse.cu", params: []kernelParam{{"n", argInt64, "long long"}, {"w", argPtr, "const double*"}, {"ids", argPtr, "const long long*"}, {"d", argInt32, "int"}, {"out", argPtr, "double*"}}},
-	{name: "scatter_rows_f32", file: "sparse.cu", params: []kernelParam{{"n", argInt64, "long long"}, {"ids", argPtr, "const long long*"}, {"g", argPtr, "const float*"}, {"d", argInt32, "int"}, {"buf", argPtr, "float*"}}},
-	{name: "scatter_rows_f64", file: "sparse.cu", params: []kernelParam{{"n", argInt64, "long long"}, {"ids", argPtr, "const long long*"}, {"g", argPtr, "const double*"}, {"d", argInt32, "int"}, {"buf", argPtr, "double*"}}},
+	{name: "scatter_rows_f32", file: "sparse.cu", params: []kernelParam{{"n", argInt64, "long long"}, {"ord", argPtr, "const long long*"}, {"ids", argPtr, "const long long*"}, {"g", argPtr, "const float*"}, {"d", argInt32, "int"}, {"buf", argPtr, "float*"}}},
+	{name: "scatter_rows_f64", file: "sparse.cu", params: []kernelParam{{"n", argInt64, "long long"}, {"ord", argPtr, "const long long*"}, {"ids", argPtr, "const long long*"}, {"g", argPtr, "const double*"}, {"d", argInt32, "int"}, {"buf", argPtr, "double*"}}},
 	{name: "gather_cols_f32", file: "sparse.cu", params: []kernelParam{{"n", argInt64, "long long"}, {"w", argPtr, "const float*"}, {"ids", argPtr, "const long long*"}, {"d", argInt32, "int"}, {"v", argInt32, "int"}, {"out", argPtr, "float*"}}},
 	{name: "gather_cols_f64", file: "sparse.cu", params: []kernelParam{{"n", argInt64, "long long"}, {"w", argPtr, "const double*"}, {"ids", argPtr, "const long long*"}, {"d", argInt32, "int"}, {"v", argInt32, "int"}, {"out", argPtr, "double*"}}},
-	{name: "scatter_cols_f32", file: "sparse.cu", params: []kernelParam{{"n", argInt64, "long long"}, {"ids", argPtr, "const long long*"}, {"g", argPtr, "const float*"}, {"d", argInt32, "int"}, {"v", argInt32, "int"}, {"buf", argPtr, "float*"}}},
-	{name: "scatter_cols_f64", file: "sparse.cu", params: []kernelParam{{"n", argInt64, "long long"}, {"ids", argPtr, "const long long*"}, {"g", argPtr, "const double*"}, {"d", argInt32, "int"}, {"v", argInt32, "int"}, {"buf", argPtr, "double*"}}},
+	{name: "scatter_cols_f32", file: "sparse.cu", params: []kernelParam{{"n", argInt64, "long long"}, {"ord", argPtr, "const long long*"}, {"ids", argPtr, "const long long*"}, {"g", argPtr, "const float*"}, {"d", argInt32, "int"}, {"v", argInt32, "int"}, {"buf", argPtr, "float*"}}},
+	{name: "scatter_cols_f64", file: "sparse.cu", params: []kernelParam{{"n", argInt64, "long long"}, {"ord", argPtr, "const long long*"}, {"ids", argPtr, "const long long*"}, {"g", argPtr, "const double*"}, {"d", argInt32, "int"}, {"v", argInt32, "int"}, {"buf", argPtr, "double*"}}},
 	{name: "col_sum_part_f32", file: "sparse.cu", params: []kernelParam{{"n", argInt64, "long long"}, {"rows", argInt64, "long long"}, {"d", argInt32, "int"}, {"chunks", argInt32, "int"}, {"x", argPtr, "const float*"}, {"part", argPtr, "double*"}}},
 	{name: "col_sum_part_f64", file: "sparse.cu", params: []kernelParam{{"n", argInt64, "long long"}, {"rows", argInt64, "long long"}, {"d", argInt32, "int"}, {"chunks", argInt32, "int"}, {"x", argPtr, "const double*"}, {"part", argPtr, "double*"}}},
 	{name: "col_mean_join", file: "sparse.cu", params: []kernelParam{{"n", argInt64, "long long"}, {"chunks", argInt32, "int"}, {"rows", argInt64, "long long"}, {"part", argPtr, "const double*"}, {"mean", argPtr, "double*"}}},

@@ -1,7 +1,8 @@
 /*
  * sparse.cu: the sparse embedding lookup of layers (gather of table rows by
- * id, and its gradient, a scatter-add into a zeroed table; the centered
- * variants subtract the table's mean row) and the sparse
+ * id, and its gradient, a sum of the rows of each id into a zeroed table, in
+ * an order the host sorts; the centered variants subtract the table's mean
+ * row) and the sparse
  * softmax cross-entropy (labels < 0 are not scored). Ids and labels are Go
  * ints (64-bit, long long here), checked on the host before the launch.
  */
@@ -18,13 +19,52 @@
     }
 GDATTN_FLOATS(GDATTN_GATHER)
 
-/* scatter_rows_<T>: buf[ids[i / d]·d + i mod d] += g[i] (buf zeroed first). */
+/*
+ * The gathers' gradients, scatter_rows and scatter_cols, add the rows g[p]
+ * of the output gradient (|ids| rows of d) into the table's rows (columns)
+ * that their ids name, without atomics and in a fixed order. The host sorts
+ * the positions by (id, position) every run (the ids are host data: the
+ * executor's scatter order, op_sparse.go) and uploads the order ord, long
+ * longs, nids = n / d the number of ids:
+ *   ord[0 .. c)             the positions of the c ids that are >= 0, by id,
+ *                           then by position;
+ *   ord[nids]               m, the number of distinct ids (segments);
+ *   ord[nids + 1 + s]       the start of segment s in ord[0 .. c), s <= m
+ *                           (ord[nids + 1 + m] = c).
+ * Work item i = s·d + j (s = i / d, j = i mod d) adds g[p·d + j] over the
+ * positions p of segment s, in position order, to its id's element starting
+ * from the element's value (zero, or the centered lookup's fill) in T, and
+ * writes it once: the host op's additions (ops.ScatterOp, ops.ScatterColsOp:
+ * ids in position order into a zeroed or filled table) in the host's order,
+ * so the same bits on every device and every run; no two items write the
+ * same element. Items s >= m do nothing (the launch has n = nids·d items,
+ * the most segments there can be, so that it does not change with the ids).
+ */
+GDATTN_DEVICE long long gdattn_scatter_sum_at(long long i, long long n,
+                                              int d, const long long *ord,
+                                              long long *lo, long long *hi) {
+    long long nids = n / d, s = i / d;
+    if (s >= ord[nids]) return -1;
+    *lo = ord[nids + 1 + s];
+    *hi = ord[nids + 2 + s];
+    return ord[*lo];
+}
+
+/* scatter_rows_<T>: buf[id·d + j] += Σ g[p·d + j] over the positions p of
+ * id, in position order (buf zeroed or filled first). */
 #define GDATTN_SCATTER(T, S)                                                  \
     GDATTN_KERNEL GDATTN_NAME(scatter_rows, S)(long long n,                   \
+                                               const long long *ord,          \
                                                const long long *ids,          \
                                                const T *g, int d, T *buf) {   \
         GDATTN_GRID_STRIDE(i, n) {                                            \
-            GDATTN_FN(atomic_add, S)(buf + ids[i / d] * d + i % d, g[i]);     \
+            long long lo, hi, k, j = i % d;                                   \
+            long long p0 = gdattn_scatter_sum_at(i, n, d, ord, &lo, &hi);     \
+            if (p0 < 0) break;                                                \
+            T *out = buf + ids[p0] * d + j;                                   \
+            T acc = *out;                                                     \
+            for (k = lo; k < hi; k++) acc += g[ord[k] * d + j];               \
+            *out = acc;                                                       \
         }                                                                     \
     }
 GDATTN_FLOATS(GDATTN_SCATTER)
@@ -48,18 +88,23 @@ GDATTN_FLOATS(GDATTN_SCATTER)
     }
 GDATTN_FLOATS(GDATTN_GATHER_COLS)
 
-/* scatter_cols_<T>: buf[(i mod d)·v + ids[i / d]] += g[i] for ids ≥ 0 (buf
- * zeroed first): the gradient of gather_cols w.r.t. w. */
+/* scatter_cols_<T>: buf[j·v + id] += Σ g[p·d + j] over the positions p of
+ * id, in position order, for ids >= 0 (buf zeroed first; the order ord
+ * leaves the ids −1 out): the gradient of gather_cols w.r.t. w. */
 #define GDATTN_SCATTER_COLS(T, S)                                             \
     GDATTN_KERNEL GDATTN_NAME(scatter_cols, S)(long long n,                   \
+                                               const long long *ord,          \
                                                const long long *ids,          \
                                                const T *g, int d, int v,      \
                                                T *buf) {                      \
         GDATTN_GRID_STRIDE(i, n) {                                            \
-            long long id = ids[i / d];                                        \
-            if (id >= 0) {                                                    \
-                GDATTN_FN(atomic_add, S)(buf + (i % d) * v + id, g[i]);       \
-            }                                                                 \
+            long long lo, hi, k, j = i % d;                                   \
+            long long p0 = gdattn_scatter_sum_at(i, n, d, ord, &lo, &hi);     \
+            if (p0 < 0) break;                                                \
+            T *out = buf + j * v + ids[p0];                                   \
+            T acc = *out;                                                     \
+            for (k = lo; k < hi; k++) acc += g[ord[k] * d + j];               \
+            *out = acc;                                                       \
         }                                                                     \
     }
 GDATTN_FLOATS(GDATTN_SCATTER_COLS)
