@@ -8,6 +8,8 @@
 #     the executor's GPU tests run on a fake libcuda.so.1/cuBLAS (testdata/fakecuda.c),
 #   - the same on a threaded fake driver under ThreadSanitizer (TestGPUKernelRaces,
 #     about a minute; needs gcc's libtsan): data races between a kernel's work items,
+#     and TestGPUKernelRacesCaught: a deliberate race (two work items of scatter_rows
+#     writing one element) must be reported,
 #   - go test -tags cudaemu: the kernels compiled as C and run by the CPU emulator,
 #   - bench/gpu's exact and parity stages on the emulator (the device run's checks,
 #     scripts/gpu-device.sh), failing on a result out of tolerance,
@@ -34,7 +36,7 @@ if ! go test -tags gdcuda -count=1 -v ./graph/cuda >"$log" 2>&1; then
 fi
 grep -B1 -E -- '^--- SKIP' "$log" | grep -vE '^(--|=== RUN.*)$' | head -20 || true
 tail -1 "$log"; rm -f "$log"
-echo "== go test -tags gdcuda -run TestGPUKernelRaces ./graph/cuda (kernels in 4 threads under ThreadSanitizer)"
+echo "== go test -tags gdcuda -run TestGPUKernelRaces ./graph/cuda (kernels in 4 threads under ThreadSanitizer; and a deliberate race caught)"
 GDATTN_FAKE_TSAN=1 go test -tags gdcuda -count=1 -run TestGPUKernelRaces -timeout 20m ./graph/cuda
 echo "== go test -tags cudaemu ./graph/cuda/..."
 go test -tags cudaemu -count=1 ./graph/cuda/...

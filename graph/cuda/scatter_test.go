@@ -5,6 +5,7 @@ package cuda
 import (
 	"fmt"
 	"math/rand/v2"
+	"os"
 	"testing"
 	"unsafe"
 
@@ -176,4 +177,41 @@ func TestScatterKernels(t *testing.T) {
 			}
 		}
 	}
+}
+
+// raceProbeEnv marks the child process of TestGPUKernelRacesCaught.
+const raceProbeEnv = "GDATTN_RACE_PROBE"
+
+// TestScatterRaceProbe launches scatter_rows with an order that is not
+// sortScatter's: two segments for one id, so that two work items write the
+// same element, the race the sorted order rules out. It runs only inside
+// TestGPUKernelRacesCaught, which requires ThreadSanitizer to report it.
+func TestScatterRaceProbe(t *testing.T) {
+	if os.Getenv(raceProbeEnv) == "" {
+		t.Skip("runs only inside TestGPUKernelRacesCaught (a deliberate race)")
+	}
+	be, _ := execBackend(t)
+	// 2k ids 0, d = 1, in two segments of k positions: work items 0 and
+	// 1 (threads 0 and 1 of the fake driver) both sum k values, then write
+	// element 0. Long enough that the two threads run at the same time:
+	// ThreadSanitizer sees a race only between accesses no lock orders,
+	// and the fake driver's threads take a lock between launches.
+	const k = 200000
+	ord := make([]int64, 4*k+2)
+	for p := range 2 * k {
+		ord[p] = int64(p)
+	}
+	ord[2*k], ord[2*k+1], ord[2*k+2], ord[2*k+3] = 2, 0, k, 2*k
+	op := mustAlloc(t, be, int64(len(ord))*8)
+	must(t, be.CopyHtoD(op, unsafe.Pointer(&ord[0]), int64(len(ord))*8))
+	ids := make([]int64, 2*k)
+	ip := mustAlloc(t, be, 2*k*8)
+	must(t, be.CopyHtoD(ip, unsafe.Pointer(&ids[0]), 2*k*8))
+	g := make([]float64, 2*k)
+	for i := range g {
+		g[i] = 1
+	}
+	gp, bp := putT(t, be, tensor.Float64, g), putT(t, be, tensor.Float64, []float64{0})
+	must(t, be.Launch("scatter_rows_f64", 2*k, int64(2*k), op, ip, gp, int32(1), bp))
+	must(t, be.Sync())
 }
