@@ -24,10 +24,11 @@ type Ptr uintptr
 //
 // Kernel contract (kernels/common.h): every kernel is an extern "C" __global__
 // function whose body is one grid-stride loop over n work items (its first
-// parameter) and uses neither shared memory nor __syncthreads (atomicAdd is
-// allowed); a warp kernel gives each work item a warp of 32 threads whose
-// lanes combine values only through the contract's __shfl_xor_sync
-// butterfly. Parameters are pointers (passed as Ptr), int (int32), long long
+// parameter) and uses neither shared memory nor __syncthreads; it gives the
+// same bits every run (atomicAdd only where its order cannot change the
+// result, and in the few accumulators common.h lists); a warp kernel gives
+// each work item a warp of 32 threads whose lanes combine values only
+// through the contract's __shfl_xor_sync butterfly. Parameters are pointers (passed as Ptr), int (int32), long long
 // (int64), float (float32) or double (float64).
 type Backend interface {
 	// Name describes the device for logs, e.g. "NVIDIA H200 (sm_90, 139 GiB)".

@@ -110,7 +110,9 @@
 // GDATTN_FAKE_TSAN=1, TestGPUKernelRaces, the same on a fake driver that runs
 // each launch as 4 OS threads with real atomics under ThreadSanitizer, which
 // reports any two work items of a kernel touching the same memory without
-// atomics (a race the serial emulator cannot see; none found). On the development
+// atomics (a race the serial emulator cannot see; none found), and
+// TestGPUKernelRacesCaught, which requires it to report a deliberate one (a
+// scatter order naming one id twice). On the development
 // machine, beyond CI: Open reached cuInit through a real libcuda.so.1
 // (Debian's 535 driver library, no device) and got CUDA_ERROR_NO_DEVICE, all
 // cuBLAS entry points resolved in libcublas.so.11 (TestLoadCuBLAS), and the

@@ -4,7 +4,7 @@ package cuda
 
 // kernelSourceHash is the SHA-256 of kernels/*.cu and kernels/*.h; it must
 // match the one scripts/build-ptx.sh wrote into kernels/gdattn.ptx.
-const kernelSourceHash = "a4ae2232a287d9f625a0716c7798c487f0ece16f6c06d09603859d5a4d17a6ea"
+const kernelSourceHash = "20ba0ea0fee3d63c7449b1a021b610074bf623a080ce0c98af1ada634933f45d"
 
 // kernelTable lists every kernel of kernels/*.cu in emulator dispatch order;
 // warp marks the warp kernels (GDATTN_WARP_KERNEL: one warp per work item).

@@ -20,8 +20,21 @@
  *     nvcc), never with a bare __global__, so that the generator
  *     (go generate ./graph/cuda) finds them and the names are not mangled.
  *   - The body is one GDATTN_GRID_STRIDE loop over n work items; no shared
- *     memory, no __syncthreads, no warp intrinsics. Items may combine results
- *     with atomicAdd (float, double, int).
+ *     memory, no __syncthreads, no warp intrinsics.
+ *   - Deterministic: the result does not depend on how the GPU schedules the
+ *     work items, so the same inputs give the same bits every run, and the
+ *     emulator's serial run makes the device's additions in the device's
+ *     order. A float atomicAdd adds
+ *     in the order the items reach it, which varies run to run: combine
+ *     items' results instead by a warp's butterfly (below), by partial
+ *     results joined in a fixed order by a later launch, or, for a scatter,
+ *     by arranging the items so that each output element has one writer
+ *     (scatter_rows and scatter_cols, sparse.cu: the ids sorted on the host,
+ *     an item per (id, column) summing its rows in position order). Left:
+ *     the integer-valued counts of adam_multi (exact in any order), and
+ *     one double per row added into one scalar by xent_lse_warp (the loss)
+ *     and attn_bwd_q, head_dscores, head_dscores_warp (dL/dg of a learned
+ *     scale), whose last bits may vary on a GPU.
  *   - Or the kernel is a warp kernel (GDATTN_WARP_KERNEL, below): one warp of
  *     32 threads per work item, its body one GDATTN_WARP_STRIDE loop whose
  *     lanes share values only through the butterflies GDATTN_WARP_ALLREDUCE
