@@ -2,11 +2,14 @@ package cuda
 
 import (
 	"fmt"
+	"math/rand/v2"
 	"reflect"
 	"strings"
 	"testing"
 
+	"github.com/gdattn/gdattn/gd"
 	"github.com/gdattn/gdattn/graph"
+	"github.com/gdattn/gdattn/losses"
 	"github.com/gdattn/gdattn/train"
 	"gorgonia.org/tensor"
 )
@@ -152,5 +155,98 @@ func TestGraphCaptureFallback(t *testing.T) {
 	}
 	if !equalBits(gotL, wantL) && relDiff(gotL, wantL) > execTol(tensor.Float64) {
 		t.Errorf("with a host op: losses %v, without capture %v", gotL, wantL)
+	}
+}
+
+// TestGraphCaptureNewBatches trains the small GD LM with a new minibatch
+// every step (new ids, repeated and out of order, and a different number of
+// unscored targets, −1, each step; none scored in one), with and without
+// ExecOptions.GraphCapture: a replayed step takes what its own batch gives
+// (the scatter's id order, the cross-entropy gradient's 1/(scored rows),
+// uploaded before the replay), so the losses and parameters are the same,
+// bit for bit on the emulator, and the losses and Adam's first moments are
+// the CPU path's.
+func TestGraphCaptureNewBatches(t *testing.T) {
+	be, device := execBackend(t)
+	if !device {
+		t.Skip("no device kernels")
+	}
+	serial := strings.HasPrefix(be.Name(), "emulator")
+	chk := func(err error) {
+		t.Helper()
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	const V, ctx, B, steps = 11, 5, 3, 5
+	// No clipping: the first moments then show the gradients' scale.
+	cfg := train.Config{Optimizer: "adamw", LR: 0.01, WeightDecay: 0.1}
+	rng := rand.New(rand.NewPCG(41, 42))
+	var ids, targets [steps][]int
+	for k := range steps {
+		ids[k], targets[k] = make([]int, B*ctx), make([]int, B*ctx)
+		for i := range ids[k] {
+			ids[k][i] = rng.IntN(V)
+			targets[k][i] = rng.IntN(V)
+			if i < 2*k || k == 3 {
+				targets[k][i] = -1
+			}
+		}
+	}
+	run := func(factory graph.ExecutorFactory) ([]float64, []float64, []float64, *graph.Machine) {
+		s, err := graph.NewScope(tensor.Float32, 9)
+		chk(err)
+		m, err := gd.NewLM(s, gd.LMConfig{Vocab: V, DPrime: 4, Context: ctx, Heads: 2, Steps: 2}, gd.LMOptions{Batch: B})
+		chk(err)
+		loss, err := losses.SparseSoftmaxCrossEntropy(m.Logits, m.Targets)
+		chk(err)
+		chk(m.Feed(ids[0], targets[0]))
+		mach, err := graph.NewMachine(s, loss, graph.MachineOptions{Executor: factory})
+		chk(err)
+		t.Cleanup(func() { mach.Close() })
+		tr, err := train.NewTrainer(mach, cfg)
+		chk(err)
+		var ls []float64
+		for k := range steps {
+			chk(m.Feed(ids[k], targets[k]))
+			l, err := tr.Step()
+			chk(err)
+			ls = append(ls, l)
+		}
+		chk(tr.SyncParams())
+		st, err := tr.State()
+		chk(err)
+		var ps, ms []float64
+		for _, p := range mach.Params() {
+			v, err := graph.Values(p)
+			chk(err)
+			ps = append(ps, v...)
+			ms = append(ms, st.M[p.Name()]...)
+		}
+		return ls, ps, ms, mach
+	}
+	opts := ExecOptions{Logf: func(string, ...any) {}, DeviceGrads: true, ResidentParams: true}
+	cpuL, _, cpuM, _ := run(nil)
+	wantL, wantP, wantM, _ := run(NewExecutorWith(be, opts))
+	opts.GraphCapture = true
+	gotL, gotP, gotM, mach := run(NewExecutorWith(be, opts))
+	x := mach.Executor().(*Exec)
+	same := func(a, b []float64) bool {
+		if serial {
+			return equalBits(a, b)
+		}
+		return relDiff(a, b) <= execTol(tensor.Float32)
+	}
+	if !same(gotL, wantL) || !same(gotP, wantP) || !same(gotM, wantM) {
+		t.Errorf("losses %v with capture, %v without (parameters the same: %v, moments: %v)", gotL, wantL, same(gotP, wantP), same(gotM, wantM))
+	}
+	if d, dm := relDiff(wantL, cpuL), relDiff(wantM, cpuM); d > 1e-5 || dm > 1e-4 {
+		t.Errorf("losses %v on the device, %v on the CPU (relative difference %.3g, first moments %.3g)", wantL, cpuL, d, dm)
+	}
+	if wantL[3] != 0 {
+		t.Errorf("loss %v on a batch with no scored target, want 0", wantL[3])
+	}
+	if c := x.Counters(); c.GraphLaunches != steps-graphWarmup {
+		t.Errorf("%d graph launches in %d steps, want %d", c.GraphLaunches, steps, steps-graphWarmup)
 	}
 }

@@ -67,8 +67,8 @@ func TestExecutorDeviceMemory(t *testing.T) {
 		arena, scratch int64
 		frac           float64
 	}{
-		"language-paper/gdlm": {474028032, 5316896, 0.5},
-		"language-paper/gpt":  {487273728, 16859424, 0.5},
+		"language-paper/gdlm": {474028032, 5316888, 0.5},
+		"language-paper/gpt":  {487273728, 16859416, 0.5},
 	}
 	workloads := append(bench.ICLWorkloads(), bench.LM(bench.ModelGDLM, bench.LMPaper), bench.LM(bench.ModelGPT, bench.LMPaper))
 	mib := func(b int64) float64 { return float64(b) / (1 << 20) }

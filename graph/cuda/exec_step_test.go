@@ -336,19 +336,24 @@ func TestExecutorPaperStepCounts(t *testing.T) {
 			}
 			// Uploads of a step: the inputs (ids, labels; the parameters
 			// are resident), the order of each scatter's ids (one
-			// scatter_rows: the token embedding's gradient) and the
-			// update's per-step numbers.
-			inputs, orders := 0, 0
+			// scatter_rows: the token embedding's gradient), the
+			// cross-entropy gradient's 1/(scored rows) and the update's
+			// per-step numbers.
+			inputs, orders, scales := 0, 0, 0
 			for _, v := range x.vals {
 				if v.kind == kindInput && !x.params[v] {
 					inputs++
 				}
-				if _, ok := v.dev.(*scatterOrder); ok {
+				switch v.dev.(type) {
+				case *scatterOrder:
 					orders++
+				case *xentScale:
+					scales++
 				}
 			}
-			if orders != 1 || step.CopiesHtoD != int64(inputs+orders+1) {
-				t.Errorf("step: %d uploads for %d inputs and %d scatter orders, want 1 order and %d uploads", step.CopiesHtoD, inputs, orders, inputs+orders+1)
+			if orders != 1 || scales != 1 || step.CopiesHtoD != int64(inputs+orders+scales+1) {
+				t.Errorf("step: %d uploads for %d inputs, %d scatter orders and %d cross-entropy scales, want 1, 1 and %d uploads",
+					step.CopiesHtoD, inputs, orders, scales, inputs+orders+scales+1)
 			}
 			if got := x.MomentBytes(); got != int64(params)*8 {
 				t.Errorf("moments hold %d device bytes, want %d (float32)", got, params*8)

@@ -192,7 +192,7 @@ func compareFused(t *testing.T, got, want snapshot, serial bool, dt tensor.Dtype
 // the device and requires the same loss, outputs and gradients: bit for bit
 // on the emulator, whose kernels run serially; a GPU and the fake driver's
 // threads accumulate atomics in no fixed order (the learned attention
-// scale's gradient, the loss), so
+// scale's gradient), so
 // there within execTol (TestFusedChainKernel checks the fused kernel's bits
 // on every device).
 func TestFusedChainsExact(t *testing.T) {

@@ -269,61 +269,65 @@ func lowerXent(x *Exec, v *value, op *ops.SparseCrossEntropyOp) (devOp, error) {
 	if err != nil {
 		return nil, err
 	}
-	acc, err := x.alloc(8)
-	if err != nil {
-		return nil, err
-	}
-	// The rows' log-sum-exp: one warp per row (xent_lse_warp), one launch.
+	// The rows' log-sum-exp (or, for the loss, their loss terms): one warp
+	// per row (xent_lse_warp), one launch.
 	rowLSE := func(x *Exec, v *value, wantLoss int32) error {
-		return x.launch(v, "xent_lse_warp", int64(N), int32(C), v.ins[0].ptr, v.ins[1].ptr, lse, wantLoss, acc)
-	}
-	scored := func(v *value) (int, error) {
-		labels, err := hostInts(v.ins[1], -1, C)
-		if err != nil {
-			return 0, err
-		}
-		s := 0
-		for _, l := range labels {
-			if l >= 0 {
-				s++
-			}
-		}
-		return s, nil
+		return x.launch(v, "xent_lse_warp", int64(N), int32(C), v.ins[0].ptr, v.ins[1].ptr, lse, wantLoss)
 	}
 	if !back {
-		return devFunc(func(x *Exec, v *value) error {
-			s, err := scored(v)
-			if err != nil {
-				return err
-			}
-			if err := x.b.Zero(acc, 8); err != nil {
-				return err
-			}
+		// The loss: the scored rows' terms summed in row order and the
+		// scored rows counted on the device (xent_loss).
+		return &idsChecked{ids: v.ins[1], lo: -1, hi: C, launch: func(x *Exec, v *value) error {
 			if err := rowLSE(x, v, 1); err != nil {
 				return err
 			}
-			scale := 0.0
-			if s > 0 {
-				scale = 1 / float64(s)
-			}
-			return x.launch(v, "xent_loss", 1, acc, scale, v.ptr)
-		}), nil
+			return x.launch(v, "xent_loss", 1, int64(N), v.ins[1].ptr, lse, v.ptr)
+		}}, nil
+	}
+	inv, err := x.alloc(8)
+	if err != nil {
+		return nil, err
 	}
 	// The gradient reads the logits whole (the log-sum-exp) before
 	// xent_grad reads and writes them element by element: it may overwrite
 	// them (one vocabulary-sized buffer less at the language models' peak).
 	v.inPlace = v.ins[:1]
-	return devFunc(func(x *Exec, v *value) error {
-		s, err := scored(v)
-		if err != nil {
-			return err
-		}
-		if s == 0 {
-			return x.b.Zero(v.ptr, v.bytes)
-		}
+	return &xentScale{labels: v.ins[1], classes: C, host: make([]float64, 1), dev: inv, launch: func(x *Exec, v *value) error {
 		if err := rowLSE(x, v, 0); err != nil {
 			return err
 		}
-		return x.launch(v, "xent_grad", int64(N*C), int32(C), v.ins[0].ptr, v.ins[1].ptr, lse, v.ins[2].ptr, 1/float64(s), v.ptr)
-	}), nil
+		return x.launch(v, "xent_grad", int64(N*C), int32(C), v.ins[0].ptr, v.ins[1].ptr, lse, v.ins[2].ptr, inv, v.ptr)
+	}}, nil
+}
+
+// xentScale is the device op of the cross-entropy's gradient: before every
+// run's launches (preparer, a captured step's replay too) it checks the
+// labels and uploads 1/s, s the number of scored rows (0 when none), which
+// xent_grad reads from device memory.
+type xentScale struct {
+	labels  *value
+	classes int
+	host    []float64 // 1/s
+	dev     Ptr
+	launch  devFunc
+}
+
+func (o *xentScale) run(x *Exec, v *value) error { return o.launch(x, v) }
+
+func (o *xentScale) prepare(x *Exec) error {
+	labels, err := hostInts(o.labels, -1, o.classes)
+	if err != nil {
+		return err
+	}
+	s := 0
+	for _, l := range labels {
+		if l >= 0 {
+			s++
+		}
+	}
+	o.host[0] = 0
+	if s > 0 {
+		o.host[0] = 1 / float64(s)
+	}
+	return x.b.CopyHtoD(o.dev, unsafe.Pointer(&o.host[0]), 8)
 }

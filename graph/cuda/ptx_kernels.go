@@ -4,7 +4,7 @@ package cuda
 
 // kernelSourceHash is the SHA-256 of kernels/*.cu and kernels/*.h; it must
 // match the one scripts/build-ptx.sh wrote into kernels/gdattn.ptx.
-const kernelSourceHash = "20ba0ea0fee3d63c7449b1a021b610074bf623a080ce0c98af1ada634933f45d"
+const kernelSourceHash = "d7d38163d289f0b4451e6a12469fb83b5585f38e95dd1258dde12f7e379484d7"
 
 // kernelTable lists every kernel of kernels/*.cu in emulator dispatch order;
 // warp marks the warp kernels (GDATTN_WARP_KERNEL: one warp per work item).
@@ -131,10 +131,10 @@ var kernelTable = []kernelSig{
 	{name: "gather_rows_centered_f64", file: "sparse.cu", params: []kernelParam{{"n", argInt64, "long long"}, {"w", argPtr, "const double*"}, {"ids", argPtr, "const long long*"}, {"d", argInt32, "int"}, {"mean", argPtr, "const double*"}, {"out", argPtr, "double*"}}},
 	{name: "fill_rows_scaled_f32", file: "sparse.cu", params: []kernelParam{{"n", argInt64, "long long"}, {"d", argInt32, "int"}, {"mean", argPtr, "const double*"}, {"scale", argFloat64, "double"}, {"buf", argPtr, "float*"}}},
 	{name: "fill_rows_scaled_f64", file: "sparse.cu", params: []kernelParam{{"n", argInt64, "long long"}, {"d", argInt32, "int"}, {"mean", argPtr, "const double*"}, {"scale", argFloat64, "double"}, {"buf", argPtr, "double*"}}},
-	{name: "xent_lse_warp_f32", file: "sparse.cu", warp: true, params: []kernelParam{{"n", argInt64, "long long"}, {"c", argInt32, "int"}, {"x", argPtr, "const float*"}, {"labels", argPtr, "const long long*"}, {"lse", argPtr, "double*"}, {"wantloss", argInt32, "int"}, {"acc", argPtr, "double*"}}},
-	{name: "xent_lse_warp_f64", file: "sparse.cu", warp: true, params: []kernelParam{{"n", argInt64, "long long"}, {"c", argInt32, "int"}, {"x", argPtr, "const double*"}, {"labels", argPtr, "const long long*"}, {"lse", argPtr, "double*"}, {"wantloss", argInt32, "int"}, {"acc", argPtr, "double*"}}},
-	{name: "xent_loss_f32", file: "sparse.cu", params: []kernelParam{{"n", argInt64, "long long"}, {"acc", argPtr, "const double*"}, {"scale", argFloat64, "double"}, {"out", argPtr, "float*"}}},
-	{name: "xent_loss_f64", file: "sparse.cu", params: []kernelParam{{"n", argInt64, "long long"}, {"acc", argPtr, "const double*"}, {"scale", argFloat64, "double"}, {"out", argPtr, "double*"}}},
-	{name: "xent_grad_f32", file: "sparse.cu", params: []kernelParam{{"n", argInt64, "long long"}, {"c", argInt32, "int"}, {"x", argPtr, "const float*"}, {"labels", argPtr, "const long long*"}, {"lse", argPtr, "const double*"}, {"gp", argPtr, "const float*"}, {"inv", argFloat64, "double"}, {"dx", argPtr, "float*"}}},
-	{name: "xent_grad_f64", file: "sparse.cu", params: []kernelParam{{"n", argInt64, "long long"}, {"c", argInt32, "int"}, {"x", argPtr, "const double*"}, {"labels", argPtr, "const long long*"}, {"lse", argPtr, "const double*"}, {"gp", argPtr, "const double*"}, {"inv", argFloat64, "double"}, {"dx", argPtr, "double*"}}},
+	{name: "xent_lse_warp_f32", file: "sparse.cu", warp: true, params: []kernelParam{{"n", argInt64, "long long"}, {"c", argInt32, "int"}, {"x", argPtr, "const float*"}, {"labels", argPtr, "const long long*"}, {"lse", argPtr, "double*"}, {"wantloss", argInt32, "int"}}},
+	{name: "xent_lse_warp_f64", file: "sparse.cu", warp: true, params: []kernelParam{{"n", argInt64, "long long"}, {"c", argInt32, "int"}, {"x", argPtr, "const double*"}, {"labels", argPtr, "const long long*"}, {"lse", argPtr, "double*"}, {"wantloss", argInt32, "int"}}},
+	{name: "xent_loss_f32", file: "sparse.cu", params: []kernelParam{{"n", argInt64, "long long"}, {"rows", argInt64, "long long"}, {"labels", argPtr, "const long long*"}, {"nll", argPtr, "const double*"}, {"out", argPtr, "float*"}}},
+	{name: "xent_loss_f64", file: "sparse.cu", params: []kernelParam{{"n", argInt64, "long long"}, {"rows", argInt64, "long long"}, {"labels", argPtr, "const long long*"}, {"nll", argPtr, "const double*"}, {"out", argPtr, "double*"}}},
+	{name: "xent_grad_f32", file: "sparse.cu", params: []kernelParam{{"n", argInt64, "long long"}, {"c", argInt32, "int"}, {"x", argPtr, "const float*"}, {"labels", argPtr, "const long long*"}, {"lse", argPtr, "const double*"}, {"gp", argPtr, "const float*"}, {"invp", argPtr, "const double*"}, {"dx", argPtr, "float*"}}},
+	{name: "xent_grad_f64", file: "sparse.cu", params: []kernelParam{{"n", argInt64, "long long"}, {"c", argInt32, "int"}, {"x", argPtr, "const double*"}, {"labels", argPtr, "const long long*"}, {"lse", argPtr, "const double*"}, {"gp", argPtr, "const double*"}, {"invp", argPtr, "const double*"}, {"dx", argPtr, "double*"}}},
 }

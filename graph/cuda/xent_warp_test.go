@@ -56,8 +56,9 @@ func lseWarp(row []float64) float64 {
 // the exp and log of C and Go may differ in the last bit) and against the
 // serial two-pass log-sum-exp (within 1e-12), for rows of 1 to 3000
 // logits, float64 and float32: unscored rows untouched, −Inf logits
-// ignored, a row of −Inf giving −Inf, a NaN logit giving NaN, and the
-// loss sum accumulated once per scored row.
+// ignored, a row of −Inf giving −Inf, a NaN logit giving NaN; with
+// wantloss, the rows' loss terms, and xent_loss's mean of them in row order
+// (NaN with a NaN row, 0 with none scored).
 func TestXentLSEWarp(t *testing.T) {
 	be, _ := execBackend(t)
 	rng := rand.New(rand.NewPCG(5, 6))
@@ -106,12 +107,9 @@ func TestXentLSEWarp(t *testing.T) {
 				sentinel[i] = -12345
 			}
 			put64(t, be, lse, sentinel)
-			acc := mustAlloc(t, be, 8)
-			must(t, be.Zero(acc, 8))
-			must(t, be.Launch(kernel, rows, int64(rows), int32(c), xp, lp, lse, int32(1), acc))
+			must(t, be.Launch(kernel, rows, int64(rows), int32(c), xp, lp, lse, int32(0)))
 			must(t, be.Sync())
 			got := get64(t, be, lse, rows)
-			wantAcc := 0.0
 			for r := range rows {
 				row := x[r*c : (r+1)*c]
 				if labels[r] < 0 {
@@ -145,20 +143,55 @@ func TestXentLSEWarp(t *testing.T) {
 				if math.Abs(got[r]-want) > 1e-14*math.Abs(want) || math.Abs(got[r]-serial) > 1e-12*math.Abs(serial) {
 					t.Errorf("%s, %d logits, row %d: %v; in the warp's order %v, serially %v", kernel, c, r, got[r], want, serial)
 				}
-				wantAcc += got[r] - row[labels[r]]
 			}
-			// Rows 4 and 5 add −Inf and NaN: the accumulated loss is NaN.
-			if a := get64(t, be, acc, 1)[0]; !math.IsNaN(a) {
-				t.Errorf("%s, %d logits: loss sum %v with a NaN row, want NaN", kernel, c, a)
+			// With wantloss: the scored rows' loss terms, the log-sum-exp
+			// less the label's logit; then xent_loss, their sum in row
+			// order over the number of scored rows (the host op's order).
+			lse2 := lse
+			put64(t, be, lse2, sentinel)
+			must(t, be.Launch(kernel, rows, int64(rows), int32(c), xp, lp, lse2, int32(1)))
+			loss := mustAlloc(t, be, 8)
+			must(t, be.Launch("xent_loss"+suffix(dt), 1, int64(1), int64(rows), lp, lse2, loss))
+			must(t, be.Sync())
+			nll := get64(t, be, lse2, rows)
+			for r := range rows {
+				if labels[r] < 0 {
+					if nll[r] != -12345 {
+						t.Errorf("%s, %d logits: unscored row %d written with wantloss: %v", kernel, c, r, nll[r])
+					}
+					continue
+				}
+				if want := got[r] - x[r*c+int(labels[r])]; !sameFloat(nll[r], want) {
+					t.Errorf("%s, %d logits, row %d: loss term %v, want %v", kernel, c, r, nll[r], want)
+				}
 			}
-			// Without the bad rows, the loss sum is the scored rows' terms.
+			// Rows 4 and 5 give −Inf − x and NaN: the loss is NaN.
+			if a := getT(t, be, dt, loss, 1)[0]; !math.IsNaN(a) {
+				t.Errorf("xent_loss%s, %d logits: loss %v with a NaN row, want NaN", suffix(dt), c, a)
+			}
+			// Without the bad rows, and with none scored.
 			lb[4], lb[5] = math.Float64frombits(^uint64(0)), math.Float64frombits(^uint64(0)) // −1: unscored
 			put64(t, be, lp, lb)
-			must(t, be.Zero(acc, 8))
-			must(t, be.Launch(kernel, rows, int64(rows), int32(c), xp, lp, lse, int32(1), acc))
+			must(t, be.Launch("xent_loss"+suffix(dt), 1, int64(1), int64(rows), lp, lse2, loss))
 			must(t, be.Sync())
-			if a := get64(t, be, acc, 1)[0]; math.Abs(a-wantAcc) > 1e-12*math.Abs(wantAcc) {
-				t.Errorf("%s, %d logits: loss sum %v, want %v", kernel, c, a, wantAcc)
+			total, s := 0.0, 0
+			for r, l := range labels[:4] {
+				if l >= 0 {
+					total += nll[r]
+					s++
+				}
+			}
+			if a, want := getT(t, be, dt, loss, 1)[0], roundT(dt == tensor.Float32, total/float64(s)); !sameFloat(a, want) {
+				t.Errorf("xent_loss%s, %d logits: loss %v, want %v (the scored rows' terms in row order over %d)", suffix(dt), c, a, want, s)
+			}
+			for i := range lb {
+				lb[i] = math.Float64frombits(^uint64(0))
+			}
+			put64(t, be, lp, lb)
+			must(t, be.Launch("xent_loss"+suffix(dt), 1, int64(1), int64(rows), lp, lse2, loss))
+			must(t, be.Sync())
+			if a := getT(t, be, dt, loss, 1)[0]; a != 0 || math.Signbit(a) {
+				t.Errorf("xent_loss%s: loss %v with no scored row, want 0", suffix(dt), a)
 			}
 		}
 	}

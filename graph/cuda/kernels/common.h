@@ -32,9 +32,9 @@
  *     (scatter_rows and scatter_cols, sparse.cu: the ids sorted on the host,
  *     an item per (id, column) summing its rows in position order). Left:
  *     the integer-valued counts of adam_multi (exact in any order), and
- *     one double per row added into one scalar by xent_lse_warp (the loss)
- *     and attn_bwd_q, head_dscores, head_dscores_warp (dL/dg of a learned
- *     scale), whose last bits may vary on a GPU.
+ *     one double per row added into one scalar by attn_bwd_q, head_dscores
+ *     and head_dscores_warp (dL/dg of a learned scale), whose last bits may
+ *     vary on a GPU.
  *   - Or the kernel is a warp kernel (GDATTN_WARP_KERNEL, below): one warp of
  *     32 threads per work item, its body one GDATTN_WARP_STRIDE loop whose
  *     lanes share values only through the butterflies GDATTN_WARP_ALLREDUCE

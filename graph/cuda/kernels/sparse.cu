@@ -204,14 +204,14 @@ GDATTN_FLOATS(GDATTN_FILL_ROWS_SCALED)
  */
 
 /*
- * xent_lse_warp_<T>: lse[r] = log Σ_j exp(x[r, j]) for the scored rows r
- * (labels[r] >= 0), one warp per row (n = rows); with wantloss, also adds
- * lse[r] − x[r, labels[r]] into *acc (once per row).
+ * xent_lse_warp_<T>: for the scored rows r (labels[r] >= 0), one warp per row
+ * (n = rows), lse[r] = log Σ_j exp(x[r, j]), or with wantloss the row's
+ * loss term log Σ_j exp(x[r, j]) − x[r, labels[r]]; other rows untouched.
  */
 #define GDATTN_XENT_LSE_WARP(T, S)                                            \
     GDATTN_WARP_KERNEL GDATTN_NAME(xent_lse_warp, S)(                         \
         long long n, int c, const T *x, const long long *labels, double *lse, \
-        int wantloss, double *acc) {                                          \
+        int wantloss) {                                                       \
         GDATTN_WARP_STRIDE(r, n) {                                            \
             long long l = labels[r];                                          \
             if (l < 0) continue;                                              \
@@ -229,34 +229,50 @@ GDATTN_FLOATS(GDATTN_FILL_ROWS_SCALED)
             GDATTN_WARP_ALLREDUCE2(double, m, s, gdattn_lse_join);            \
             GDATTN_WARP_ONCE {                                                \
                 double v = GDATTN_WARP_VALUE(m) + log(GDATTN_WARP_VALUE(s));  \
-                lse[r] = v;                                                   \
-                if (wantloss) gdattn_atomic_add_f64(acc, v - (double)row[l]); \
+                lse[r] = wantloss ? v - (double)row[l] : v;                   \
             }                                                                 \
         }                                                                     \
     }
 GDATTN_FLOATS(GDATTN_XENT_LSE_WARP)
 
-/* xent_loss_<T>: out[0] = acc[0]·scale (n = 1). */
+/*
+ * xent_loss_<T>: out[0] = (Σ_r nll[r]) / s over the s scored rows r
+ * (labels[r] >= 0) in row order, 0 when none is scored: one work item
+ * (n = 1), the host op's sum in the host op's order, with no atomics and
+ * the count taken on the device (a captured step's replay has the labels
+ * of its run).
+ */
 #define GDATTN_XENT_LOSS(T, S)                                                \
-    GDATTN_KERNEL GDATTN_NAME(xent_loss, S)(long long n, const double *acc,   \
-                                            double scale, T *out) {           \
-        GDATTN_GRID_STRIDE(i, n) { out[i] = (T)(acc[i] * scale); }            \
+    GDATTN_KERNEL GDATTN_NAME(xent_loss, S)(long long n, long long rows,      \
+                                            const long long *labels,          \
+                                            const double *nll, T *out) {      \
+        GDATTN_GRID_STRIDE(i, n) {                                            \
+            double total = 0;                                                 \
+            long long r, s = 0;                                               \
+            for (r = 0; r < rows; r++) {                                      \
+                if (labels[r] < 0) continue;                                  \
+                total += nll[r];                                              \
+                s++;                                                          \
+            }                                                                 \
+            out[i] = s > 0 ? (T)(total / (double)s) : (T)0;                   \
+        }                                                                     \
     }
 GDATTN_FLOATS(GDATTN_XENT_LOSS)
 
 /*
  * xent_grad_<T>: dx = (softmax(x) − onehot(label))·g·inv for scored rows,
- * 0 for the others; one item per element (n = rows·c), g = *gp.
+ * 0 for the others; one item per element (n = rows·c), g = *gp, inv = *invp
+ * (1 / the number of scored rows, uploaded by the host every run).
  */
 #define GDATTN_XENT_GRAD(T, S)                                                \
     GDATTN_KERNEL GDATTN_NAME(xent_grad, S)(long long n, int c, const T *x,   \
                                             const long long *labels,          \
                                             const double *lse, const T *gp,   \
-                                            double inv, T *dx) {              \
+                                            const double *invp, T *dx) {      \
         GDATTN_GRID_STRIDE(i, n) {                                            \
             long long r = i / c, j = i % c, l = labels[r];                    \
             if (l < 0) { dx[i] = 0; continue; }                               \
-            double scale = (double)*gp * inv;                                 \
+            double scale = (double)*gp * *invp;                               \
             T v = (T)(exp((double)x[i] - lse[r]) * scale);                    \
             if (j == l) v -= (T)scale;                                        \
             dx[i] = v;                                                        \
