@@ -190,10 +190,8 @@ func compareFused(t *testing.T, got, want snapshot, serial bool, dt tensor.Dtype
 
 // TestFusedChainsExact runs every test model with and without fusion on
 // the device and requires the same loss, outputs and gradients: bit for bit
-// on the emulator, whose kernels run serially; a GPU and the fake driver's
-// threads accumulate atomics in no fixed order (the learned attention
-// scale's gradient), so
-// there within execTol (TestFusedChainKernel checks the fused kernel's bits
+// on the emulator, whose kernels run serially; on a GPU and the fake
+// driver within execTol (TestFusedChainKernel checks the fused kernel's bits
 // on every device).
 func TestFusedChainsExact(t *testing.T) {
 	be, device := execBackend(t)

@@ -141,6 +141,10 @@ func lowerKernel(x *Exec, v *value, op *ops.KernelOp, wrt int) (devOp, error) {
 	if err != nil {
 		return nil, err
 	}
+	dg, err := x.alloc(rows * 8) // the rows' dL/dg, summed in row order
+	if err != nil {
+		return nil, err
+	}
 	return devFunc(func(x *Exec, v *value) error {
 		if err := rowsum(x, v); err != nil {
 			return err
@@ -148,7 +152,10 @@ func lowerKernel(x *Exec, v *value, op *ops.KernelOp, wrt int) (devOp, error) {
 		if err := x.b.Zero(acc, 8); err != nil {
 			return err
 		}
-		if err := x.launch(v, "attn_bwd_q", rows, kind, gp(), tq, tk, d, q.ptr, k.ptr, mflag, keep(), w.ptr, dw.ptr, rs, int32(0), v.ptr, int32(1), acc); err != nil {
+		if err := x.launch(v, "attn_bwd_q", rows, kind, gp(), tq, tk, d, q.ptr, k.ptr, mflag, keep(), w.ptr, dw.ptr, rs, int32(0), v.ptr, int32(1), dg); err != nil {
+			return err
+		}
+		if err := x.b.Launch("attn_g_add", 1, int64(1), rows, dg, acc); err != nil {
 			return err
 		}
 		return x.launch(v, "cast_acc", 1, acc, v.ptr)
@@ -247,9 +254,10 @@ func lowerKernelDot(x *Exec, v *value, kd kernelDot) (devOp, error) {
 	if kd.learnG {
 		wantg = 1
 	}
-	// Long rows' scratch: the rows' dL/dg (float64), when learned.
+	// The rows' dL/dg (float64), when learned, summed by attn_g_add in
+	// row order.
 	var dg Ptr
-	if tk >= attnLongRow && wantg != 0 {
+	if wantg != 0 {
 		if dg, err = x.buf(sh, "dg", v, int(rows)*int(8/v.dt.Size())); err != nil {
 			return nil, err
 		}
@@ -264,16 +272,17 @@ func lowerKernelDot(x *Exec, v *value, kd kernelDot) (devOp, error) {
 		if err := x.b.Zero(acc, 8); err != nil {
 			return err
 		}
-		if tk < attnLongRow {
-			return x.launch(v, "attn_dot_coef", rows, kd.kind, kd.gp(), int32(tk), kd.mflag, kd.keep(), w.ptr, dw.ptr, s, c, wantg, acc)
-		}
-		// Long rows: a warp per row (C, and each row's dL/dg), then
-		// dL/dg summed in row order.
 		dgp := dg
 		if wantg == 0 {
 			dgp = acc // not written
 		}
-		if err := x.launch(v, "attn_coef_warp", rows, kd.kind, kd.gp(), int32(tk), kd.mflag, kd.keep(), w.ptr, dw.ptr, s, c, wantg, dgp); err != nil {
+		// C and each row's dL/dg: a thread per row, or a warp per long
+		// row; then dL/dg summed in row order.
+		name := "attn_dot_coef"
+		if tk >= attnLongRow {
+			name = "attn_coef_warp"
+		}
+		if err := x.launch(v, name, rows, kd.kind, kd.gp(), int32(tk), kd.mflag, kd.keep(), w.ptr, dw.ptr, s, c, wantg, dgp); err != nil {
 			return err
 		}
 		if wantg == 0 {

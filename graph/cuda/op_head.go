@@ -18,6 +18,17 @@ type headPlan struct {
 	q                            bool
 	gp                           func() Ptr
 	h, zh, s, w, ds, gb, dh, acc Ptr
+	dg                           Ptr // the score rows' dL/dg (float64)
+}
+
+// addG sums the rows' dL/dg that head_dscores wrote into dg, in row order,
+// into acc (attn_g_add); the linear kernel's rows hold 0, so acc, zeroed,
+// needs nothing.
+func (hp *headPlan) addG(x *Exec, rows int64) error {
+	if hp.kind == 0 {
+		return nil
+	}
+	return x.b.Launch("attn_g_add", 1, int64(1), rows, hp.dg, hp.acc)
 }
 
 // headLongRow is the number of keys from which the head's per-row kernels
@@ -89,6 +100,9 @@ func lowerHead(x *Exec, v *value, op *ops.HeadOp) (devOp, error) {
 		}
 	}
 	if hp.acc, err = x.buf(sh, "acc", v, 8/int(v.dt.Size())); err != nil {
+		return nil, err
+	}
+	if hp.dg, err = x.buf(sh, "dg", v, R*8/int(v.dt.Size())); err != nil {
 		return nil, err
 	}
 	sh.fwd = true
@@ -192,8 +206,9 @@ func lowerHeadGrad(x *Exec, v *value, head *ops.HeadOp, wrt int) (devOp, error) 
 				},
 				func() error { return b.Zero(hp.acc, 8) },
 				func() error {
-					return x.launch(v, hp.dscores, int64(M), hp.kind, hp.gp(), int32(Tk), hp.s, hp.w, hp.ds, hp.acc)
+					return x.launch(v, hp.dscores, int64(M), hp.kind, hp.gp(), int32(Tk), hp.s, hp.w, hp.ds, hp.dg)
 				},
+				func() error { return hp.addG(x, int64(M)) },
 				// gb = [ds_b z_b[:Tk] | w_bᵀ dout_b (rows < Tk)]
 				func() error { return b.Zero(hp.gb, int64(M*nh)*int64(v.dt.Size())) },
 				func() error {
@@ -258,8 +273,9 @@ func lowerHeadQueryGrad(hp *headPlan, z, dout *value) devOp {
 			},
 			func() error { return b.Zero(hp.acc, 8) },
 			func() error {
-				return x.launch(v, hp.dscores, int64(hp.b), hp.kind, hp.gp(), int32(Tk), hp.s, hp.w, hp.ds, hp.acc)
+				return x.launch(v, hp.dscores, int64(hp.b), hp.kind, hp.gp(), int32(Tk), hp.s, hp.w, hp.ds, hp.dg)
 			},
+			func() error { return hp.addG(x, int64(hp.b)) },
 			// gb = [ds_b z_b[:Tk] at the query row | w_bᵀ dout_b (rows < Tk)]
 			func() error { return b.Zero(hp.gb, int64(M*nh)*int64(v.dt.Size())) },
 			func() error {

@@ -146,14 +146,15 @@ GDATTN_FLOATS(GDATTN_ATTN_ROWSUM)
 
 /*
  * attn_bwd_q_<T>: dq (B, tq, d), one item per row (b, j), n = B·tq. With
- * wantg, also adds Σ_i dg_ji into *acc (the gradient of g).
+ * wantg, also writes Σ_i dg_ji into dgr[bj] (the row's part of the gradient
+ * of g, which attn_g_add sums in row order).
  */
 #define GDATTN_ATTN_BWD_Q(T, S)                                               \
     GDATTN_KERNEL GDATTN_NAME(attn_bwd_q, S)(                                 \
         long long n, int kind, const T *gp, int tq, int tk, int d,            \
         const T *q, const T *k, int masked, const T *keep, const T *w,        \
         const T *dw, const double *rs, int wantq, T *dq, int wantg,           \
-        double *acc) {                                                        \
+        double *dgr) {                                                        \
         GDATTN_GRID_STRIDE(bj, n) {                                           \
             long long b = bj / tq;                                            \
             const T *qj = q + bj * d;                                         \
@@ -178,7 +179,7 @@ GDATTN_FLOATS(GDATTN_ATTN_ROWSUM)
                         dq[bj * d + c] +=                                     \
                             (T)(cd * ((double)qj[c] - (double)ki[c]));        \
             }                                                                 \
-            if (wantg) gdattn_atomic_add_f64(acc, dg);                        \
+            if (wantg) dgr[bj] = dg;                                           \
         }                                                                     \
     }
 GDATTN_FLOATS(GDATTN_ATTN_BWD_Q)
@@ -260,14 +261,15 @@ GDATTN_FLOATS(GDATTN_ATTN_DOT_ROWS)
 /*
  * attn_dot_coef_<T>: C = dL/dS of the dot-product kernels, one item per
  * row: linear C = dW, exp C = g W dW, softmax C = g W (dW − Σ_i W dW);
- * masked pairs 0. With wantg, adds the row's dL/dg = Σ_i e_i S_i (e = W dW,
- * or W (dW − Σ W dW)) into *acc; s holds the raw scores.
+ * masked pairs 0. With wantg, writes the row's dL/dg = Σ_i e_i S_i (e = W dW,
+ * or W (dW − Σ W dW)) into dgr[r] (summed by attn_g_add in row order); s
+ * holds the raw scores.
  */
 #define GDATTN_ATTN_DOT_COEF(T, S)                                            \
     GDATTN_KERNEL GDATTN_NAME(attn_dot_coef, S)(                              \
         long long n, int kind, const T *gp, int tk, int masked,               \
         const T *keep, const T *w, const T *dw, const T *s, T *c, int wantg,  \
-        double *acc) {                                                        \
+        double *dgr) {                                                        \
         GDATTN_GRID_STRIDE(r, n) {                                            \
             long long o = r * tk;                                             \
             double g = (double)*gp, rs = 0, dg = 0;                           \
@@ -282,7 +284,7 @@ GDATTN_FLOATS(GDATTN_ATTN_DOT_ROWS)
                 c[o + i] = (T)(g * e);                                        \
                 dg += e * (double)s[o + i];                                   \
             }                                                                 \
-            if (wantg) gdattn_atomic_add_f64(acc, dg);                        \
+            if (wantg) dgr[r] = dg;                                           \
         }                                                                     \
     }
 GDATTN_FLOATS(GDATTN_ATTN_DOT_COEF)

@@ -30,11 +30,11 @@
  *     results joined in a fixed order by a later launch, or, for a scatter,
  *     by arranging the items so that each output element has one writer
  *     (scatter_rows and scatter_cols, sparse.cu: the ids sorted on the host,
- *     an item per (id, column) summing its rows in position order). Left:
- *     the integer-valued counts of adam_multi (exact in any order), and
- *     one double per row added into one scalar by attn_bwd_q, head_dscores
- *     and head_dscores_warp (dL/dg of a learned scale), whose last bits may
- *     vary on a GPU.
+ *     an item per (id, column) summing its rows in position order). Sums of
+ *     one value per row into a scalar (the loss, dL/dg of a learned scale)
+ *     write the rows' values, then one work item adds them in row order
+ *     (xent_loss, attn_g_add). The one atomicAdd left outside the self-test
+ *     counts integers (adam_multi's non-finite values: exact in any order).
  *   - Or the kernel is a warp kernel (GDATTN_WARP_KERNEL, below): one warp of
  *     32 threads per work item, its body one GDATTN_WARP_STRIDE loop whose
  *     lanes share values only through the butterflies GDATTN_WARP_ALLREDUCE

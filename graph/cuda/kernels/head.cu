@@ -38,20 +38,21 @@ GDATTN_FLOATS(GDATTN_HEAD_WEIGHTS)
 
 /*
  * head_dscores_<T>: replaces dw = dL/dw by ds = dL/ds row by row (linear:
- * ds = dw; exp: ds = g w dw; softmax: ds = g w (dw − Σ w dw)) and adds the
- * row's dL/dg (Σ e s with e = w dw, or w (dw − Σ w dw)) into *acc.
+ * ds = dw; exp: ds = g w dw; softmax: ds = g w (dw − Σ w dw)) and writes the
+ * row's dL/dg (Σ e s with e = w dw, or w (dw − Σ w dw); 0 for linear) into
+ * dg[r], which attn_g_add sums in row order.
  */
 #define GDATTN_HEAD_DSCORES(T, S)                                             \
     GDATTN_KERNEL GDATTN_NAME(head_dscores, S)(long long n, int kind,         \
                                                const T *gp, int tk,           \
                                                const T *s, const T *w,        \
-                                               T *dw, double *acc) {          \
+                                               T *dw, double *dgr) {          \
         GDATTN_GRID_STRIDE(r, n) {                                            \
             const T *sr = s + r * tk, *wr = w + r * tk;                       \
             T *dr = dw + r * tk;                                              \
             double g = (double)*gp, rs = 0, dg = 0;                           \
             int i;                                                            \
-            if (kind == 0) continue;                                          \
+            if (kind == 0) { dgr[r] = 0; continue; }                          \
             if (kind == 4)                                                    \
                 for (i = 0; i < tk; i++) rs += (double)wr[i] * (double)dr[i]; \
             for (i = 0; i < tk; i++) {                                        \
@@ -59,7 +60,7 @@ GDATTN_FLOATS(GDATTN_HEAD_WEIGHTS)
                 dr[i] = (T)(g * e);                                           \
                 dg += e * (double)sr[i];                                      \
             }                                                                 \
-            gdattn_atomic_add_f64(acc, dg);                                   \
+            dgr[r] = dg;                                                      \
         }                                                                     \
     }
 GDATTN_FLOATS(GDATTN_HEAD_DSCORES)
@@ -110,18 +111,21 @@ GDATTN_FLOATS(GDATTN_HEAD_WEIGHTS_WARP)
 
 /*
  * head_dscores_warp_<T>: head_dscores, one warp per row: the softmax's
- * Σ w dw, then ds for every key, and the row's dL/dg added into *acc once.
+ * Σ w dw, then ds for every key, and the row's dL/dg into dg[r].
  */
 #define GDATTN_HEAD_DSCORES_WARP(T, S)                                        \
     GDATTN_WARP_KERNEL GDATTN_NAME(head_dscores_warp, S)(                     \
         long long n, int kind, const T *gp, int tk, const T *s, const T *w,   \
-        T *dw, double *acc) {                                                 \
+        T *dw, double *dg) {                                                  \
         GDATTN_WARP_STRIDE(r, n) {                                            \
             const T *sr = s + r * tk, *wr = w + r * tk;                       \
             T *dr = dw + r * tk;                                              \
             double g = (double)*gp, rs = 0;                                   \
             GDATTN_LANE_VAR(double, a);                                       \
-            if (kind == 0) continue;                                          \
+            if (kind == 0) {                                                  \
+                GDATTN_WARP_ONCE { dg[r] = 0; }                               \
+                continue;                                                     \
+            }                                                                 \
             if (kind == 4) {                                                  \
                 GDATTN_FOR_LANES(lane) {                                      \
                     double t = 0;                                             \
@@ -144,7 +148,7 @@ GDATTN_FLOATS(GDATTN_HEAD_WEIGHTS_WARP)
                 GDATTN_AT(a, lane) = t;                                       \
             }                                                                 \
             GDATTN_WARP_ALLREDUCE(double, a, GDATTN_ADD);                     \
-            GDATTN_WARP_ONCE { gdattn_atomic_add_f64(acc, GDATTN_WARP_VALUE(a)); } \
+            GDATTN_WARP_ONCE { dg[r] = GDATTN_WARP_VALUE(a); }                \
         }                                                                     \
     }
 GDATTN_FLOATS(GDATTN_HEAD_DSCORES_WARP)
