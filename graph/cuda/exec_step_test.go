@@ -288,7 +288,8 @@ func TestExecutorPaperStepCounts(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer r.Close()
-			m, err := graph.NewMachine(r.Scope, r.Loss, graph.MachineOptions{Executor: NewExecutorWith(&dryBackend{}, ExecOptions{Logf: func(string, ...any) {}, DeviceGrads: true, ResidentParams: true})})
+			kc := countLaunches(&dryBackend{})
+			m, err := graph.NewMachine(r.Scope, r.Loss, graph.MachineOptions{Executor: NewExecutorWith(kc, ExecOptions{Logf: func(string, ...any) {}, DeviceGrads: true, ResidentParams: true})})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -302,6 +303,11 @@ func TestExecutorPaperStepCounts(t *testing.T) {
 				t.Fatal(err)
 			}
 			run := x.Counters().Sub(c0)
+			// The token embedding's gradient: one scatter_rows launch, in
+			// the ids' sorted order (no atomics).
+			if kc.n["scatter_rows"] != 1 || kc.n["scatter_cols"] != 0 {
+				t.Errorf("Run: %d scatter_rows and %d scatter_cols launches, want 1 and 0", kc.n["scatter_rows"], kc.n["scatter_cols"])
+			}
 			before := x.DeviceBytes()
 			tr, err := train.NewTrainer(m, bench.LMTrainConfig())
 			if err != nil {
