@@ -236,15 +236,20 @@ func TestCrossEntropyBadInput(t *testing.T) {
 		{"int dtype", i64, i64, "unsupported dtype"},
 		{"graphs", l, otg, "different graphs"},
 	} {
-		t.Run(tc.name, func(t *testing.T) {
-			got, err := CrossEntropy(tc.logits, tc.targets)
-			if err == nil || got != nil {
-				t.Fatalf("got (%v, %v), want an error", got, err)
-			}
-			if !strings.HasPrefix(err.Error(), "losses: CrossEntropy: ") || !strings.Contains(err.Error(), tc.want) {
-				t.Errorf("error %q, want it to mention %q", err, tc.want)
-			}
-		})
+		for _, f := range []struct {
+			name string
+			fn   func(logits, targets *G.Node) (*G.Node, error)
+		}{{"CrossEntropy", CrossEntropy}, {"FusedCrossEntropy", FusedCrossEntropy}} {
+			t.Run(f.name+"/"+tc.name, func(t *testing.T) {
+				got, err := f.fn(tc.logits, tc.targets)
+				if err == nil || got != nil {
+					t.Fatalf("got (%v, %v), want an error", got, err)
+				}
+				if !strings.HasPrefix(err.Error(), "losses: "+f.name+": ") || !strings.Contains(err.Error(), tc.want) {
+					t.Errorf("error %q, want it to mention %q", err, tc.want)
+				}
+			})
+		}
 	}
 }
 
@@ -315,5 +320,59 @@ func TestSoftmax(t *testing.T) {
 				t.Errorf("got error %v, want one mentioning %q", err, tc.want)
 			}
 		})
+	}
+}
+
+// TestFusedCrossEntropyMatches: FusedCrossEntropy's loss and its gradient
+// with respect to the logits equal CrossEntropy's within rounding, float64
+// and float32, on one-hot, soft and all-zero target rows.
+func TestFusedCrossEntropyMatches(t *testing.T) {
+	const B, C = 4, 5
+	logits := []float64{0.5, -1, 2, 3, 0, -2, 1.5, 0.25, -0.75, 4, 30, -30, 0, 1, 2, 0.1, 0.2, 0.3, 0.4, 0.5}
+	targets := []float64{0, 0, 1, 0, 0, 0.25, 0, 0.5, 0.25, 0, 0, 0, 0, 0, 0, 1, 0, 0, 0, 0}
+	run := func(dt tensor.Dtype, loss func(logits, targets *G.Node) (*G.Node, error)) (float64, []float64) {
+		s, err := graph.NewScope(dt, 1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		l, err := s.Param("logits", tensor.Shape{B, C}, graph.FromValues(logits))
+		if err != nil {
+			t.Fatal(err)
+		}
+		tg := mustConst(t, s, "targets", tensor.Shape{B, C}, targets)
+		out, err := loss(l, tg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := G.Grad(out, l); err != nil {
+			t.Fatal(err)
+		}
+		vm := G.NewTapeMachine(s.Graph())
+		defer vm.Close()
+		if err := vm.RunAll(); err != nil {
+			t.Fatal(err)
+		}
+		v, _ := graph.Scalar(out)
+		gv, err := graph.GradValues(l)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return v, gv
+	}
+	for _, dt := range dtypes {
+		tol := 1e-12
+		if dt == tensor.Float32 {
+			tol = 1e-5
+		}
+		want, wantG := run(dt, CrossEntropy)
+		got, gotG := run(dt, FusedCrossEntropy)
+		if math.Abs(got-want) > tol*math.Max(1, math.Abs(want)) {
+			t.Errorf("%v: FusedCrossEntropy = %v, CrossEntropy = %v", dt, got, want)
+		}
+		for i := range wantG {
+			if math.Abs(gotG[i]-wantG[i]) > tol {
+				t.Errorf("%v: dL/dlogits[%d] = %v, CrossEntropy's %v", dt, i, gotG[i], wantG[i])
+			}
+		}
 	}
 }
