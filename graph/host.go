@@ -36,6 +36,36 @@ type IntoDoer interface {
 	DoInto(p G.Value, inputs ...G.Value) (G.Value, error)
 }
 
+// AccumOp is implemented by ops whose result can be added into another
+// tensor in place instead of being computed into a buffer of its own: the
+// gradient of a lookup (ops.ScatterOp), a (V, D) tensor of which only the
+// rows of the ids looked up differ from zero. AddTo sets dst, a value of the
+// op's output shape and dtype, to the elementwise sum of dst and the op's
+// result on inputs (what Do(inputs...) returns): dst[i] + r[i] when
+// dstFirst, r[i] + dst[i] otherwise, each element the one IEEE addition
+// Gorgonia's Add computes, except that elements where r[i] is +0 may be
+// left as they are (x + (+0) is x for every x but −0 and a signalling NaN).
+// It returns false, with dst untouched, where dst is not a value it can
+// add into; an error (bad input) also leaves dst untouched.
+//
+// The host executor runs an elementwise addition of such an op's result
+// and a [NoNegZeroOp]'s as one AddTo into the other operand's buffer, when
+// the addition alone reads both (as it would consume one, see consumable):
+// the op itself then does not run and makes no buffer of its own. The
+// values are those of the unfused addition bit for bit.
+type AccumOp interface {
+	G.Op
+	AddTo(dst G.Value, dstFirst bool, inputs ...G.Value) (bool, error)
+}
+
+// NoNegZeroOp is implemented by ops whose results never hold −0 or a
+// signalling NaN, so that adding +0 to any element of a result gives the
+// element back, bit for bit (ops.TiedLogitsOp: products whose chains of
+// multiply-adds start from +0). NoNegativeZero reports it.
+type NoNegZeroOp interface {
+	NoNegativeZero() bool
+}
+
 // overwritingOps are the dynamic types of the Gorgonia ops whose
 // UsePreallocDo overwrites the given value with the op's result: the
 // elementwise binary ops, repeat (broadcasts) and the matrix products
@@ -100,15 +130,19 @@ type hostStep struct {
 	view  tensor.Shape
 	// reuse: the op writes into this node's previous value (set after a
 	// first Run shows the op's result aliases none of its inputs).
-	pre     func(p G.Value, inputs ...G.Value) (G.Value, error)
-	add     bool // a Gorgonia elementwise tensor addition: see addDense
-	bin     byte // '-' or '*': a Gorgonia elementwise subtraction or product: see binDense
-	unary   bool // a Gorgonia elementwise unary op on a tensor: see unaryInto
-	rep     int  // a Gorgonia repeat op: 1 + the axis it repeats along (0: another op); see repeatInto
-	grad    bool // a gradient node: read by callers after Run
-	fresh   bool // read by callers after Run: never reused
-	shared  bool // aliases another node's memory, or is aliased by a fresh node: never reused
-	checked bool // the first result was checked for aliasing
+	pre   func(p G.Value, inputs ...G.Value) (G.Value, error)
+	add   bool // a Gorgonia elementwise tensor addition: see addDense
+	bin   byte // '-' or '*': a Gorgonia elementwise subtraction or product: see binDense
+	unary bool // a Gorgonia elementwise unary op on a tensor: see unaryInto
+	rep   int  // a Gorgonia repeat op: 1 + the axis it repeats along (0: another op); see repeatInto
+	grad  bool // a gradient node: read by callers after Run
+	// accum, on an addition: 1 + the input whose op (an AccumOp, run
+	// deferred) adds into the other's buffer; see accumulate.
+	accum    int
+	deferred bool // an AccumOp node that the addition reading it runs
+	fresh    bool // read by callers after Run: never reused
+	shared   bool // aliases another node's memory, or is aliased by a fresh node: never reused
+	checked  bool // the first result was checked for aliasing
 }
 
 type hostGrad struct {
@@ -189,6 +223,7 @@ func newHostExec(p *Program) (*hostExec, error) {
 		}
 		x.steps = append(x.steps, st)
 	}
+	x.planAccum()
 	for i, g := range p.Grads {
 		gi, ok := pos[g]
 		if !ok {
@@ -212,8 +247,23 @@ func (x *hostExec) Run() error {
 			x.vals[st.pos] = v
 			continue
 		}
-		if st.done {
+		if st.done || st.deferred {
 			continue
+		}
+		if st.accum > 0 {
+			v, ok, err := x.accumulate(st)
+			if err != nil {
+				return err
+			}
+			if ok {
+				x.vals[st.pos] = v
+				if st.n.Value() != v {
+					if err := G.UnsafeLet(st.n, v); err != nil {
+						return fmt.Errorf("op %v (node %q): binding its value: %w", st.n.Op(), st.n.Name(), err)
+					}
+				}
+				continue
+			}
 		}
 		v, err := x.exec(st)
 		if err != nil {
@@ -243,16 +293,98 @@ func (x *hostExec) Run() error {
 // (V, d') table's gradient, the tied layer's dYᵀh plus the lookup's
 // scatter, lives in one buffer instead of two.
 func (x *hostExec) consumable(st *hostStep) (int, bool) {
-	if st.fresh || st.shared || x.prog.Trace || len(st.ins) != 2 || st.ins[0] == st.ins[1] {
-		return 0, false
-	}
-	for j, pos := range st.ins {
-		a := &x.steps[pos]
-		if x.readers[pos] == 1 && !a.input && !a.konst && !a.grad && a.view == nil && !a.shared && !a.fresh && a.checked {
+	for j := range st.ins {
+		if x.consumableIn(st, j) {
 			return j, true
 		}
 	}
 	return 0, false
+}
+
+// consumableIn reports whether the addition st may overwrite its input j's
+// buffer (see consumable).
+func (x *hostExec) consumableIn(st *hostStep, j int) bool {
+	if st.fresh || st.shared || x.prog.Trace || len(st.ins) != 2 || st.ins[0] == st.ins[1] {
+		return false
+	}
+	pos := st.ins[j]
+	a := &x.steps[pos]
+	return x.readers[pos] == 1 && !a.input && !a.konst && !a.grad && a.view == nil && !a.shared && !a.fresh && a.checked
+}
+
+// planAccum finds the additions of an [AccumOp]'s result y and a
+// [NoNegZeroOp]'s x that alone read y: y is then deferred to the addition
+// (accumulate), which adds it into x's buffer when it may consume x.
+func (x *hostExec) planAccum() {
+	if x.prog.Trace {
+		return
+	}
+	for i := range x.steps {
+		st := &x.steps[i]
+		if !st.add || len(st.ins) != 2 || st.ins[0] == st.ins[1] {
+			continue
+		}
+		for j := range st.ins {
+			y, o := &x.steps[st.ins[j]], &x.steps[st.ins[1-j]]
+			if y.input || y.konst || y.fresh || y.grad || y.view != nil || o.input || o.konst || x.readers[y.pos] != 1 {
+				continue
+			}
+			if _, ok := y.n.Op().(AccumOp); !ok {
+				continue
+			}
+			if nz, ok := o.n.Op().(NoNegZeroOp); !ok || !nz.NoNegativeZero() {
+				continue
+			}
+			st.accum = j + 1
+			y.deferred = true
+			break
+		}
+	}
+}
+
+// accumulate runs the addition st = x + y (either order) of an AccumOp's
+// result y, deferred to here: as y.AddTo into x's buffer, which st then
+// takes as its value (ok), when st may consume x; otherwise y runs now,
+// with the error and value it would have had at its own place, and the
+// caller runs st as usual (ok false, err nil).
+func (x *hostExec) accumulate(st *hostStep) (G.Value, bool, error) {
+	j := st.accum - 1
+	y := &x.steps[st.ins[j]]
+	if x.consumableIn(st, 1-j) {
+		dst := x.vals[st.ins[1-j]]
+		args := x.args[:0]
+		for _, i := range y.ins {
+			args = append(args, x.vals[i])
+		}
+		x.args = args[:0]
+		var ok bool
+		err := gorgoniaCall("do", func() {
+			var e error
+			if ok, e = y.n.Op().(AccumOp).AddTo(dst, j == 1, args...); e != nil {
+				panic(e)
+			}
+		})
+		if err != nil {
+			return nil, false, fmt.Errorf("op %v (node %q): %w", y.n.Op(), y.n.Name(), err)
+		}
+		if ok {
+			// The sum aliases x on purpose, as a consumed input: no alias
+			// check (it would mark the node shared).
+			st.checked = true
+			return dst, true, nil
+		}
+	}
+	v, err := x.exec(y)
+	if err != nil {
+		return nil, false, fmt.Errorf("op %v (node %q): %w", y.n.Op(), y.n.Name(), err)
+	}
+	x.vals[y.pos] = v
+	if y.n.Value() != v {
+		if err := G.UnsafeLet(y.n, v); err != nil {
+			return nil, false, fmt.Errorf("op %v (node %q): binding its value: %w", y.n.Op(), y.n.Name(), err)
+		}
+	}
+	return nil, false, nil
 }
 
 // exec computes one op node's value.

@@ -1,8 +1,10 @@
 package ops
 
 import (
+	"cmp"
 	"fmt"
 	"hash"
+	"slices"
 
 	"github.com/chewxy/hm"
 	G "gorgonia.org/gorgonia"
@@ -154,6 +156,8 @@ type ScatterOp struct {
 	ids    tensor.Shape
 	center bool
 	buf    *tensor.Dense
+	perm   []int // AddTo's positions grouped by id, reused
+	row    any   // AddTo's starting row and row sum ([]float32 or []float64), reused
 }
 
 // Vocab and Dim are the table's shape (V, D), the op's output shape.
@@ -253,4 +257,121 @@ func intData(val G.Value, v int) ([]int, error) {
 		}
 	}
 	return ids, nil
+}
+
+// AddTo adds the op's result on inputs (ids, grad) — the (V, D) tensor S
+// that Do returns — into dst, a plain (V, D) tensor of the same dtype, in
+// place: dst[r] + S[r] element by element when dstFirst, S[r] + dst[r]
+// otherwise, each element the one IEEE addition an elementwise Add of dst
+// and Do's result computes, with S[r] summed exactly as Do sums it (the
+// starting row, +0 or the centred −(1/V) Σ_i grad_i, then each position's
+// gradient row in position order). Without the centring only the rows of
+// the ids present are written: every other row of S is +0, and x + (+0) is
+// x for every x but −0 (which it makes +0) and a signalling NaN (which it
+// quiets), so dst must hold neither for the result to equal the Add's
+// (graph.NoNegZeroOp). Centred, every row is written, with no (V, D)
+// buffer filled: one pass over dst.
+//
+// ok is false, and dst untouched, where dst is not such a tensor; an id
+// outside [0, V) or a gradient of the wrong size or dtype is an error, also
+// with dst untouched. The host executor (package graph) uses it to sum a
+// table's gradient from a tied output layer and from this lookup without
+// the scatter's (V, D) buffer.
+func (op *ScatterOp) AddTo(dst G.Value, dstFirst bool, inputs ...G.Value) (bool, error) {
+	if len(inputs) != 2 {
+		return false, fmt.Errorf("ops: scatter: %d inputs, want 2", len(inputs))
+	}
+	ids, err := intData(inputs[0], op.v)
+	if err != nil {
+		return false, fmt.Errorf("ops: scatter: %w", err)
+	}
+	dd, ok := dst.(*tensor.Dense)
+	if !ok || dd.IsView() || dd.IsMasked() || !dd.DataOrder().IsRowMajor() || !dd.Shape().Eq(tensor.Shape{op.v, op.d}) || dd.DataSize() != op.v*op.d {
+		return false, nil
+	}
+	g := denseData(inputs[1])
+	switch b := dd.Data().(type) {
+	case []float64:
+		gg, ok := g.([]float64)
+		if !ok || len(gg) != len(ids)*op.d {
+			return false, fmt.Errorf("ops: scatter: gradient %T of %d values for %d ids, into %v", g, len(gg), len(ids), dd.Dtype())
+		}
+		scatterAddRows(op, b, gg, ids, dstFirst)
+	case []float32:
+		gg, ok := g.([]float32)
+		if !ok || len(gg) != len(ids)*op.d {
+			return false, fmt.Errorf("ops: scatter: gradient %T of %d values for %d ids, into %v", g, len(gg), len(ids), dd.Dtype())
+		}
+		scatterAddRows(op, b, gg, ids, dstFirst)
+	default:
+		return false, nil
+	}
+	return true, nil
+}
+
+// scatterAddRows is AddTo on slices: dst (V, d) += S, S[r] for the rows of
+// ids summed in a row of scratch first, in position order.
+func scatterAddRows[F float32 | float64](op *ScatterOp, dst, g []F, ids []int, dstFirst bool) {
+	d := op.d
+	// The positions grouped by id, in position order within each id.
+	perm := op.perm[:0]
+	for i := range ids {
+		perm = append(perm, i)
+	}
+	op.perm = perm
+	slices.SortFunc(perm, func(a, b int) int {
+		if c := cmp.Compare(ids[a], ids[b]); c != 0 {
+			return c
+		}
+		return cmp.Compare(a, b)
+	})
+	s, ok := op.row.([]F)
+	if !ok || len(s) != 2*d {
+		s = make([]F, 2*d)
+		op.row = s
+	}
+	row0, sum := s[:d], s[d:]
+	clear(row0)
+	if op.center {
+		// As scatterRows: every row starts at −(1/V) Σ_i g_i.
+		fill := colMean(g, d)
+		scale := float64(len(ids)) / float64(op.v)
+		for j, m := range fill {
+			row0[j] = F(-m * scale)
+		}
+	}
+	next := 0 // the first row not yet written
+	for k := 0; k < len(perm); {
+		id := ids[perm[k]]
+		if op.center {
+			for r := next; r < id; r++ {
+				addRow(dst[r*d:(r+1)*d], row0, dstFirst)
+			}
+		}
+		copy(sum, row0)
+		for ; k < len(perm) && ids[perm[k]] == id; k++ {
+			gr := g[perm[k]*d : (perm[k]+1)*d]
+			for j := range sum {
+				sum[j] += gr[j]
+			}
+		}
+		addRow(dst[id*d:(id+1)*d], sum, dstFirst)
+		next = id + 1
+	}
+	if op.center {
+		for r := next; r < op.v; r++ {
+			addRow(dst[r*d:(r+1)*d], row0, dstFirst)
+		}
+	}
+}
+
+// addRow sets dst[j] = dst[j] + s[j] (dstFirst) or s[j] + dst[j].
+func addRow[F float32 | float64](dst, s []F, dstFirst bool) {
+	a, b := dst, s[:len(dst)]
+	if !dstFirst {
+		a, b = b, a
+	}
+	for j := range dst {
+		dst[j] = a[j] + b[j]
+	}
 }

@@ -60,6 +60,16 @@ func (op *TiedLogitsOp) Dims() (n, v, d int) { return op.n, op.v, op.d }
 // Mode is the product the op computes.
 func (op *TiedLogitsOp) Mode() TiedMode { return op.mode }
 
+// NoNegativeZero reports that the op's outputs hold no −0 and no
+// signalling NaN (graph.NoNegZeroOp): each element is a chain of
+// multiply-adds that [Gemm] starts from +0 (beta 0), and in
+// round-to-nearest a sum with a +0 term is −0 only when every term is;
+// arithmetic makes no signalling NaN. TestTiedNoNegativeZero checks it on
+// products of signed zeros through every kernel path. So a lookup's
+// gradient can be added into the table's gradient dYᵀh on the rows of its
+// ids only ([ScatterOp.AddTo]).
+func (op *TiedLogitsOp) NoNegativeZero() bool { return true }
+
 func (op *TiedLogitsOp) outShape() tensor.Shape {
 	switch op.mode {
 	case TiedGradH:
