@@ -1,6 +1,7 @@
 package graph
 
 import (
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"strings"
@@ -204,5 +205,63 @@ func TestAccumPlanRules(t *testing.T) {
 		if st.accum != 0 || st.deferred {
 			t.Fatalf("traced program: node %q planned for the fusion", st.n.Name())
 		}
+	}
+}
+
+// BenchmarkAccumScatter times the sum of a tied table's two gradients at
+// the language models' paper preset (V = 50,258, D = 512, 1,024 positions),
+// float32, given dYᵀh: unfused (the scatter's (V, D) buffer filled and its
+// rows added, then the elementwise addition into dYᵀh's buffer) and fused
+// (the scatter's AddTo into dYᵀh's buffer), plain and centred (the GD
+// model's lookup).
+//
+//	GOMAXPROCS=1 go test ./graph -run '^$' -bench AccumScatter -benchtime 20x
+func BenchmarkAccumScatter(b *testing.B) {
+	const v, d, n = 50258, 512, 1024
+	for _, center := range []bool{false, true} {
+		g := G.NewGraph()
+		w := G.NewMatrix(g, tensor.Float32, G.WithShape(v, d), G.WithName("w"))
+		ids := G.NewTensor(g, tensor.Int, 1, G.WithShape(n), G.WithName("ids"))
+		var emb *G.Node
+		if center {
+			emb = G.Must(ops.GatherCentered(w, ids))
+		} else {
+			emb = G.Must(ops.Gather(w, ids))
+		}
+		grads, err := emb.Op().(G.SDOp).SymDiff(G.Nodes{w, ids}, emb, emb)
+		if err != nil {
+			b.Fatal(err)
+		}
+		sc := grads[0].Op().(AccumOp)
+		rng := rand.New(rand.NewPCG(1, 2))
+		idv := make([]int, n)
+		for i := range idv {
+			idv[i] = rng.IntN(v)
+		}
+		gv := make([]float32, n*d)
+		for i := range gv {
+			gv[i] = float32(rng.NormFloat64())
+		}
+		it := tensor.New(tensor.WithShape(n), tensor.WithBacking(idv))
+		gt := tensor.New(tensor.WithShape(n, d), tensor.WithBacking(gv))
+		dst := tensor.New(tensor.WithShape(v, d), tensor.WithBacking(make([]float32, v*d)))
+		b.Run(fmt.Sprintf("center=%v/unfused", center), func(b *testing.B) {
+			for i := 0; i < b.N; i++ {
+				s, err := sc.Do(it, gt)
+				if err != nil {
+					b.Fatal(err)
+				}
+				if _, ok := addDense(dst, dst, s); !ok {
+					b.Fatal("addDense declined")
+				}
+			}
+		})
+		b.Run(fmt.Sprintf("center=%v/fused", center), func(b *testing.B) {
+			for i := 0; i < b.N; i++ {
+				if ok, err := sc.AddTo(dst, true, it, gt); !ok || err != nil {
+					b.Fatal(ok, err)
+				}
+			}
+		})
 	}
 }

@@ -365,13 +365,27 @@ func scatterAddRows[F float32 | float64](op *ScatterOp, dst, g []F, ids []int, d
 	}
 }
 
-// addRow sets dst[j] = dst[j] + s[j] (dstFirst) or s[j] + dst[j].
+// addRow sets dst[j] = dst[j] + s[j] (dstFirst) or s[j] + dst[j], the bulk
+// in AVX2 where the CPU has it: each element the one IEEE addition with the
+// same first operand (the one whose NaN a sum of two NaNs keeps), as the
+// host executor's elementwise addition computes it.
 func addRow[F float32 | float64](dst, s []F, dstFirst bool) {
 	a, b := dst, s[:len(dst)]
 	if !dstFirst {
 		a, b = b, a
 	}
-	for j := range dst {
+	j := 0
+	if haveAddAVX2 && len(dst) >= 8 {
+		switch o := any(dst).(type) {
+		case []float32:
+			vaddF32(&o[0], &any(a).([]float32)[0], &any(b).([]float32)[0], len(o))
+			j = len(o) &^ 7
+		case []float64:
+			vaddF64(&o[0], &any(a).([]float64)[0], &any(b).([]float64)[0], len(o))
+			j = len(o) &^ 3
+		}
+	}
+	for ; j < len(dst); j++ {
 		dst[j] = a[j] + b[j]
 	}
 }
