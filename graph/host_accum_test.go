@@ -209,16 +209,26 @@ func TestAccumPlanRules(t *testing.T) {
 }
 
 // BenchmarkAccumScatter times the sum of a tied table's two gradients at
-// the language models' paper preset (V = 50,258, D = 512, 1,024 positions),
-// float32, given dYᵀh: unfused (the scatter's (V, D) buffer filled and its
+// the language models' paper preset (V = 50,258, D = 512, 1,024 positions)
+// and small one (D = 64, 512 positions), float32, given dYᵀh: unfused (the scatter's (V, D) buffer filled and its
 // rows added, then the elementwise addition into dYᵀh's buffer) and fused
 // (the scatter's AddTo into dYᵀh's buffer), plain and centred (the GD
 // model's lookup).
 //
 //	GOMAXPROCS=1 go test ./graph -run '^$' -bench AccumScatter -benchtime 20x
 func BenchmarkAccumScatter(b *testing.B) {
-	const v, d, n = 50258, 512, 1024
-	for _, center := range []bool{false, true} {
+	for _, sz := range []struct {
+		name    string
+		v, d, n int
+	}{{"paper", 50258, 512, 1024}, {"small", 50258, 64, 512}} {
+		for _, center := range []bool{false, true} {
+			benchAccumScatter(b, sz.name, sz.v, sz.d, sz.n, center)
+		}
+	}
+}
+
+func benchAccumScatter(b *testing.B, name string, v, d, n int, center bool) {
+	{
 		g := G.NewGraph()
 		w := G.NewMatrix(g, tensor.Float32, G.WithShape(v, d), G.WithName("w"))
 		ids := G.NewTensor(g, tensor.Int, 1, G.WithShape(n), G.WithName("ids"))
@@ -245,7 +255,7 @@ func BenchmarkAccumScatter(b *testing.B) {
 		it := tensor.New(tensor.WithShape(n), tensor.WithBacking(idv))
 		gt := tensor.New(tensor.WithShape(n, d), tensor.WithBacking(gv))
 		dst := tensor.New(tensor.WithShape(v, d), tensor.WithBacking(make([]float32, v*d)))
-		b.Run(fmt.Sprintf("center=%v/unfused", center), func(b *testing.B) {
+		b.Run(fmt.Sprintf("%s/center=%v/unfused", name, center), func(b *testing.B) {
 			for i := 0; i < b.N; i++ {
 				s, err := sc.Do(it, gt)
 				if err != nil {
@@ -256,7 +266,7 @@ func BenchmarkAccumScatter(b *testing.B) {
 				}
 			}
 		})
-		b.Run(fmt.Sprintf("center=%v/fused", center), func(b *testing.B) {
+		b.Run(fmt.Sprintf("%s/center=%v/fused", name, center), func(b *testing.B) {
 			for i := 0; i < b.N; i++ {
 				if ok, err := sc.AddTo(dst, true, it, gt); !ok || err != nil {
 					b.Fatal(ok, err)

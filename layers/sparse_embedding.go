@@ -18,7 +18,11 @@ import (
 // gradient into a (Vocab, Dim) buffer that it owns and reuses across runs,
 // accumulating only the rows of the ids used (repeated ids add up); the
 // buffer is cleared with one memclr per run rather than reallocated, so a
-// training step makes no Vocab-sized allocation for the lookup.
+// training step makes no Vocab-sized allocation for the lookup. With the
+// output layer tied ([SparseEmbedding.Logits]), graph's host executor
+// makes no scatter buffer at all: it adds the lookup's rows into the
+// output layer's (Vocab, Dim) gradient in place, on the rows of the ids
+// only (ops.ScatterOp.AddTo), the same bits as the sum of the two.
 //
 // The buffer is cleared whole, not row by row: Gorgonia may reuse the op's
 // output register for a later in-place op (the sum of the lookup gradient and
