@@ -109,7 +109,8 @@ var overwritingOps = sync.OnceValue(func() map[reflect.Type]bool {
 // addition of two plain tensors in one pass (addDense), written into the
 // buffer of an input that only it reads where it can (consumable); the
 // elementwise unary ops in place on a copy in the node's previous value
-// (unaryInto).
+// (unaryInto); the sum of an [AccumOp]'s result and a [NoNegZeroOp]'s as
+// the first op's AddTo into the second's buffer (accumulate).
 type hostExec struct {
 	prog  *Program
 	steps []hostStep
