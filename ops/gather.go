@@ -278,8 +278,8 @@ func intData(val G.Value, v int) ([]int, error) {
 // table's gradient from a tied output layer and from this lookup without
 // the scatter's (V, D) buffer.
 func (op *ScatterOp) AddTo(dst G.Value, dstFirst bool, inputs ...G.Value) (bool, error) {
-	if len(inputs) != 2 {
-		return false, fmt.Errorf("ops: scatter: %d inputs, want 2", len(inputs))
+	if len(inputs) != 2 || inputs[0] == nil || inputs[1] == nil {
+		return false, fmt.Errorf("ops: scatter: %d inputs (or a nil one), want 2", len(inputs))
 	}
 	ids, err := intData(inputs[0], op.v)
 	if err != nil {

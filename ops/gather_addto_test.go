@@ -151,6 +151,12 @@ func TestScatterAddTo(t *testing.T) {
 				if ok, err := op.AddTo(dst, true, ids); ok || err == nil {
 					t.Fatalf("%v: one input: %v, %v", dt, ok, err)
 				}
+				if ok, err := op.AddTo(dst, true, nil, g); ok || err == nil {
+					t.Fatalf("%v: nil ids: %v, %v", dt, ok, err)
+				}
+				if ok, err := op.AddTo(nil, true, ids, g); ok || err != nil {
+					t.Fatalf("%v: nil dst: %v, %v", dt, ok, err)
+				}
 				for i, b := range f64bits(t, dst) {
 					if b != 0 {
 						t.Fatalf("%v: bad input wrote element %d", dt, i)
