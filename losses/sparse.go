@@ -45,6 +45,33 @@ func SparseSoftmaxCrossEntropyOverwrite(logits, labels *G.Node) (*G.Node, error)
 	return loss, nil
 }
 
+// SparseOptions are the options of [SparseSoftmaxCrossEntropyWith]; the
+// zero value is [SparseSoftmaxCrossEntropy].
+type SparseOptions struct {
+	// Overwrite is [SparseSoftmaxCrossEntropyOverwrite]: on a tied output
+	// layer the softmax and its gradient reuse the logits' buffer.
+	Overwrite bool
+	// Float32 computes the softmax of float32 logits in float32 arithmetic,
+	// as PyTorch's CPU cross_entropy does for float32 logits (exponentials
+	// by a single-precision polynomial, eight per AVX2 instruction; their
+	// sum in float64), instead of the default's float64 exponentials. Loss
+	// and gradients then differ from the default's in their last bits
+	// (relative differences of order 1e-6), and the step is faster; the
+	// bits are the same with or without AVX2. float64 logits ignore it.
+	// See ops.SparseCrossEntropyOptions.
+	Float32 bool
+}
+
+// SparseSoftmaxCrossEntropyWith is [SparseSoftmaxCrossEntropy] with
+// options.
+func SparseSoftmaxCrossEntropyWith(logits, labels *G.Node, o SparseOptions) (*G.Node, error) {
+	loss, err := ops.SparseCrossEntropyWith(logits, labels, ops.SparseCrossEntropyOptions{Overwrite: o.Overwrite, Float32: o.Float32})
+	if err != nil {
+		return nil, fmt.Errorf("losses: SparseSoftmaxCrossEntropyWith: %w", err)
+	}
+	return loss, nil
+}
+
 // SetLabels writes labels (each in [−1, c), −1 meaning "not scored") into
 // the int node read by [SparseSoftmaxCrossEntropy], in place, so a compiled
 // machine reads them on its next run. It returns an error, and writes

@@ -24,7 +24,7 @@ import (
 // row's maximum is subtracted). losses.SparseSoftmaxCrossEntropy is the
 // loss built on it.
 func SparseCrossEntropy(logits, labels *G.Node) (*G.Node, error) {
-	return sparseCrossEntropy(logits, labels, false)
+	return SparseCrossEntropyWith(logits, labels, SparseCrossEntropyOptions{})
 }
 
 // SparseCrossEntropyOverwrite is [SparseCrossEntropy] for a caller that
@@ -36,10 +36,33 @@ func SparseCrossEntropy(logits, labels *G.Node) (*G.Node, error) {
 // gradients (the softmax after one without). Loss and gradients are bit
 // for bit SparseCrossEntropy's.
 func SparseCrossEntropyOverwrite(logits, labels *G.Node) (*G.Node, error) {
-	return sparseCrossEntropy(logits, labels, true)
+	return SparseCrossEntropyWith(logits, labels, SparseCrossEntropyOptions{Overwrite: true})
 }
 
-func sparseCrossEntropy(logits, labels *G.Node, overwrite bool) (*G.Node, error) {
+// SparseCrossEntropyOptions are the options of [SparseCrossEntropyWith].
+// The zero value is [SparseCrossEntropy].
+type SparseCrossEntropyOptions struct {
+	// Overwrite lets the op write its softmax and gradient over the logits
+	// (see [SparseCrossEntropyOverwrite]).
+	Overwrite bool
+	// Float32 computes the softmax of float32 logits in float32
+	// arithmetic, as PyTorch's CPU cross_entropy does for float32 logits:
+	// each row's maximum subtracted in float32, the exponentials by a
+	// single-precision polynomial (eight per AVX2 instruction; a few ulp,
+	// 0 below exp(−87.3)), their sum in float64. The default computes the
+	// exponentials in float64 (Exp32) from x − max taken in float64, so
+	// that they round alike on every machine; Float32 changes the loss and
+	// the gradient in their last bits (relative differences of order 1e-6)
+	// and is faster. The forward op then also writes the gradient for
+	// dL = 1, which the backward op returns as it is (scaled by dL
+	// otherwise). The same bits with or without AVX2 (the portable loops
+	// perform the same operations). float64 logits ignore it.
+	Float32 bool
+}
+
+// SparseCrossEntropyWith is [SparseCrossEntropy] with options; the zero
+// options are SparseCrossEntropy itself.
+func SparseCrossEntropyWith(logits, labels *G.Node, o SparseCrossEntropyOptions) (*G.Node, error) {
 	if logits == nil || labels == nil {
 		return nil, fmt.Errorf("ops: sparse cross-entropy: nil input")
 	}
@@ -52,8 +75,8 @@ func sparseCrossEntropy(logits, labels *G.Node, overwrite bool) (*G.Node, error)
 	if labels.Graph() != logits.Graph() {
 		return nil, fmt.Errorf("ops: sparse cross-entropy: logits and labels belong to different graphs")
 	}
-	op := &SparseCrossEntropyOp{n: logits.Shape()[0], c: logits.Shape()[1]}
-	if overwrite {
+	op := &SparseCrossEntropyOp{n: logits.Shape()[0], c: logits.Shape()[1], f32: o.Float32 && logits.Dtype() == tensor.Float32}
+	if o.Overwrite {
 		op.logits = logits
 	}
 	return G.ApplyOp(op, logits, labels)
@@ -74,6 +97,11 @@ func sparseCrossEntropy(logits, labels *G.Node, overwrite bool) (*G.Node, error)
 // buffer does not hold this run's logits (a backward op run on its own), the
 // backward op recomputes the softmax.
 //
+// With the Float32 option (float32 logits) the forward op writes the
+// gradient for dL = 1 into that buffer instead of the exponentials, row by
+// row while each row is in cache, and the backward op returns it (scaled by
+// dL unless dL is 1): see [SparseCrossEntropyOptions].
+//
 // Made by [SparseCrossEntropyOverwrite], when the logits are the output of
 // a [TiedLogitsOp] (a buffer that op owns and rewrites on every run) and
 // this op's forward and backward nodes are their only consumers in the
@@ -84,6 +112,7 @@ func sparseCrossEntropy(logits, labels *G.Node, overwrite bool) (*G.Node, error)
 type SparseCrossEntropyOp struct {
 	n, c   int
 	back   bool
+	f32    bool                  // the Float32 option, float32 logits
 	fwd    *SparseCrossEntropyOp // the forward op, for a backward op
 	logits *G.Node               // the logits node, for a forward op made by SparseCrossEntropyOverwrite
 
@@ -91,6 +120,7 @@ type SparseCrossEntropyOp struct {
 	prob  any       // []float32 or []float64 (N·C): exp(x − row max)
 	inv   []float64 // 1/Σ_j exp(x_j − row max) of each row
 	ready bool      // prob holds the softmax of the last forward run, not yet consumed
+	grad  bool      // with f32: prob holds the gradient for dL = 1 instead of the exponentials
 	src   any       // the logits slice prob was computed from
 	// dirty is the logits slice the last forward run overwrote (in place,
 	// see above), whose softmax therefore cannot be recomputed; nil if none.
@@ -125,6 +155,11 @@ func (op *SparseCrossEntropyOp) overwritesLogits() bool {
 // Dims are the logits' shape (N, C).
 func (op *SparseCrossEntropyOp) Dims() (n, c int) { return op.n, op.c }
 
+// Float32 reports whether the op computes the softmax of its float32
+// logits in float32 arithmetic (SparseCrossEntropyOptions.Float32; false
+// for float64 logits).
+func (op *SparseCrossEntropyOp) Float32() bool { return op.f32 }
+
 // Backward reports whether the op is the gradient op.
 func (op *SparseCrossEntropyOp) Backward() bool { return op.back }
 
@@ -154,6 +189,9 @@ func (op *SparseCrossEntropyOp) CallsExtern() bool    { return false }
 func (op *SparseCrossEntropyOp) OverwritesInput() int { return -1 }
 func (op *SparseCrossEntropyOp) WriteHash(h hash.Hash) {
 	fmt.Fprintf(h, "gdattn.sparsexent (%d,%d) back %v", op.n, op.c, op.back)
+	if op.f32 {
+		fmt.Fprint(h, " float32")
+	}
 }
 func (op *SparseCrossEntropyOp) Hashcode() uint32 { return hashOf(op) }
 func (op *SparseCrossEntropyOp) String() string {
@@ -172,7 +210,7 @@ func (op *SparseCrossEntropyOp) SymDiff(inputs G.Nodes, output, grad *G.Node) (G
 	if op.back {
 		return nil, fmt.Errorf("ops: the sparse cross-entropy has no second derivative (unsupported)")
 	}
-	g, err := G.ApplyOp(&SparseCrossEntropyOp{n: op.n, c: op.c, back: true, fwd: op}, inputs[0], inputs[1], grad)
+	g, err := G.ApplyOp(&SparseCrossEntropyOp{n: op.n, c: op.c, back: true, f32: op.f32, fwd: op}, inputs[0], inputs[1], grad)
 	if err != nil {
 		return nil, err
 	}
@@ -214,6 +252,16 @@ func (op *SparseCrossEntropyOp) Do(vals ...G.Value) (G.Value, error) {
 		}
 		return tensor.New(tensor.WithShape(op.n, op.c), tensor.WithBacking(gr)), nil
 	case []float32:
+		if op.f32 {
+			if !op.back {
+				return G.NewF32(float32(xentLoss32(op, x, labels, scored))), nil
+			}
+			gr, err := xentGrad32(op, x, labels, scored, g)
+			if err != nil {
+				return nil, err
+			}
+			return tensor.New(tensor.WithShape(op.n, op.c), tensor.WithBacking(gr)), nil
+		}
 		if !op.back {
 			return G.NewF32(float32(xentLoss(op, x, labels, scored))), nil
 		}
