@@ -11,6 +11,7 @@ import (
 var (
 	benchPaper   = flag.Bool("bench_paper", false, "also benchmark the language `paper` preset (context 256, d'=512, V=50,258; tens of seconds per step)")
 	benchLMBatch = flag.Int("bench_lm_batch", 0, "minibatch of the language benchmarks (0: the preset's)")
+	benchXent32  = flag.Bool("bench_xent32", false, "the language benchmarks' loss with the float32 softmax (Workload.Float32CrossEntropy)")
 )
 
 // Sinks keep the compiler from discarding benchmark results.
@@ -151,7 +152,8 @@ func BenchmarkFewShotInfer(b *testing.B) {
 }
 
 // lmWorkloads lists the language workloads: the small preset, and the paper
-// preset with -bench_paper; -bench_lm_batch overrides the minibatch.
+// preset with -bench_paper; -bench_lm_batch overrides the minibatch and
+// -bench_xent32 sets Float32CrossEntropy.
 func lmWorkloads() []Workload {
 	presets := []LMPreset{LMSmall}
 	if *benchPaper {
@@ -162,7 +164,11 @@ func lmWorkloads() []Workload {
 		if *benchLMBatch > 0 {
 			p.Batch = *benchLMBatch
 		}
-		ws = append(ws, LM(ModelGDLM, p), LM(ModelGPT, p))
+		for _, m := range []Model{ModelGDLM, ModelGPT} {
+			w := LM(m, p)
+			w.Float32CrossEntropy = *benchXent32
+			ws = append(ws, w)
+		}
 	}
 	return ws
 }

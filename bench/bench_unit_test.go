@@ -69,6 +69,7 @@ func TestRunnerErrors(t *testing.T) {
 		{"tokens for gd", Workload{Name: "x", Model: ModelGD, Task: TaskTokens, Batch: 1, N: 4, D: 3, DPrime: 2, C: 4}, "no in-context minibatch"},
 		{"regroup for gd", Workload{Name: "x", Model: ModelGD, Batch: 1, N: 4, D: 3, DPrime: 2, C: 4, RegroupQuery: true}, "only for the Trained TF"},
 		{"fuse for tf", Workload{Name: "x", Model: ModelTF, Batch: 1, N: 4, D: 3, DPrime: 2, C: 4, FuseEncoder: true}, "only for the GD model"},
+		{"xent32 for gd", Workload{Name: "x", Model: ModelGD, Batch: 1, N: 4, D: 3, DPrime: 2, C: 4, Float32CrossEntropy: true}, "only for the language models"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := NewRunner(tc.w, tensor.Float64, Train, 1)

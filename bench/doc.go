@@ -59,7 +59,9 @@
 // BLAS (bench/peer checks it).
 //
 // Flags: -bench_paper adds the language paper preset (tens of seconds per
-// step); -bench_lm_batch overrides the language minibatch.
+// step); -bench_lm_batch overrides the language minibatch; -bench_xent32
+// builds the language losses with the float32 softmax
+// (Workload.Float32CrossEntropy, as bench/peer does by default).
 //
 // Set the thread count with the GOMAXPROCS environment variable rather than
 // go test -cpu: a benchmark whose first iteration outlasts -benchtime (the

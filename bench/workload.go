@@ -69,6 +69,11 @@ type Workload struct {
 	FuseEncoder bool
 
 	Vocab, Context, Heads int
+	// Float32CrossEntropy builds a language workload's loss with
+	// losses.SparseOptions.Float32: the softmax of float32 logits in
+	// float32 arithmetic, as PyTorch's CPU cross_entropy computes it. Only
+	// for ModelGDLM and ModelGPT; float64 runs ignore it.
+	Float32CrossEntropy bool
 	// FF appends the feed-forward block to the GD language model ("GD + FF"
 	// of Section 5.3; gd.LMConfig.FF). Only for ModelGDLM.
 	FF bool
@@ -192,7 +197,11 @@ func (w Workload) String() string {
 	if w.FF {
 		m += "+ff"
 	}
-	return fmt.Sprintf("%s B=%d T=%d d'=%d heads=%d V=%d", m, w.Batch, w.Context, w.DPrime, w.Heads, w.Vocab)
+	s := fmt.Sprintf("%s B=%d T=%d d'=%d heads=%d V=%d", m, w.Batch, w.Context, w.DPrime, w.Heads, w.Vocab)
+	if w.Float32CrossEntropy {
+		s += " float32 softmax"
+	}
+	return s
 }
 
 // Validate checks the sizes the workload's model needs.
@@ -210,6 +219,9 @@ func (w Workload) Validate() error {
 	}
 	if w.FuseEncoder && w.Model != ModelGD {
 		return fmt.Errorf("bench: workload %q: FuseEncoder is only for the GD model", w.Name)
+	}
+	if w.Float32CrossEntropy && w.Model != ModelGDLM && w.Model != ModelGPT {
+		return fmt.Errorf("bench: workload %q: Float32CrossEntropy is only for the language models", w.Name)
 	}
 	switch w.Model {
 	case ModelGD, ModelTF:
@@ -265,8 +277,9 @@ type Runner struct {
 	// Loss is the scalar training loss (mean cross-entropy); Logits the
 	// model's logits. An Infer runner computes only Logits. A Train runner
 	// of a language workload builds its loss with
-	// losses.SparseSoftmaxCrossEntropyOverwrite, so there Logits does not
-	// hold the logits after a step.
+	// losses.SparseSoftmaxCrossEntropyWith (Overwrite, and Float32 with
+	// Workload.Float32CrossEntropy), so there Logits does not hold the
+	// logits after a step.
 	Loss, Logits *G.Node
 
 	machine *graph.Machine
@@ -419,7 +432,7 @@ func (r *Runner) build(seed uint64) error {
 				return err
 			}
 			r.Logits = m.Logits
-			if r.Loss, err = losses.SparseSoftmaxCrossEntropyOverwrite(m.Logits, m.Targets); err != nil {
+			if r.Loss, err = losses.SparseSoftmaxCrossEntropyWith(m.Logits, m.Targets, xentOptions(w)); err != nil {
 				return err
 			}
 			r.feed = func() error { return m.Feed(ids, targets) }
@@ -429,7 +442,7 @@ func (r *Runner) build(seed uint64) error {
 				return err
 			}
 			r.Logits = m.Logits
-			if r.Loss, err = losses.SparseSoftmaxCrossEntropyOverwrite(m.Logits, m.Targets); err != nil {
+			if r.Loss, err = losses.SparseSoftmaxCrossEntropyWith(m.Logits, m.Targets, xentOptions(w)); err != nil {
 				return err
 			}
 			r.feed = func() error { return m.Feed(ids, targets) }
@@ -437,6 +450,11 @@ func (r *Runner) build(seed uint64) error {
 		return nil
 	}
 	return fmt.Errorf("unknown model %q", w.Model)
+}
+
+// xentOptions are the options of a language workload's loss.
+func xentOptions(w Workload) losses.SparseOptions {
+	return losses.SparseOptions{Overwrite: true, Float32: w.Float32CrossEntropy}
 }
 
 // iclBatch draws one minibatch of an in-context workload.

@@ -31,6 +31,10 @@
 // column says "regrouped" when it does. Its GD model computes the first
 // block's residuals and their gradients in one op (gd.Config.FuseEncoder)
 // unless -fuse-encoder=false; the sizes column then says "fused encoder".
+// Its language models compute the loss's softmax of float32 logits in
+// float32 arithmetic, as PyTorch's cross_entropy does
+// (bench.Workload.Float32CrossEntropy), unless -xent32=false; the sizes
+// column then says "float32 softmax".
 // Every side runs as a child process,
 // one workload at a time, the order rotating from one repetition to the
 // next so that a change in the machine's load hits all alike; each child warms up, then
@@ -119,6 +123,7 @@ type options struct {
 	allowSlowBLAS       bool
 	regroup             bool
 	fuse                bool
+	xent32              bool
 }
 
 // minPeerGFLOPS is the float32 GFLOP/s (per second of CPU time, one thread)
@@ -145,7 +150,7 @@ func threadEnv(threads string) []string {
 
 // workerFlags are the flags the driver passes to a gdattn child (-worker);
 // a child refuses every other flag.
-var workerFlags = []string{"worker", "workload", "dtype", "warmup", "min-steps", "min-time", "regroup-query", "fuse-encoder"}
+var workerFlags = []string{"worker", "workload", "dtype", "warmup", "min-steps", "min-time", "regroup-query", "fuse-encoder", "xent32"}
 
 func main() { cli.Main("peer", func() error { return command(os.Args[1:]) }) }
 
@@ -168,6 +173,7 @@ func command(args []string) error {
 	fs.StringVar(&o.impl, "impl", "mirror,idiomatic,fast", "PyTorch implementations to time (peer.py --impl), comma-separated: mirror, idiomatic, fast")
 	fs.BoolVar(&o.regroup, "regroup-query", true, "gdattn's Trained TF with tf.Config.RegroupQuery (the last layer's values at the query as (Σ_i w_i z_i)·(W_V P)), as the fast PyTorch peer computes them; false: the default order")
 	fs.BoolVar(&o.fuse, "fuse-encoder", true, "gdattn's GD model with gd.Config.FuseEncoder (the first block's residuals (α/N)(w_{e,y_i} − w̄_e) and their gradients as one op); false: the default chain of ops")
+	fs.BoolVar(&o.xent32, "xent32", true, "gdattn's language models with the loss's softmax computed in float32 arithmetic (losses.SparseOptions.Float32), as PyTorch computes its cross_entropy of float32 logits; false: gdattn's default float64 exponentials")
 	fs.BoolVar(&o.noCheck, "nocheck", false, "skip the loss and gradient comparison (then -check-workloads and -keep do not apply)")
 	fs.BoolVar(&o.keepExport, "keep", false, "keep the exported .npy directories of the check")
 	fs.StringVar(&o.python, "python", "/usr/bin/python3", "Python interpreter with torch and numpy")
@@ -176,7 +182,7 @@ func command(args []string) error {
 	fs.IntVar(&o.warmup, "warmup", 3, "untimed steps per child, 0..1000000")
 	fs.IntVar(&o.minSteps, "min-steps", 10, "timed steps per child, at least; 1..1000000")
 	fs.DurationVar(&o.minTime, "min-time", 2*time.Second, "timed duration per child, at least (>= 0)")
-	fs.StringVar(&o.worker, "worker", "", "internal: run as the gdattn child (train or infer); only -workload, -dtype, -warmup, -min-steps, -min-time, -regroup-query and -fuse-encoder apply")
+	fs.StringVar(&o.worker, "worker", "", "internal: run as the gdattn child (train or infer); only -workload, -dtype, -warmup, -min-steps, -min-time, -regroup-query, -fuse-encoder and -xent32 apply")
 	fs.StringVar(&o.workload, "workload", "", "internal: the worker's workload")
 	err := cli.Parse(fs, args, func(w io.Writer) {
 		fmt.Fprintf(w, "Usage: peer [flags]\n\nTimes gdattn against a PyTorch implementation of the same models (see the package documentation).\nExit status: 0 done, 2 bad command line (one line on stderr, before any work), 1 a failure during the run.\n\nFlags:\n")
@@ -195,6 +201,7 @@ func command(args []string) error {
 		"workload": cli.Any, "N": cli.Optional(cli.List(cli.IntIn(1, 100000))), "allow-slow-blas": cli.Any,
 		"regroup-query": cli.Any,
 		"fuse-encoder":  cli.Any,
+		"xent32":        cli.Any,
 	})
 	if err != nil {
 		return err
@@ -286,8 +293,12 @@ func worker(o options) error {
 }
 
 // apply sets the options that change how gdattn builds w: -regroup-query
-// for a Trained TF, -fuse-encoder for the GD model.
+// for a Trained TF, -fuse-encoder for the GD model, -xent32 for the
+// language models.
 func (o options) apply(w bench.Workload) bench.Workload {
+	if w.Language() {
+		w.Float32CrossEntropy = o.xent32
+	}
 	if w.Model == bench.ModelTF {
 		w.RegroupQuery = o.regroup
 	}
@@ -420,7 +431,7 @@ func drive(o options) error {
 		}
 		c := exec.Command(self, "-worker", o.mode, "-workload", name, "-dtype", o.dtype,
 			"-warmup", strconv.Itoa(o.warmup), "-min-steps", strconv.Itoa(o.minSteps), "-min-time", o.minTime.String(),
-			"-regroup-query="+strconv.FormatBool(o.regroup), "-fuse-encoder="+strconv.FormatBool(o.fuse))
+			"-regroup-query="+strconv.FormatBool(o.regroup), "-fuse-encoder="+strconv.FormatBool(o.fuse), "-xent32="+strconv.FormatBool(o.xent32))
 		c.Env = threadEnv(thr)
 		return c
 	}}

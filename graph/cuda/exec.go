@@ -218,10 +218,11 @@ func newExec(b Backend, p *graph.Program, opts ExecOptions) (x *Exec, err error)
 	}
 	cb := &countingBackend{Backend: b}
 	x.b, x.cnt = cb, cb
+	ex := x // the error returns below set x to nil
 	defer func() {
 		if err != nil {
-			_ = x.closeStream()
-			x.free()
+			_ = ex.closeStream()
+			ex.free()
 		}
 	}()
 	for _, n := range p.Nodes {

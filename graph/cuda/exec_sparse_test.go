@@ -177,3 +177,56 @@ func TestExecutorCenteredLookupOnHost(t *testing.T) {
 		mach.Close()
 	}
 }
+
+// TestExecutorXentFloat32 checks that the executor refuses the sparse
+// cross-entropy's Float32 option when it lowers the graph to the device
+// (there are no device kernels of that arithmetic), and that with HostOnly
+// it computes the host op's loss, bit for bit that of Gorgonia's machine.
+func TestExecutorXentFloat32(t *testing.T) {
+	be, _ := execBackend(t)
+	build := func() (*graph.Scope, *G.Node) {
+		s, err := graph.NewScope(tensor.Float32, 5)
+		if err != nil {
+			t.Fatal(err)
+		}
+		logits, err := s.Param("logits", tensor.Shape{4, 9}, graph.Normal(2))
+		if err != nil {
+			t.Fatal(err)
+		}
+		l, err := layers.NewIDs(s, "labels", 4)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := losses.SetLabels(l, []int{3, -1, 8, 0}, 9); err != nil {
+			t.Fatal(err)
+		}
+		loss, err := losses.SparseSoftmaxCrossEntropyWith(logits, l, losses.SparseOptions{Float32: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return s, loss
+	}
+	s, loss := build()
+	if m, err := graph.NewMachine(s, loss, graph.MachineOptions{Executor: NewExecutorWith(be, ExecOptions{Logf: t.Logf})}); err == nil || !strings.Contains(err.Error(), "Float32 option") {
+		if m != nil {
+			m.Close()
+		}
+		t.Fatalf("device lowering of the Float32 option: error %v, want a refusal", err)
+	}
+	run := func(f graph.ExecutorFactory) float32 {
+		s, loss := build()
+		m, err := graph.NewMachine(s, loss, graph.MachineOptions{Executor: f})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer m.Close()
+		if err := m.Run(); err != nil {
+			t.Fatal(err)
+		}
+		return loss.Value().Data().(float32)
+	}
+	host, vm := run(NewExecutorWith(be, ExecOptions{HostOnly: true})), run(nil)
+	if host != vm {
+		t.Errorf("HostOnly loss %v, Gorgonia's machine %v", host, vm)
+	}
+}

@@ -251,8 +251,14 @@ func lowerScatterCols(x *Exec, v *value, D, V, R int) (devOp, error) {
 
 // lowerXent maps the sparse cross-entropy (ops.SparseCrossEntropyOp:
 // logits (N, C), labels (N)) -> the mean over scored rows, and its gradient
-// op (logits, labels, dloss) -> (N, C).
+// op (logits, labels, dloss) -> (N, C). Its Float32 option (the softmax
+// of float32 logits in float32 arithmetic, ops.SparseCrossEntropyOptions)
+// has no device kernels: such an op is refused when the graph is compiled
+// rather than computed with other rounding.
 func lowerXent(x *Exec, v *value, op *ops.SparseCrossEntropyOp) (devOp, error) {
+	if op.Float32() {
+		return nil, fmt.Errorf("cuda: the sparse cross-entropy's Float32 option (ops.SparseCrossEntropyOptions, train.LMConfig.Float32CrossEntropy) has no device kernels; build the loss without it for this executor")
+	}
 	N, C := op.Dims()
 	back := op.Backward()
 	want := 2
