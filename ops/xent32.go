@@ -100,14 +100,20 @@ func xentExpf(a float32) float32 {
 }
 
 // xentRowExp32 sets e[j] = xentExpf(row[j] − m), m = max(row), e may be
-// row itself, and returns m and Σ_j e[j] (float64, in eight lanes).
-func xentRowExp32(row, e []float32) (float32, float64) {
+// row itself, and returns m and Σ_j e[j] (float64, in eight lanes). next,
+// if not nil, is the row the caller reads next (at least len(row) long):
+// the AVX2 loop prefetches it into the L2 cache.
+func xentRowExp32(row, e, next []float32) (float32, float64) {
 	m := maxScaledF32(row, 1)
 	e = e[:len(row)]
 	var sums [8]float64
 	j := 0
 	if haveXent32 && len(row) >= 8 {
-		j = xentExp32(&e[0], &row[0], len(row)&^7, m, &sums)
+		p := &row[0]
+		if len(next) >= len(row) {
+			p = &next[0]
+		}
+		j = xentExp32(&e[0], &row[0], len(row)&^7, m, &sums, p)
 	}
 	return m, xentExpTail(row, e, j, m, &sums)
 }
@@ -196,7 +202,11 @@ func xentRows32(op *SparseCrossEntropyOp, x, prob []float32, labels []int, score
 			if l >= 0 {
 				xl = x[i*c+l]
 			}
-			m, s := xentRowExp32(x[i*c:(i+1)*c], prob[i*c:(i+1)*c])
+			var next []float32
+			if i+1 < hi {
+				next = x[(i+1)*c : (i+2)*c]
+			}
+			m, s := xentRowExp32(x[i*c:(i+1)*c], prob[i*c:(i+1)*c], next)
 			op.inv[i] = 1 / s
 			if nll != nil {
 				nll[i] = float64(m) + math.Log(s) - float64(xl)

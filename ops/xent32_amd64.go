@@ -12,10 +12,11 @@ var haveXent32 = cpu.X86.HasAVX2 && cpu.X86.HasFMA
 // eight lanes per instruction, the same operations, so the same bits: it
 // sets e[i] = xentExpf(x[i] − m) and adds float64(e[i]) to sums[i%8]. It
 // stops at the first group of eight holding an argument above xentHi or
-// NaN, adding none of it, and returns how many it computed.
+// NaN, adding none of it, and returns how many it computed. It prefetches
+// next[:n] into the L2 cache as it goes (next may be x).
 //
 //go:noescape
-func xentExp32(e, x *float32, n int, m float32, sums *[8]float64) int
+func xentExp32(e, x *float32, n int, m float32, sums *[8]float64, next *float32) int
 
 // xentScale32 sets o[i] = o[i]·k in float32 for i < n.
 //

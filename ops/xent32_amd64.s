@@ -2,7 +2,7 @@
 
 #include "textflag.h"
 
-// func xentExp32(e, x *float32, n int, m float32, sums *[8]float64) int
+// func xentExp32(e, x *float32, n int, m float32, sums *[8]float64, next *float32) int
 //
 // The float32 softmax's exponentials (xentExp32Go's operations, eight lanes
 // at a time, AVX2/FMA): per lane a = x − m; stop unless a <= hi; keep =
@@ -11,13 +11,17 @@
 // y = y r² + r (fused); y = y + 1; e = y·2ᵏ masked by keep; sums[lane] +=
 // float64(e). n is a multiple of 8; it returns how many it computed (a
 // multiple of 8, less than n where a group holds an argument above hi or
-// NaN: that group and the rest are left to the caller).
-TEXT ·xentExp32(SB), NOSPLIT, $0-48
+// NaN: that group and the rest are left to the caller). Each group also
+// prefetches next[i:i+8] into the L2 cache (the next row, whose maximum is
+// taken next: it then reads from L2 while this loop's arithmetic hides the
+// memory's latency); next may be x itself.
+TEXT ·xentExp32(SB), NOSPLIT, $0-56
 	MOVQ         e+0(FP), DI
 	MOVQ         x+8(FP), SI
 	MOVQ         n+16(FP), CX
 	VBROADCASTSS m+24(FP), Y1
 	MOVQ         sums+32(FP), DX
+	MOVQ         next+40(FP), R8
 	LEAQ         ·xent32Tab(SB), R9
 	VBROADCASTSS 0(R9), Y10  // log2e
 	VBROADCASTSS 4(R9), Y11  // −C1
@@ -31,6 +35,7 @@ TEXT ·xentExp32(SB), NOSPLIT, $0-48
 loop:
 	CMPQ        AX, CX
 	JGE         done
+	PREFETCHT1  (R8)(AX*4)
 	VMOVUPS     (SI)(AX*4), Y3
 	VSUBPS      Y1, Y3, Y3      // a = x − m
 	VCMPPS      $2, Y9, Y3, Y4  // a <= hi (false for NaN)
@@ -76,7 +81,7 @@ loop:
 done:
 	VMOVUPD Y14, 0(DX)
 	VMOVUPD Y15, 32(DX)
-	MOVQ    AX, ret+40(FP)
+	MOVQ    AX, ret+48(FP)
 	VZEROUPPER
 	RET
 

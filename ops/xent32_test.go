@@ -140,9 +140,9 @@ func TestXent32AsmBits(t *testing.T) {
 			want := make([]float32, n)
 			wm, ws := xentRowRef(r, want)
 			got := make([]float32, n)
-			gm, gs := xentRowExp32(r, got)
+			gm, gs := xentRowExp32(r, got, nil)
 			in := append([]float32(nil), r...)
-			im, is := xentRowExp32(in, in)
+			im, is := xentRowExp32(in, in, r)
 			if kind < 2 && (gm != wm || gs != ws || im != wm || is != ws) {
 				t.Errorf("n %d kind %d: max, sum %v %v and in place %v %v, want %v %v", n, kind, gm, gs, im, is, wm, ws)
 			}
@@ -172,7 +172,7 @@ func TestXent32AsmBits(t *testing.T) {
 				}
 			}
 			var sums [8]float64
-			if k := xentExp32(&e[0], &x[0], chunk, 0, &sums); k != chunk {
+			if k := xentExp32(&e[0], &x[0], chunk, 0, &sums, &x[0]); k != chunk {
 				t.Fatalf("kernel stopped at %d of %d", k, chunk)
 			}
 			for i := range x {
@@ -371,7 +371,7 @@ func BenchmarkXentRow(b *testing.B) {
 	})
 	b.Run("float32", func(b *testing.B) {
 		for i := 0; i < b.N; i++ {
-			_, s := xentRowExp32(x, e)
+			_, s := xentRowExp32(x, e, nil)
 			xentGradRow32(e, 7, 1/s, 1.0/1024)
 		}
 		b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/c, "ns/elem")
