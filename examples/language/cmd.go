@@ -29,7 +29,7 @@ func parse(fs *flag.FlagSet, args []string, rules cli.Rules, what string) (cli.S
 
 // resumeIgnores are the train flags a resumed run takes from its checkpoint.
 var resumeIgnores = []string{"model", "preset", "corpus", "split", "books", "batch", "ckpt-every", "kernel", "diag-p",
-	"dtype", "seed", "data-seed", "valid-frac", "test-frac"}
+	"dtype", "seed", "data-seed", "valid-frac", "test-frac", "xent32"}
 
 // cmdTrain trains a model from a preset (or resumes a checkpoint), saves it
 // and evaluates it on the test split.
@@ -49,6 +49,7 @@ func cmdTrain(args []string) error {
 	fs.StringVar(&o.Kernel, "kernel", "softmax", "with -model gd or gdff: GD kernel: softmax, linear, rbf, exp or laplacian")
 	fs.BoolVar(&o.DiagP, "diag-p", false, "with -model gd or gdff: diagonal head merges P_m (the paper's 8K attention parameters) instead of full d'×d' ones")
 	fs.StringVar(&o.Dtype, "dtype", "float32", "float32 or float64")
+	fs.BoolVar(&o.Xent32, "xent32", false, "with -dtype float32 and -device cpu: the loss's softmax in float32 arithmetic, as PyTorch's cross_entropy (faster; losses differ from the default's in the last digits)")
 	fs.Uint64Var(&o.Seed, "seed", 1, "initialisation and minibatch seed")
 	fs.Uint64Var(&o.DataSeed, "data-seed", 1, "seed of the train/validation/test split")
 	fs.Float64Var(&o.ValidFrac, "valid-frac", 0, "fraction of the stories held out for validation, in [0, 1) (0: the preset's)")
@@ -63,7 +64,7 @@ func cmdTrain(args []string) error {
 		"steps": cli.IntIn(0, language.MaxSteps), "batch": cli.IntIn(0, language.MaxBatch), "ckpt-every": cli.IntIn(0, language.MaxSteps),
 		"kernel": cli.OneOf(layers.KernelNames()...), "diag-p": cli.Any, "dtype": cli.OneOf("float32", "float64"),
 		"seed": cli.Any, "data-seed": cli.Any, "valid-frac": cli.Fraction, "test-frac": cli.Fraction, "no-eval": cli.Any,
-		"stories": cli.IntIn(1, language.MaxStories), "device": cli.OneOf("cpu", "cuda", "emulator"),
+		"stories": cli.IntIn(1, language.MaxStories), "device": cli.OneOf("cpu", "cuda", "emulator"), "xent32": cli.Any,
 	}), "Trains a language model, checkpoints it and evaluates it on the test split.")
 	if err != nil {
 		return err
@@ -72,6 +73,7 @@ func cmdTrain(args []string) error {
 		cli.NotWith(set, o.Resume != "", "-resume", resumeIgnores...),
 		cli.NotWith(set, o.NoEval, "-no-eval", append([]string{"stories"}, language.DecodeFlagNames...)...),
 		cli.Needs(set, o.Model != "gpt", "-model gd or gdff", "kernel", "diag-p"),
+		cli.Needs(set, !o.Xent32 || o.Dtype == "float32" && o.Device == "cpu", "-dtype float32 and -device cpu", "xent32"),
 		dec.Check(set),
 	)
 	if err != nil {

@@ -24,12 +24,15 @@ type TrainOptions struct {
 	Out, Resume             string
 	Steps, Batch, CkptEvery int
 	DiagP, NoEval           bool
-	Seed, DataSeed          uint64
-	ValidFrac, TestFrac     float64
-	Stories                 int
-	Device                  string
-	Decode                  data.DecodeConfig
-	Stdout, Log             io.Writer // the report, the progress
+	// Xent32 computes the loss's softmax in float32 arithmetic
+	// (train.LMConfig.Float32CrossEntropy; float32 models on the CPU).
+	Xent32              bool
+	Seed, DataSeed      uint64
+	ValidFrac, TestFrac float64
+	Stories             int
+	Device              string
+	Decode              data.DecodeConfig
+	Stdout, Log         io.Writer // the report, the progress
 }
 
 // Train trains (or resumes) a model, checkpoints it and, unless NoEval,
@@ -84,6 +87,7 @@ func Train(o TrainOptions) error {
 		if o.CkptEvery > 0 {
 			rc.Train.CkptEvery = o.CkptEvery
 		}
+		rc.Train.Xent32 = o.Xent32
 	}
 	if o.Steps > 0 {
 		rc.Train.Steps = o.Steps

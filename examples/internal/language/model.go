@@ -53,6 +53,10 @@ type trainSettings struct {
 	CkptEvery   int     `json:"ckpt_every"`
 	EvalEvery   int     `json:"eval_every"`
 	EvalBatches int     `json:"eval_batches"`
+	// Xent32 trains with the loss's softmax in float32 arithmetic
+	// (train.LMConfig.Float32CrossEntropy); absent from the checkpoints of
+	// runs without it.
+	Xent32 bool `json:"xent32,omitempty"`
 }
 
 // preset holds the sizes of a named configuration.

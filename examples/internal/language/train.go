@@ -40,6 +40,7 @@ func lmConfig(rc runConfig, out string, dev *placement, log io.Writer) train.LMC
 		Steps: ts.Steps, Warmup: ts.Warmup, LR: ts.LR, MinLR: ts.MinLR, WeightDecay: ts.WeightDecay, ClipNorm: ts.Clip,
 		Seed: rc.Seed, EvalEvery: ts.EvalEvery, EvalBatches: ts.EvalBatches, Dir: out, CkptEvery: ts.CkptEvery, Run: rc,
 		Progress: log, Label: rc.Model, TrainExecutor: dev.executor(true), EvalExecutor: dev.executor(false),
+		Float32CrossEntropy: ts.Xent32,
 	}
 }
 
