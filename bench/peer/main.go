@@ -817,7 +817,7 @@ func chooseCoreType(python, peer string) (string, error) {
 			best, bestRate = core, r
 		}
 	}
-	line := "OpenBLAS core type: **%s**, chosen by bench/peer by a short 512³ sgemm on one thread (a type replaces the one before it only when over 3% faster), GFLOP/s per CPU-second (best of 2): " + strings.Join(parts, ", ") + "."
+	line := "OpenBLAS core type: **%s**, chosen by bench/peer by a short 512³ sgemm on one thread (a type replaces the one before it only when over 3%% faster), GFLOP/s per CPU-second (best of 2): " + strings.Join(parts, ", ") + "."
 	if best == "" {
 		return fmt.Sprintf(line, "OpenBLAS's own choice, "+defCore), nil
 	}
