@@ -61,7 +61,9 @@
 // Flags: -bench_paper adds the language paper preset (tens of seconds per
 // step); -bench_lm_batch overrides the language minibatch; -bench_xent32
 // builds the language losses with the float32 softmax
-// (Workload.Float32CrossEntropy, as bench/peer does by default).
+// (Workload.Float32CrossEntropy, as bench/peer does by default);
+// BenchmarkLMXent32Pair times the language steps with and without it in
+// one process, alternating step by step.
 //
 // Set the thread count with the GOMAXPROCS environment variable rather than
 // go test -cpu: a benchmark whose first iteration outlasts -benchtime (the
