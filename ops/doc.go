@@ -10,7 +10,9 @@
 // Constructors return an error for bad input (nil nodes, shapes, dtypes,
 // kinds); an op's Do returns an error for bad values (an id out of range, a
 // label out of range). Every op computes in float32 and float64; float32
-// exponentials go through Exp32 (relative error below 1e-9).
+// exponentials go through Exp32 (relative error below 1e-9), except where
+// an op's option or doc says otherwise (SparseCrossEntropyOptions.Float32:
+// a single-precision exponential, at most one ulp).
 //
 // The backward pass of an op is its own op type (or the same type with a
 // Backward flag), built by SymDiff. Gradient ops have no gradient of their
@@ -35,7 +37,7 @@
 //	Gather, GatherCentered         rows of a table, row-sparse gradient (GatherOp, ScatterOp)
 //	GatherCols                     columns of a matrix by label ids, −1 a zero row: the encoder's w_{e,y} (GatherColsOp, ScatterColsOp)
 //	TiedLogits                     h wᵀ for a tied output layer (TiedLogitsOp, three modes)
-//	SparseCrossEntropy             mean NLL of integer labels (SparseCrossEntropyOp)
+//	SparseCrossEntropy             mean NLL of integer labels (SparseCrossEntropyOp; an option: the softmax in float32 arithmetic)
 //	SoftmaxCrossEntropy            mean cross-entropy against dense targets in one op, p − t backward (SoftmaxCrossEntropyOp; an option: other rounding)
 //	LayerNorm                      layer norm over the last axis, bit for bit the Gorgonia graph it replaces (LayerNormOp, …GradOp, …MeanGradOp, …ParamGradOp)
 //	GELU                           the tanh-approximation GELU, bit for bit the Gorgonia chain it replaces (GELUOp, GELUGradOp)
