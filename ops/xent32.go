@@ -55,6 +55,20 @@ var xent32Tab = [14]float32{
 	1, math.Float32frombits(127), 0, xentLo, xentHi,
 }
 
+// xent32Vec holds xentExp32's constants as eight-lane rows (memory
+// operands of its multiply-adds), in xent32Tab's order: log2(e), −C1, C2,
+// p0..p5, 1, the exponent bias 127 (int32 bits).
+//
+//lint:ignore U1000 read by xent32_amd64.s
+var xent32Vec = func() (v [11][8]float32) {
+	for i := range v {
+		for j := range v[i] {
+			v[i][j] = xent32Tab[i]
+		}
+	}
+	return v
+}()
+
 // fma32 is float32's fused multiply-add, a·b + c rounded once to float32
 // (VFMADD…PS): the product is exact in float64 and the sum's float64
 // rounding error (TwoSum) breaks a tie of the second rounding, so the
