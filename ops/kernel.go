@@ -337,6 +337,10 @@ func kernelForward[F float32 | float64](kind KernelKind, a kernelArgs, q, k, kee
 
 // kernelForwardSeqs is kernelForward's work on the sequences lo..hi-1.
 func kernelForwardSeqs[F float32 | float64](kind KernelKind, a kernelArgs, q, k, keep, w, raw []F, exp func(float64) float64, fast, dotKind bool, lo, hi int) {
+	if kernelRowsForward(kind, a.d, any(q), fast) {
+		kernelForwardRows32(kind, a, any(q).([]float32), any(k).([]float32), any(keep).([]float32), any(w).([]float32), any(raw).([]float32), lo, hi)
+		return
+	}
 	d := a.d
 	var dots []float64
 	if dotKind {
@@ -609,6 +613,14 @@ func kernelBackward[F float32 | float64](kind KernelKind, a kernelArgs, q, k, ke
 		// Without dg's chain over the whole batch the sequences are
 		// independent: two halves on two goroutines when GOMAXPROCS > 1
 		// and the work is large (the same dq and dk).
+		if kernelRowsBackward(kind, a.d, any(dq), any(dk)) {
+			q32, k32, keep32, w32 := any(q).([]float32), any(k).([]float32), any(keep).([]float32), any(w).([]float32)
+			dw32, dq32, dk32, raw32 := any(dw).([]float32), any(dq).([]float32), any(dk).([]float32), any(raw).([]float32)
+			parallelRows(a.b, a.tq*a.tk*max(a.d, 1), func(lo, hi int) {
+				kernelBackwardRows32(kind, a, q32, k32, keep32, w32, dw32, dq32, dk32, raw32, false, lo, hi)
+			})
+			return 0
+		}
 		parallelRows(a.b, a.tq*a.tk*max(a.d, 1), func(lo, hi int) {
 			kernelBackwardSeqs(kind, a, q, k, keep, w, dw, dq, dk, raw, lo, hi)
 		})
@@ -620,6 +632,10 @@ func kernelBackward[F float32 | float64](kind KernelKind, a kernelArgs, q, k, ke
 // kernelBackwardSeqs is kernelBackward on the sequences lo..hi-1; it
 // returns their dg, the terms added in order.
 func kernelBackwardSeqs[F float32 | float64](kind KernelKind, a kernelArgs, q, k, keep, w, dw, dq, dk, raw []F, lo, hi int) float64 {
+	if kernelRowsBackward(kind, a.d, any(dq), any(dk)) {
+		return kernelBackwardRows32(kind, a, any(q).([]float32), any(k).([]float32), any(keep).([]float32), any(w).([]float32),
+			any(dw).([]float32), any(dq).([]float32), any(dk).([]float32), any(raw).([]float32), true, lo, hi)
+	}
 	d := a.d
 	var dg float64
 	diff := make([]float64, d)

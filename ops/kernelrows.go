@@ -76,3 +76,60 @@ func anyKept[F float32 | float64](keep []F) bool {
 	}
 	return false
 }
+
+// axpyRows32 sets y[c] += float32(a_i·float64(x[i·ldx + c])) for c <
+// len(y), i = 0..n-1 in order, a_i = coef[i·inc], skipping the a_i that are
+// zero: for each element the chain of additions of axpyRound(y, x_i, a_i)
+// called for the nonzero a_i in turn (the same bits), with y held in
+// registers across the rows. AVX2 only (haveAxpyAVX2); len(y) is a
+// multiple of 8.
+func axpyRows32(y, x []float32, ldx int, coef []float64, inc, n int) {
+	if n <= 0 || len(y) == 0 {
+		return
+	}
+	_ = x[(n-1)*ldx+len(y)-1]
+	_ = coef[(n-1)*inc]
+	c := 0
+	for ; c+32 <= len(y); c += 32 {
+		axpyRows32x32(&y[c], &x[c], ldx, &coef[0], inc, n)
+	}
+	for ; c+8 <= len(y); c += 8 {
+		axpyRows32x8(&y[c], &x[c], ldx, &coef[0], inc, n)
+	}
+}
+
+// keptRange32 returns the range lo..hi-1 of keep from its first element
+// that is not 0 to its last (NaN counts as not 0); lo = hi = 0 when every
+// element is 0. With haveAxpyAVX2 the end is found eight elements at a time.
+func keptRange32(keep []float32) (lo, hi int) {
+	hi = len(keep)
+	for hi%8 != 0 && keep[hi-1] == 0 {
+		hi--
+	}
+	if hi%8 == 0 {
+		if haveAxpyAVX2 && hi > 0 {
+			hi = lastKept8(&keep[0], hi/8)
+		} else {
+			for hi > 0 && keep[hi-1] == 0 {
+				hi--
+			}
+		}
+	}
+	for lo < hi && keep[lo] == 0 {
+		lo++
+	}
+	return lo, hi
+}
+
+// divRow32 sets y[i] = float32(float64(y[i]) / s): the quotient in float64,
+// rounded to float32 (eight at a time with haveAxpyAVX2, the same bits).
+func divRow32(y []float32, s float64) {
+	i := 0
+	if haveAxpyAVX2 && len(y) >= 8 {
+		i = len(y) &^ 7
+		divRound32(&y[0], i, s)
+	}
+	for ; i < len(y); i++ {
+		y[i] = float32(float64(y[i]) / s)
+	}
+}

@@ -19,3 +19,28 @@ func axpyRound32(y, x *float32, n int, a float64)
 //
 //go:noescape
 func keyDots16(q, k *float32, d int, dots *float64)
+
+// axpyRows32x32 sets y[c] += float32(a_i·float64(x[i·ldx + c])) for c <
+// 32, i = 0..n-1 in order, a_i = coef[i·inc], skipping the a_i that are
+// zero (AVX2; see axpyRows32).
+//
+//go:noescape
+func axpyRows32x32(y, x *float32, ldx int, coef *float64, inc, n int)
+
+// axpyRows32x8 is axpyRows32x32 for eight elements of y.
+//
+//go:noescape
+func axpyRows32x8(y, x *float32, ldx int, coef *float64, inc, n int)
+
+// lastKept8 returns 1 + the index of the last element of keep[:8·groups]
+// that is not 0 (NaN counts as not 0), or 0 if there is none (AVX2 builds;
+// see keptRange32).
+//
+//go:noescape
+func lastKept8(keep *float32, groups int) int
+
+// divRound32 sets y[i] = float32(float64(y[i]) / s) for i < n, a multiple
+// of 8 (AVX2 builds; see divRow32).
+//
+//go:noescape
+func divRound32(y *float32, n int, s float64)

@@ -44,3 +44,163 @@ tail:
 done:
 	VZEROUPPER
 	RET
+
+// AXPY8(off, t0, x0, t1, x1, acc): acc += float32(a·float64(x[off/4 .. off/4+7]))
+// with a broadcast in Y0 and x at SI: two halves widened, multiplied,
+// rounded to float32 and joined, then added in float32 (x0, x1: the
+// X forms of t0, t1).
+#define AXPY8(off, t0, x0, t1, x1, acc) \
+	VCVTPS2PD   off(SI), t0; \
+	VCVTPS2PD   off+16(SI), t1; \
+	VMULPD      Y0, t0, t0; \
+	VMULPD      Y0, t1, t1; \
+	VCVTPD2PSY  t0, x0; \
+	VCVTPD2PSY  t1, x1; \
+	VINSERTF128 $1, x1, t0, t0; \
+	VADDPS      t0, acc, acc
+
+// func axpyRows32x32(y, x *float32, ldx int, coef *float64, inc, n int)
+//
+// y[c] += float32(a_i·float64(x[i·ldx + c])) for c < 32, i = 0..n-1 in
+// order, a_i = coef[i·inc], skipping every a_i that is zero: for each
+// element of y the chain of additions of a loop calling axpyRound(y, x_i,
+// a_i) for the nonzero a_i in turn, the 32 sums held in registers.
+TEXT ·axpyRows32x32(SB), NOSPLIT, $0-48
+	MOVQ   y+0(FP), DI
+	MOVQ   x+8(FP), SI
+	MOVQ   ldx+16(FP), R8
+	SHLQ   $2, R8 // a row of x in bytes
+	MOVQ   coef+24(FP), DX
+	MOVQ   inc+32(FP), R9
+	SHLQ   $3, R9 // coef's step in bytes
+	MOVQ   n+40(FP), CX
+	VXORPD X15, X15, X15
+	VMOVUPS 0(DI), Y9
+	VMOVUPS 32(DI), Y10
+	VMOVUPS 64(DI), Y11
+	VMOVUPS 96(DI), Y12
+
+loop32:
+	TESTQ    CX, CX
+	JZ       done32
+	VMOVSD   (DX), X0
+	VUCOMISD X15, X0
+	JP       do32 // NaN: added
+	JE       next32
+do32:
+	VBROADCASTSD X0, Y0
+	AXPY8(0, Y1, X1, Y2, X2, Y9)
+	AXPY8(32, Y3, X3, Y4, X4, Y10)
+	AXPY8(64, Y5, X5, Y6, X6, Y11)
+	AXPY8(96, Y7, X7, Y8, X8, Y12)
+next32:
+	ADDQ R8, SI
+	ADDQ R9, DX
+	DECQ CX
+	JMP  loop32
+
+done32:
+	VMOVUPS Y9, 0(DI)
+	VMOVUPS Y10, 32(DI)
+	VMOVUPS Y11, 64(DI)
+	VMOVUPS Y12, 96(DI)
+	VZEROUPPER
+	RET
+
+// func axpyRows32x8(y, x *float32, ldx int, coef *float64, inc, n int)
+//
+// axpyRows32x32 for eight elements of y.
+TEXT ·axpyRows32x8(SB), NOSPLIT, $0-48
+	MOVQ   y+0(FP), DI
+	MOVQ   x+8(FP), SI
+	MOVQ   ldx+16(FP), R8
+	SHLQ   $2, R8
+	MOVQ   coef+24(FP), DX
+	MOVQ   inc+32(FP), R9
+	SHLQ   $3, R9
+	MOVQ   n+40(FP), CX
+	VXORPD X15, X15, X15
+	VMOVUPS 0(DI), Y9
+
+loop8r:
+	TESTQ    CX, CX
+	JZ       done8r
+	VMOVSD   (DX), X0
+	VUCOMISD X15, X0
+	JP       do8r
+	JE       next8r
+do8r:
+	VBROADCASTSD X0, Y0
+	AXPY8(0, Y1, X1, Y2, X2, Y9)
+next8r:
+	ADDQ R8, SI
+	ADDQ R9, DX
+	DECQ CX
+	JMP  loop8r
+
+done8r:
+	VMOVUPS Y9, 0(DI)
+	VZEROUPPER
+	RET
+
+// func lastKept8(keep *float32, groups int) int
+//
+// 1 + the index of the last element of keep[:8·groups] that is not
+// (float) equal to 0 (NaN counts as not equal), or 0 if there is none:
+// eight elements at a time from the end (AVX).
+TEXT ·lastKept8(SB), NOSPLIT, $0-24
+	MOVQ   keep+0(FP), SI
+	MOVQ   groups+8(FP), CX
+	VXORPS Y1, Y1, Y1
+
+lk:
+	TESTQ     CX, CX
+	JZ        lknone
+	DECQ      CX
+	MOVQ      CX, AX
+	SHLQ      $5, AX
+	VMOVUPS   (SI)(AX*1), Y0
+	VCMPPS    $0, Y1, Y0, Y0 // equal (ordered): all ones where keep is 0
+	VMOVMSKPS Y0, BX
+	XORL      $0xff, BX // the kept elements
+	JZ        lk
+	BSRL      BX, BX
+	SHLQ      $3, CX
+	LEAQ      1(CX)(BX*1), AX
+	MOVQ      AX, ret+16(FP)
+	VZEROUPPER
+	RET
+
+lknone:
+	MOVQ $0, ret+16(FP)
+	VZEROUPPER
+	RET
+
+// func divRound32(y *float32, n int, s float64)
+//
+// y[i] = float32(float64(y[i]) / s) for i < n, n a multiple of 8, eight at
+// a time (AVX): the quotient of each element in float64, rounded to
+// float32, as the scalar loop computes it.
+TEXT ·divRound32(SB), NOSPLIT, $0-24
+	MOVQ         y+0(FP), DI
+	MOVQ         n+8(FP), CX
+	VBROADCASTSD s+16(FP), Y2
+	XORQ         AX, AX
+
+dr8:
+	CMPQ        AX, CX
+	JAE         drdone
+	VCVTPS2PD   (DI)(AX*4), Y0
+	VCVTPS2PD   16(DI)(AX*4), Y1
+	VDIVPD      Y2, Y0, Y0
+	VDIVPD      Y2, Y1, Y1
+	VCVTPD2PSY  Y0, X0
+	VCVTPD2PSY  Y1, X1
+	VINSERTF128 $1, X1, Y0, Y0
+	VMOVUPS     Y0, (DI)(AX*4)
+	ADDQ        $8, AX
+	JMP         dr8
+
+drdone:
+	VZEROUPPER
+	RET

@@ -8,3 +8,11 @@ const haveAxpyAVX2 = false
 func axpyRound32(y, x *float32, n int, a float64) {}
 
 func keyDots16(q, k *float32, d int, dots *float64) {}
+
+func axpyRows32x32(y, x *float32, ldx int, coef *float64, inc, n int) {}
+
+func axpyRows32x8(y, x *float32, ldx int, coef *float64, inc, n int) {}
+
+func lastKept8(keep *float32, groups int) int { return 0 }
+
+func divRound32(y *float32, n int, s float64) {}
