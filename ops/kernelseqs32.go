@@ -197,7 +197,7 @@ func rowSums(w, dw []float32, n int, sums []float64) {
 
 // kernelRowsBlock is the number of query rows whose scores
 // kernelForwardRows32 computes in one product.
-const kernelRowsBlock = 16
+const kernelRowsBlock = 64
 
 // kernelRowsForward reports whether kernelForwardSeqs of these inputs runs
 // as kernelForwardRows32.
@@ -233,8 +233,12 @@ func kernelForwardRows32(kind KernelKind, a kernelArgs, q, k, keep, w, raw []flo
 		for i, v := range q[b*tq*d : (b+1)*tq*d] {
 			q64[i] = float64(v)
 		}
-		for i, v := range k[b*tk*d : (b+1)*tk*d] {
-			k64[i] = float64(v)
+		// k64 holds Kᵀ (d × Tk), so that the product reads its rows as
+		// they are stored.
+		for i := 0; i < tk; i++ {
+			for c, v := range k[(b*tk+i)*d : (b*tk+i+1)*d] {
+				k64[c*tk+i] = float64(v)
+			}
 		}
 		for j := 0; j < tq; j++ {
 			rl, rh := 0, tk
@@ -253,7 +257,7 @@ func kernelForwardRows32(kind KernelKind, a kernelArgs, q, k, keep, w, raw []flo
 			}
 			if kl < kh {
 				// dots[(j−j0)·tk + i] = q_j·k_i for i in kl..kh-1.
-				if err := gemmpkg.Gemm(false, true, j1-j0, kh-kl, d, 1, q64[j0*d:j1*d], d, k64[kl*d:kh*d], d, 0, dots[kl:], tk); err != nil {
+				if err := gemmpkg.Gemm(false, false, j1-j0, kh-kl, d, 1, q64[j0*d:j1*d], d, k64[kl:], tk, 0, dots[kl:], tk); err != nil {
 					panic("ops: " + err.Error()) // the sizes above always fit
 				}
 			}
