@@ -44,3 +44,10 @@ func lastKept8(keep *float32, groups int) int
 //
 //go:noescape
 func divRound32(y *float32, n int, s float64)
+
+// softmaxCoefs32 sets c[i] = gs·(float64(w[i])·(float64(dw[i]) − rowSum))
+// where keep[i] is not 0, +0 where it is, for i < n, a multiple of 4 (AVX2;
+// see kernelBackwardRows32).
+//
+//go:noescape
+func softmaxCoefs32(c *float64, w, dw, keep *float32, n int, rowSum, gs float64)

@@ -204,3 +204,40 @@ dr8:
 drdone:
 	VZEROUPPER
 	RET
+
+// func softmaxCoefs32(c *float64, w, dw, keep *float32, n int, rowSum, gs float64)
+//
+// c[i] = gs·(float64(w[i])·(float64(dw[i]) − rowSum)) where keep[i] is not 0
+// (NaN counts as not 0) and c[i] = +0 where it is, for i < n (a multiple of
+// 4), four at a time (AVX2): the softmax kernel's coefficients as
+// kernelBackwardSeqs computes them, so the same bits.
+TEXT ·softmaxCoefs32(SB), NOSPLIT, $0-56
+	MOVQ         c+0(FP), DI
+	MOVQ         w+8(FP), SI
+	MOVQ         dw+16(FP), DX
+	MOVQ         keep+24(FP), R8
+	MOVQ         n+32(FP), CX
+	VBROADCASTSD rowSum+40(FP), Y6
+	VBROADCASTSD gs+48(FP), Y7
+	VXORPS       X5, X5, X5
+	XORQ         AX, AX
+
+sc4:
+	CMPQ        AX, CX
+	JAE         scdone
+	VCVTPS2PD   (SI)(AX*4), Y0
+	VCVTPS2PD   (DX)(AX*4), Y1
+	VSUBPD      Y6, Y1, Y1 // dw − rowSum
+	VMULPD      Y1, Y0, Y0 // w·(dw − rowSum)
+	VMULPD      Y0, Y7, Y0 // gs·e
+	VMOVUPS     (R8)(AX*4), X2
+	VCMPPS      $4, X5, X2, X2 // keep ≠ 0 (unordered: NaN is kept)
+	VPMOVSXDQ   X2, Y2
+	VANDPD      Y2, Y0, Y0
+	VMOVUPD     Y0, (DI)(AX*8)
+	ADDQ        $4, AX
+	JMP         sc4
+
+scdone:
+	VZEROUPPER
+	RET

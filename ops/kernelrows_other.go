@@ -16,3 +16,5 @@ func axpyRows32x8(y, x *float32, ldx int, coef *float64, inc, n int) {}
 func lastKept8(keep *float32, groups int) int { return 0 }
 
 func divRound32(y *float32, n int, s float64) {}
+
+func softmaxCoefs32(c *float64, w, dw, keep *float32, n int, rowSum, gs float64) {}

@@ -16,7 +16,7 @@ import (
 // calls (from kernelRowsPool).
 type kernelRowsScratch struct {
 	coef               []float64 // (Tq, Tk): the coefficients c_ji of a sequence
-	rlo, rhi, clo, chi []int     // rows' and columns' ranges of kept pairs
+	rlo, rhi, clo, chi []int     // the rows' ranges of kept keys, the keys' of rows
 	sums               []float64 // softmax: the rows' Σ_i W dW
 	q64, k64, dots     []float64 // forward: a sequence's q and k, a block's q·k
 }
@@ -75,9 +75,6 @@ func kernelBackwardRows32(kind KernelKind, a kernelArgs, q, k, keep, w, dw, dq, 
 		if kind == KindSoftmax {
 			rowSums(w[o:o+tq*tk], dw[o:o+tq*tk], tk, sums)
 		}
-		for i := range clo {
-			clo[i], chi[i] = tq, 0
-		}
 		for j := 0; j < tq; j++ {
 			o := (b*tq + j) * tk
 			cr := coef[j*tk : (j+1)*tk]
@@ -95,12 +92,6 @@ func kernelBackwardRows32(kind KernelKind, a kernelArgs, q, k, keep, w, dw, dq, 
 			}
 			clear(cr[:rl])
 			clear(cr[rh:])
-			for i := rl; i < rh; i++ {
-				if clo[i] > j {
-					clo[i] = j
-				}
-				chi[i] = j + 1
-			}
 			wr, dr, rr := w[o+rl:o+rh], dw[o+rl:o+rh], raw[o+rl:o+rh]
 			cr = cr[rl:rh]
 			if kr != nil {
@@ -130,7 +121,14 @@ func kernelBackwardRows32(kind KernelKind, a kernelArgs, q, k, keep, w, dw, dq, 
 				}
 			case KindSoftmax:
 				rowSum := sums[j]
-				for i, wi := range wr {
+				i0 := 0
+				if !needDG && kr != nil && len(wr) >= 4 {
+					// Four at a time, the masked pairs' coefficients +0.
+					i0 = len(wr) &^ 3
+					softmaxCoefs32(&cr[0], &wr[0], &dr[0], &kr[:len(wr)][0], i0, rowSum, a.g)
+				}
+				for i := i0; i < len(wr); i++ {
+					wi := wr[i]
 					if kr != nil && kr[i] == 0 {
 						cr[i] = 0
 						continue
@@ -143,6 +141,7 @@ func kernelBackwardRows32(kind KernelKind, a kernelArgs, q, k, keep, w, dw, dq, 
 				}
 			}
 		}
+		keyRanges(rlo, rhi, clo, chi)
 		if dq != nil {
 			for j := 0; j < tq; j++ {
 				if rl, rh := rlo[j], rhi[j]; rl < rh {
@@ -357,4 +356,34 @@ func kernelRow32(kind KernelKind, g float64, dots []float64, kr, row, rr []float
 		return
 	}
 	divRow32(row, sum)
+}
+
+// keyRanges sets, from the ranges rl[j]..rh[j]-1 of the keys that the rows
+// j keep, a range of rows cl[i]..ch[i]-1 for each key i that holds every
+// row keeping it: cl[i] the first row whose range reaches past i, ch[i] − 1
+// the last whose range starts at or before i (cl[i] ≥ ch[i] when no row
+// keeps i). Rows in it that do not keep i have zero coefficients there.
+// Each is one sweep over the rows (for a causal mask, exactly the rows
+// keeping i).
+func keyRanges(rl, rh, cl, ch []int) {
+	tq, tk := len(rl), len(cl)
+	for i := range cl {
+		cl[i], ch[i] = tq, 0
+	}
+	next := 0 // keys below next have their first row
+	for j := 0; j < tq && next < tk; j++ {
+		if rl[j] < rh[j] {
+			for ; next < rh[j]; next++ {
+				cl[next] = j
+			}
+		}
+	}
+	low := tk // keys from low on have their last row
+	for j := tq - 1; j >= 0 && low > 0; j-- {
+		if rl[j] < rh[j] {
+			for ; low > rl[j]; low-- {
+				ch[low-1] = j + 1
+			}
+		}
+	}
 }
