@@ -12,8 +12,8 @@ import (
 // queries and keys, widths of 8-512) and giving the bits of
 // kernelForwardSeqs and kernelBackwardSeqs, which they replace there.
 
-// kernelRowsScratch holds kernelBackwardRows32's buffers, reused between
-// calls (from kernelRowsPool).
+// kernelRowsScratch holds the buffers of kernelForwardRows32 and
+// kernelBackwardRows32, reused between calls (from kernelRowsPool).
 type kernelRowsScratch struct {
 	coef               []float64 // (Tq, Tk): the coefficients c_ji of a sequence
 	rlo, rhi, clo, chi []int     // the rows' ranges of kept keys, the keys' of rows
@@ -21,8 +21,10 @@ type kernelRowsScratch struct {
 	q64, k64, dots     []float64 // forward: a sequence's q and k, a block's q·k
 }
 
+// kernelRowsPool keeps the scratches of the kernel rows between calls.
 var kernelRowsPool sync.Pool
 
+// getKernelRowsScratch returns a scratch from kernelRowsPool, or a new one.
 func getKernelRowsScratch() *kernelRowsScratch {
 	if sp, ok := kernelRowsPool.Get().(*kernelRowsScratch); ok {
 		return sp
@@ -30,6 +32,7 @@ func getKernelRowsScratch() *kernelRowsScratch {
 	return new(kernelRowsScratch)
 }
 
+// growInts is grow for a slice of ints.
 func growInts(s []int, n int) []int {
 	if cap(s) < n {
 		return make([]int, n)
