@@ -51,3 +51,11 @@ func divRound32(y *float32, n int, s float64)
 //
 //go:noescape
 func softmaxCoefs32(c *float64, w, dw, keep *float32, n int, rowSum, gs float64)
+
+// softmaxScores32 sets row[i] = float32(gs·dots[i]) and raw[i] =
+// float32(dots[i]) for i < n (a multiple of 4) and returns the largest
+// gs·dots[i]; ok is false where some keep[i] is 0 or some gs·dots[i] is
+// NaN (AVX2; see kernelRow32).
+//
+//go:noescape
+func softmaxScores32(row, raw *float32, dots *float64, keep *float32, n int, gs float64) (mx float64, ok bool)

@@ -241,3 +241,57 @@ sc4:
 scdone:
 	VZEROUPPER
 	RET
+
+// func softmaxScores32(row, raw *float32, dots *float64, keep *float32, n int, gs float64) (mx float64, ok bool)
+//
+// For i < n (a multiple of 4), four at a time (AVX2): row[i] =
+// float32(gs·dots[i]), raw[i] = float32(dots[i]), and mx the largest
+// gs·dots[i]; ok is false, and mx unspecified, where some keep[i] is 0 or
+// some gs·dots[i] is NaN (the caller then computes the row one by one).
+TEXT ·softmaxScores32(SB), NOSPLIT, $0-57
+	MOVQ         row+0(FP), DI
+	MOVQ         raw+8(FP), SI
+	MOVQ         dots+16(FP), DX
+	MOVQ         keep+24(FP), R8
+	MOVQ         n+32(FP), CX
+	VBROADCASTSD gs+40(FP), Y7
+	MOVQ         $0xfff0000000000000, AX // −Inf
+	MOVQ         AX, X6
+	VPBROADCASTQ X6, Y6 // the running maxima
+	VXORPS       Y5, Y5, Y5
+	VXORPS       Y4, Y4, Y4 // NaN lanes seen
+	VXORPS       X10, X10, X10 // masked lanes seen
+	XORQ         AX, AX
+
+ss4:
+	CMPQ       AX, CX
+	JAE        ssdone
+	VMOVUPD    (DX)(AX*8), Y0
+	VMULPD     Y0, Y7, Y1 // v = gs·r
+	VCVTPD2PSY Y1, X2
+	VMOVUPS    X2, (DI)(AX*4)
+	VCVTPD2PSY Y0, X3
+	VMOVUPS    X3, (SI)(AX*4)
+	VMAXPD     Y6, Y1, Y6
+	VCMPPD     $3, Y1, Y1, Y8 // v unordered: NaN
+	VORPD      Y8, Y4, Y4
+	VMOVUPS    (R8)(AX*4), X9
+	VCMPPS     $0, X5, X9, X9 // keep == 0 (ordered)
+	VORPS      X9, X10, X10
+	ADDQ       $4, AX
+	JMP        ss4
+
+ssdone:
+	VEXTRACTF128 $1, Y6, X0
+	VMAXPD       X0, X6, X0
+	VPERMILPD    $1, X0, X1
+	VMAXPD       X1, X0, X0
+	VMOVSD       X0, mx+48(FP)
+	VPTEST       Y4, Y4
+	SETEQ        BX
+	VPTEST       X10, X10
+	SETEQ        CX
+	ANDB         CX, BX
+	MOVB         BX, ok+56(FP)
+	VZEROUPPER
+	RET

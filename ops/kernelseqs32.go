@@ -297,7 +297,19 @@ func kernelRow32(kind KernelKind, g float64, dots []float64, kr, row, rr []float
 	}
 	contiguous := true
 	mx := math.Inf(-1)
-	for i := rl; i < rh; i++ {
+	i0 := rl
+	if kind == KindSoftmax && kr != nil && rr != nil && rh-rl >= 4 {
+		// Four at a time where the keys rl.. are kept and no score is
+		// NaN (then the maximum is the larger of ordered values: the
+		// same as math.Max's but perhaps for the sign of a zero, which
+		// changes no exponential below: exp(±0) = 1 either way);
+		// otherwise the loop redoes them.
+		n := (rh - rl) &^ 3
+		if m, ok := softmaxScores32(&row[rl], &rr[rl], &dots[rl], &kr[rl], n, g); ok {
+			mx, i0 = m, rl+n
+		}
+	}
+	for i := i0; i < rh; i++ {
 		if kr != nil && kr[i] == 0 {
 			row[i] = 0
 			if rr != nil {
