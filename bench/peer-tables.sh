@@ -12,7 +12,7 @@
 #   synthetic          peer.md                   the four synthetic workloads, N = 10, all three PyTorch impls, float64 check
 #   sweep              peer-sweepN.md            GD 1 block and TF 1 layer at N = 50, 125, 250 (idiomatic and fast PyTorch)
 #   language           peer-language.md          language `small` preset: GD, GD + FF, GPT
-#   paper              peer-language-paper.md    language `paper` preset (one repetition, idiomatic and fast)
+#   paper              peer-language-paper.md    language `paper` preset (PAPER_REPS repetitions, idiomatic and fast)
 #   float64            peer-float64.md           the synthetic workloads in float64
 #   infer              peer-infer.md             the synthetic workloads, forward only
 #   synthetic-2threads peer-2threads.md          as synthetic, two threads each side
@@ -24,11 +24,13 @@
 # names the commit it measured, "(modified)" when the tree had uncommitted changes), before any
 # section runs; each file records the date, CPU, load, the peer's BLAS library and sgemm rate.
 # On a shared machine run it niced (nice -n 10 bash bench/peer-tables.sh) and read the CPU-time
-# ratios: other jobs' load lengthens wall times, hardly CPU times. REPS (default 3) sets -reps.
+# ratios: other jobs' load lengthens wall times, hardly CPU times. REPS (default 3) sets -reps;
+# PAPER_REPS (default 1: a `paper` step takes seconds per side) sets it for paper and paper-2threads.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 out=${OUT:-bench/results}
 reps=${REPS:-3}
+paper_reps=${PAPER_REPS:-1}
 mkdir -p "$out"
 bin=$(mktemp -d)/peer
 trap 'rm -rf "$(dirname "$bin")"' EXIT
@@ -62,13 +64,13 @@ for s in $sections; do
   synthetic) run peer.md -reps "$reps" -workloads $syn ;;
   sweep) run peer-sweepN.md -reps "$reps" -workloads synthetic/gd-1,synthetic/tf-1 -N 50,125,250 -impl idiomatic,fast -min-steps 3 -min-time 1s ;;
   language) run peer-language.md -reps "$reps" -workloads $lang -min-steps 5 -min-time 1s ;;
-  paper) run peer-language-paper.md -lm-paper -reps 1 -workloads $paper -nocheck -impl idiomatic,fast -warmup 1 -min-steps 1 -min-time 0s ;;
+  paper) run peer-language-paper.md -lm-paper -reps "$paper_reps" -workloads $paper -nocheck -impl idiomatic,fast -warmup 1 -min-steps 1 -min-time 0s ;;
   float64) run peer-float64.md -reps "$reps" -workloads $syn -dtype float64 -nocheck ;;
   infer) run peer-infer.md -reps "$reps" -workloads $syn -mode infer -nocheck ;;
   synthetic-2threads) run peer-2threads.md -reps "$reps" -threads 2 -workloads $syn -nocheck ;;
   sweep-2threads) run peer-sweepN-2threads.md -reps "$reps" -threads 2 -workloads synthetic/gd-1,synthetic/tf-1 -N 50,125,250 -impl idiomatic,fast -nocheck -min-steps 3 -min-time 1s ;;
   language-2threads) run peer-language-2threads.md -reps "$reps" -threads 2 -workloads $lang -nocheck -min-steps 5 -min-time 1s ;;
-  paper-2threads) run peer-language-paper-2threads.md -lm-paper -reps 1 -threads 2 -workloads $paper -nocheck -impl idiomatic,fast -warmup 1 -min-steps 1 -min-time 0s ;;
+  paper-2threads) run peer-language-paper-2threads.md -lm-paper -reps "$paper_reps" -threads 2 -workloads $paper -nocheck -impl idiomatic,fast -warmup 1 -min-steps 1 -min-time 0s ;;
   *) echo "peer-tables.sh: unknown section $s (want: $all)" >&2; exit 2 ;;
   esac
 done
