@@ -149,9 +149,13 @@ type Exec struct {
 	closed bool
 	ran    bool
 	runs   int
-	shared map[any]*shared  // buffers of fused ops (op_fused.go)
-	upd    updState         // device update and statistics (exec_update.go)
-	cnt    *countingBackend // b, counting launches and waits (Counters)
+	pass   int // launchOps passes: what value.fbPass counts
+	// fbFresh: the program has ops on the device and on the host, whose
+	// host copies are therefore allocated afresh on every pass (fallback).
+	fbFresh bool
+	shared  map[any]*shared  // buffers of fused ops (op_fused.go)
+	upd     updState         // device update and statistics (exec_update.go)
+	cnt     *countingBackend // b, counting launches and waits (Counters)
 	// ResidentParams state: params holds the values of the machine's
 	// parameters; devNewer says a device update made the device copies
 	// the current ones.
@@ -189,9 +193,13 @@ type value struct {
 	fused    bool
 	chainIns []*value
 	host     G.Value // host value bound to the node for reading, if any
-	fb       G.Value // private host copy used by the fallback
-	cval     G.Value // a constant's value
-	what     string  // op description for reports
+	// fb is the host copy of the value that the CPU fallback hands to the
+	// host ops reading it, downloaded once per pass (fbPass, see
+	// Exec.fallback).
+	fb     G.Value
+	fbPass int
+	cval   G.Value // a constant's value
+	what   string  // op description for reports
 }
 
 type valueKind int
@@ -290,6 +298,7 @@ func newExec(b Backend, p *graph.Program, opts ExecOptions) (x *Exec, err error)
 	for _, p := range p.Params {
 		x.params[x.byNode[p]] = true
 	}
+	x.fbFresh = x.count(true) > 0 && x.count(false) > 0
 	if fb := x.FallbackOps(); len(fb) > 0 {
 		logf := opts.Logf
 		if logf == nil {
@@ -455,6 +464,7 @@ func (x *Exec) uploadInputs() error {
 
 // launchOps queues the program's ops.
 func (x *Exec) launchOps() error {
+	x.pass++ // the host copies of the previous pass are stale (Exec.fallback)
 	for _, v := range x.vals {
 		if v.kind != kindOp || v.alias || v.fused {
 			continue
@@ -513,15 +523,48 @@ func (x *Exec) bindGrads() error {
 	return nil
 }
 
-// fallback runs v's op on the host.
+// fallback runs v's op on the host: its inputs' host copies (value.fb)
+// are handed to op.Do and the result is uploaded.
+//
+// Each input's host copy is downloaded once per pass over the program and
+// shared by every host op that reads it in that pass, as Gorgonia's
+// machine hands every reader of a node the node's one value. Ops rely on
+// that: the sparse cross-entropy made by ops.SparseCrossEntropyOverwrite
+// writes its softmax over its logits argument in place, and its gradient
+// op, seeing the same buffer, takes it for the softmax of this run; were
+// the logits downloaded afresh into that buffer for the gradient op, it
+// would read logits as the softmax and return a wrong gradient
+// (TestExecutorHostXentOverwrite). A device buffer does not change between
+// its node's op and its last reader (the memory plan reuses it only after
+// that), so a copy downloaded earlier in the pass is current for every
+// reader that did not write it, and a host op that writes an input
+// argument hands its write to the host ops reading that input after it,
+// as on Gorgonia's machine (device ops read the device buffer, unwritten).
+//
+// From one pass to the next the host copies are reused when every op runs
+// on the host (HostOnly), as Gorgonia's machine reuses its values, but
+// allocated afresh when some ops run on the device (Exec.fbFresh): the
+// fused ops' gradient ops (ops.KernelGradOp, ops.HeadGradOp,
+// ops.ExpectationGradOp, ...) cache what they compute by the identity of
+// their argument buffers and count on their forward op, which runs before
+// them in every pass on Gorgonia's machine, to invalidate that cache. With
+// the forward op on the device (ExecOptions.HostOps naming the gradient
+// op) nothing invalidates it, and a host copy reused from the previous
+// pass, the same buffer holding the new minibatch's values, would return
+// the previous pass's gradients (TestExecutorHostOpEachRun). A buffer an
+// op's cache still holds is never handed out again, so a new one cannot
+// match it.
 func (x *Exec) fallback(v *value) error {
 	args := make([]G.Value, len(v.ins))
 	for i, in := range v.ins {
-		if in.fb == nil || !in.fb.Shape().Eq(hostShape(in.shape)) {
-			in.fb = newHostValue(in.dt, in.shape)
+		if in.fb == nil || !in.fb.Shape().Eq(hostShape(in.shape)) || (x.fbFresh && in.fbPass != x.pass) {
+			in.fb, in.fbPass = newHostValue(in.dt, in.shape), 0
 		}
-		if err := x.copyOut(in, in.fb); err != nil {
-			return fmt.Errorf("download input %d: %w", i, err)
+		if in.fbPass != x.pass {
+			if err := x.copyOut(in, in.fb); err != nil {
+				return fmt.Errorf("download input %d: %w", i, err)
+			}
+			in.fbPass = x.pass
 		}
 		args[i] = in.fb
 	}

@@ -20,6 +20,8 @@ type testModel struct {
 	s       *graph.Scope
 	loss    *G.Node
 	outputs G.Nodes
+	// feed writes another minibatch, drawn from seed.
+	feed func(seed uint64) error
 }
 
 // modelNames lists the models buildModel knows.
@@ -57,6 +59,17 @@ func buildModel(name string, dt tensor.Dtype, seed uint64) (*testModel, error) {
 			return err
 		}
 		tm.loss, tm.outputs = loss, G.Nodes{logits}
+		tm.feed = func(seed uint64) error {
+			r := rand.New(rand.NewPCG(seed, 13))
+			x2, y2 := make([]float64, len(x)), make([]int, len(y))
+			for i := range x2 {
+				x2[i] = 2*r.Float64() - 1
+			}
+			for i := range y2 {
+				y2[i] = r.IntN(C)
+			}
+			return feed(x2, y2)
+		}
 		return nil
 	}
 	gdModel := func(cfg gd.Config) error {
@@ -82,6 +95,15 @@ func buildModel(name string, dt tensor.Dtype, seed uint64) (*testModel, error) {
 			return err
 		}
 		tm.loss, tm.outputs = loss, G.Nodes{logits}
+		tm.feed = func(seed uint64) error {
+			r := rand.New(rand.NewPCG(seed, 13))
+			ids2, targets2 := make([]int, len(ids)), make([]int, len(targets))
+			for i := range ids2 {
+				ids2[i], targets2[i] = r.IntN(vocab), r.IntN(vocab)
+			}
+			targets2[int(seed)%len(targets2)] = -1
+			return feed(ids2, targets2)
+		}
 		return nil
 	}
 	var kern string
