@@ -111,6 +111,11 @@ func buildModel(name string, dt tensor.Dtype, seed uint64) (*testModel, error) {
 	case "gd-structured-softmax", "gd-structured-rbf", "gd-structured-linear", "gd-structured-exp", "gd-structured-laplacian":
 		kern = name[len("gd-structured-"):]
 		err = gdModel(gd.Config{Blocks: 2, Kernel: layers.Builtin(kern, 0.8)})
+	case "gd-single-softmax", "gd-single-rbf":
+		// One block and head: the fused ops.KernelApplyOp (not in
+		// modelNames; TestExecutorHostOpEachRun runs it).
+		kern = name[len("gd-single-"):]
+		err = gdModel(gd.Config{Blocks: 1, Kernel: layers.Builtin(kern, 0.8)})
 	case "gd-literal-softmax", "gd-literal-rbf":
 		kern = name[len("gd-literal-"):]
 		err = gdModel(gd.Config{Blocks: 2, Kernel: layers.Builtin(kern, 0.8), Literal: true})
