@@ -151,9 +151,10 @@ func BenchmarkFewShotInfer(b *testing.B) {
 	benchSet(b, []Workload{FewShot(ModelGD), FewShot(ModelTF)}, model, Infer)
 }
 
-// lmWorkloads lists the language workloads: the small preset, and the paper
-// preset with -bench_paper; -bench_lm_batch overrides the minibatch and
-// -bench_xent32 sets Float32CrossEntropy.
+// lmWorkloads lists the language workloads (the GD LM, the GD LM with its
+// feed-forward block, the GPT): the small preset, and the paper preset with
+// -bench_paper; -bench_lm_batch overrides the minibatch and -bench_xent32
+// sets Float32CrossEntropy.
 func lmWorkloads() []Workload {
 	presets := []LMPreset{LMSmall}
 	if *benchPaper {
@@ -164,8 +165,12 @@ func lmWorkloads() []Workload {
 		if *benchLMBatch > 0 {
 			p.Batch = *benchLMBatch
 		}
-		for _, m := range []Model{ModelGDLM, ModelGPT} {
-			w := LM(m, p)
+		for _, m := range []struct {
+			model Model
+			ff    bool
+		}{{ModelGDLM, false}, {ModelGDLM, true}, {ModelGPT, false}} {
+			w := LM(m.model, p)
+			w.FF = m.ff
 			w.Float32CrossEntropy = *benchXent32
 			ws = append(ws, w)
 		}
@@ -176,6 +181,9 @@ func lmWorkloads() []Workload {
 func lmName(w Workload) string {
 	for _, p := range []LMPreset{LMSmall, LMPaper} {
 		if w.Context == p.Context && w.DPrime == p.DPrime && w.Vocab == p.Vocab {
+			if w.FF {
+				return fmt.Sprintf("preset=%s/model=%s+ff", p.Name, w.Model)
+			}
 			return fmt.Sprintf("preset=%s/model=%s", p.Name, w.Model)
 		}
 	}
