@@ -416,6 +416,12 @@ func xentLoss[F float32 | float64](op *SparseCrossEntropyOp, x []F, labels []int
 	if inPlace {
 		op.dirty = x
 	}
+	return scoredMean(nll, labels, scored)
+}
+
+// scoredMean is the mean of nll over the rows whose label is not −1 (scored
+// of them), summed in row order; 0 when none is scored.
+func scoredMean(nll []float64, labels []int, scored int) float64 {
 	if scored == 0 {
 		return 0
 	}

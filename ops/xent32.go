@@ -188,16 +188,7 @@ func xentLoss32(op *SparseCrossEntropyOp, x []float32, labels []int, scored int)
 	if inPlace {
 		op.dirty = x
 	}
-	if scored == 0 {
-		return 0
-	}
-	total := 0.0
-	for i, l := range labels {
-		if l >= 0 {
-			total += nll[i]
-		}
-	}
-	return total / float64(scored)
+	return scoredMean(nll, labels, scored)
 }
 
 // xentRows32 computes the gradient rows for dL = 1 of x into prob (which
