@@ -20,14 +20,27 @@ const (
 	exp8Hi = 88.37626
 )
 
+// The single-precision exponential's constants (Cephes' expf), shared by
+// exp8/expSum8 and the float32 cross-entropy's xentExpf/xentExp32:
+// ln 2 = expC1 − expC2, and the polynomial's coefficients expP0..expP5.
+const (
+	expC1 = 0.693359375
+	expC2 = 2.12194440e-4
+	expP0 = 1.9875691500e-4
+	expP1 = 1.3981999507e-3
+	expP2 = 8.3334519073e-3
+	expP3 = 4.1665795894e-2
+	expP4 = 1.6666665459e-1
+	expP5 = 5.0000001201e-1
+)
+
 // exp8Tab holds the constants of expSum8 (exp8_amd64.s), eight lanes each:
 // log2(e), −ln2 in two parts, the polynomial p0..p5, 1, exp8Lo, exp8Hi.
 //
 //lint:ignore U1000 read by exp8_amd64.s
 var exp8Tab = [12][8]float32{
-	splat8(math.Log2E), splat8(-0.693359375), splat8(2.12194440e-4),
-	splat8(1.9875691500e-4), splat8(1.3981999507e-3), splat8(8.3334519073e-3),
-	splat8(4.1665795894e-2), splat8(1.6666665459e-1), splat8(5.0000001201e-1),
+	splat8(math.Log2E), splat8(-expC1), splat8(expC2),
+	splat8(expP0), splat8(expP1), splat8(expP2), splat8(expP3), splat8(expP4), splat8(expP5),
 	splat8(1), splat8(exp8Lo), splat8(exp8Hi),
 }
 
@@ -46,14 +59,14 @@ func exp8(x float32) float32 {
 		return 0
 	}
 	n := float32(math.RoundToEven(float64(x * math.Log2E)))
-	r := x + n*-0.693359375
-	r = r + n*2.12194440e-4
-	y := float32(1.9875691500e-4)
-	y = y*r + 1.3981999507e-3
-	y = y*r + 8.3334519073e-3
-	y = y*r + 4.1665795894e-2
-	y = y*r + 1.6666665459e-1
-	y = y*r + 5.0000001201e-1
+	r := x + n*-expC1
+	r = r + n*expC2
+	y := float32(expP0)
+	y = y*r + expP1
+	y = y*r + expP2
+	y = y*r + expP3
+	y = y*r + expP4
+	y = y*r + expP5
 	y = y*(r*r) + r
 	y = y + 1
 	return y * math.Float32frombits(uint32(int32(n)+127)<<23)

@@ -31,43 +31,22 @@ import (
 // xentLo the result is 0, above xentHi (or NaN) the kernel leaves the group
 // to the portable loop (which gives +Inf or NaN).
 const (
-	xentLo = float32(-87.33654)
-	xentHi = float32(88.37626)
+	xentLo = float32(exp8Lo)
+	xentHi = float32(exp8Hi)
 
 	xentLog2e = float32(math.Log2E)
-	xentC1    = float32(0.693359375) // ln 2 = C1 − C2
-	xentC2    = float32(2.12194440e-4)
-	xentP0    = float32(1.9875691500e-4)
-	xentP1    = float32(1.3981999507e-3)
-	xentP2    = float32(8.3334519073e-3)
-	xentP3    = float32(4.1665795894e-2)
-	xentP4    = float32(1.6666665459e-1)
-	xentP5    = float32(5.0000001201e-1)
+	xentC1    = float32(expC1) // ln 2 = C1 − C2
+	xentC2    = float32(expC2)
+	xentP0    = float32(expP0)
+	xentP1    = float32(expP1)
+	xentP2    = float32(expP2)
+	xentP3    = float32(expP3)
+	xentP4    = float32(expP4)
+	xentP5    = float32(expP5)
 )
 
-// xent32Tab holds xentExp32's constants (xent32_amd64.s) in its order:
-// log2(e), −C1, C2, p0..p5, 1, the exponent bias 127 (as int32 bits), an
-// unused slot, xentLo, xentHi.
-//
-//lint:ignore U1000 read by xent32_amd64.s
-var xent32Tab = [14]float32{
-	xentLog2e, -xentC1, xentC2, xentP0, xentP1, xentP2, xentP3, xentP4, xentP5,
-	1, math.Float32frombits(127), 0, xentLo, xentHi,
-}
-
-// xent32Vec holds xentExp32's constants as eight-lane rows (memory
-// operands of its multiply-adds), in xent32Tab's order: log2(e), −C1, C2,
-// p0..p5, 1, the exponent bias 127 (int32 bits).
-//
-//lint:ignore U1000 read by xent32_amd64.s
-var xent32Vec = func() (v [11][8]float32) {
-	for i := range v {
-		for j := range v[i] {
-			v[i][j] = xent32Tab[i]
-		}
-	}
-	return v
-}()
+// xentExp32 (xent32_amd64.s) reads its constants from exp8Tab and exp8Bias,
+// the same values as the constants above.
 
 // fma32 is float32's fused multiply-add, a·b + c rounded once to float32
 // (VFMADD…PS): the product is exact in float64 and the sum's float64

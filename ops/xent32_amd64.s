@@ -22,13 +22,13 @@ TEXT ·xentExp32(SB), NOSPLIT, $0-56
 	VBROADCASTSS m+24(FP), Y1
 	MOVQ         sums+32(FP), DX
 	MOVQ         next+40(FP), R8
-	LEAQ         ·xent32Tab(SB), R9
-	LEAQ         ·xent32Vec(SB), R10
-	VBROADCASTSS 0(R9), Y10  // log2e
-	VBROADCASTSS 4(R9), Y11  // −C1
-	VBROADCASTSS 8(R9), Y12  // C2
-	VBROADCASTSS 48(R9), Y13 // lo
-	VBROADCASTSS 52(R9), Y9  // hi
+	LEAQ         ·exp8Tab(SB), R10  // eight-lane rows: log2e, −C1, C2, p0..p5, 1, lo, hi
+	LEAQ         ·exp8Bias(SB), R9  // 127 in eight int32 lanes
+	VBROADCASTSS 0(R10), Y10   // log2e
+	VBROADCASTSS 32(R10), Y11  // −C1
+	VBROADCASTSS 64(R10), Y12  // C2
+	VBROADCASTSS 320(R10), Y13 // lo
+	VBROADCASTSS 352(R10), Y9  // hi
 	VMOVUPD      0(DX), Y14  // sums, lanes 0-3
 	VMOVUPD      32(DX), Y15 // sums, lanes 4-7
 	XORQ         AX, AX
@@ -59,7 +59,7 @@ loop:
 	VFMADD213PS Y3, Y8, Y7      // y r² + r
 	VADDPS      288(R10), Y7, Y7 // + 1
 	VCVTPS2DQ   Y6, Y6
-	VPADDD      320(R10), Y6, Y6 // + 127
+	VPADDD      0(R9), Y6, Y6   // + 127
 	VPSLLD      $23, Y6, Y6
 	VMULPS      Y6, Y7, Y7
 	VANDPS      Y5, Y7, Y7
