@@ -224,13 +224,8 @@ func (op *ScatterOp) Do(vals ...G.Value) (G.Value, error) {
 
 func scatterRows[F float32 | float64](buf, g []F, ids []int, d int, center bool) {
 	if center {
-		// Every row starts at −(1/V) Σ_i g_i: the gradient through the mean.
-		fill := colMean(g, d) // (1/n) Σ_i g_i
-		scale := float64(len(ids)) / float64(len(buf)/d)
 		row0 := make([]F, d)
-		for j, m := range fill {
-			row0[j] = F(-m * scale)
-		}
+		scatterStart(row0, g, len(ids), len(buf)/d, true)
 		for r := 0; r < len(buf); r += d {
 			copy(buf[r:r+d], row0)
 		}
@@ -242,6 +237,21 @@ func scatterRows[F float32 | float64](buf, g []F, ids []int, d int, center bool)
 		for j := range row {
 			row[j] += gr[j]
 		}
+	}
+}
+
+// scatterStart sets row0 to the row every row of a scatter's result starts
+// from: +0, or, centred, −(1/V) Σ_i g_i over the n gradient rows g (the
+// gradient through the table's mean; v is V).
+func scatterStart[F float32 | float64](row0, g []F, n, v int, center bool) {
+	if !center {
+		clear(row0)
+		return
+	}
+	fill := colMean(g, len(row0)) // (1/n) Σ_i g_i
+	scale := float64(n) / float64(v)
+	for j, m := range fill {
+		row0[j] = F(-m * scale)
 	}
 }
 
@@ -331,15 +341,7 @@ func scatterAddRows[F float32 | float64](op *ScatterOp, dst, g []F, ids []int, d
 		op.row = s
 	}
 	row0, sum := s[:d], s[d:]
-	clear(row0)
-	if op.center {
-		// As scatterRows: every row starts at −(1/V) Σ_i g_i.
-		fill := colMean(g, d)
-		scale := float64(len(ids)) / float64(op.v)
-		for j, m := range fill {
-			row0[j] = F(-m * scale)
-		}
-	}
+	scatterStart(row0, g, len(ids), op.v, op.center)
 	next := 0 // the first row not yet written
 	for k := 0; k < len(perm); {
 		id := ids[perm[k]]
