@@ -32,14 +32,6 @@ func getKernelRowsScratch() *kernelRowsScratch {
 	return new(kernelRowsScratch)
 }
 
-// growInts is grow for a slice of ints.
-func growInts(s []int, n int) []int {
-	if cap(s) < n {
-		return make([]int, n)
-	}
-	return s[:n]
-}
-
 // kernelRowsBackward reports whether kernelBackwardSeqs of these inputs
 // runs as kernelBackwardRows32.
 func kernelRowsBackward(kind KernelKind, d int, dq, dk any) bool {
@@ -68,8 +60,8 @@ func kernelBackwardRows32(kind KernelKind, a kernelArgs, q, k, keep, w, dw, dq, 
 	sp := getKernelRowsScratch()
 	defer kernelRowsPool.Put(sp)
 	sp.coef = grow(sp.coef, tq*tk)
-	sp.rlo, sp.rhi = growInts(sp.rlo, tq), growInts(sp.rhi, tq)
-	sp.clo, sp.chi = growInts(sp.clo, tk), growInts(sp.chi, tk)
+	sp.rlo, sp.rhi = grow(sp.rlo, tq), grow(sp.rhi, tq)
+	sp.clo, sp.chi = grow(sp.clo, tk), grow(sp.chi, tk)
 	sp.sums = grow(sp.sums, tq)
 	coef, rlo, rhi, clo, chi, sums := sp.coef, sp.rlo, sp.rhi, sp.clo, sp.chi, sp.sums
 	var dg float64
@@ -229,7 +221,7 @@ func kernelForwardRows32(kind KernelKind, a kernelArgs, q, k, keep, w, raw []flo
 	defer kernelRowsPool.Put(sp)
 	sp.q64, sp.k64 = grow(sp.q64, tq*d), grow(sp.k64, tk*d)
 	sp.dots = grow(sp.dots, kernelRowsBlock*tk)
-	sp.rlo, sp.rhi = growInts(sp.rlo, tq), growInts(sp.rhi, tq)
+	sp.rlo, sp.rhi = grow(sp.rlo, tq), grow(sp.rhi, tq)
 	q64, k64, dots, rlo, rhi := sp.q64, sp.k64, sp.dots, sp.rlo, sp.rhi
 	for b := lo; b < hi; b++ {
 		for i, v := range q[b*tq*d : (b+1)*tq*d] {

@@ -34,7 +34,7 @@ func hashOf(op interface{ WriteHash(hash.Hash) }) uint32 {
 
 // grow returns s resliced to n elements, or a new slice when s is too
 // short.
-func grow[F float32 | float64](s []F, n int) []F {
+func grow[F float32 | float64 | int](s []F, n int) []F {
 	if cap(s) < n {
 		return make([]F, n)
 	}
